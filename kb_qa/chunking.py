@@ -1,0 +1,246 @@
+"""Markdown -> heading-anchored chunks with exact source offsets.
+
+One section per heading. A section longer than ``chunk_chars`` is split on block
+boundaries (paragraphs, list items, whole code blocks, table rows); every piece keeps
+the heading path, and a piece of a split table repeats the table's header row.
+Pieces tile the section: nothing between two headings is lost.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import markdown
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from kb_qa import anchors
+from kb_qa.types import Chunk, Document, Heading
+
+_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A run of source lines that must not be cut (a block, a list item, a table row)."""
+
+    first: int  # 0-based line in the whole file, inclusive
+    last: int  # exclusive
+    kind: str = "block"
+    header: tuple[int, int] | None = None  # lines of a table's header, for table rows
+
+
+@dataclass
+class _Section:
+    heading_line: int
+    heading: Heading
+    path: tuple[str, ...]
+    units: list[_Unit]
+    end_line: int = 0
+
+
+def chunk_document(doc: Document, md: markdown.Markdown, chunk_chars: int) -> list[Chunk]:
+    """Split one document into chunks; anchors match the site's rendered ids."""
+    body = doc.source[doc.body_start :]
+    line_offset = doc.source.count("\n", 0, doc.body_start)
+    tokens = _PARSER.parse(body)
+    lines = _line_starts(doc.source)
+    n_lines = len(lines) - 1
+
+    raw_headings = _headings(tokens, body, line_offset)
+    rendered = anchors.rendered_headings(md, body)
+    resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
+
+    sections = _sections(doc, raw_headings, resolved, line_offset, n_lines)
+    _assign_units(sections, tokens, line_offset)
+
+    chunks: list[Chunk] = []
+    for section in sections:
+        chunks.extend(_pieces(doc, section, lines, chunk_chars))
+    return chunks
+
+
+def page_title(doc_title: str, tokens_title: str, doc_path: str) -> str:
+    """Front matter title, else the first H1, else a title made from the file name."""
+    if doc_title:
+        return doc_title
+    if tokens_title:
+        return tokens_title
+    stem = doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if stem in ("index", "README"):
+        parent = doc_path.rsplit("/", 2)
+        stem = parent[-2] if len(parent) > 1 else "Home"
+    return stem.replace("-", " ").replace("_", " ").strip().capitalize() or "Home"
+
+
+def _line_starts(source: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(source):
+        if ch == "\n":
+            starts.append(i + 1)
+    if starts[-1] != len(source):
+        starts.append(len(source))
+    return starts
+
+
+def _headings(tokens: Sequence[Token], body: str, line_offset: int) -> list[tuple[int, int, str]]:
+    """(file line, level, raw heading text) for every heading markdown-it sees."""
+    found = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None:
+            inline = tokens[i + 1]
+            found.append((tok.map[0] + line_offset, int(tok.tag[1]), inline.content.strip()))
+    return found
+
+
+def _sections(
+    doc: Document,
+    raw: Sequence[tuple[int, int, str]],
+    resolved: Sequence[Heading],
+    line_offset: int,
+    n_lines: int,
+) -> list[_Section]:
+    first_h1 = next((h.text for h in resolved if h.level == 1), "")
+    title = page_title(doc.title, first_h1, doc.doc_path)
+    sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
+    stack: list[Heading] = []
+    for (line, level, _), heading in zip(raw, resolved):
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        stack.append(heading)
+        names = [h.text for h in stack]
+        if names and names[0] == title:
+            names = names[1:]
+        sections.append(_Section(line, heading, (title, *names), []))
+    for current, following in zip(sections, sections[1:]):
+        current.end_line = following.heading_line
+    sections[-1].end_line = n_lines
+    # Text before the first heading is a section only if it holds something.
+    if len(sections) > 1 and sections[1].heading_line == line_offset:
+        sections.pop(0)
+    return sections
+
+
+def _assign_units(sections: list[_Section], tokens: Sequence[Token], line_offset: int) -> None:
+    """Attach each top-level block (split into items/rows where useful) to its section."""
+    starts = [s.heading_line for s in sections]
+    for i, tok in enumerate(tokens):
+        if tok.level != 0 or tok.nesting == -1 or tok.map is None or tok.type == "heading_open":
+            continue
+        first, last = tok.map[0] + line_offset, tok.map[1] + line_offset
+        section = sections[max(0, bisect.bisect_right(starts, first) - 1)]
+        section.units.extend(_split_block(tokens, i, first, last, line_offset))
+
+
+def _split_block(
+    tokens: Sequence[Token], i: int, first: int, last: int, line_offset: int
+) -> list[_Unit]:
+    """A block as cuttable units: list items for lists, header + rows for tables."""
+    tok = tokens[i]
+    if tok.type in ("bullet_list_open", "ordered_list_open"):
+        items = _children(tokens, i, "list_item_open", tok.level + 1)
+        return [_Unit(a + line_offset, b + line_offset, "item") for a, b in items] or [
+            _Unit(first, last)
+        ]
+    if tok.type == "table_open":
+        head = _children(tokens, i, "thead_open", 1)
+        rows = _children(tokens, i, "tr_open", 3)
+        if not head:
+            return [_Unit(first, last)]
+        h0, h1 = head[0][0] + line_offset, head[0][1] + line_offset
+        h1 = max(h1, h0 + 2)  # header row + delimiter row
+        units = [_Unit(first, h1, "table-head")]
+        body_rows = [(a + line_offset, b + line_offset) for a, b in rows if a + line_offset >= h1]
+        units += [_Unit(a, b, "row", (h0, h1)) for a, b in body_rows]
+        return units
+    return [_Unit(first, last)]
+
+
+def _children(tokens: Sequence[Token], i: int, kind: str, level: int) -> list[tuple[int, int]]:
+    """Line ranges of the direct children of type ``kind`` of the block opened at ``i``."""
+    found = []
+    depth = 0
+    for tok in tokens[i:]:
+        depth += tok.nesting
+        if tok.type == kind and tok.level == level and tok.map is not None:
+            found.append((tok.map[0], tok.map[1]))
+        if depth == 0:
+            break
+    return found
+
+
+def _pieces(doc: Document, section: _Section, lines: list[int], chunk_chars: int) -> list[Chunk]:
+    """Group a section's units into pieces of at most ``chunk_chars`` (units are never cut)."""
+    groups: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    start_line = section.heading_line
+    for unit in section.units:
+        group_start = current[0].first if current else start_line
+        size = lines[min(unit.last, len(lines) - 1)] - lines[group_start]
+        if current and size > chunk_chars:
+            groups.append(current)
+            current = []
+        current.append(unit)
+    if current:
+        groups.append(current)
+    if not groups:
+        groups = [[]]
+
+    chunks = []
+    for n, group in enumerate(groups):
+        first = section.heading_line if n == 0 else group[0].first
+        last = groups[n + 1][0].first if n + 1 < len(groups) else section.end_line
+        start, end = _trim(doc.source, lines[first], lines[min(last, len(lines) - 1)])
+        context = ""
+        header = next((u.header for u in group if u.kind == "row" and u.header), None)
+        if n > 0 and header and group[0].kind == "row":
+            context = doc.source[lines[header[0]] : lines[header[1]]].rstrip("\n")
+        chunks.append(_make_chunk(doc, section, n, (start, end), lines, context))
+    return chunks
+
+
+def _trim(source: str, start: int, end: int) -> tuple[int, int]:
+    """Drop blank lines at the edges of a piece so its text starts and ends with content."""
+    while end > start and source[end - 1] in " \t\r\n":
+        end -= 1
+    while start < end and source[start] in "\r\n":
+        start += 1
+    return start, end
+
+
+def _make_chunk(
+    doc: Document,
+    section: _Section,
+    piece: int,
+    span: tuple[int, int],
+    lines: list[int],
+    context: str,
+) -> Chunk:
+    start, end = span
+    text = doc.source[start:end]
+    heading = section.heading
+    line_start = bisect.bisect_right(lines, start)
+    line_end = line_start + text.count("\n")
+    key = f"{doc.path}\0{heading.anchor}\0{piece}"
+    chunk = Chunk(
+        id=hashlib.sha1(key.encode()).hexdigest()[:24],
+        path=doc.path,
+        url=doc.url,
+        anchor=heading.anchor,
+        heading=heading.text,
+        heading_path=section.path,
+        level=heading.level,
+        text=text,
+        start=start,
+        end=end,
+        line_start=line_start,
+        line_end=line_end,
+        hash="",
+        piece=piece,
+        context=context,
+    )
+    digest = hashlib.sha1(f"{chunk.index_text}\0{chunk.link}".encode()).hexdigest()
+    return Chunk(**{**chunk.__dict__, "hash": digest})

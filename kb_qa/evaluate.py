@@ -1,0 +1,90 @@
+"""Retrieval evaluation: how often the right heading section is found, and how high.
+
+Each line of a questions file is ``{"question": ..., "gold": [{"path": ..., "anchor": ...}]}``;
+a gold entry may give ``"heading"`` (its text) instead of ``"anchor"``. A hit counts when a
+result's path and anchor equal a gold pair.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb_qa.anchors import match_text
+from kb_qa.errors import ConfigError
+from kb_qa.types import Chunk, Hit
+
+CUTOFFS = (1, 5, 10, 20)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One evaluation question and the sections that answer it."""
+
+    question: str
+    gold: tuple[tuple[str, str], ...]  # (path, anchor)
+
+
+def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
+    """Read a JSONL questions file, resolving gold headings to anchors."""
+    by_heading: dict[tuple[str, str], str] = {}
+    for c in chunks:
+        by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+        by_heading.setdefault((c.path, c.anchor), c.anchor)
+    questions = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read questions file {path}: {exc.strerror or exc}.") from exc
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            gold = []
+            for g in item["gold"]:
+                if "anchor" in g:
+                    gold.append((g["path"], g["anchor"]))
+                else:
+                    key = (g["path"], match_text(g["heading"]))
+                    gold.append((g["path"], by_heading.get(key, "?" + g["heading"])))
+            questions.append(Question(str(item["question"]), tuple(gold)))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(
+                f"{path}:{n}: expected {{\"question\": ..., \"gold\": [{{\"path\": ..., "
+                f"\"anchor\": ...}}]}} ({exc})."
+            ) from exc
+    return questions
+
+
+def rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:
+    """1-based rank of the first hit whose (path, anchor) is gold."""
+    wanted = set(gold)
+    for rank, hit in enumerate(hits, 1):
+        if (hit.chunk.path, hit.chunk.anchor) in wanted:
+            return rank
+    return None
+
+
+def page_rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:
+    """1-based rank of the first hit on a gold page."""
+    pages = {p for p, _ in gold}
+    for rank, hit in enumerate(hits, 1):
+        if hit.chunk.path in pages:
+            return rank
+    return None
+
+
+def metrics(ranks: Sequence[int | None], page_ranks: Sequence[int | None]) -> dict[str, float]:
+    """R@1/5/10/20, MRR@20 and page-level R@5."""
+    n = len(ranks)
+    if n == 0:
+        return {"n": 0}
+    result: dict[str, float] = {"n": n}
+    for cut in CUTOFFS:
+        result[f"R@{cut}"] = sum(1 for r in ranks if r is not None and r <= cut) / n
+    result["MRR@20"] = sum(1 / r for r in ranks if r is not None and r <= 20) / n
+    result["page@5"] = sum(1 for r in page_ranks if r is not None and r <= 5) / n
+    return result

@@ -1,0 +1,340 @@
+"""KnowledgeBase: the one object that joins the stages (vault -> chunks -> index -> search).
+
+    kb = KnowledgeBase("path/to/vault")
+    report = kb.index()
+    hits = kb.search("how do I enable instant loading?", k=10)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kb_qa import chunking, embeddings, retrieval, vault
+from kb_qa.errors import EmbeddingError
+from kb_qa.keyword import KeywordIndex
+from kb_qa.settings import Settings
+from kb_qa.site import Site, load_site
+from kb_qa.store import FileRow, Store, embed_key
+from kb_qa.text import cjk_share
+from kb_qa.types import Chunk, Document, Hit, IndexReport
+
+log = logging.getLogger(__name__)
+
+CHUNKER_VERSION = "1"
+WRITE_GROUP = 400  # chunks written to Chroma + manifest per transaction
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class _Loaded:
+    """In-memory view of the manifest used by search; rebuilt when the index changes."""
+
+    generation: str = ""
+    chunks: list[Chunk] = field(default_factory=list)
+    by_id: dict[str, int] = field(default_factory=dict)
+    keyword: KeywordIndex | None = None
+
+
+class KnowledgeBase:
+    """A vault, its index, and search over it."""
+
+    def __init__(self, vault_path: str | Path | None = None, settings: Settings | None = None,
+                 **overrides: Any) -> None:
+        if settings is None:
+            settings = Settings.from_env(vault_path, **overrides)
+        elif vault_path is not None or overrides:
+            settings = settings.replace(vault=vault_path, **overrides)
+        self.settings = settings
+        self.store = Store(settings)
+        self._embedder: embeddings.Embedder | None = None
+        self._loaded = _Loaded()
+        self._lock = threading.Lock()
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def index(self, progress: Progress | None = None) -> IndexReport:
+        """Bring the index up to date with the vault; only new or changed text is embedded."""
+        started = time.perf_counter()
+        report = IndexReport()
+        with self.store.writer_lock():
+            site = load_site(self.settings.vault)
+            report.warnings += [("mkdocs.yml", w.removeprefix("mkdocs.yml: ")) for w in site.warnings]
+            files, skipped = vault.scan(site, self.settings)
+            report.skipped += skipped
+            self._check_fingerprint(site, report)
+            missing = self.store.reconcile()
+            known = {p: r for p, r in self.store.files().items() if p not in missing}
+            current = {f.path for f in files}
+            removed = [p for p in known if p not in current]
+
+            docs, touched = self._read_changed(site, files, known, report)
+            chunks_by_doc = self._chunk(site, docs, report)
+            all_new = [c for cs in chunks_by_doc.values() for c in cs]
+            self._ensure_model(docs)
+            report.embedded, report.reused = self._embed(all_new, progress)
+
+            report.deleted = self._write(docs, chunks_by_doc, removed)
+            if touched:
+                self.store.touch(touched)
+            report.changed_files = len(docs)
+            report.files = len(self.store.files())
+            report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            self.store.set_meta(last_indexed=str(time.time()), site_url=site.site_url)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
+        """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
+        fingerprint = _fingerprint(site, self.settings)
+        stored_model = self.store.meta("embed_model")
+        wanted = self.settings.embed_model
+        if stored_model and wanted != "auto" and wanted != stored_model:
+            report.rebuilt = (
+                f"embedding model changed from {stored_model} to {wanted}: rebuilding the index "
+                "and re-embedding everything"
+            )
+            self.store.reset(keep_vectors=False)
+            self.store.set_meta(embed_model="", fingerprint=fingerprint)
+            self._embedder = None
+        elif self.store.meta("fingerprint") not in ("", fingerprint):
+            report.rebuilt = (
+                "chunking settings or mkdocs.yml heading/URL rules changed: re-chunking every "
+                "file (cached embeddings are reused)"
+            )
+            self.store.reset(keep_vectors=True)
+        self.store.set_meta(fingerprint=fingerprint)
+        if report.rebuilt:
+            log.warning("%s", report.rebuilt)
+
+    def _read_changed(
+        self,
+        site: Site,
+        files: Sequence[vault.FileInfo],
+        known: dict[str, FileRow],
+        report: IndexReport,
+    ) -> tuple[list[Document], list[FileRow]]:
+        docs: list[Document] = []
+        touched: list[FileRow] = []
+        for info in files:
+            row = known.get(info.path)
+            if row and row.size == info.size and row.mtime_ns == info.mtime_ns:
+                continue
+            result = vault.read_document(site, info)
+            report.warnings += [(info.path, w) for w in result.warnings]
+            if result.document is None:
+                # Keep what was indexed before: a file that cannot be read now loses nothing.
+                report.skipped.append((info.path, result.skipped))
+                continue
+            doc = result.document
+            if row and row.hash == doc.file_hash:
+                touched.append(FileRow(doc.path, doc.size, doc.mtime_ns, row.hash, row.title, row.url))
+                continue
+            docs.append(doc)
+        return docs, touched
+
+    def _chunk(self, site: Site, docs: list[Document], report: IndexReport) -> dict[str, list[Chunk]]:
+        md = site.markdown()
+        result: dict[str, list[Chunk]] = {}
+        for doc in list(docs):
+            try:
+                result[doc.path] = chunking.chunk_document(doc, md, self.settings.chunk_chars)
+            except Exception as exc:  # noqa: BLE001 - never let one odd file stop a run
+                log.exception("failed to parse %s", doc.path)
+                report.skipped.append((doc.path, f"could not be parsed as Markdown: {exc}"))
+                docs.remove(doc)
+        return result
+
+    def _ensure_model(self, docs: Sequence[Document]) -> None:
+        if self.store.meta("embed_model"):
+            return
+        sample = "".join(d.source for d in docs)
+        name = embeddings.choose_model(self.settings.embed_model, cjk_share(sample))
+        self.store.set_meta(embed_model=name)
+        self._embedder = None
+
+    @property
+    def embedder(self) -> embeddings.Embedder:
+        """The embedding model this index was built with."""
+        if self._embedder is None:
+            name = self.store.meta("embed_model") or embeddings.choose_model(
+                self.settings.embed_model, 0.0
+            )
+            self._embedder = embeddings.load_embedder(name, self.settings.embed_api_base)
+        return self._embedder
+
+    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> tuple[int, int]:
+        """Embed chunks whose text is not cached yet, shortest first; returns (embedded, reused)."""
+        texts: dict[str, str] = {}
+        for c in chunks:
+            texts.setdefault(embed_key(c), c.index_text)
+        cached = self.store.cached_vectors(texts)
+        todo = sorted((k for k in texts if k not in cached), key=lambda k: len(texts[k]))
+        batch = max(1, self.settings.embed_batch)
+        done = 0
+        if progress:
+            progress(0, len(todo))
+        for i in range(0, len(todo), batch):
+            keys = todo[i : i + batch]
+            try:
+                vectors = self.embedder.embed_passages([texts[k] for k in keys])
+            except EmbeddingError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - runtime errors of a third-party model
+                raise EmbeddingError(f"Embedding failed: {exc}") from exc
+            self.store.cache_vectors(dict(zip(keys, vectors)))
+            done += len(keys)
+            if progress:
+                progress(done, len(todo))
+        return len(todo), len(chunks) - len(todo)
+
+    def _write(
+        self, docs: Sequence[Document], chunks_by_doc: dict[str, list[Chunk]], removed: Sequence[str]
+    ) -> int:
+        deleted = 0
+        group_rows: list[FileRow] = []
+        group_chunks: list[Chunk] = []
+        pending_removed = list(removed)
+
+        def flush() -> None:
+            nonlocal deleted, group_rows, group_chunks, pending_removed
+            vectors = self.store.cached_vectors(embed_key(c) for c in group_chunks)
+            deleted += self.store.write(group_rows, group_chunks, vectors, pending_removed)
+            group_rows, group_chunks, pending_removed = [], [], []
+            self._bump_generation()
+
+        for doc in docs:
+            chunks = chunks_by_doc[doc.path]
+            title = chunks[0].heading_path[0] if chunks else doc.title
+            group_rows.append(FileRow(doc.path, doc.size, doc.mtime_ns, doc.file_hash, title, doc.url))
+            group_chunks.extend(chunks)
+            if len(group_chunks) >= WRITE_GROUP:
+                flush()
+        if group_rows or pending_removed:
+            flush()
+        return deleted
+
+    def _bump_generation(self) -> None:
+        self.store.set_meta(generation=f"{time.time_ns()}")
+
+    # -- searching --------------------------------------------------------------------------
+
+    def _view(self) -> _Loaded:
+        generation = self.store.meta("generation")
+        with self._lock:
+            if self._loaded.keyword is None or generation != self._loaded.generation:
+                chunks = self.store.chunks()
+                self._loaded = _Loaded(
+                    generation=generation,
+                    chunks=chunks,
+                    by_id={c.id: i for i, c in enumerate(chunks)},
+                    keyword=KeywordIndex(chunks),
+                )
+            return self._loaded
+
+    def search(
+        self,
+        question: str,
+        k: int | None = None,
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        sections: bool = True,
+        candidates: int | None = None,
+    ) -> list[Hit]:
+        """Hybrid search; ``sections`` keeps only the best piece of each heading section."""
+        k = k if k is not None else self.settings.top_k
+        view = self._view()
+        if not view.chunks or not question.strip():
+            return []
+        n = max(candidates or self.settings.candidates, k * 2)
+        allowed_mask: np.ndarray | None = None
+        allowed_paths: list[str] | None = None
+        if include or exclude:
+            paths = sorted({c.path for c in view.chunks})
+            keep = {
+                p for p in paths
+                if (not include or retrieval.path_matches(p, include))
+                and not retrieval.path_matches(p, exclude)
+            }
+            allowed_paths = sorted(keep)
+            allowed_mask = np.array([c.path in keep for c in view.chunks])
+        vector = self.embedder.embed_query(question)
+        vector_ids = [i for i, _ in self.store.nearest(vector, n, allowed_paths)]
+        keyword_idx = view.keyword.top(question, n, allowed_mask) if view.keyword else []
+        hits = retrieval.fuse(
+            view.chunks,
+            vector_ids,
+            keyword_idx,
+            by_id=view.by_id,
+            rrf_k=self.settings.rrf_k,
+            vector_weight=self.settings.vector_weight,
+            keyword_weight=self.settings.keyword_weight,
+        )
+        if sections:
+            hits = retrieval.by_section(hits)
+        return hits[:k]
+
+    # -- status -----------------------------------------------------------------------------
+
+    def pages(self) -> list[dict[str, str]]:
+        """Indexed pages: path, title and URL."""
+        return [
+            {"path": r.path, "title": r.title, "url": r.url}
+            for r in sorted(self.store.files().values(), key=lambda r: r.path)
+        ]
+
+    def stats(self) -> dict[str, Any]:
+        """Index status for health checks."""
+        last = self.store.meta("last_indexed")
+        return {
+            "vault": str(self.settings.vault),
+            "files": len(self.store.files()),
+            "chunks": self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            "embed_model": self.store.meta("embed_model"),
+            "last_indexed": float(last) if last else None,
+            "chroma": self.settings.chroma_url or str(self.settings.index_path / "chroma"),
+        }
+
+    def url(self, chunk: Chunk) -> str:
+        """Absolute (when the site has a site_url) link to a chunk's section."""
+        site_url = self.store.meta("site_url")
+        base = site_url.rstrip("/") + "/" if site_url else ""
+        return base + chunk.link
+
+    def close(self) -> None:
+        """Release the manifest connection."""
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _fingerprint(site: Site, settings: Settings) -> str:
+    """Everything besides file contents that changes chunks, anchors or URLs."""
+    data = {
+        "chunker": CHUNKER_VERSION,
+        "chunk_chars": settings.chunk_chars,
+        "docs_dir": str(site.docs_dir),
+        "use_directory_urls": site.use_directory_urls,
+        "is_mkdocs": site.is_mkdocs,
+        "exclude": site.exclude_patterns,
+        "extensions": site.extensions,
+        # Function objects in extension configs print with their address: drop it.
+        "configs": re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))),
+    }
+    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,52 @@
+"""BM25 keyword ranking over the same chunks as the vector index (bm25s, in memory)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import bm25s
+import numpy as np
+
+from kb_qa.text import keyword_tokens
+from kb_qa.types import Chunk
+
+# bm25s sets its own logger to DEBUG on import, which floods the CLI.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+class KeywordIndex:
+    """A BM25 index whose document i is chunk i of the list it was built from."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.size = len(chunks)
+        self._bm25 = bm25s.BM25()
+        if self.size:
+            corpus = [keyword_tokens(_keyword_text(c)) for c in chunks]
+            self._bm25.index(corpus, show_progress=False)
+            self._vocab = self._bm25.vocab_dict
+        else:
+            self._vocab = {}
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
+        tokens = [t for t in keyword_tokens(query) if t in self._vocab]
+        if not tokens or not self.size:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
+
+    def top(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[int]:
+        """Indexes of the ``n`` best-scoring chunks with a positive score."""
+        scores = self.scores(query)
+        if allowed is not None:
+            scores = np.where(allowed, scores, 0.0)
+        n = min(n, int((scores > 0).sum()))
+        if n <= 0:
+            return []
+        best = np.argpartition(-scores, n - 1)[:n]
+        return [int(i) for i in best[np.argsort(-scores[best], kind="stable")]]
+
+
+def _keyword_text(chunk: Chunk) -> str:
+    # The heading path is repeated so that words in headings weigh more than body words.
+    return " ".join(chunk.heading_path) + "\n" + chunk.index_text

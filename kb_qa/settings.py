@@ -1,0 +1,103 @@
+"""One settings object, one name per setting everywhere.
+
+``chunk_chars`` is ``KBQA_CHUNK_CHARS`` in the environment, ``--chunk-chars`` on the
+command line and ``chunk_chars`` in ``mkdocs.yml``. Settings are passed down as an
+argument, never read from a global.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb_qa.errors import ConfigError
+
+ENV_PREFIX = "KBQA_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable about one knowledge base."""
+
+    vault: Path = Path(".")
+    # Where the embedded Chroma database and the manifest live; default <vault>/.kb-qa
+    index_dir: Path | None = None
+    # Use a Chroma server instead of the embedded database, e.g. http://127.0.0.1:8000
+    chroma_url: str = ""
+    # "auto", "minilm", "e5-multilingual", "hash", or any litellm embedding model
+    embed_model: str = "auto"
+    # API base for a litellm embedding model served locally (e.g. Ollama)
+    embed_api_base: str = ""
+    embed_batch: int = 32
+    chunk_chars: int = 1500
+    max_file_bytes: int = 5_000_000
+    ignore: tuple[str, ...] = ()
+    top_k: int = 10
+    # Candidates taken from each of the vector and keyword indexes before fusion
+    candidates: int = 200
+    rrf_k: int = 60
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    # Answering (used by the API and `kb-qa ask`)
+    model: str = ""
+    api_base: str = ""
+    llm_timeout: float = 60.0
+    token_budget: int = 24_000
+
+    @property
+    def index_path(self) -> Path:
+        """Folder of the embedded index and manifest."""
+        return self.index_dir if self.index_dir is not None else self.vault / ".kb-qa"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some settings changed (``None`` values are ignored)."""
+        clean = {k: v for k, v in changes.items() if v is not None}
+        unknown = set(clean) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ConfigError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
+        return dataclasses.replace(self, **{k: _coerce(self, k, v) for k, v in clean.items()})
+
+    @classmethod
+    def from_env(cls, vault: str | Path | None = None, **overrides: Any) -> Settings:
+        """Settings from ``KBQA_*`` environment variables, then explicit overrides."""
+        base = cls()
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = os.environ.get(ENV_PREFIX + f.name.upper())
+            if raw is not None and raw != "":
+                values[f.name] = raw
+        if vault is not None:
+            values["vault"] = vault
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = base.replace(**values)
+        return settings.replace(vault=Path(settings.vault).expanduser().resolve())
+
+
+def _coerce(settings: Settings, name: str, value: Any) -> Any:
+    """Turn strings from the environment or CLI into the field's type, with a clear error."""
+    current = getattr(settings, name)
+    env = ENV_PREFIX + name.upper()
+    try:
+        if name in ("vault", "index_dir"):
+            return Path(value).expanduser() if value not in (None, "") else None
+        if isinstance(current, bool):
+            if isinstance(value, bool):
+                return value
+            return str(value).strip().lower() in ("1", "true", "yes", "on")
+        if isinstance(current, int):
+            result = int(value)
+            if result < 0:
+                raise ValueError("must not be negative")
+            return result
+        if isinstance(current, float):
+            return float(value)
+        if isinstance(current, tuple):
+            if isinstance(value, str):
+                return tuple(p.strip() for p in value.split(",") if p.strip())
+            return tuple(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"Setting {name} ({env}) has an invalid value {value!r}: {exc}.") from exc
+    return value

@@ -1,0 +1,177 @@
+"""What a vault's ``mkdocs.yml`` says about pages: where they are, their URLs, their heading ids.
+
+A vault without ``mkdocs.yml`` is a plain folder of notes: every Markdown file is a page
+and headings get Python-Markdown's default ids.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import markdown
+import pathspec
+import yaml
+
+from kb_qa.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+# MkDocs' own default exclusions (dotfiles and the templates folder), gitignore syntax.
+DEFAULT_EXCLUDES = (".*", "/templates/")
+
+
+@dataclass
+class Site:
+    """The parts of a site's configuration that decide what is indexed and how it is addressed."""
+
+    root: Path
+    docs_dir: Path
+    site_url: str = ""
+    use_directory_urls: bool = True
+    is_mkdocs: bool = False
+    exclude_patterns: tuple[str, ...] = ()
+    extensions: list[Any] = field(default_factory=list)
+    extension_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @cached_property
+    def excluded(self) -> pathspec.PathSpec:
+        """gitignore-style patterns of files MkDocs would not render."""
+        patterns = list(DEFAULT_EXCLUDES) + list(self.exclude_patterns) if self.is_mkdocs else []
+        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+    def url_for(self, doc_path: str) -> str:
+        """Page URL relative to the site root, the way MkDocs computes it ("" is the home page)."""
+        if not self.is_mkdocs:
+            return doc_path
+        directory, name = posixpath.split(doc_path)
+        stem = name.rsplit(".", 1)[0]
+        if stem in ("index", "README"):
+            return f"{directory}/" if directory else ""
+        if self.use_directory_urls:
+            return posixpath.join(directory, stem) + "/"
+        return posixpath.join(directory, stem) + ".html"
+
+    def absolute_url(self, url: str) -> str:
+        """Join a page URL onto ``site_url`` when the site has one."""
+        if not self.site_url:
+            return url
+        return self.site_url.rstrip("/") + "/" + url
+
+    def markdown(self) -> markdown.Markdown:
+        """A Python-Markdown instance configured like the site's MkDocs build."""
+        return markdown.Markdown(
+            extensions=list(self.extensions), extension_configs=self.extension_configs
+        )
+
+
+def load_site(root: Path) -> Site:
+    """Read ``root/mkdocs.yml`` if there is one; otherwise describe a plain vault."""
+    config_file = next((root / n for n in ("mkdocs.yml", "mkdocs.yaml") if (root / n).is_file()), None)
+    if config_file is None:
+        site = Site(root=root, docs_dir=root)
+        _set_extensions(site, [], root)
+        return site
+    config = _read_yaml(config_file)
+    if not isinstance(config, dict):
+        raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
+    docs_dir = (root / str(config.get("docs_dir") or "docs")).resolve()
+    if not docs_dir.is_dir():
+        raise ConfigError(
+            f"{config_file}: docs_dir {docs_dir} does not exist. Fix docs_dir or create the folder."
+        )
+    exclude = config.get("exclude_docs") or ""
+    site = Site(
+        root=root,
+        docs_dir=docs_dir,
+        site_url=str(config.get("site_url") or ""),
+        use_directory_urls=bool(config.get("use_directory_urls", True)),
+        is_mkdocs=True,
+        exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
+    )
+    _set_extensions(site, config.get("markdown_extensions") or [], root)
+    return site
+
+
+def _read_yaml(path: Path) -> Any:
+    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently on failure."""
+    from mkdocs.utils.yaml import get_yaml_loader
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return yaml.load(text, Loader=get_yaml_loader())  # noqa: S506 - MkDocs' own loader
+    except yaml.YAMLError as exc:
+        if isinstance(exc, yaml.constructor.ConstructorError):
+            # A tag naming a module that is not installed: keep the rest of the config.
+            log.warning("%s: %s; ignoring that value", path, str(exc).splitlines()[0])
+            return yaml.load(text, Loader=_LenientLoader)  # noqa: S506
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+
+
+class _LenientLoader(yaml.SafeLoader):
+    """A SafeLoader that turns every unknown tag into ``None``."""
+
+
+_LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
+    """Resolve the site's markdown_extensions, dropping (with a warning) those that will not load."""
+    names: list[str] = list(BUILTIN_EXTENSIONS)
+    configs: dict[str, dict[str, Any]] = {}
+    for item in configured:
+        if isinstance(item, dict) and len(item) == 1:
+            name, cfg = next(iter(item.items()))
+            configs[name] = dict(cfg or {})
+        elif isinstance(item, str):
+            name = item
+        else:
+            site.warnings.append(f"mkdocs.yml: ignoring markdown_extensions entry {item!r}")
+            continue
+        if name not in names:
+            names.append(name)
+    _tune_for_ids(configs, root)
+    usable: list[str] = []
+    for name in names:
+        try:
+            markdown.Markdown(extensions=[name], extension_configs={name: configs.get(name, {})})
+        except Exception as exc:  # noqa: BLE001 - any third-party import/config failure
+            site.warnings.append(
+                f"mkdocs.yml: markdown extension {name!r} could not be loaded ({exc}); "
+                "heading ids are computed without it"
+            )
+            continue
+        usable.append(name)
+    site.extensions = usable
+    site.extension_configs = {n: configs[n] for n in usable if n in configs}
+
+
+def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path) -> None:
+    """Switch off work that cannot change heading ids (syntax highlighting, permalinks)."""
+    toc = configs.setdefault("toc", {})
+    toc["permalink"] = False
+    toc["anchorlink"] = False
+    toc.pop("permalink_title", None)
+    for name in ("pymdownx.highlight", "codehilite"):
+        if name in configs:
+            configs[name]["use_pygments"] = False
+    configs.setdefault("pymdownx.highlight", {})["use_pygments"] = False
+    if "pymdownx.snippets" in configs:
+        base = configs["pymdownx.snippets"].get("base_path", ["."])
+        base = [base] if isinstance(base, str) else list(base)
+        configs["pymdownx.snippets"]["base_path"] = [str(root / b) for b in base]
+
+
+def default_slugify() -> Callable[[str, str], str]:
+    """Python-Markdown's default toc slugify."""
+    from markdown.extensions.toc import slugify
+
+    return slugify

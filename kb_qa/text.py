@@ -1,0 +1,69 @@
+"""Text as it is matched: normalised (NFKC, plain quotes, single spaces) and tokenised.
+
+The original Markdown is kept on every chunk for display and highlighting; only the
+matching side sees these forms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import Stemmer
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+_SPACE = re.compile(r"\s+")
+# Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.
+_TOKEN = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W_]+(?:_[^\W_]+)*",
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by can do does for from has have how i if in into is it its
+    me my no not of on or so such than that the their then there these they this to too us
+    was we what when where which while who why will with would you your i'm""".split()
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC, straight quotes, collapsed whitespace."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES)).strip()
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Tokens for BM25: stemmed Latin words without stopwords, CJK as character bigrams.
+
+    bm25s' default pattern keeps an unspaced Chinese run as one token, so a query word
+    would never match inside it; bigrams (plus single characters for one-character runs)
+    make "向量数据库" match any text containing it.
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    words: list[str] = []
+    cjk: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _CJK.match(token):
+            if len(token) == 1:
+                cjk.append(token)
+            else:
+                cjk.extend(token[i : i + 2] for i in range(len(token) - 1))
+        elif token not in STOPWORDS:
+            words.append(token)
+            if "_" in token:  # snake_case names also match their parts
+                words.extend(p for p in token.split("_") if p and p not in STOPWORDS)
+    return _stemmer().stemWords(words) + cjk
+
+
+def cjk_share(text: str) -> float:
+    """Fraction of non-space characters that are CJK."""
+    letters = [ch for ch in text if not ch.isspace()]
+    if not letters:
+        return 0.0
+    return sum(1 for ch in letters if _CJK.match(ch)) / len(letters)

@@ -1,0 +1,92 @@
+"""The nouns that flow between stages: documents -> chunks -> hits.
+
+Every stage imports these types, never another stage's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading as MkDocs renders it: level, plain text and its ``id``."""
+
+    level: int
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One Markdown file read from the vault, front matter already split off."""
+
+    path: str  # vault-relative, POSIX separators, e.g. "docs/setup/index.md"
+    doc_path: str  # relative to docs_dir, e.g. "setup/index.md"
+    url: str  # page URL relative to the site root, e.g. "setup/"
+    title: str
+    source: str  # the whole file as decoded (offsets index into this)
+    body_start: int  # offset of the first character after front matter
+    file_hash: str
+    size: int
+    mtime_ns: int
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one heading section, with its address in the source file."""
+
+    id: str
+    path: str
+    url: str  # page URL (no anchor)
+    anchor: str  # heading id as rendered by MkDocs ("" for text before the first heading)
+    heading: str
+    heading_path: tuple[str, ...]  # page title > ... > heading
+    level: int
+    text: str  # original Markdown of this piece, exactly source[start:end]
+    start: int  # character offsets into the decoded source file
+    end: int
+    line_start: int  # 1-based, inclusive
+    line_end: int
+    hash: str  # hash of the indexed text (heading path + body)
+    piece: int = 0  # index of this piece within its section
+    context: str = ""  # extra lines repeated in the indexed text (a split table's header)
+
+    @property
+    def link(self) -> str:
+        """Page URL with the heading anchor."""
+        return f"{self.url}#{self.anchor}" if self.anchor else self.url
+
+    @property
+    def index_text(self) -> str:
+        """What is embedded and keyword-indexed: heading path first, then the text."""
+        head = " > ".join(self.heading_path)
+        parts = [head, self.context, self.text] if self.context else [head, self.text]
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk found by a search, with its fused score and per-index ranks."""
+
+    chunk: Chunk
+    score: float
+    vector_rank: int | None = None  # 1-based rank in the vector results
+    keyword_rank: int | None = None  # 1-based rank in the keyword results
+
+
+@dataclass
+class IndexReport:
+    """What one index run did; printed by the CLI as its summary."""
+
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    deleted: int = 0
+    changed_files: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
+    seconds: float = 0.0

@@ -1,0 +1,1 @@
+"""MkDocs plugin that adds the kb-qa chat widget to every page."""
