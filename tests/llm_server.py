@@ -89,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as providers speak
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # test output stays quiet
 
     def setup(self) -> None:
@@ -103,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass  # the client or the test already dropped the connection
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         if self.path.rstrip("/") != "/v1/chat/completions":
@@ -235,7 +235,10 @@ class LLMServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.owner = self
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="llm-server", daemon=True)
+        # A short poll interval keeps shutdown() quick; the default would add 0.5 s per test.
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, args=(0.02,), name="llm-server", daemon=True
+        )
         self._thread.start()
         self.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
         return self

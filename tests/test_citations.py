@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -38,7 +39,7 @@ def make_hit(n: int, anchor: str = "") -> Hit:
 def stream(text: str, n: int, cuts: list[int]) -> tuple[str, CitationRenumberer]:
     r = CitationRenumberer(n)
     bounds = [0, *cuts, len(text)]
-    out = "".join(r.feed(text[a:b]) for a, b in zip(bounds, bounds[1:]))
+    out = "".join(r.feed(text[a:b]) for a, b in itertools.pairwise(bounds))
     return out + r.finish(), r
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -158,7 +159,7 @@ def test_duplicate_hits_appear_once() -> None:
 
 def test_split_table_context_is_repeated() -> None:
     hit = make_hit("t.md", 40, "| b | 2 |", 1)
-    hit = Hit(chunk=Chunk(**{**hit.chunk.__dict__, "context": "| k | v |\n|---|---|"}), score=1)
+    hit = replace(hit, chunk=replace(hit.chunk, context="| k | v |\n|---|---|"))
     body = EXCERPT.findall(user_message(build_messages("Q?", [hit])))[0][2]
     assert body == "| k | v |\n|---|---|\n| b | 2 |"
 

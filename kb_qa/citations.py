@@ -1,0 +1,297 @@
+"""Citation post-processing: the model's ``[i]`` markers -> renumbered, clickable citations.
+
+The model cites the global excerpt numbers the prompt gave it. While the answer streams,
+``CitationRenumberer`` rewrites each citation group so the reader sees ``[1]``, ``[2]``, ... in
+order of first appearance, drops numbers that were never given, and leaves other brackets alone.
+
+Recognised (a *group* is one or more markers written back to back, e.g. ``[3][4]``)::
+
+    [3]   [3, 70]   [3,70]   [3][4]   【3】   ［3］   [3，4]   [3、4]   [3; 4]
+
+Normal form of the output: one bracket per citation, ``[1][2]``, numbers ascending inside a group,
+duplicates removed. One bracket per number keeps the client trivial (each ``[n]`` is one chip).
+
+Not citations, left byte for byte as written:
+- anything inside inline code or a fenced code block;
+- link text: a marker followed by ``(`` as in ``[12](https://...)``;
+- an escaped bracket ``\\[1]``, brackets around non-numbers (``[x]``, ``[^1]``), numbers of more
+  than 3 digits (``[2023]``);
+- a marker glued to a preceding ASCII letter, digit, ``_`` or ``]`` (``arr[0]``, ``x[99]``) unless
+  every number in it was given: "word[3]" is still a citation, "arr[0]" is indexing.
+
+A group whose numbers were all never given disappears together with the spaces before it, so
+``"fact [99]."`` becomes ``"fact."``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from kb_qa.types import Hit
+
+__all__ = ["Citation", "CitationRenumberer", "renumber", "resolve", "strip_citations"]
+
+OPENERS = "[【［"
+CLOSERS = "]】］"
+SEPARATORS = ",，、;；"
+SPACES = " \t\u3000"
+MAX_DIGITS = 3  # prompts give at most a few hundred excerpts; [2023] is a year, not a citation
+MAX_MARKER = 48  # longest marker held back while streaming; longer is treated as plain text
+FENCE_CHARS = "`~"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One citation as the reader sees it, resolved to the passage it points at."""
+
+    number: int  # display number, 1..m in order of first appearance
+    excerpt: int  # the global excerpt number the model wrote
+    url: str  # page URL with the heading anchor (Chunk.link)
+    path: str
+    anchor: str
+    heading_path: tuple[str, ...]
+    text: str  # the passage, exactly source[start:end]
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+
+
+class _Parse(Enum):
+    INCOMPLETE = "incomplete"  # the buffer ends before we can decide
+    NO = "no"  # not a citation: the opener is plain text
+    YES = "yes"
+
+
+def _is_ident(ch: str) -> bool:
+    return ch == "_" or ch == "]" or (ch.isascii() and ch.isalnum())
+
+
+def _parse_marker(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
+    """Parse one marker starting at ``s[i]`` (an opener); return (result, end, numbers)."""
+    numbers: list[int] = []
+    digits = ""
+    want_number = True  # after the opener or a separator
+    j = i + 1
+    while j < len(s):
+        if j - i > MAX_MARKER:
+            return _Parse.NO, j, []
+        ch = s[j]
+        if ch.isdecimal():
+            if not want_number and not digits:
+                return _Parse.NO, j, []  # "[3 4]": two numbers without a separator
+            digits += ch
+            if len(digits) > MAX_DIGITS:
+                return _Parse.NO, j, []
+            want_number = False
+        elif ch in SPACES:
+            if digits:
+                numbers.append(int(digits))
+                digits = ""
+        elif ch in SEPARATORS:
+            if digits:
+                numbers.append(int(digits))
+                digits = ""
+            if want_number:
+                return _Parse.NO, j, []  # "[,3]" or "[3,,4]"
+            want_number = True
+        elif ch in CLOSERS:
+            if digits:
+                numbers.append(int(digits))
+            if want_number or not numbers:
+                return _Parse.NO, j, []  # "[]", "[3,]"
+            return _Parse.YES, j + 1, numbers
+        else:
+            return _Parse.NO, j, []
+        j += 1
+    return (_Parse.NO if final else _Parse.INCOMPLETE), j, []
+
+
+def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
+    """Parse back-to-back markers from ``s[i]``; return (result, end, numbers in written order)."""
+    numbers: list[int] = []
+    j = i
+    while True:
+        result, end, found = _parse_marker(s, j, final)
+        if result is _Parse.INCOMPLETE:
+            return result, j, []
+        if result is _Parse.NO:
+            break
+        if end == len(s) and not final:
+            return _Parse.INCOMPLETE, j, []  # the next character may be "(" or another marker
+        if end < len(s) and s[end] == "(":
+            break  # link text, "[3](url)": this marker is not a citation
+        numbers.extend(found)
+        j = end
+        if j == len(s) or s[j] not in OPENERS:
+            break
+    return (_Parse.YES if numbers else _Parse.NO), j, numbers
+
+
+class CitationRenumberer:
+    """Rewrites citation markers in a streamed answer; feed deltas, then call ``finish``."""
+
+    def __init__(self, n_excerpts: int) -> None:
+        self.n_excerpts = n_excerpts
+        self.order: dict[int, int] = {}  # display number -> excerpt number
+        self.dropped = 0  # cited numbers outside 1..n_excerpts, removed from the text
+        self._display: dict[int, int] = {}  # excerpt number -> display number
+        self._strip = False  # strip_citations: remove every citation, keep no numbers
+        self._buf = ""  # unconsumed input: a marker that may still be incomplete
+        self._ws = ""  # consumed spaces not yet emitted (removed if a dropped group follows)
+        self._prev = ""  # last consumed input character
+        # Code tracking, so brackets in code stay as written.
+        self._fence = ""  # the open fence ("```", "~~~~", ...) or ""
+        self._closing = False  # this line inside a fence may be its closing fence
+        self._span = 0  # backtick count of the open inline code span, 0 when none
+        self._run = ""  # the run of backticks or tildes being counted
+        self._run_at_start = False
+        self._line_start = True  # only up to 3 spaces seen so far on this line
+        self._indent = 0
+
+    def feed(self, text: str) -> str:
+        """Take the next delta; return the text that is safe to show now."""
+        return self._scan(self._buf + text, final=False)
+
+    def finish(self) -> str:
+        """Flush whatever was held back at the end of the answer."""
+        out = self._scan(self._buf, final=True)
+        out += self._ws
+        self._ws = ""
+        return out
+
+    def _scan(self, s: str, final: bool) -> str:
+        out: list[str] = []
+        i = 0
+        self._buf = ""
+        while i < len(s):
+            ch = s[i]
+            if self._run and ch != self._run[0]:
+                self._end_run()
+            if ch in OPENERS and not self._in_code() and self._prev != "\\":
+                result, end, numbers = _parse_group(s, i, final)
+                if result is _Parse.INCOMPLETE:
+                    self._buf = s[i:]
+                    break
+                if result is _Parse.YES and self._cite(numbers, out):
+                    self._prev = s[end - 1]
+                    self._line_start = False
+                    i = end
+                    continue
+            self._consume(ch, out)
+            i += 1
+        return "".join(out)
+
+    def _cite(self, numbers: list[int], out: list[str]) -> bool:
+        """Write one citation group; False if it should stay plain text."""
+        if self._strip:
+            if _is_ident(self._prev):
+                return False  # "arr[0]": indexing, not a citation
+            self._ws = ""
+            return True
+        valid = [n for n in numbers if 1 <= n <= self.n_excerpts]
+        invalid = len(numbers) - len(valid)
+        if invalid and _is_ident(self._prev):
+            return False  # "arr[0]": indexing, not a citation
+        self.dropped += invalid
+        shown: list[int] = []
+        for n in valid:
+            if n not in self._display:
+                self._display[n] = len(self._display) + 1
+                self.order[self._display[n]] = n
+            if self._display[n] not in shown:
+                shown.append(self._display[n])
+        if not shown:
+            self._ws = ""  # "fact [99]." -> "fact."
+            return True
+        out.append(self._ws + "".join(f"[{d}]" for d in sorted(shown)))
+        self._ws = ""
+        return True
+
+    def _consume(self, ch: str, out: list[str]) -> None:
+        """Pass one character through as written, updating the code-tracking state."""
+        if ch in SPACES:
+            self._ws += ch
+            if ch == " " and self._line_start and self._indent < 3:
+                self._indent += 1
+            else:
+                self._line_start = False
+        else:
+            out.append(self._ws + ch)
+            self._ws = ""
+            if ch == "\n":
+                if self._fence and self._closing:
+                    self._fence = ""
+                self._closing = False
+                self._span = 0  # inline code does not cross lines in model answers
+                self._line_start = True
+                self._indent = 0
+            elif ch in FENCE_CHARS:
+                if not self._run:
+                    self._run_at_start = self._line_start
+                self._run += ch
+            else:
+                if self._fence:
+                    self._closing = False  # text after the fence chars: not a closing fence
+                self._line_start = False
+        self._prev = ch
+
+    def _end_run(self) -> None:
+        """A run of backticks or tildes just ended: it may open or close code."""
+        run, at_start = self._run, self._run_at_start
+        self._run = ""
+        self._line_start = False
+        if self._fence:
+            fence = self._fence
+            self._closing = at_start and run[0] == fence[0] and len(run) >= len(fence)
+        elif at_start and len(run) >= 3:
+            self._fence = run
+            self._span = 0
+        elif run[0] == "`":
+            if not self._span:
+                self._span = len(run)
+            elif self._span == len(run):
+                self._span = 0
+
+    def _in_code(self) -> bool:
+        return bool(self._fence or self._span)
+
+
+def renumber(text: str, n_excerpts: int) -> tuple[str, dict[int, int], int]:
+    """Renumber a whole answer at once; return (text, order, dropped)."""
+    renumberer = CitationRenumberer(n_excerpts)
+    out = renumberer.feed(text) + renumberer.finish()
+    return out, renumberer.order, renumberer.dropped
+
+
+def strip_citations(text: str) -> str:
+    """Remove every citation marker, e.g. from an earlier answer sent back as history."""
+    renumberer = CitationRenumberer(0)
+    renumberer._strip = True
+    return renumberer.feed(text) + renumberer.finish()
+
+
+def resolve(order: dict[int, int], excerpts: Sequence[Hit]) -> list[Citation]:
+    """Turn ``order`` (display -> excerpt number) into citations; excerpt n is excerpts[n - 1]."""
+    citations = []
+    for number in sorted(order):
+        excerpt = order[number]
+        chunk = excerpts[excerpt - 1].chunk
+        citations.append(
+            Citation(
+                number=number,
+                excerpt=excerpt,
+                url=chunk.link,
+                path=chunk.path,
+                anchor=chunk.anchor,
+                heading_path=chunk.heading_path,
+                text=chunk.text,
+                start=chunk.start,
+                end=chunk.end,
+                line_start=chunk.line_start,
+                line_end=chunk.line_end,
+            )
+        )
+    return citations
