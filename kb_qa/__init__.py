@@ -16,16 +16,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
-from kb_qa.errors import (  # noqa: E402
+from kb_qa.errors import (
     ConfigError,
     EmbeddingError,
     IndexStateError,
     KbQaError,
     LLMError,
+    LLMTimeoutError,
     VaultError,
 )
-from kb_qa.settings import Settings  # noqa: E402
-from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport  # noqa: E402
+from kb_qa.settings import Settings
+from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ __all__ = [
     "KbQaError",
     "KnowledgeBase",
     "LLMError",
+    "LLMTimeoutError",
     "Settings",
     "VaultError",
     "__version__",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,8 +43,17 @@ class _Section:
     end_line: int = 0
 
 
-def chunk_document(doc: Document, md: markdown.Markdown, chunk_chars: int) -> list[Chunk]:
-    """Split one document into chunks; anchors match the site's rendered ids."""
+def chunk_document(
+    doc: Document,
+    md: markdown.Markdown,
+    chunk_chars: int,
+    rendered: Sequence[Heading] | None = None,
+) -> list[Chunk]:
+    """Split one document into chunks; anchors match the site's rendered ids.
+
+    ``rendered`` are the page's headings as a real MkDocs build produced them (the plugin
+    passes ``page.toc``); without them the page is rendered here with ``md``.
+    """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
     tokens = _PARSER.parse(body)
@@ -51,15 +61,21 @@ def chunk_document(doc: Document, md: markdown.Markdown, chunk_chars: int) -> li
     n_lines = len(lines) - 1
 
     raw_headings = _headings(tokens, body, line_offset)
-    rendered = anchors.rendered_headings(md, body)
+    if rendered is None:
+        rendered = anchors.rendered_headings(md, body)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
 
     sections = _sections(doc, raw_headings, resolved, line_offset, n_lines)
     _assign_units(sections, tokens, line_offset)
 
     chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
     for section in sections:
-        chunks.extend(_pieces(doc, section, lines, chunk_chars))
+        # Two sections can share an anchor (a heading the renderer gave no id, say): keep
+        # chunk ids unique by numbering repeats.
+        repeat = seen.get(section.heading.anchor, 0)
+        seen[section.heading.anchor] = repeat + 1
+        chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
     return chunks
 
 
@@ -115,7 +131,7 @@ def _sections(
         if names and names[0] == title:
             names = names[1:]
         sections.append(_Section(line, heading, (title, *names), []))
-    for current, following in zip(sections, sections[1:]):
+    for current, following in itertools.pairwise(sections):
         current.end_line = following.heading_line
     sections[-1].end_line = n_lines
     # Text before the first heading is a section only if it holds something.
@@ -172,7 +188,9 @@ def _children(tokens: Sequence[Token], i: int, kind: str, level: int) -> list[tu
     return found
 
 
-def _pieces(doc: Document, section: _Section, lines: list[int], chunk_chars: int) -> list[Chunk]:
+def _pieces(
+    doc: Document, section: _Section, lines: list[int], chunk_chars: int, repeat: int = 0
+) -> list[Chunk]:
     """Group a section's units into pieces of at most ``chunk_chars`` (units are never cut)."""
     groups: list[list[_Unit]] = []
     current: list[_Unit] = []
@@ -198,7 +216,7 @@ def _pieces(doc: Document, section: _Section, lines: list[int], chunk_chars: int
         header = next((u.header for u in group if u.kind == "row" and u.header), None)
         if n > 0 and header and group[0].kind == "row":
             context = doc.source[lines[header[0]] : lines[header[1]]].rstrip("\n")
-        chunks.append(_make_chunk(doc, section, n, (start, end), lines, context))
+        chunks.append(_make_chunk(doc, section, (n, repeat), (start, end), lines, context))
     return chunks
 
 
@@ -214,17 +232,18 @@ def _trim(source: str, start: int, end: int) -> tuple[int, int]:
 def _make_chunk(
     doc: Document,
     section: _Section,
-    piece: int,
+    numbers: tuple[int, int],
     span: tuple[int, int],
     lines: list[int],
     context: str,
 ) -> Chunk:
     start, end = span
+    piece, repeat = numbers
     text = doc.source[start:end]
     heading = section.heading
     line_start = bisect.bisect_right(lines, start)
     line_end = line_start + text.count("\n")
-    key = f"{doc.path}\0{heading.anchor}\0{piece}"
+    key = f"{doc.path}\0{heading.anchor}\0{piece}" + (f"\0{repeat}" if repeat else "")
     chunk = Chunk(
         id=hashlib.sha1(key.encode()).hexdigest()[:24],
         path=doc.path,

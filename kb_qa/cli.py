@@ -74,8 +74,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
-    p.add_argument("--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000")
-    p.add_argument("--embed-model", default=None, help="auto, minilm, e5-multilingual, hash, or a litellm model")
+    p.add_argument(
+        "--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000"
+    )
+    p.add_argument(
+        "--embed-model",
+        default=None,
+        help="auto, minilm, e5-multilingual, hash, or a litellm model",
+    )
     p.add_argument("--chunk-chars", type=int, default=None, help="maximum characters per chunk")
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
 
@@ -166,11 +172,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     kb = _open(args)
     try:
         if not kb.stats()["chunks"]:
-            print("kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr)
+            print(
+                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
+            )
             return 1
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
-            print(json.dumps([_hit_json(kb, n, h) for n, h in enumerate(hits, 1)], ensure_ascii=False, indent=2))
+            print(
+                json.dumps(
+                    [_hit_json(kb, n, h) for n, h in enumerate(hits, 1)],
+                    ensure_ascii=False,
+                    indent=2,
+                )
+            )
             return 0
         if not hits:
             print("No results.")
@@ -193,7 +207,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         chunks = kb.store.chunks()
         if not chunks:
-            print("kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr)
+            print(
+                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
+            )
             return 1
         questions = evaluate.load_questions(args.questions, chunks)
         ranks, page_ranks, misses = [], [], []

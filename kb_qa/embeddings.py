@@ -155,7 +155,7 @@ class LiteLLMEmbedder:
                 api_base=self.api_base or None,
                 timeout=self.timeout,
             )
-        except Exception as exc:  # noqa: BLE001 - litellm raises many provider-specific types
+        except Exception as exc:
             raise EmbeddingError(
                 f"Embedding model {self.name} failed: {exc}. Check KBQA_EMBED_MODEL, the "
                 "provider's API key variable and KBQA_EMBED_API_BASE."

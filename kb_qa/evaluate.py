@@ -53,8 +53,8 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
             questions.append(Question(str(item["question"]), tuple(gold)))
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
-                f"{path}:{n}: expected {{\"question\": ..., \"gold\": [{{\"path\": ..., "
-                f"\"anchor\": ...}}]}} ({exc})."
+                f'{path}:{n}: expected {{"question": ..., "gold": [{{"path": ..., '
+                f'"anchor": ...}}]}} ({exc}).'
             ) from exc
     return questions
 

@@ -1,8 +1,8 @@
 """KnowledgeBase: the one object that joins the stages (vault -> chunks -> index -> search).
 
-    kb = KnowledgeBase("path/to/vault")
-    report = kb.index()
-    hits = kb.search("how do I enable instant loading?", k=10)
+kb = KnowledgeBase("path/to/vault")
+report = kb.index()
+hits = kb.search("how do I enable instant loading?", k=10)
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.store import FileRow, Store, embed_key
 from kb_qa.text import cjk_share
-from kb_qa.types import Chunk, Document, Hit, IndexReport
+from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,12 @@ class _Loaded:
 class KnowledgeBase:
     """A vault, its index, and search over it."""
 
-    def __init__(self, vault_path: str | Path | None = None, settings: Settings | None = None,
-                 **overrides: Any) -> None:
+    def __init__(
+        self,
+        vault_path: str | Path | None = None,
+        settings: Settings | None = None,
+        **overrides: Any,
+    ) -> None:
         if settings is None:
             settings = Settings.from_env(vault_path, **overrides)
         elif vault_path is not None or overrides:
@@ -64,13 +68,23 @@ class KnowledgeBase:
 
     # -- indexing ---------------------------------------------------------------------------
 
-    def index(self, progress: Progress | None = None) -> IndexReport:
-        """Bring the index up to date with the vault; only new or changed text is embedded."""
+    def index(
+        self,
+        progress: Progress | None = None,
+        rendered: Mapping[str, Sequence[Heading]] | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with the vault; only new or changed text is embedded.
+
+        ``rendered`` maps vault paths to headings taken from a real MkDocs build; pages in
+        it are re-chunked when their ids differ from what the index holds.
+        """
         started = time.perf_counter()
         report = IndexReport()
         with self.store.writer_lock():
             site = load_site(self.settings.vault)
-            report.warnings += [("mkdocs.yml", w.removeprefix("mkdocs.yml: ")) for w in site.warnings]
+            report.warnings += [
+                ("mkdocs.yml", w.removeprefix("mkdocs.yml: ")) for w in site.warnings
+            ]
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
             self._check_fingerprint(site, report)
@@ -79,8 +93,8 @@ class KnowledgeBase:
             current = {f.path for f in files}
             removed = [p for p in known if p not in current]
 
-            docs, touched = self._read_changed(site, files, known, report)
-            chunks_by_doc = self._chunk(site, docs, report)
+            docs, touched = self._read_changed(site, files, known, report, rendered or {})
+            chunks_by_doc = self._chunk(site, docs, report, rendered or {})
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             self._ensure_model(docs)
             report.embedded, report.reused = self._embed(all_new, progress)
@@ -124,12 +138,15 @@ class KnowledgeBase:
         files: Sequence[vault.FileInfo],
         known: dict[str, FileRow],
         report: IndexReport,
+        rendered: Mapping[str, Sequence[Heading]],
     ) -> tuple[list[Document], list[FileRow]]:
         docs: list[Document] = []
         touched: list[FileRow] = []
+        stale_anchors = self._stale_anchor_paths(rendered)
         for info in files:
             row = known.get(info.path)
-            if row and row.size == info.size and row.mtime_ns == info.mtime_ns:
+            unchanged = row and row.size == info.size and row.mtime_ns == info.mtime_ns
+            if unchanged and info.path not in stale_anchors:
                 continue
             result = vault.read_document(site, info)
             report.warnings += [(info.path, w) for w in result.warnings]
@@ -138,19 +155,42 @@ class KnowledgeBase:
                 report.skipped.append((info.path, result.skipped))
                 continue
             doc = result.document
-            if row and row.hash == doc.file_hash:
-                touched.append(FileRow(doc.path, doc.size, doc.mtime_ns, row.hash, row.title, row.url))
+            if row and row.hash == doc.file_hash and info.path not in stale_anchors:
+                touched.append(
+                    FileRow(doc.path, doc.size, doc.mtime_ns, row.hash, row.title, row.url)
+                )
                 continue
             docs.append(doc)
         return docs, touched
 
-    def _chunk(self, site: Site, docs: list[Document], report: IndexReport) -> dict[str, list[Chunk]]:
+    def _stale_anchor_paths(self, rendered: Mapping[str, Sequence[Heading]]) -> set[str]:
+        """Paths whose indexed anchors differ from the ones a real build rendered."""
+        if not rendered:
+            return set()
+        indexed: dict[str, set[str]] = {}
+        for c in self.store.chunks():
+            indexed.setdefault(c.path, set()).add(c.anchor)
+        return {
+            path
+            for path, heads in rendered.items()
+            if {h.anchor for h in heads} - indexed.get(path, set())
+        }
+
+    def _chunk(
+        self,
+        site: Site,
+        docs: list[Document],
+        report: IndexReport,
+        rendered: Mapping[str, Sequence[Heading]],
+    ) -> dict[str, list[Chunk]]:
         md = site.markdown()
         result: dict[str, list[Chunk]] = {}
         for doc in list(docs):
             try:
-                result[doc.path] = chunking.chunk_document(doc, md, self.settings.chunk_chars)
-            except Exception as exc:  # noqa: BLE001 - never let one odd file stop a run
+                result[doc.path] = chunking.chunk_document(
+                    doc, md, self.settings.chunk_chars, rendered.get(doc.path)
+                )
+            except Exception as exc:
                 log.exception("failed to parse %s", doc.path)
                 report.skipped.append((doc.path, f"could not be parsed as Markdown: {exc}"))
                 docs.remove(doc)
@@ -191,7 +231,7 @@ class KnowledgeBase:
                 vectors = self.embedder.embed_passages([texts[k] for k in keys])
             except EmbeddingError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - runtime errors of a third-party model
+            except Exception as exc:
                 raise EmbeddingError(f"Embedding failed: {exc}") from exc
             self.store.cache_vectors(dict(zip(keys, vectors)))
             done += len(keys)
@@ -200,7 +240,10 @@ class KnowledgeBase:
         return len(todo), len(chunks) - len(todo)
 
     def _write(
-        self, docs: Sequence[Document], chunks_by_doc: dict[str, list[Chunk]], removed: Sequence[str]
+        self,
+        docs: Sequence[Document],
+        chunks_by_doc: dict[str, list[Chunk]],
+        removed: Sequence[str],
     ) -> int:
         deleted = 0
         group_rows: list[FileRow] = []
@@ -217,7 +260,9 @@ class KnowledgeBase:
         for doc in docs:
             chunks = chunks_by_doc[doc.path]
             title = chunks[0].heading_path[0] if chunks else doc.title
-            group_rows.append(FileRow(doc.path, doc.size, doc.mtime_ns, doc.file_hash, title, doc.url))
+            group_rows.append(
+                FileRow(doc.path, doc.size, doc.mtime_ns, doc.file_hash, title, doc.url)
+            )
             group_chunks.extend(chunks)
             if len(group_chunks) >= WRITE_GROUP:
                 flush()
@@ -264,7 +309,8 @@ class KnowledgeBase:
         if include or exclude:
             paths = sorted({c.path for c in view.chunks})
             keep = {
-                p for p in paths
+                p
+                for p in paths
                 if (not include or retrieval.path_matches(p, include))
                 and not retrieval.path_matches(p, exclude)
             }

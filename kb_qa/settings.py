@@ -46,6 +46,22 @@ class Settings:
     api_base: str = ""
     llm_timeout: float = 60.0
     token_budget: int = 24_000
+    # Hits retrieved for an answer before the token budget trims them (generous on purpose)
+    answer_candidates: int = 200
+    # HTTP API (`kb-qa serve`)
+    host: str = "127.0.0.1"
+    port: int = 8321
+    # Origins allowed to call the API from a browser, comma-separated; "*" allows any
+    cors_origins: tuple[str, ...] = ()
+    # When set, every /api request needs "Authorization: Bearer <api_token>"
+    api_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
+    # Requests per minute per client address, with bursts up to rate_burst (0 switches it off)
+    rate_limit: float = 60.0
+    rate_burst: int = 20
+    max_question_chars: int = 2_000
+    max_history_messages: int = 20
+    max_history_chars: int = 20_000
+    max_body_bytes: int = 65_536
 
     @property
     def index_path(self) -> Path:

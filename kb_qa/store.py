@@ -122,7 +122,8 @@ class Store:
             part = keys[i : i + 500]
             marks = ",".join("?" * len(part))
             for key, blob in self.db.execute(
-                f"SELECT key, vec FROM vectors WHERE key IN ({marks})", part  # noqa: S608
+                f"SELECT key, vec FROM vectors WHERE key IN ({marks})",  # noqa: S608 - only "?" marks
+                part,
             ):
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
@@ -274,10 +275,11 @@ def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
             ssl=url.scheme == "https",
             settings=chroma_settings,
         )
-    except Exception as exc:  # noqa: BLE001 - chromadb raises bare ValueError/ConnectError
+    except Exception as exc:
         raise IndexStateError(
-            f"Cannot reach the Chroma server at {settings.chroma_url}: {exc}. Start it (for example "
-            "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded index."
+            f"Cannot reach the Chroma server at {settings.chroma_url}: {exc}. Start it (e.g. "
+            "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
+            "index."
         ) from exc
 
 

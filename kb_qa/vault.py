@@ -22,7 +22,9 @@ from kb_qa.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.types import Document
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
-_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_FRONT_MATTER = re.compile(
+    r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,12 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
             continue
         if st.st_size > settings.max_file_bytes:
             skipped.append(
-                (rel, f"file is {st.st_size / 1e6:.1f} MB, over the {settings.max_file_bytes / 1e6:g} MB"
-                 " limit (raise KBQA_MAX_FILE_BYTES to index it)")
+                (
+                    rel,
+                    f"file is {st.st_size / 1e6:.1f} MB, over the "
+                    f"{settings.max_file_bytes / 1e6:g} MB limit "
+                    "(raise KBQA_MAX_FILE_BYTES to index it)",
+                )
             )
             continue
         found.append(FileInfo(rel, doc_rel, st.st_size, st.st_mtime_ns))
@@ -79,7 +85,8 @@ def _walk(top: Path, index_dir: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if not d.startswith(".") and d not in SKIP_DIRS and (here / d).resolve() != index_dir
         )
         for name in sorted(filenames):

@@ -67,7 +67,7 @@ def main() -> int:
     bad = 0
     for corpus in CORPORA:
         path = HERE / f"{corpus}.jsonl"
-        rows = [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+        rows = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
         questions = Counter()
         for n, row in enumerate(rows, 1):
             assert set(row) <= {"question", "gold", "note"}, row
