@@ -119,17 +119,17 @@ def _sections(
     line_offset: int,
     n_lines: int,
 ) -> list[_Section]:
-    first_h1 = next((h.text for h in resolved if h.level == 1), "")
-    title = page_title(doc.title, first_h1, doc.doc_path)
+    first_h1 = next((h for h in resolved if h.level == 1), None)
+    title = page_title(doc.title, first_h1.text if first_h1 else "", doc.doc_path)
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
     stack: list[Heading] = []
     for (line, level, _), heading in zip(raw, resolved):
         while stack and stack[-1].level >= level:
             stack.pop()
         stack.append(heading)
-        names = [h.text for h in stack]
-        if names and names[0] == title:
-            names = names[1:]
+        # The page's first H1 is its title (or stands beside a front-matter title): the
+        # page title already opens the path.
+        names = [h.text for h in stack if h is not first_h1]
         sections.append(_Section(line, heading, (title, *names), []))
     for current, following in itertools.pairwise(sections):
         current.end_line = following.heading_line

@@ -31,7 +31,7 @@ from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 WRITE_GROUP = 400  # chunks written to Chroma + manifest per transaction
 
 Progress = Callable[[int, int], None]
@@ -64,6 +64,7 @@ class KnowledgeBase:
         self.store = Store(settings)
         self._embedder: embeddings.Embedder | None = None
         self._loaded = _Loaded()
+        self._reconciled = False
         self._lock = threading.Lock()
 
     # -- indexing ---------------------------------------------------------------------------
@@ -88,7 +89,9 @@ class KnowledgeBase:
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
             self._check_fingerprint(site, report)
-            missing = self.store.reconcile()
+            # Vectors of an interrupted run can only predate this object's first run.
+            missing = self.store.reconcile() if not self._reconciled else set()
+            self._reconciled = True
             known = {p: r for p, r in self.store.files().items() if p not in missing}
             current = {f.path for f in files}
             removed = [p for p in known if p not in current]
@@ -284,7 +287,9 @@ class KnowledgeBase:
                     generation=generation,
                     chunks=chunks,
                     by_id={c.id: i for i, c in enumerate(chunks)},
-                    keyword=KeywordIndex(chunks),
+                    keyword=KeywordIndex(
+                        chunks, self._loaded.keyword.tokens if self._loaded.keyword else None
+                    ),
                 )
             return self._loaded
 

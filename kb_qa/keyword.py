@@ -18,11 +18,17 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 class KeywordIndex:
     """A BM25 index whose document i is chunk i of the list it was built from."""
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(
+        self, chunks: Sequence[Chunk], token_cache: dict[str, list[str]] | None = None
+    ) -> None:
         self.size = len(chunks)
         self._bm25 = bm25s.BM25()
+        # Tokenising is most of the build time; reuse tokens of unchanged chunks (by hash)
+        # so a rebuild after one edit stays fast.
+        old = token_cache or {}
+        self.tokens = {c.hash: old.get(c.hash) or keyword_tokens(_keyword_text(c)) for c in chunks}
         if self.size:
-            corpus = [keyword_tokens(_keyword_text(c)) for c in chunks]
+            corpus = [self.tokens[c.hash] for c in chunks]
             self._bm25.index(corpus, show_progress=False)
             self._vocab = self._bm25.vocab_dict
         else:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -71,11 +72,11 @@ class Store:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.folder = settings.index_path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.folder / "manifest.sqlite3", check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise IndexStateError(
@@ -85,6 +86,24 @@ class Store:
         self.name = collection_name(settings.vault)
         self._client = _chroma_client(settings)
         self.collection = self._open_collection()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection to the manifest.
+
+        One connection per thread: with WAL, a reader (a search on a server thread) sees
+        the last committed state and never the middle of the indexer's transaction.
+        """
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.folder / "manifest.sqlite3", check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            self._local.conn = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
 
     # -- manifest ---------------------------------------------------------------------------
 
@@ -243,8 +262,12 @@ class Store:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        """Close the manifest connection."""
-        self.db.close()
+        """Close the manifest connections."""
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
 
     def _open_collection(self):  # type: ignore[no-untyped-def]
         return self._client.get_or_create_collection(

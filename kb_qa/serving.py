@@ -1,0 +1,68 @@
+"""Run the kb-qa API in a background thread (for ``mkdocs serve`` and tests)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class BackgroundServer:
+    """A uvicorn server running the kb-qa app on a loopback port in a daemon thread."""
+
+    server: Any
+    thread: threading.Thread
+    url: str
+    kb: Any
+
+    @classmethod
+    def start(
+        cls, vault: Path, host: str = "127.0.0.1", port: int = 0, **settings: Any
+    ) -> BackgroundServer:
+        """Index ``vault`` if needed, then serve it; returns once the server accepts requests."""
+        import uvicorn
+
+        from kb_qa.kb import KnowledgeBase
+        from kb_qa.server import create_app
+
+        kb = KnowledgeBase(vault, **settings)
+        report = kb.index()
+        log.info(
+            "kb-qa: %d files, %d chunks indexed (%d embedded)",
+            report.files,
+            report.chunks,
+            report.embedded,
+        )
+        port = port or free_port(host)
+        config = uvicorn.Config(
+            create_app(kb), host=host, port=port, log_level="warning", lifespan="on"
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="kb-qa-api", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the kb-qa API did not start on {host}:{port}")
+            time.sleep(0.02)
+        return cls(server=server, thread=thread, url=f"http://{host}:{port}", kb=kb)
+
+    def stop(self) -> None:
+        """Ask uvicorn to exit and wait for it."""
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.kb.close()

@@ -1,0 +1,259 @@
+"""Keeping the index in step with the vault: one observer records, one worker indexes.
+
+The watchdog observer only notes that something relevant changed. A single worker waits
+for a short quiet period (editors write a temp file, rename it, touch a backup...), then
+runs the ordinary incremental ``KnowledgeBase.index()``, which re-reads what changed on
+disk and re-embeds only changed chunks. Because that scan looks at the disk rather than
+at the events, renamed folders, deleted trees and files replaced by folders all come out
+right, and bursts of events coalesce into one run. A failed run is logged and retried;
+it never stops the watcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from kb_qa.errors import KbQaError
+from kb_qa.site import MARKDOWN_SUFFIXES
+from kb_qa.types import IndexReport
+
+log = logging.getLogger(__name__)
+
+CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
+IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How current the index is, for ``/api/health`` and the widget."""
+
+    last_change_seen: float | None
+    last_change_indexed: float | None
+    queue: int
+    indexing: bool
+    error: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "last_change_seen": self.last_change_seen,
+            "last_change_indexed": self.last_change_indexed,
+            "queue": self.queue,
+            "indexing": self.indexing,
+            "error": self.error,
+        }
+
+
+def relevant(path: str, is_directory: bool) -> bool:
+    """Whether a changed path can affect the index."""
+    name = Path(path).name
+    if is_directory:
+        return not name.startswith(".")
+    if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
+        return False  # editor swap/backup/probe files
+    return name.lower().endswith(MARKDOWN_SUFFIXES) or name in CONFIG_NAMES
+
+
+class _Recorder(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in IGNORED_EVENTS:
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+        for path in paths:
+            if path and relevant(str(path), event.is_directory):
+                self.watcher.notify(str(path))
+
+
+class Watcher:
+    """Watch a KnowledgeBase's vault and keep its index current."""
+
+    def __init__(
+        self,
+        kb: Any,
+        debounce: float = 0.25,
+        max_delay: float = 2.0,
+        retry_delay: float = 2.0,
+    ) -> None:
+        self.kb = kb
+        self.vault: Path = kb.settings.vault
+        self.index_dir = kb.settings.index_path.resolve()
+        self.debounce = debounce
+        self.max_delay = max_delay
+        self.retry_delay = retry_delay
+        self.last_report: IndexReport | None = None
+        self._pending: set[str] = set()
+        self._first_pending = 0.0
+        self._last_event = 0.0
+        self._seen: float | None = None
+        self._indexed: float | None = None
+        self._indexing = False
+        self._error = ""
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._observer: Any = None
+        self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
+
+    # -- recording --------------------------------------------------------------------------
+
+    def notify(self, path: str) -> None:
+        """Note a change (called from watchdog's thread; cheap and never blocking)."""
+        if Path(path).resolve().is_relative_to(self.index_dir):
+            return
+        now = time.time()
+        with self._cond:
+            if not self._pending:
+                self._first_pending = time.monotonic()
+            self._pending.add(path)
+            self._last_event = time.monotonic()
+            self._seen = now
+            self._cond.notify()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self, initial: bool = True) -> Watcher:
+        """Start watching; with ``initial``, first reconcile the index with the disk."""
+        if initial:
+            with self._cond:
+                self._pending.add("<startup>")
+                self._first_pending = self._last_event = 0.0
+        self._schedule()
+        self._worker.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the observer and the worker."""
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._unschedule()
+        if self._worker.is_alive():
+            self._worker.join(timeout=30)
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until nothing is pending or being indexed (for tests and benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._cond:
+                if not self._pending and not self._indexing:
+                    return True
+            time.sleep(0.02)
+        return False
+
+    def freshness(self) -> Freshness:
+        """Current freshness figures."""
+        with self._cond:
+            return Freshness(
+                self._seen, self._indexed, len(self._pending), self._indexing, self._error
+            )
+
+    def _schedule(self) -> None:
+        if self._observer is not None or not self.vault.is_dir():
+            return
+        observer = Observer()
+        observer.schedule(_Recorder(self), str(self.vault), recursive=True)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    def _unschedule(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+    # -- the one writer ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            batch = self._next_batch()
+            if batch is None:
+                continue
+            self._index_once(batch)
+
+    def _next_batch(self) -> set[str] | None:
+        """Wait for changes, then for a quiet period; return them (None to loop again)."""
+        with self._cond:
+            while not self._pending and not self._stop.is_set():
+                # Wake up now and then to notice a vault folder that disappeared/returned.
+                if not self._cond.wait(timeout=self.retry_delay):
+                    self._check_vault()
+            if self._stop.is_set():
+                return None
+            now = time.monotonic()
+            quiet = now - self._last_event
+            waited = now - self._first_pending
+            if quiet < self.debounce and waited < self.max_delay:
+                self._cond.wait(timeout=min(self.debounce - quiet, self.max_delay - waited))
+                return None
+            batch, self._pending = self._pending, set()
+            self._indexing = True
+            return batch
+
+    def _index_once(self, batch: set[str]) -> None:
+        started = time.time()
+        try:
+            report = self.kb.index()
+        except KbQaError as exc:
+            self._failed(batch, str(exc))
+            return
+        except Exception as exc:  # the watcher must survive anything
+            log.exception("indexing failed")
+            self._failed(batch, f"indexing failed: {exc}")
+            return
+        self.last_report = report
+        with self._cond:
+            self._indexing = False
+            self._indexed = started
+            self._error = ""
+        if report.changed_files or report.deleted or report.rebuilt:
+            log.info(
+                "re-indexed %d changed file(s): %d chunks embedded, %d reused, %d deleted "
+                "(%.0f ms)",
+                report.changed_files,
+                report.embedded,
+                report.reused,
+                report.deleted,
+                report.seconds * 1000,
+            )
+        for path, reason in report.skipped:
+            log.warning("skipped %s: %s", path, reason)
+
+    def _failed(self, batch: set[str], message: str) -> None:
+        log.error(
+            "%s (will retry in %.0f s; the index keeps serving what it has)",
+            message,
+            self.retry_delay,
+        )
+        with self._cond:
+            self._indexing = False
+            self._error = message
+            self._pending |= batch
+            self._first_pending = self._last_event = time.monotonic()
+        self._stop.wait(self.retry_delay)
+        self._check_vault()
+
+    def _check_vault(self) -> None:
+        """Re-arm the observer when the vault folder comes back after vanishing."""
+        exists = self.vault.is_dir()
+        if not exists and self._observer is not None:
+            log.error("vault folder %s disappeared; serving the existing index", self.vault)
+            self._unschedule()
+            with self._cond:
+                self._error = f"vault folder {self.vault} is missing"
+        elif exists and self._observer is None:
+            log.info("vault folder %s is back; re-indexing", self.vault)
+            self._schedule()
+            with self._cond:
+                self._pending.add("<vault-returned>")
+                self._first_pending = self._last_event = 0.0

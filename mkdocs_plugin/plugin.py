@@ -1,0 +1,189 @@
+"""``plugins: [search, kb-qa]``: the kb-qa chat widget on every page of an MkDocs site.
+
+- injects the widget's script and stylesheet into every page and copies them into the site;
+- ``index_on_build``: refreshes the kb-qa index after a build, taking heading ids from the
+  rendered pages' table of contents so citations land on exactly the ids the site has;
+- ``serve_api``: during ``mkdocs serve``, runs the kb-qa API in the same process on a free
+  loopback port and points the widget at it, so ``mkdocs serve`` alone gives a working chat.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import AnchorLink
+from mkdocs.utils import get_relative_url
+
+log = logging.getLogger("mkdocs.plugins.kb-qa")
+
+ASSET_DIR = "kb-qa"
+_SHORTCUT = re.compile(r"^((mod|ctrl|alt|shift|meta)\+)*[a-z0-9/.,;]$", re.I)
+_TAGS = re.compile(r"<[^>]+>")
+
+
+class KbQaConfig(base.Config):
+    """Options of the kb-qa plugin."""
+
+    enabled = c.Type(bool, default=True)
+    endpoint = c.Type(str, default="")
+    title = c.Type(str, default="Ask the docs")
+    placeholder = c.Type(str, default="Ask a question about these docs…")
+    suggested_questions = c.ListOfItems(c.Type(str), default=[])
+    shortcut = c.Type(str, default="mod+k")
+    index_on_build = c.Type(bool, default=False)
+    serve_api = c.Type(bool, default=True)
+
+
+class KbQaPlugin(BasePlugin[KbQaConfig]):
+    """Adds the chat widget; optionally indexes the site and serves the API under `mkdocs serve`."""
+
+    def __init__(self) -> None:
+        self.command = "build"
+        self._toc: dict[str, list[Any]] = {}
+        self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
+        self._endpoint = ""
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.command = command
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if not self.config.enabled:
+            return config
+        endpoint = self.config.endpoint.strip()
+        if endpoint:
+            parsed = urlparse(endpoint)
+            if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                raise PluginError(
+                    f"kb-qa: endpoint {endpoint!r} must be an absolute http(s) URL of the kb-qa "
+                    "API, e.g. https://docs-api.example.com (or leave it empty)."
+                )
+        if not _SHORTCUT.match(self.config.shortcut.strip()):
+            raise PluginError(
+                f"kb-qa: shortcut {self.config.shortcut!r} is not a key combination like "
+                "'mod+k', 'ctrl+shift+k' or '/'."
+            )
+        self._endpoint = endpoint.rstrip("/")
+        if self.command == "serve" and self.config.serve_api and not endpoint:
+            self._endpoint = self._start_api(config)
+        self._toc = {}
+        return config
+
+    def _start_api(self, config: MkDocsConfig) -> str:
+        if self._api is None:
+            from kb_qa.serving import BackgroundServer
+
+            vault = Path(config.config_file_path).resolve().parent
+            try:
+                self._api = BackgroundServer.start(vault)
+            except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
+                log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
+                return ""
+            log.info("kb-qa: API for the chat widget at %s", self._api.url)
+        return str(self._api.url)
+
+    def on_page_context(
+        self, context: dict[str, Any], /, *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> dict[str, Any] | None:
+        if self.config.enabled and self.config.index_on_build:
+            self._toc[page.file.abs_src_path or page.file.src_uri] = _flatten(page.toc.items)
+        return context
+
+    def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
+        if not self.config.enabled:
+            return output
+        return inject(output, self._tags(page.url))
+
+    def _tags(self, page_url: str) -> str:
+        css = get_relative_url(f"{ASSET_DIR}/kb-qa.css", page_url)
+        js = get_relative_url(f"{ASSET_DIR}/kb-qa.js", page_url)
+        root = get_relative_url(".", page_url)
+        options = {
+            "endpoint": self._endpoint,
+            "title": self.config.title,
+            "placeholder": self.config.placeholder,
+            "suggested": list(self.config.suggested_questions),
+            "shortcut": self.config.shortcut,
+            "root": root,
+        }
+        data = html.escape(json.dumps(options, ensure_ascii=False), quote=True)
+        return (
+            f'<link rel="stylesheet" href="{html.escape(css)}" data-kb-qa>\n'
+            f'<script src="{html.escape(js)}" defer data-kb-qa-options="{data}"></script>\n'
+        )
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        if not self.config.enabled:
+            return
+        from kb_qa_widget import ASSETS, FILES
+
+        target = Path(config.site_dir) / ASSET_DIR
+        target.mkdir(parents=True, exist_ok=True)
+        for name in FILES:
+            shutil.copyfile(ASSETS / name, target / name)
+        if self.config.index_on_build:
+            self._index(config)
+
+    def _index(self, config: MkDocsConfig) -> None:
+        from kb_qa import KbQaError, KnowledgeBase
+
+        vault = Path(config.config_file_path).resolve().parent
+        rendered = {}
+        for src, items in self._toc.items():
+            path = Path(src)
+            if path.is_absolute():
+                try:
+                    rendered[path.resolve().relative_to(vault).as_posix()] = items
+                except ValueError:
+                    continue
+        try:
+            with KnowledgeBase(vault) as kb:
+                report = kb.index(rendered=rendered)
+        except KbQaError as exc:
+            raise PluginError(f"kb-qa: indexing failed: {exc}") from exc
+        log.info(
+            "kb-qa: indexed %d files, %d chunks (%d embedded) in %.1f s",
+            report.files,
+            report.chunks,
+            report.embedded,
+            report.seconds,
+        )
+        for path, reason in report.skipped:
+            log.warning("kb-qa: skipped %s: %s", path, reason)
+
+    def on_shutdown(self) -> None:
+        if self._api is not None:
+            self._api.stop()
+            self._api = None
+
+
+def inject(output: str, tags: str) -> str:
+    """Put the widget's tags at the end of <head> (or the start of the document)."""
+    marker = output.find("</head>")
+    if marker == -1:
+        return tags + output
+    return output[:marker] + tags + output[marker:]
+
+
+def _flatten(items: list[AnchorLink]) -> list[Any]:
+    """The page's toc as kb-qa headings, in page order."""
+    from kb_qa.types import Heading
+
+    result: list[Heading] = []
+    for item in items:
+        title = html.unescape(_TAGS.sub("", item.title)).strip()
+        result.append(Heading(level=item.level, text=title, anchor=item.id))
+        result.extend(_flatten(item.children))
+    return result

@@ -1,0 +1,146 @@
+"""The watcher keeps a real index current through the edits editors really make."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.watch import Watcher, relevant
+
+PAGES = {
+    "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",
+    "notes/beta.md": "# Beta\n\n## Gardens\n\nTomatoes need full sun.\n",
+}
+
+
+def save_like_an_editor(path: Path, text: str) -> None:
+    """Write a temp file and rename it onto the real one (vim, VS Code, JetBrains...)."""
+    tmp = path.with_name(path.name + ".tmp~")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def found(kb: KnowledgeBase, query: str) -> set[str]:
+    return {h.chunk.path for h in kb.search(query, 10)}
+
+
+def texts(kb: KnowledgeBase) -> str:
+    return "\n".join(c.text for c in kb.store.chunks())
+
+
+@pytest.fixture
+def watched(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> Iterator[tuple[Path, KnowledgeBase, Watcher]]:
+    vault = make_vault(dict(PAGES))
+    base = kb(vault)
+    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
+    assert watcher.wait_idle()
+    yield vault, base, watcher
+    watcher.stop()
+
+
+def settle(watcher: Watcher) -> None:
+    # The event must reach the observer before wait_idle can mean anything.
+    time.sleep(0.3)
+    assert watcher.wait_idle(timeout=20)
+
+
+def test_startup_reconciles_with_disk(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    _vault, kb, watcher = watched
+    assert {p["path"] for p in kb.pages()} == set(PAGES)
+    assert watcher.freshness().last_change_indexed is not None
+
+
+def test_save_via_rename_is_indexed(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    save_like_an_editor(
+        vault / "alpha.md", "# Alpha\n\n## Boilers\n\nThe boiler pressure is 7 bar.\n"
+    )
+    settle(watcher)
+    assert "7 bar" in texts(kb) and "3 bar" not in texts(kb)
+    assert watcher.last_report is not None and watcher.last_report.embedded == 1
+
+
+def test_new_deleted_and_moved_folders(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    (vault / "gamma.md").write_text("# Gamma\n\nSextants measure angles.\n", encoding="utf-8")
+    settle(watcher)
+    assert "gamma.md" in found(kb, "sextants")
+    shutil.move(vault / "notes", vault / "archive")
+    settle(watcher)
+    paths = {p["path"] for p in kb.pages()}
+    assert "archive/beta.md" in paths and "notes/beta.md" not in paths
+    assert watcher.last_report is not None and watcher.last_report.embedded == 0  # moved, not new
+    (vault / "gamma.md").unlink()
+    settle(watcher)
+    assert "gamma.md" not in {p["path"] for p in kb.pages()}
+
+
+def test_file_replaced_by_folder(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    (vault / "alpha.md").unlink()
+    (vault / "alpha.md").mkdir()
+    (vault / "alpha.md" / "inner.md").write_text("# Inner\n\nQuartz clocks.\n", encoding="utf-8")
+    settle(watcher)
+    paths = {p["path"] for p in kb.pages()}
+    assert "alpha.md" not in paths and "alpha.md/inner.md" in paths
+
+
+def test_swap_and_backup_files_ignored() -> None:
+    assert not relevant("/v/.alpha.md.swp", False)
+    assert not relevant("/v/alpha.md~", False)
+    assert not relevant("/v/.#alpha.md", False)
+    assert not relevant("/v/4913", False)
+    assert relevant("/v/alpha.md", False)
+    assert relevant("/v/mkdocs.yml", False)
+    assert relevant("/v/notes", True)
+
+
+def test_burst_of_files_coalesces(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    runs_before = watcher.freshness().last_change_indexed
+    for n in range(300):
+        (vault / "burst" / f"{n:03}.md").parent.mkdir(exist_ok=True)
+        (vault / "burst" / f"{n:03}.md").write_text(f"# Note {n}\n\nItem {n} of the burst.\n")
+    settle(watcher)
+    assert len([p for p in kb.pages() if p["path"].startswith("burst/")]) == 300
+    assert watcher.freshness().last_change_indexed != runs_before
+    assert watcher.freshness().queue == 0
+
+
+def test_vault_disappears_and_returns(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    parked = vault.with_name("parked")
+    vault.rename(parked)
+    time.sleep(1.0)
+    # The index keeps serving what it had.
+    assert "alpha.md" in found(kb, "boiler pressure")
+    parked.rename(vault)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and watcher.freshness().error:
+        time.sleep(0.1)
+    save_like_an_editor(vault / "alpha.md", "# Alpha\n\nThe boiler is now electric.\n")
+    settle(watcher)
+    assert "electric" in texts(kb)
+    assert watcher.freshness().error == ""
+
+
+def test_bad_files_never_stop_the_watcher(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+    vault, kb, watcher = watched
+    (vault / "binary.md").write_bytes(b"\x00\x01\x02" * 100)
+    (vault / "latin1.md").write_bytes("# Caf\xe9\n\nCr\xe8me br\xfbl\xe9e.\n".encode("latin-1"))
+    os.symlink(vault / "loop", vault / "loop")  # a symlink pointing at itself
+    settle(watcher)
+    report = watcher.last_report
+    assert report is not None
+    assert any(p == "binary.md" for p, _ in report.skipped)
+    save_like_an_editor(vault / "alpha.md", "# Alpha\n\nStill watching.\n")
+    settle(watcher)
+    assert "Still watching" in texts(kb)
