@@ -8,6 +8,7 @@ line them up with the headings markdown-it found in the source.
 
 from __future__ import annotations
 
+import difflib
 import html
 import re
 import unicodedata
@@ -20,20 +21,29 @@ from kb_qa.types import Heading
 _HEADING_RE = re.compile(r"<h([1-6])(\s[^>]*)?>(.*?)</h\1>", re.DOTALL | re.IGNORECASE)
 _ID_RE = re.compile(r'\sid="([^"]*)"')
 _TAG_RE = re.compile(r"<[^>]+>")
-LOOKAHEAD = 6
+_ATTR_LIST_RE = re.compile(r"\s*\{:?\s*[#.][^}]*\}\s*$")
+_IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])?")
+_LINK_RE = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+_SHORTCODE_RE = re.compile(r":[a-z0-9_+-]+:")
 
 
 def rendered_headings(md: markdown.Markdown, body: str) -> list[Heading]:
-    """Render ``body`` and return its headings in page order with their ids."""
+    """Render ``body`` and return its headings that have an id, in page order.
+
+    Headings without an id are raw HTML in the source (``<h4>Example</h4>``): MkDocs leaves
+    them alone, so they are no link target, and markdown-it does not see them as headings.
+    """
     md.reset()
     out = md.convert(body)
     headings = []
     for match in _HEADING_RE.finditer(out):
-        attrs = match.group(2) or ""
-        id_match = _ID_RE.search(attrs)
+        id_match = _ID_RE.search(match.group(2) or "")
+        if not id_match:
+            continue
         text = html.unescape(_TAG_RE.sub("", match.group(3))).strip()
-        anchor = html.unescape(id_match.group(1)) if id_match else ""
-        headings.append(Heading(level=int(match.group(1)), text=text, anchor=anchor))
+        headings.append(
+            Heading(level=int(match.group(1)), text=text, anchor=html.unescape(id_match.group(1)))
+        )
     return headings
 
 
@@ -43,42 +53,95 @@ def match_text(text: str) -> str:
     return "".join(ch for ch in text if ch.isalnum())
 
 
+def source_key(raw: str, links: bool = False) -> str:
+    """``match_text`` of a heading's Markdown source, with what renders to no text removed.
+
+    Drops a trailing attribute list (``{ #id .class }``), HTML tags and emoji/icon shortcodes
+    (``:smile:``, ``:material-check:``), decodes entities and, unless ``links``, keeps only
+    the text of links and drops images (a reference that is not defined renders as written).
+    """
+    text = _ATTR_LIST_RE.sub("", raw)
+    if not links:
+        text = _IMAGE_RE.sub("", text)
+        text = _LINK_RE.sub(r"\1", text)
+    text = _TAG_RE.sub("", text)
+    text = _SHORTCODE_RE.sub("", text)
+    return match_text(html.unescape(text))
+
+
 def assign(
     parsed: Sequence[tuple[int, str]], rendered: Sequence[Heading], md: markdown.Markdown
 ) -> list[Heading]:
     """Give each source heading (level, raw text) the rendered heading it corresponds to.
 
-    Headings are matched in order by text, then by position at the same level; one that
-    the renderer did not produce (rare) gets an id computed the same way MkDocs would.
+    The rendered page usually has more headings than markdown-it finds (headings inside
+    admonitions, tabs, ``md_in_html`` blocks, snippets), sometimes fewer. The two lists are
+    aligned as sequences of (level, text key); headings left over between two aligned runs
+    are paired by similar text at the same level, then by position when the leftovers line
+    up one to one. A source heading the renderer did not produce (rare) gets an id computed
+    the way MkDocs would, kept unique on the page.
     """
-    result: list[Heading] = []
+    rendered = [h for h in rendered if h.anchor]
+    keys = [(level, source_key(raw)) for level, raw in parsed]
+    rkeys = [(h.level, match_text(h.text)) for h in rendered]
+    pairs: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, keys, rkeys, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs.update(zip(range(i1, i2), range(j1, j2), strict=True))
+        elif tag == "replace":
+            pairs.update(_pair_gap(parsed, rkeys, range(i1, i2), range(j1, j2)))
+
     used = {h.anchor for h in rendered}
-    j = 0
-    for level, raw in parsed:
-        key = match_text(raw)
-        window = range(j, min(j + LOOKAHEAD, len(rendered)))
-        found = next((k for k in window if match_text(rendered[k].text) == key), None)
-        if found is None:
-            found = next(
-                (
-                    k
-                    for k in window
-                    if rendered[k].level == level
-                    and key
-                    and (key in match_text(rendered[k].text) or match_text(rendered[k].text) in key)
-                ),
-                None,
-            )
-        if found is None and j < len(rendered) and rendered[j].level == level:
-            found = j
-        if found is not None:
-            result.append(rendered[found])
-            j = found + 1
+    result: list[Heading] = []
+    for i, (level, raw) in enumerate(parsed):
+        if i in pairs:
+            result.append(rendered[pairs[i]])
             continue
         anchor = _unique(_single_heading_id(md, level, raw), used)
         used.add(anchor)
         result.append(Heading(level=level, text=_plain(raw), anchor=anchor))
     return result
+
+
+def _pair_gap(
+    parsed: Sequence[tuple[int, str]],
+    rkeys: Sequence[tuple[int, str]],
+    gap: range,
+    rgap: range,
+) -> dict[int, int]:
+    """Pair source and rendered headings between two aligned runs, keeping their order."""
+    pairs: dict[int, int] = {}
+    k = rgap.start
+    for i in gap:
+        level, raw = parsed[i]
+        variants = {source_key(raw), source_key(raw, links=True), match_text(raw)}
+        candidates = [r for r in range(k, rgap.stop) if rkeys[r][0] == level]
+        found = next(
+            (r for r in candidates if any(_similar(v, rkeys[r][1]) for v in variants)), None
+        )
+        if found is None:
+            scored = [(_ratio(variants, rkeys[r][1]), -r) for r in candidates]
+            best = max(scored, default=(0.0, 0))
+            found = -best[1] if best[0] >= 0.75 else None
+        if found is not None:
+            pairs[i] = found
+            k = found + 1
+    if not pairs and len(gap) == len(rgap):
+        # Same number on both sides and nothing alike: the text renders differently
+        # (abbreviations, smart symbols, emoji); pair by position where levels agree.
+        pairs = {i: r for i, r in zip(gap, rgap, strict=True) if parsed[i][0] == rkeys[r][0]}
+    return pairs
+
+
+def _similar(key: str, rkey: str) -> bool:
+    if not key or not rkey:
+        return key == rkey
+    return key in rkey or rkey in key
+
+
+def _ratio(variants: set[str], rkey: str) -> float:
+    return max(difflib.SequenceMatcher(None, v, rkey, autojunk=False).ratio() for v in variants)
 
 
 def _single_heading_id(md: markdown.Markdown, level: int, raw: str) -> str:

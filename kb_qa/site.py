@@ -75,7 +75,8 @@ class Site:
 
 def load_site(root: Path) -> Site:
     """Read ``root/mkdocs.yml`` if there is one; otherwise describe a plain vault."""
-    config_file = next((root / n for n in ("mkdocs.yml", "mkdocs.yaml") if (root / n).is_file()), None)
+    names = ("mkdocs.yml", "mkdocs.yaml")
+    config_file = next((root / n for n in names if (root / n).is_file()), None)
     if config_file is None:
         site = Site(root=root, docs_dir=root)
         _set_extensions(site, [], root)
@@ -102,7 +103,7 @@ def load_site(root: Path) -> Site:
 
 
 def _read_yaml(path: Path) -> Any:
-    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently on failure."""
+    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently."""
     from mkdocs.utils.yaml import get_yaml_loader
 
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -124,7 +125,7 @@ _LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
 def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
-    """Resolve the site's markdown_extensions, dropping (with a warning) those that will not load."""
+    """Resolve the site's markdown_extensions, dropping (with a warning) those that fail."""
     names: list[str] = list(BUILTIN_EXTENSIONS)
     configs: dict[str, dict[str, Any]] = {}
     for item in configured:
@@ -155,15 +156,16 @@ def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
 
 
 def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path) -> None:
-    """Switch off work that cannot change heading ids (syntax highlighting, permalinks)."""
+    """Switch off work that cannot change heading ids (permalinks); root snippet paths.
+
+    Syntax highlighting stays as the site has it: without Pygments, SuperFences rejects
+    fence options such as ``hl_lines`` and ``linenums``, so the fence is not a code block
+    at all and everything after it parses differently (headings lost or misnumbered).
+    """
     toc = configs.setdefault("toc", {})
     toc["permalink"] = False
     toc["anchorlink"] = False
     toc.pop("permalink_title", None)
-    for name in ("pymdownx.highlight", "codehilite"):
-        if name in configs:
-            configs[name]["use_pygments"] = False
-    configs.setdefault("pymdownx.highlight", {})["use_pygments"] = False
     if "pymdownx.snippets" in configs:
         base = configs["pymdownx.snippets"].get("base_path", ["."])
         base = [base] if isinstance(base, str) else list(base)

@@ -1,0 +1,530 @@
+"""Anchor parity: kb-qa's heading anchors against the ids of a real ``mkdocs build``.
+
+Used by ``tests/test_anchor_parity.py`` and ``bench/anchor_parity.py`` (the one place
+this logic lives).
+
+For a site (``sample_site/`` or a corpus folder holding ``mkdocs.yml`` + ``docs/``):
+
+1. copy it to a temporary folder and write a copy of its ``mkdocs.yml`` with only what cannot
+   work offline/here removed: plugins that are not installed or need the network (``search``
+   is always kept), ``hooks``, ``INHERIT``, a missing ``custom_dir`` or ``watch`` path,
+   markdown extensions whose module is not installed, and ``strict`` (warnings about the
+   removed parts must not stop the build);
+2. run the real ``mkdocs build`` on it;
+3. for every Markdown page kb-qa indexes, read the heading ids (h1-h6 ``id`` inside the page's
+   main content) from the built HTML, found with the same rule as ``Site.url_for``;
+4. line them up with the headings kb-qa chunked (``chunk_document``), in order, and count
+   the kb-qa headings whose anchor is the id of the matching rendered heading.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kb_qa import anchors
+from kb_qa.chunking import chunk_document
+from kb_qa.settings import Settings
+from kb_qa.site import Site, load_site
+from kb_qa.types import Heading
+from kb_qa.vault import read_document, scan
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_SITE = REPO / "sample_site"
+CORPORA = ("mkdocs", "mkdocs-material", "pydantic", "uv")
+# Installed plugins that fetch things from the internet while building.
+NETWORK_PLUGINS = frozenset({"social", "material/social", "privacy", "material/privacy"})
+
+
+def corpora_dir() -> Path:
+    """Where the public corpora live: ``KBQA_CORPORA`` or ``shared/corpora`` beside the repo."""
+    env = os.environ.get("KBQA_CORPORA")
+    return Path(env) if env else REPO.parent / "shared" / "corpora"
+
+
+def sites() -> dict[str, Path]:
+    """``sample_site`` plus every corpus that exists here, by name."""
+    found = {"sample_site": SAMPLE_SITE}
+    base = corpora_dir()
+    for name in CORPORA:
+        if (base / name / "mkdocs.yml").is_file():
+            found[name] = base / name
+    return found
+
+
+# --- a copy of mkdocs.yml that builds here -------------------------------------------------
+
+
+@dataclass
+class _Tagged:
+    """A YAML value with a tag kept as written (``!ENV``, ``!!python/name:...``)."""
+
+    tag: str
+    value: Any
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _construct_tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> _Tagged:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return _Tagged(node.tag, value)
+
+
+def _represent_tagged(dumper: yaml.SafeDumper, data: _Tagged) -> yaml.Node:
+    if isinstance(data.value, list):
+        return dumper.represent_sequence(data.tag, data.value)
+    if isinstance(data.value, dict):
+        return dumper.represent_mapping(data.tag, data.value)
+    return dumper.represent_scalar(data.tag, data.value)
+
+
+_Loader.add_multi_constructor("", _construct_tagged)
+_Dumper.add_representer(_Tagged, _represent_tagged)
+
+
+def _entry_point_names(group: str) -> set[str]:
+    return {ep.name for ep in entry_points(group=group)}
+
+
+def _module_installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _extension_installed(name: str) -> bool:
+    """Would Python-Markdown find this extension (entry point name or module path)?"""
+    if name in _entry_point_names("markdown.extensions"):
+        return True
+    return _module_installed(name.split(":", 1)[0])
+
+
+def _entry_name(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and len(item) == 1:
+        return str(next(iter(item)))
+    return None
+
+
+def _plugin_usable(name: str, theme: str) -> bool:
+    if name == "search":
+        return True
+    installed = _entry_point_names("mkdocs.plugins")
+    candidates = {name} | ({f"{theme}/{name}"} if theme and "/" not in name else set())
+    if candidates & NETWORK_PLUGINS:
+        return False
+    return bool(candidates & installed)
+
+
+def _plugin_missing_files(name: str, item: Any, root: Path, config: dict[str, Any]) -> str:
+    """A file an installed plugin needs that the copy lacks ("" when none is missing)."""
+    options: Any = {}
+    if isinstance(item, tuple):
+        options = item[1]
+    elif isinstance(item, dict):
+        options = item.get(name)
+    options = options if isinstance(options, dict) else {}
+    if name in ("blog", "material/blog") and options.get("authors", True):
+        # Material's blog plugin fails on posts naming authors that its authors file lacks.
+        docs = root / str(config.get("docs_dir") or "docs")
+        blog_dir = str(options.get("blog_dir", "blog"))
+        authors = str(options.get("authors_file", "{blog}/.authors.yml")).format(blog=blog_dir)
+        if not (docs / authors).is_file():
+            return authors
+    return ""
+
+
+def offline_config(config: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[str]]:
+    """The config with what cannot work here removed, and a note of each removal."""
+    config = dict(config)
+    removed: list[str] = []
+    for key in ("hooks", "INHERIT"):
+        if config.pop(key, None) is not None:
+            removed.append(key)
+    if config.pop("strict", None):
+        removed.append("strict")
+    watch = config.get("watch")
+    if isinstance(watch, list):
+        missing = [w for w in watch if not (root / str(w)).exists()]
+        if missing:
+            config["watch"] = [w for w in watch if w not in missing]
+            removed.append(f"watch {', '.join(map(str, missing))} (missing)")
+    theme = config.get("theme")
+    theme_name = ""
+    if isinstance(theme, dict):
+        theme = dict(theme)
+        theme_name = str(theme.get("name") or "")
+        custom = theme.get("custom_dir")
+        if custom and not (root / str(custom)).is_dir():
+            theme.pop("custom_dir")
+            removed.append(f"theme.custom_dir {custom} (missing)")
+        config["theme"] = theme
+    elif isinstance(theme, str):
+        theme_name = theme
+
+    plugins = config.get("plugins")
+    if plugins is not None:
+        items = list(plugins.items()) if isinstance(plugins, dict) else list(plugins)
+        kept: list[Any] = []
+        for item in items:
+            name = item[0] if isinstance(plugins, dict) else _entry_name(item)
+            if name is None or _plugin_usable(name, theme_name):
+                missing = _plugin_missing_files(name, item, root, config) if name else ""
+                if not missing:
+                    kept.append(item)
+                    continue
+                removed.append(f"plugin {name} ({missing} missing)")
+            else:
+                removed.append(f"plugin {name}")
+        config["plugins"] = dict(kept) if isinstance(plugins, dict) else kept
+
+    extensions = config.get("markdown_extensions")
+    if isinstance(extensions, list):
+        kept_ext = []
+        for item in extensions:
+            name = _entry_name(item)
+            if name is not None and not _extension_installed(name):
+                removed.append(f"markdown extension {name}")
+                continue
+            kept_ext.append(item)
+        config["markdown_extensions"] = kept_ext
+    return config, removed
+
+
+_FRONT_TEMPLATE = re.compile(
+    r"\A---[ \t]*\n(?:(?!---|\.\.\.).*\n)*?template:\s*['\"]?([^'\"\n]+?)['\"]?\s*\n"
+)
+
+
+def _stub_missing_templates(config: dict[str, Any], root: Path) -> list[str]:
+    """Templates that only a missing custom_dir had: page templates named in front matter
+    (stubbed to extend ``main.html``) and Material's analytics partial of ``extra.analytics``
+    (stubbed empty). The stubs go in a folder made the theme's custom_dir.
+    """
+    from mkdocs.utils import get_theme_dir
+
+    theme = config.get("theme")
+    theme = {"name": theme} if isinstance(theme, str) else theme
+    if not isinstance(theme, dict) or not theme.get("name") or theme.get("custom_dir"):
+        return []
+    theme_dir = Path(get_theme_dir(str(theme["name"])))
+    docs = root / str(config.get("docs_dir") or "docs")
+    wanted: dict[str, str] = {}
+    for page in docs.rglob("*.md"):
+        match = _FRONT_TEMPLATE.match(page.read_text(encoding="utf-8", errors="replace"))
+        if match and not (theme_dir / match.group(1)).is_file():
+            wanted[match.group(1)] = '{% extends "main.html" %}\n'
+    analytics = (config.get("extra") or {}).get("analytics") or {}
+    provider = analytics.get("provider") if isinstance(analytics, dict) else None
+    partial = f"partials/integrations/analytics/{provider}.html"
+    if provider and (theme_dir / "partials").is_dir() and not (theme_dir / partial).is_file():
+        wanted[partial] = ""
+    stubs = root / "parity-overrides"
+    for name, text in wanted.items():
+        (stubs / name).parent.mkdir(parents=True, exist_ok=True)
+        (stubs / name).write_text(text, encoding="utf-8")
+    if wanted:
+        config["theme"] = {**theme, "custom_dir": stubs.name}
+    return [f"template {name} (missing; stubbed)" for name in sorted(wanted)]
+
+
+@dataclass
+class Build:
+    """A built copy of a site."""
+
+    source: Path  # the original site folder (read only)
+    root: Path  # the writable copy that was built
+    site_dir: Path
+    removed: list[str]
+    seconds: float
+    log: str
+
+
+def build_site(source: Path, workdir: Path) -> Build:
+    """Copy ``source`` into ``workdir``, make its mkdocs.yml work here and run ``mkdocs build``."""
+    root = workdir / "src"
+    # Not a previous build or kb-qa index at the top of the site folder.
+    top = str(source)
+    shutil.copytree(
+        source, root, ignore=lambda d, names: {".kb-qa", "site"} & set(names) if d == top else set()
+    )
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    config_file = next(p for p in (root / "mkdocs.yml", root / "mkdocs.yaml") if p.is_file())
+    config = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+    config, removed = offline_config(config, root)
+    removed += _stub_missing_templates(config, root)
+    config_file.write_text(
+        yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    site_dir = workdir / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file),
+         "-d", str(site_dir)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"mkdocs build of {source} failed:\n{proc.stdout}\n{proc.stderr}")
+    return Build(source, root, site_dir, removed, seconds, proc.stderr)
+
+
+# --- headings of a built page -------------------------------------------------------------
+
+
+class _ContentHeadings(HTMLParser):
+    """h1-h6 with their ids inside the page's main content element."""
+
+    def __init__(self, container: tuple[str, str, str]) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tag, self.attr, self.value = container
+        self.depth = 0  # nesting of ``self.tag`` inside the container (0 = outside)
+        self.done = False
+        self.heading: tuple[int, str] | None = None
+        self.text: list[str] = []
+        self.skip = 0  # depth inside a permalink anchor
+        self.headings: list[Heading] = []
+
+    def _is_container(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        if tag != self.tag:
+            return False
+        if not self.attr:
+            return True
+        value = dict(attrs).get(self.attr) or ""
+        return self.value in value.split() or value == self.value
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.done:
+            return
+        if self.depth == 0:
+            if self._is_container(tag, attrs):
+                self.depth = 1
+            return
+        if tag == self.tag:
+            self.depth += 1
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.heading = (int(tag[1]), dict(attrs).get("id") or "")
+            self.text = []
+        elif self.heading and tag == "a" and "headerlink" in (dict(attrs).get("class") or ""):
+            self.skip = 1
+        elif self.skip and tag == "a":
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.done or self.depth == 0:
+            return
+        if tag == self.tag:
+            self.depth -= 1
+            if self.depth == 0:
+                self.done = True
+            return
+        if self.skip and tag == "a":
+            self.skip -= 1
+        elif self.heading and tag == f"h{self.heading[0]}":
+            level, anchor = self.heading
+            self.headings.append(Heading(level, " ".join("".join(self.text).split()), anchor))
+            self.heading = None
+
+    def handle_data(self, data: str) -> None:
+        if self.heading and not self.skip:
+            self.text.append(data)
+
+
+def page_headings(html_text: str) -> list[Heading]:
+    """Headings with an ``id`` in the main content of a built page, in page order.
+
+    The content is the first ``<article>`` (Material), else ``role="main"`` (the mkdocs and
+    readthedocs themes), else ``.md-content``.
+    """
+    for container in (("article", "", ""), ("div", "role", "main"), ("div", "class", "md-content")):
+        parser = _ContentHeadings(container)
+        parser.feed(html_text)
+        parser.close()
+        if parser.depth or parser.done:
+            return [h for h in parser.headings if h.anchor]
+    return []
+
+
+def html_path(site: Site, site_dir: Path, doc_path: str) -> Path:
+    """The built HTML file of a page, by the same rule as ``Site.url_for``."""
+    url = site.url_for(doc_path)
+    return site_dir / url if url.endswith(".html") else site_dir / url / "index.html"
+
+
+# --- kb-qa's headings and the comparison ---------------------------------------------------
+
+
+def kbqa_headings(site: Site) -> dict[str, list[Heading]]:
+    """doc_path -> the headings kb-qa chunked (level, text, anchor), in page order."""
+    settings = Settings(vault=site.root, index_dir=Path(tempfile.gettempdir()) / "kbqa-parity")
+    files, _ = scan(site, settings)
+    md = site.markdown()
+    pages: dict[str, list[Heading]] = {}
+    for info in files:
+        doc = read_document(site, info).document
+        if doc is None:
+            continue
+        chunks = chunk_document(doc, md, 100_000)
+        # One piece-0 chunk per heading section; the preamble (level 0) has no anchor.
+        pages[info.doc_path] = [
+            Heading(c.level, c.heading, c.anchor) for c in chunks if c.piece == 0 and c.level > 0
+        ]
+    return pages
+
+
+@dataclass(frozen=True)
+class Miss:
+    page: str
+    ours: str
+    rendered: str  # the id of the rendered heading we lined up with ("" if none)
+    heading: str
+    level: int
+
+
+@dataclass
+class PageResult:
+    headings: int = 0
+    matched: int = 0
+    misses: list[Miss] = field(default_factory=list)
+    extra: list[Heading] = field(default_factory=list)  # rendered, not among kb-qa's
+
+
+def _key(text: str) -> str:
+    return anchors.match_text(text)
+
+
+def _same_text(a: str, b: str) -> bool:
+    ka, kb = _key(a), _key(b)
+    return ka == kb or (bool(ka) and bool(kb) and (ka in kb or kb in ka))
+
+
+def compare_page(page: str, ours: list[Heading], rendered: list[Heading]) -> PageResult:
+    """Line kb-qa's headings up with the rendered ones in order and count equal ids.
+
+    A kb-qa heading matches when the next rendered headings (in order) include one with the
+    same id and the same level or text. Otherwise it is a miss, reported with the id of the
+    rendered heading that has its text, if there is one.
+    """
+    result = PageResult(headings=len(ours))
+    j = 0
+    for h in ours:
+        k = next(
+            (
+                k
+                for k in range(j, len(rendered))
+                if rendered[k].anchor == h.anchor
+                and (rendered[k].level == h.level or _same_text(rendered[k].text, h.text))
+            ),
+            None,
+        )
+        if k is not None:
+            result.matched += 1
+        else:
+            k = next(
+                (
+                    k
+                    for k in range(j, len(rendered))
+                    if rendered[k].level == h.level and _same_text(rendered[k].text, h.text)
+                ),
+                None,
+            )
+            other = rendered[k].anchor if k is not None else ""
+            result.misses.append(Miss(page, h.anchor, other, h.text, h.level))
+        if k is not None:
+            result.extra.extend(rendered[j:k])
+            j = k + 1
+    result.extra.extend(rendered[j:])
+    return result
+
+
+@dataclass
+class SiteResult:
+    name: str
+    pages: int = 0
+    headings: int = 0
+    matched: int = 0
+    misses: list[Miss] = field(default_factory=list)
+    extra: list[tuple[str, Heading]] = field(default_factory=list)
+    unbuilt: list[str] = field(default_factory=list)  # pages with no HTML at the url_for path
+    removed: list[str] = field(default_factory=list)
+    kbqa_warnings: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.matched / self.headings if self.headings else 100.0
+
+
+def check_site(name: str, source: Path, workdir: Path | None = None) -> SiteResult:
+    """Build ``source`` with MkDocs and compare every page's ids with kb-qa's anchors."""
+    with tempfile.TemporaryDirectory(prefix=f"kbqa-parity-{name}-") as tmp:
+        build = build_site(source, Path(workdir or tmp))
+        site = load_site(source)
+        result = SiteResult(
+            name, removed=build.removed, kbqa_warnings=list(site.warnings),
+            build_seconds=build.seconds,
+        )
+        for doc_path, ours in kbqa_headings(site).items():
+            path = html_path(site, build.site_dir, doc_path)
+            if not path.is_file():
+                result.unbuilt.append(doc_path)
+                continue
+            rendered = page_headings(path.read_text(encoding="utf-8"))
+            page = compare_page(doc_path, ours, rendered)
+            result.pages += 1
+            result.headings += page.headings
+            result.matched += page.matched
+            result.misses.extend(page.misses)
+            result.extra.extend((doc_path, h) for h in page.extra)
+    return result
+
+
+def format_table(results: Iterable[SiteResult]) -> str:
+    rows = [
+        ("corpus", "pages", "headings", "matched", "%", "misses", "extra", "unbuilt", "build s")
+    ]
+    for r in results:
+        rows.append((
+            r.name, str(r.pages), str(r.headings), str(r.matched), f"{r.percent:.2f}",
+            str(len(r.misses)), str(len(r.extra)), str(len(r.unbuilt)), f"{r.build_seconds:.1f}",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)

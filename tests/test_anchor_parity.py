@@ -1,0 +1,145 @@
+"""kb-qa's heading anchors equal the ids of a real ``mkdocs build`` (logic in tests/parity.py).
+
+sample_site must match 100%; each public corpus present beside the repo (``../shared/corpora``
+or ``KBQA_CORPORA``) at least 99%. All five sites build in about 30 s here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import parity  # tests/ is on sys.path under pytest
+import pytest
+
+SITES = parity.sites()
+
+
+@pytest.mark.parametrize("name", ["sample_site", *parity.CORPORA])
+def test_anchor_parity(name: str) -> None:
+    if name not in SITES:
+        pytest.skip(f"corpus {name} not found under {parity.corpora_dir()}")
+    result = parity.check_site(name, SITES[name])
+    misses = "\n".join(
+        f"{m.page}: ours={m.ours!r} rendered={m.rendered or None!r} h{m.level} {m.heading!r}"
+        for m in result.misses
+    )
+    assert result.pages > 0 and result.headings > 0, f"{name}: nothing was compared"
+    assert not result.unbuilt, f"{name}: no HTML at the url_for path of {result.unbuilt}"
+    required = 100.0 if name == "sample_site" else 99.0
+    assert result.percent >= required, (
+        f"{name}: {result.matched}/{result.headings} anchors match ({result.percent:.2f}%)\n"
+        f"{misses}"
+    )
+
+
+TRICKY_CONFIG = """\
+site_name: Tricky
+theme:
+  name: material
+markdown_extensions:
+  - toc:
+      permalink: true
+  - admonition
+  - attr_list
+  - md_in_html
+  - pymdownx.highlight
+  - pymdownx.superfences
+  - pymdownx.emoji:
+      emoji_index: !!python/name:material.extensions.emoji.twemoji
+      emoji_generator: !!python/name:material.extensions.emoji.to_svg
+  - pymdownx.tabbed:
+      alternate_style: true
+"""
+
+TRICKY_PAGE = """\
+# Tricky page
+
+## Setup
+
+``` yaml hl_lines="2"
+a: 1
+b: 2
+```
+
+## Setup
+
+Seven raw HTML headings (no ids) before the next Markdown heading:
+
+<h4>One</h4>
+<h4>Two</h4>
+<h4>Three</h4>
+<h4>Four</h4>
+<h4>Five</h4>
+<h4>Six</h4>
+<h4>Seven</h4>
+
+## Overlapping [`TypedDict`][typing.TypedDict] fields {#overlap}
+
+!!! note
+
+    ### Inside a note
+
+=== "Tab A"
+
+    ### Inside a tab
+
+## Emoji :smile: heading
+
+## 安装步骤
+
+## 配置
+
+<div class="grid" markdown>
+
+## In a grid
+
+</div>
+
+## C++ & Python: 100% fun!
+
+### Setup
+"""
+
+
+@pytest.mark.parametrize("directory_urls", [True, False])
+def test_anchor_parity_tricky_page(tmp_path: Path, directory_urls: bool) -> None:
+    """Cases that once broke parity: a fence with ``hl_lines`` (only valid with Pygments),
+    a run of raw HTML headings, an undefined reference link in a heading; with both URL
+    styles so that the source -> HTML mapping of ``Site.url_for`` is exercised too."""
+    site = tmp_path / "tricky"
+    (site / "docs" / "guide").mkdir(parents=True)
+    config = TRICKY_CONFIG + f"use_directory_urls: {str(directory_urls).lower()}\n"
+    (site / "mkdocs.yml").write_text(config, encoding="utf-8")
+    (site / "docs" / "index.md").write_text(TRICKY_PAGE, encoding="utf-8")
+    (site / "docs" / "guide" / "setup.md").write_text(TRICKY_PAGE, encoding="utf-8")
+    result = parity.check_site("tricky", site)
+    assert (result.pages, result.headings, result.matched, result.misses) == (2, 20, 20, [])
+    assert [h.anchor for _, h in result.extra] == ["inside-a-note", "inside-a-tab"] * 2
+
+
+def test_page_headings_reads_main_content_only() -> None:
+    page = """<html><body>
+    <div class="modal"><h4 id="keyboardModalLabel">Keyboard</h4></div>
+    <div class="md-content"><article class="md-content__inner">
+      <h1>Title without id</h1>
+      <h2 id="intro">Intro<a class="headerlink" href="#intro">&para;</a></h2>
+      <div><h3 id="deep"><a class="toclink" href="#deep">Deep <code>x</code></a></h3></div>
+    </article></div>
+    <footer><h2 id="footer">Footer</h2></footer>
+    </body></html>"""
+    headings = parity.page_headings(page)
+    assert [(h.level, h.text, h.anchor) for h in headings] == [
+        (2, "Intro", "intro"),
+        (3, "Deep x", "deep"),
+    ]
+
+
+def test_compare_page_reports_wrong_and_missing_ids() -> None:
+    from kb_qa.types import Heading
+
+    ours = [Heading(1, "A", "a"), Heading(2, "B", "b_1"), Heading(2, "C", "c")]
+    rendered = [Heading(1, "A", "a"), Heading(3, "Nested", "nested"), Heading(2, "B", "b")]
+    result = parity.compare_page("p.md", ours, rendered)
+    assert result.matched == 1
+    assert [(m.ours, m.rendered) for m in result.misses] == [("b_1", "b"), ("c", "")]
+    assert [h.anchor for h in result.extra] == ["nested"]
