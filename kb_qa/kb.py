@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from kb_qa import chunking, embeddings, retrieval, vault
+from kb_qa import chunking, embeddings, links, retrieval, vault
 from kb_qa.errors import EmbeddingError
 from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
@@ -108,7 +108,11 @@ class KnowledgeBase:
             report.changed_files = len(docs)
             report.files = len(self.store.files())
             report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            self.store.set_meta(last_indexed=str(time.time()), site_url=site.site_url)
+            self.store.set_meta(
+                last_indexed=str(time.time()),
+                site_url=site.site_url,
+                link_style="site" if site.is_mkdocs else "file",
+            )
         report.seconds = time.perf_counter() - started
         return report
 
@@ -359,10 +363,13 @@ class KnowledgeBase:
         }
 
     def url(self, chunk: Chunk) -> str:
-        """Absolute (when the site has a site_url) link to a chunk's section."""
-        site_url = self.store.meta("site_url")
-        base = site_url.rstrip("/") + "/" if site_url else ""
-        return base + chunk.link
+        """Where a citation of ``chunk`` points, by the ``link_style`` setting."""
+        return links.link(
+            chunk,
+            self.settings.link_style or self.store.meta("link_style") or "file",
+            vault=self.settings.vault,
+            site_url=self.store.meta("site_url"),
+        )
 
     def close(self) -> None:
         """Release the manifest connection."""

@@ -35,6 +35,9 @@ class Settings:
     chunk_chars: int = 1500
     max_file_bytes: int = 5_000_000
     ignore: tuple[str, ...] = ()
+    # Citation links: "site" (URL#anchor; the default with mkdocs.yml), "file" (path:line),
+    # "vscode" (vscode://file/...), "obsidian" (obsidian://open?...); empty = automatic
+    link_style: str = ""
     top_k: int = 10
     # Candidates taken from each of the vector and keyword indexes before fusion
     candidates: int = 200
