@@ -21,7 +21,9 @@ from markdown_it.token import Token
 from kb_qa import anchors
 from kb_qa.types import Chunk, Document, Heading
 
-_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# Deeply nested outlines are common in notes; the default nesting limit (20) would stop
+# block parsing there and swallow every later heading.
+_PARSER = MarkdownIt("commonmark", {"maxNesting": 100}).enable(["table", "strikethrough"])
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ def chunk_document(
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for section in sections:
+        if section.heading.level == 0 and not _span_text(doc.source, lines, section).strip():
+            continue  # nothing but blank lines before the first heading
         # Two sections can share an anchor (a heading the renderer gave no id, say): keep
         # chunk ids unique by numbering repeats.
         repeat = seen.get(section.heading.anchor, 0)
@@ -134,9 +138,6 @@ def _sections(
     for current, following in itertools.pairwise(sections):
         current.end_line = following.heading_line
     sections[-1].end_line = n_lines
-    # Text before the first heading is a section only if it holds something.
-    if len(sections) > 1 and sections[1].heading_line == line_offset:
-        sections.pop(0)
     return sections
 
 
@@ -163,7 +164,7 @@ def _split_block(
         ]
     if tok.type == "table_open":
         head = _children(tokens, i, "thead_open", 1)
-        rows = _children(tokens, i, "tr_open", 3)
+        rows = _children(tokens, i, "tr_open", 2)
         if not head:
             return [_Unit(first, last)]
         h0, h1 = head[0][0] + line_offset, head[0][1] + line_offset
@@ -196,7 +197,8 @@ def _pieces(
     current: list[_Unit] = []
     start_line = section.heading_line
     for unit in section.units:
-        group_start = current[0].first if current else start_line
+        # The first piece starts at the heading line, so the heading counts toward its size.
+        group_start = start_line if not groups else (current[0].first if current else unit.first)
         size = lines[min(unit.last, len(lines) - 1)] - lines[group_start]
         if current and size > chunk_chars:
             groups.append(current)
@@ -218,6 +220,11 @@ def _pieces(
             context = doc.source[lines[header[0]] : lines[header[1]]].rstrip("\n")
         chunks.append(_make_chunk(doc, section, (n, repeat), (start, end), lines, context))
     return chunks
+
+
+def _span_text(source: str, lines: list[int], section: _Section) -> str:
+    last = len(lines) - 1
+    return source[lines[min(section.heading_line, last)] : lines[min(section.end_line, last)]]
 
 
 def _trim(source: str, start: int, end: int) -> tuple[int, int]:

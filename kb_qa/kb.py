@@ -65,6 +65,7 @@ class KnowledgeBase:
         self._embedder: embeddings.Embedder | None = None
         self._loaded = _Loaded()
         self._reconciled = False
+        self._own_generation = ""
         self._lock = threading.Lock()
 
     # -- indexing ---------------------------------------------------------------------------
@@ -278,7 +279,8 @@ class KnowledgeBase:
         return deleted
 
     def _bump_generation(self) -> None:
-        self.store.set_meta(generation=f"{time.time_ns()}")
+        self._own_generation = f"{time.time_ns()}"
+        self.store.set_meta(generation=self._own_generation)
 
     # -- searching --------------------------------------------------------------------------
 
@@ -286,6 +288,10 @@ class KnowledgeBase:
         generation = self.store.meta("generation")
         with self._lock:
             if self._loaded.keyword is None or generation != self._loaded.generation:
+                if self._loaded.keyword is not None and generation != self._own_generation:
+                    # Another process wrote the index; an embedded Chroma client caches
+                    # its segments, so only a fresh client sees the new vectors.
+                    self.store.reopen()
                 chunks = self.store.chunks()
                 self._loaded = _Loaded(
                     generation=generation,

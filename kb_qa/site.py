@@ -55,6 +55,8 @@ class Site:
         directory, name = posixpath.split(doc_path)
         stem = name.rsplit(".", 1)[0]
         if stem in ("index", "README"):
+            if not self.use_directory_urls:
+                return posixpath.join(directory, "index.html")
             return f"{directory}/" if directory else ""
         if self.use_directory_urls:
             return posixpath.join(directory, stem) + "/"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.errors import ConfigError, IndexStateError, VaultError
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk
 
@@ -72,6 +72,11 @@ class Store:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.folder = settings.index_path
+        if settings.index_dir is None and not settings.vault.is_dir():
+            # Checked before anything is created: <vault>/.kb-qa must not conjure up the vault.
+            raise VaultError(
+                f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
+            )
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -268,6 +273,16 @@ class Store:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+    def reopen(self) -> None:
+        """Reconnect to Chroma to see what other processes wrote (embedded mode)."""
+        if self.settings.chroma_url:
+            return  # a server already serves every writer's data
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+        self._client = _chroma_client(self.settings)
+        self.collection = self._open_collection()
 
     def _open_collection(self):  # type: ignore[no-untyped-def]
         return self._client.get_or_create_collection(

@@ -69,9 +69,8 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
             skipped.append(
                 (
                     rel,
-                    f"file is {st.st_size / 1e6:.1f} MB, over the "
-                    f"{settings.max_file_bytes / 1e6:g} MB limit "
-                    "(raise KBQA_MAX_FILE_BYTES to index it)",
+                    f"file is {_size(st.st_size)}, over the {_size(settings.max_file_bytes)} "
+                    "limit (raise KBQA_MAX_FILE_BYTES to index it)",
                 )
             )
             continue
@@ -156,3 +155,10 @@ def _front_matter(text: str) -> tuple[str, tuple[str, ...], int, str]:
         match.end(),
         "",
     )
+
+
+def _size(n: int) -> str:
+    """A byte count a person can compare: 15,008 bytes, 1.5 MB."""
+    if n < 1_000_000:
+        return f"{n:,} bytes"
+    return f"{n / 1e6:.2f} MB"

@@ -1,0 +1,126 @@
+"""Indexing into a real Chroma server (``chroma run`` from the venv) instead of the embedded one."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kb_qa.errors import IndexStateError
+from kb_qa.kb import KnowledgeBase
+
+KB = Callable[..., KnowledgeBase]
+
+
+def chroma_script() -> str | None:
+    """The ``chroma`` console script installed beside this interpreter, else one on PATH."""
+    beside = Path(sys.executable).parent / "chroma"
+    return str(beside) if beside.exists() else shutil.which("chroma")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    script = chroma_script()
+    if script is None:
+        pytest.skip("the `chroma` console script is not installed in this environment")
+    data = tmp_path_factory.mktemp("chroma-server")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    # The server logs every request: send it to a file, a pipe nobody reads would fill up.
+    with open(data / "server.log", "w") as log:
+        proc = subprocess.Popen(
+            [script, "run", "--path", str(data / "db"), "--port", str(port), "--host", "127.0.0.1"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(
+                        f"chroma exited with {proc.returncode}: "
+                        f"{(data / 'server.log').read_text()[-2000:]}"
+                    )
+                try:
+                    if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail("chroma server did not answer within 60 s")
+                time.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def test_index_and_search_through_the_server(
+    chroma_url: str, make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "a.md": "# Alpha\n\n## Install\n\nRun the installer for the quokka tool.\n",
+            "b.md": "# Beta\n\n## Backup\n\nCopy the wombat folder nightly.\n",
+        }
+    )
+    index = kb(vault, chroma_url=chroma_url)
+    report = index.index()
+    assert (report.files, report.chunks, report.embedded) == (2, 4, 4)
+    assert index.stats()["chroma"] == chroma_url
+    assert index.search("wombat folder", 1)[0].chunk.anchor == "backup"
+    assert index.search("wombat folder", 1)[0].vector_rank == 1
+    assert index.index().embedded == 0
+    # The manifest stays local; the vectors live on the server.
+    assert not (index.settings.index_path / "chroma").exists()
+    # An edit goes through the server too.
+    (vault / "b.md").write_text("# Beta\n\n## Backup\n\nCopy the numbat folder nightly.\n")
+    assert index.index().embedded == 1
+    top = index.search("numbat folder", 1)[0]
+    assert top.chunk.path == "b.md" and top.vector_rank == 1
+
+
+def test_vaults_are_isolated_on_one_server(
+    chroma_url: str, make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    one = kb(
+        make_vault({"x.md": "# One\n\npangolin armour\n"}, name="one"),
+        chroma_url=chroma_url,
+        index_dir=tmp_path / "idx-one",
+    )
+    two = kb(
+        make_vault({"y.md": "# Two\n\naardvark burrow\n"}, name="two"),
+        chroma_url=chroma_url,
+        index_dir=tmp_path / "idx-two",
+    )
+    one.index()
+    two.index()
+    assert {h.chunk.path for h in one.search("aardvark burrow pangolin", 10)} == {"x.md"}
+    assert {h.chunk.path for h in two.search("aardvark burrow pangolin", 10)} == {"y.md"}
+    assert one.store.collection.count() == 1 and two.store.collection.count() == 1
+
+
+def test_unreachable_server_is_a_clear_error(
+    make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    vault = make_vault({"a.md": "# A\n"})
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(IndexStateError, match="Cannot reach the Chroma server"):
+        KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)

@@ -1,0 +1,411 @@
+"""Markdown -> chunks, through the real vault reader, site config and chunker.
+
+Every test writes real files and reads them the way an index run does, so front matter,
+mkdocs.yml and encodings are handled exactly as in production.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from kb_qa import chunking, vault
+from kb_qa.settings import Settings
+from kb_qa.site import load_site
+from kb_qa.text import keyword_tokens, normalize
+from kb_qa.types import Chunk, Document
+
+SLUGS_CONFIG = """\
+site_name: Test
+markdown_extensions:
+  - attr_list
+  - toc:
+      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}
+"""
+
+
+def chunk_file(root: Path, rel: str, chunk_chars: int = 1500) -> tuple[Document, list[Chunk]]:
+    """Read one file of a vault and chunk it, as KnowledgeBase.index() does."""
+    site = load_site(root)
+    files, skipped = vault.scan(site, Settings(vault=root))
+    assert not skipped
+    info = next(f for f in files if f.path == rel)
+    result = vault.read_document(site, info)
+    assert result.document is not None, result.skipped
+    return result.document, chunking.chunk_document(result.document, site.markdown(), chunk_chars)
+
+
+def check_addresses(doc: Document, chunks: Sequence[Chunk]) -> None:
+    """Offsets and lines point at the chunk text, and the chunks tile the body."""
+    src = doc.source
+    assert chunks
+    previous_end = doc.body_start
+    for c in chunks:
+        assert src[c.start : c.end] == c.text
+        assert c.line_start == src.count("\n", 0, c.start) + 1, c
+        assert c.line_end == c.line_start + c.text.count("\n"), c
+        assert c.start >= previous_end, f"{c.anchor}#{c.piece} overlaps the previous chunk"
+        gap = src[previous_end : c.start]
+        assert gap.strip() == "", f"text lost before {c.anchor}#{c.piece}: {gap!r}"
+        previous_end = c.end
+    assert src[previous_end:].strip() == "", "text lost after the last chunk"
+    assert len({c.id for c in chunks}) == len(chunks), "chunk ids are not unique"
+
+
+MIXED = """\
+---
+title: Mixed Page
+tags: [a, b]
+---
+Intro before any heading, with émoji 🚀 and 中文.
+
+# Mixed
+
+Some *text* here.
+
+## Lists
+
+- one
+- two
+  continued
+
+1. first
+2. second
+
+## Code
+
+```python
+# a comment, not a heading
+print("hi")
+```
+
+Setext Heading
+--------------
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+### Deeper
+
+Last line without a newline"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_offsets_and_lines_point_at_the_source(
+    make_vault: Callable[..., Path], newline: str
+) -> None:
+    root = make_vault({"mixed.md": MIXED.replace("\n", newline)})
+    doc, chunks = chunk_file(root, "mixed.md")
+    check_addresses(doc, chunks)
+    by_anchor = {c.anchor: c for c in chunks}
+    assert list(by_anchor) == ["", "mixed", "lists", "code", "setext-heading", "deeper"]
+    assert by_anchor[""].text.startswith("Intro before any heading")
+    assert by_anchor[""].line_start == 5  # the line after the front matter
+    code = by_anchor["code"]
+    assert code.line_start == MIXED.splitlines().index("## Code") + 1
+    assert 'print("hi")' in code.text
+    assert by_anchor["deeper"].text.endswith("Last line without a newline")
+
+
+def test_front_matter_title_heads_the_path_and_is_stripped(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "guide.md": "---\ntitle: Guide\n---\n# Getting started\n\nHello.\n\n"
+            "## Install\n\nSteps.\n\n### Linux\n\napt-get.\n\n## Use\n\nRun it.\n",
+            "same.md": "---\ntitle: Install Guide\n---\n"
+            "# Install Guide\n\nIntro.\n\n## Linux\n\nx\n",
+        }
+    )
+    doc, chunks = chunk_file(root, "guide.md")
+    check_addresses(doc, chunks)
+    paths = {c.anchor: c.heading_path for c in chunks}
+    # The page's first H1 stands beside the front matter title; the title opens every path.
+    assert paths == {
+        "getting-started": ("Guide",),
+        "install": ("Guide", "Install"),
+        "linux": ("Guide", "Install", "Linux"),
+        "use": ("Guide", "Use"),
+    }
+    assert chunks[0].heading == "Getting started"
+    assert doc.title == "Guide"
+    assert all("title:" not in c.text and "---" not in c.text for c in chunks)
+    assert chunks[0].start >= doc.body_start
+    # A front matter title equal to the H1 is not repeated in the path.
+    _, same = chunk_file(root, "same.md")
+    assert [c.heading_path for c in same] == [("Install Guide",), ("Install Guide", "Linux")]
+
+
+def test_title_falls_back_to_first_h1_then_file_name(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "h1.md": "Preamble.\n\n# Real Title\n\n## Part\n\nx\n",
+            "my-notes.md": "## Only H2\n\ntext\n",
+            "topic/index.md": "Just text, no headings.\n",
+        }
+    )
+    _, h1 = chunk_file(root, "h1.md")
+    assert [c.heading_path for c in h1] == [
+        ("Real Title",),
+        ("Real Title",),
+        ("Real Title", "Part"),
+    ]
+    assert h1[0].anchor == "" and h1[0].text == "Preamble."
+    _, notes = chunk_file(root, "my-notes.md")
+    assert notes[0].heading_path == ("My notes", "Only H2")
+    _, index = chunk_file(root, "topic/index.md")
+    assert index[0].heading_path == ("Topic",)
+
+
+def test_heading_levels_pop_correctly(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {"p.md": "# T\n\n### Deep\n\nx\n\n## Mid\n\ny\n\n#### Leaf\n\nz\n\n# Second\n\nw\n"}
+    )
+    _, chunks = chunk_file(root, "p.md")
+    assert [(c.level, c.heading_path) for c in chunks] == [
+        (1, ("T",)),
+        (3, ("T", "Deep")),
+        (2, ("T", "Mid")),
+        (4, ("T", "Mid", "Leaf")),
+        (1, ("T", "Second")),
+    ]
+
+
+def test_setext_headings(make_vault: Callable[..., Path]) -> None:
+    root = make_vault({"s.md": "Big Title\n=========\n\nintro\n\nSmall Part\n----------\n\ntext\n"})
+    doc, chunks = chunk_file(root, "s.md")
+    check_addresses(doc, chunks)
+    assert [(c.anchor, c.level, c.heading_path) for c in chunks] == [
+        ("big-title", 1, ("Big Title",)),
+        ("small-part", 2, ("Big Title", "Small Part")),
+    ]
+    assert chunks[1].text == "Small Part\n----------\n\ntext"
+    assert chunks[1].line_start == 6
+
+
+def test_hash_inside_fenced_code_is_not_a_heading(make_vault: Callable[..., Path]) -> None:
+    source = (
+        "# Page\n\n## Shell\n\n"
+        "```bash\n# install it\n## not this either\napt-get install x\n```\n\n"
+        "~~~\n# tilde fence\n~~~\n\n    # indented code\n\n## Next\n\ndone\n"
+    )
+    root = make_vault({"c.md": source})
+    doc, chunks = chunk_file(root, "c.md")
+    check_addresses(doc, chunks)
+    assert [c.anchor for c in chunks] == ["page", "shell", "next"]
+    shell = chunks[1]
+    assert "# install it" in shell.text and "# tilde fence" in shell.text
+    assert "# indented code" in shell.text
+
+
+def test_duplicate_headings_are_numbered(make_vault: Callable[..., Path]) -> None:
+    root = make_vault({"d.md": "# Page\n\n## Setup\n\na\n\n## Setup\n\nb\n\n## Setup\n\nc\n"})
+    doc, chunks = chunk_file(root, "d.md")
+    check_addresses(doc, chunks)
+    assert [c.anchor for c in chunks] == ["page", "setup", "setup_1", "setup_2"]
+    assert [c.text[-1] for c in chunks[1:]] == ["a", "b", "c"]
+    assert chunks[2].link == "d.md#setup_1"
+
+
+def test_attr_list_custom_id(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "mkdocs.yml": "site_name: T\nmarkdown_extensions:\n  - attr_list\n",
+            "docs/a.md": "# Page\n\n## Custom Name { #custom }\n\nx\n\n## Custom\n\ny\n\n"
+            "## Twice { #same }\n\n1\n\n## Again { #same }\n\n2\n",
+        }
+    )
+    doc, chunks = chunk_file(root, "docs/a.md")
+    check_addresses(doc, chunks)
+    assert [(c.anchor, c.heading) for c in chunks] == [
+        ("page", "Page"),
+        ("custom", "Custom Name"),
+        ("custom_1", "Custom"),  # the explicit id reserves "custom"
+        ("same", "Twice"),
+        ("same", "Again"),  # MkDocs renders both with id="same"
+    ]
+    assert chunks[1].heading_path == ("Page", "Custom Name")
+
+
+def test_default_slugify_drops_cjk(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "zh.md": "# Guide\n\n## 安装步骤\n\n第一步\n\n## 配置\n\n第二步\n\n"
+            "## C++ & Python: 100% fun!\n\nx\n\n## Rocket 🚀 launch\n\ny\n",
+        }
+    )
+    _, chunks = chunk_file(root, "zh.md")
+    assert [c.anchor for c in chunks] == ["guide", "_1", "_2", "c-python-100-fun", "rocket-launch"]
+    assert chunks[1].heading_path == ("Guide", "安装步骤")
+
+
+def test_pymdownx_slugs_keep_unicode(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "mkdocs.yml": SLUGS_CONFIG,
+            "docs/zh.md": "# Guide\n\n## 安装步骤\n\n第一步\n\n## C++ & Python: 100% fun!\n\nx\n",
+        }
+    )
+    _, chunks = chunk_file(root, "docs/zh.md")
+    assert [c.anchor for c in chunks] == ["guide", "安装步骤", "c--python-100-fun"]
+    assert chunks[1].url == "zh/"
+    assert chunks[1].link == "zh/#安装步骤"
+
+
+def test_anchors_equal_ids_in_a_real_mkdocs_build(
+    make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    page = (
+        "# Home\n\n## Setup\n\n## 安装步骤\n\n## Intro { #setup-2 }\n\n## Setup\n\n"
+        "## C++ & Python: 100% fun!\n\n```\n# not a heading\n```\n\nSetext Sub\n----------\n\n"
+        "### `code` and [a link](https://example.org)\n\n## Setup\n"
+    )
+    root = make_vault(
+        {
+            "mkdocs.yml": SLUGS_CONFIG + "theme:\n  name: null\n  custom_dir: theme\n",
+            # A theme that renders only the page body, so every heading id is one of ours.
+            "theme/main.html": "{{ page.content }}\n",
+            "docs/index.md": page,
+        }
+    )
+    site_dir = tmp_path / "site"
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "-q",
+            "-f",
+            str(root / "mkdocs.yml"),
+            "-d",
+            str(site_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    built = re.findall(r'<h[1-6][^>]*\sid="([^"]*)"', html)
+    _, chunks = chunk_file(root, "docs/index.md")
+    assert [c.anchor for c in chunks] == built
+    assert len(built) == 9
+
+
+def paragraphs(n: int, size: int) -> list[str]:
+    """``n`` distinct paragraphs of exactly ``size`` characters."""
+    out = []
+    for i in range(n):
+        head = f"Paragraph {i} "
+        out.append(head + ("lorem " * size)[: size - len(head)])
+    return out
+
+
+def test_long_section_splits_on_paragraphs(make_vault: Callable[..., Path]) -> None:
+    paras = paragraphs(12, 200)
+    root = make_vault(
+        {"long.md": "# Page\n\n## Long\n\n" + "\n\n".join(paras) + "\n\n## After\n\nend\n"}
+    )
+    doc, chunks = chunk_file(root, "long.md", chunk_chars=500)
+    check_addresses(doc, chunks)
+    long = [c for c in chunks if c.anchor == "long"]
+    assert len(long) > 1
+    assert [c.piece for c in long] == list(range(len(long)))
+    assert all(c.heading_path == ("Page", "Long") for c in long)
+    assert all(len(c.text) <= 500 for c in long)
+    assert long[0].text.startswith("## Long")
+    assert all(c.text.startswith("Paragraph ") for c in long[1:])
+    # No paragraph is cut: each appears whole in exactly one piece.
+    for p in paras:
+        assert sum(p in c.text for c in long) == 1
+    assert chunks[-1].anchor == "after"
+
+
+def test_long_list_splits_between_items(make_vault: Callable[..., Path]) -> None:
+    items = [f"- item {i:02d} " + "detail " * 12 for i in range(20)]
+    root = make_vault({"list.md": "# Page\n\n## Items\n\n" + "\n".join(items) + "\n"})
+    doc, chunks = chunk_file(root, "list.md", chunk_chars=400)
+    check_addresses(doc, chunks)
+    pieces = [c for c in chunks if c.anchor == "items"]
+    assert len(pieces) > 2
+    assert all(c.text.startswith("- item") for c in pieces[1:])
+    for item in items:
+        assert sum(item.rstrip() in c.text for c in pieces) == 1
+
+
+def test_first_piece_counts_its_heading(make_vault: Callable[..., Path]) -> None:
+    heading = "## " + "A heading long enough to matter " * 4
+    root = make_vault({"h.md": heading + "\n\n" + "\n\n".join(paragraphs(4, 150)) + "\n"})
+    doc, chunks = chunk_file(root, "h.md", chunk_chars=400)
+    check_addresses(doc, chunks)
+    assert all(len(c.text) <= 400 for c in chunks), [len(c.text) for c in chunks]
+
+
+def test_code_block_is_never_cut(make_vault: Callable[..., Path]) -> None:
+    code_lines = [f"value_{i} = compute({i})  # step {i}" for i in range(40)]
+    code_lines.insert(20, "")  # a blank line inside the block must not end it
+    code = "```python\n" + "\n".join(code_lines) + "\n```"
+    assert len(code) > 3 * 300
+    body = "\n\n".join(paragraphs(3, 120))
+    source = f"# Page\n\n## Code\n\n{body}\n\n{code}\n\n{body.replace('Paragraph', 'Closing')}\n"
+    root = make_vault({"code.md": source})
+    doc, chunks = chunk_file(root, "code.md", chunk_chars=300)
+    check_addresses(doc, chunks)
+    holding = [c for c in chunks if "```python" in c.text]
+    assert len(holding) == 1
+    assert code in holding[0].text
+    assert all(c.text.count("```") % 2 == 0 for c in chunks)
+    assert len([c for c in chunks if c.anchor == "code"]) >= 3  # text around it still split
+
+
+def test_big_table_splits_with_header_repeated(make_vault: Callable[..., Path]) -> None:
+    header = "| Name | Value |\n|------|-------|"
+    rows = [f"| row{i:02d} | value number {i} with some words |" for i in range(60)]
+    root = make_vault({"t.md": "# Page\n\n## Table\n\n" + header + "\n" + "\n".join(rows) + "\n"})
+    doc, chunks = chunk_file(root, "t.md", chunk_chars=400)
+    check_addresses(doc, chunks)
+    pieces = [c for c in chunks if c.anchor == "table"]
+    assert len(pieces) > 1
+    assert all(len(c.text) <= 400 for c in pieces)
+    assert header in pieces[0].text
+    for piece in pieces[1:]:
+        assert piece.context == header
+        assert piece.text.startswith("| row")
+        assert header in piece.index_text
+    for row in rows:
+        assert sum(row in c.text for c in pieces) == 1
+
+
+def test_blank_lines_before_first_heading_make_no_chunk(make_vault: Callable[..., Path]) -> None:
+    root = make_vault(
+        {
+            "fm.md": "---\ntitle: T\n---\n\n# Head\n\ntext\n",
+            "blank.md": "\n\n# Head\n\ntext\n",
+        }
+    )
+    for rel in ("fm.md", "blank.md"):
+        _, chunks = chunk_file(root, rel)
+        assert all(c.text.strip() for c in chunks), [(c.anchor, c.text) for c in chunks]
+
+
+def test_keyword_tokens_cjk_bigrams_and_stemming() -> None:
+    tokens = keyword_tokens("向量数据库")
+    assert tokens == ["向量", "量数", "数据", "据库"]
+    assert keyword_tokens("库") == ["库"]
+    assert keyword_tokens("running") == ["run"]
+    assert keyword_tokens("The indexes are running") == ["index", "run"]
+    mixed = keyword_tokens("Install the 向量数据库 on Linux")
+    assert mixed == ["instal", "linux", "向量", "量数", "数据", "据库"]  # stopwords dropped
+    # NFKC: full-width letters and ligatures match their plain forms.
+    assert keyword_tokens("ＲＵＮＮＩＮＧ") == ["run"]
+    assert keyword_tokens("ﬁle") == ["file"]
+    # snake_case names match whole and by their parts
+    assert keyword_tokens("max_file_bytes") == ["max_file_byt", "max", "file", "byte"]
+    assert normalize("“smart”  quotes\u00a0here") == '"smart" quotes here'

@@ -1,0 +1,168 @@
+"""The real ``kb-qa`` command in a subprocess: summaries, JSON output, exit codes, eval metrics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+
+# One chunk per page. Pages sort a..e, so when the vector side is switched off
+# (KBQA_VECTOR_WEIGHT=0) results without a keyword match come in path order.
+VAULT = {
+    "a.md": "# Apple\n\nThe orchard grows crisp fruit for the harvest.\n",
+    "b.md": "# Banana\n\nHarvest, harvest, harvest: bananas ripen in tropical heat.\n",
+    "c.md": "# Cherry\n\nCherries are small red stone fruit.\n",
+    "d.md": "# Date\n\nDates grow on palms in deserts.\n",
+    "e.md": "# Elder\n\nElderflowers make a sweet cordial.\n",
+    "z-latin1.md": "# Zeste\n\nCrème brûlée au citron.\n".encode("latin-1"),
+    "bin.md": b"\x00\x01binary\x00" * 20,
+}
+
+
+@pytest.fixture(scope="module")
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory,
+    write_files: Callable[..., Path],
+    run_cli: CLI,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    vault = write_files(tmp_path_factory.mktemp("cli") / "vault", VAULT)
+    return vault, run_cli("index", str(vault))
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+
+
+def test_index_prints_a_summary(indexed: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    vault, result = indexed
+    assert result.returncode == 0, result.stderr
+    no_traceback(result)
+    out = result.stdout
+    assert "Indexed 6 files, 6 chunks" in out
+    assert "6 chunks embedded, 0 reused, 0 deleted" in out
+    assert "1 warning(s):" in out and "  z-latin1.md: invalid UTF-8" in out
+    assert "Skipped 1 file(s):" in out and "  bin.md: binary file" in out
+    assert (vault / ".kb-qa" / "manifest.sqlite3").exists()
+
+
+def test_search_json(indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI) -> None:
+    vault, _ = indexed
+    result = run_cli("search", "sweet cordial", "--vault", str(vault), "--json", "--k", "3")
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert isinstance(hits, list) and len(hits) == 3
+    top = hits[0]
+    assert {"path", "anchor", "url", "heading_path", "score", "text", "line_start"} <= set(top)
+    assert (top["path"], top["anchor"]) == ("e.md", "elder")
+    # A plain vault (no mkdocs.yml) links to the file and line.
+    assert top["url"] == f"{(vault / 'e.md').resolve()}:1"
+    assert top["heading_path"] == ["Elder"]
+    assert top["rank"] == 1 and isinstance(top["score"], float) and top["score"] > 0
+    assert top["text"] == "# Elder\n\nElderflowers make a sweet cordial."
+    assert [h["rank"] for h in hits] == [1, 2, 3]
+    assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+
+
+def test_search_text_output(
+    indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI
+) -> None:
+    vault, _ = indexed
+    result = run_cli(
+        "search", "palms in deserts", "--vault", str(vault), "--k", "2", "--include", "d.md"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == " 1. Date"
+    assert f"{(vault / 'd.md').resolve()}:1" in lines[1] and "(d.md:1, score" in lines[1]
+    assert "Dates grow on palms" in lines[2]
+    assert " 2." not in result.stdout  # --include kept only d.md
+
+
+def test_search_on_empty_index_exits_1(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\ntext\n"})
+    result = run_cli("search", "anything", "--vault", str(vault))
+    assert result.returncode == 1
+    assert "index is empty" in result.stderr and "kb-qa index" in result.stderr
+    no_traceback(result)
+
+
+def test_eval_metrics_match_hand_computed_ranks(
+    indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI, tmp_path: Path
+) -> None:
+    vault, _ = indexed
+    questions = [
+        # b.md says "harvest" three times, a.md once: BM25 puts a.md second.
+        ({"question": "harvest", "gold": [{"path": "a.md", "anchor": "apple"}]}, 2),
+        ({"question": "cordial", "gold": [{"path": "e.md", "anchor": "elder"}]}, 1),
+        # No keyword matches: every page scores 0 and they come in path order a, b, c, d.
+        ({"question": "xylophone", "gold": [{"path": "d.md", "anchor": "date"}]}, 4),
+        # Gold given by heading text instead of anchor.
+        ({"question": "cherries", "gold": [{"path": "c.md", "heading": "Cherry"}]}, 1),
+        # A section that does not exist is never found; its page a.md comes second.
+        ({"question": "cordial", "gold": [{"path": "a.md", "anchor": "nowhere"}]}, None),
+    ]
+    file = tmp_path / "questions.jsonl"
+    file.write_text("\n".join(json.dumps(q) for q, _ in questions) + "\n\n", encoding="utf-8")
+    env = {"KBQA_VECTOR_WEIGHT": "0", "KBQA_PAGE_WEIGHT": "0"}
+    result = run_cli("eval", str(file), "--vault", str(vault), "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(result.stdout)
+    assert set(metrics) == {"n", "R@1", "R@5", "R@10", "R@20", "MRR@20", "page@5"}
+    assert metrics == pytest.approx(
+        {
+            "n": 5,
+            "R@1": 2 / 5,
+            "R@5": 4 / 5,
+            "R@10": 4 / 5,
+            "R@20": 4 / 5,
+            "MRR@20": (1 / 2 + 1 + 1 / 4 + 1) / 5,
+            "page@5": 5 / 5,  # page ranks 2, 1, 4, 1, 2
+        }
+    )
+    # The human-readable form lists the misses (ranks above 5 or not found).
+    text = run_cli("eval", str(file), "--vault", str(vault), "--misses", env=env)
+    assert text.returncode == 0, text.stderr
+    assert "5 questions" in text.stdout and "R@1     0.400" in text.stdout
+    assert "gold (('a.md', 'nowhere'),) rank None" in text.stdout
+
+
+def test_missing_vault_exits_1_without_traceback(tmp_path: Path, run_cli: CLI) -> None:
+    missing = tmp_path / "nope"
+    result = run_cli("index", str(missing), "--index-dir", str(tmp_path / "idx"))
+    assert result.returncode == 1
+    assert str(missing) in result.stderr and result.stderr.count("kb-qa:") == 1
+    no_traceback(result)
+
+
+def test_missing_vault_default_index_dir_exits_1(tmp_path: Path, run_cli: CLI) -> None:
+    missing = tmp_path / "nope"
+    result = run_cli("index", str(missing))
+    assert result.returncode == 1, result.stdout
+    assert not missing.exists()
+
+
+def test_invalid_mkdocs_yml_exits_1_without_traceback(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "site", {"mkdocs.yml": "nav: [oops\n", "docs/a.md": "# A\n"})
+    result = run_cli("index", str(vault))
+    assert result.returncode == 1
+    assert "mkdocs.yml is not valid YAML" in result.stderr
+    no_traceback(result)
+
+
+def test_bad_setting_exits_1_naming_the_variable(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n"})
+    result = run_cli("index", str(vault), env={"KBQA_CHUNK_CHARS": "lots"})
+    assert result.returncode == 1
+    assert "KBQA_CHUNK_CHARS" in result.stderr
+    no_traceback(result)

@@ -1,0 +1,378 @@
+"""Indexing a real vault into a real embedded Chroma: incremental updates, rebuilds, filters."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kb_qa.errors import IndexStateError
+from kb_qa.kb import KnowledgeBase
+
+KB = Callable[..., KnowledgeBase]
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def page(title: str, *sections: tuple[str, str]) -> str:
+    """A page with an H1 and one H2 per (heading, body)."""
+    return f"# {title}\n\n" + "".join(f"## {h}\n\n{body}\n\n" for h, body in sections)
+
+
+VAULT = {
+    "alpha.md": page(
+        "Alpha",
+        ("Install", "Download the installer and run it."),
+        ("Configure", "Edit the settings file with your editor."),
+        ("Troubleshoot", "Check the log file when the quokka fails."),
+    ),
+    "beta.md": page(
+        "Beta",
+        ("Overview", "Beta explains the marsupial database."),
+        ("Backup", "Copy the wombat folder every night."),
+    ),
+    "notes/gamma.md": page("Gamma", ("Ideas", "Platypus and echidna lay eggs.")),
+}
+
+
+def ids_everywhere(instance: KnowledgeBase) -> tuple[set[str], set[str]]:
+    """(chunk ids in the manifest, vector ids in Chroma)."""
+    manifest = {r[0] for r in instance.store.db.execute("SELECT id FROM chunks")}
+    vectors = set(instance.store.collection.get(include=[])["ids"])
+    return manifest, vectors
+
+
+def assert_consistent(instance: KnowledgeBase) -> None:
+    manifest, vectors = ids_everywhere(instance)
+    assert manifest == vectors
+
+
+def found(instance: KnowledgeBase, query: str, word: str, **kw: object) -> list[str]:
+    """Paths of hits whose text contains ``word`` (case-insensitive)."""
+    return [
+        h.chunk.path
+        for h in instance.search(query, 20, **kw)
+        if word.lower() in h.chunk.text.lower()
+    ]
+
+
+def test_second_index_embeds_nothing(make_vault: Callable[..., Path], kb: KB) -> None:
+    index = kb(make_vault(VAULT))
+    first = index.index()
+    assert (first.files, first.chunks, first.embedded, first.changed_files) == (3, 9, 9, 3)
+    assert not first.skipped and not first.warnings and not first.rebuilt
+    second = index.index()
+    assert (second.embedded, second.changed_files, second.deleted) == (0, 0, 0)
+    assert (second.files, second.chunks) == (3, 9)
+    assert_consistent(index)
+    # A new KnowledgeBase on the same index sees the same thing and does no work either.
+    again = kb(index.settings.vault)
+    assert again.index().embedded == 0
+    assert again.stats()["chunks"] == 9
+
+
+def test_touching_a_file_reembeds_nothing(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    index = kb(vault)
+    index.index()
+    st = (vault / "beta.md").stat()
+    os.utime(vault / "beta.md", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    report = index.index()
+    assert (report.embedded, report.changed_files, report.deleted) == (0, 0, 0)
+
+
+def test_edit_reembeds_only_changed_chunks(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    index = kb(vault)
+    index.index()
+    assert found(index, "quokka", "quokka") == ["alpha.md"]
+    text = (vault / "alpha.md").read_text().replace("quokka fails", "kookaburra crashes")
+    (vault / "alpha.md").write_text(text)
+    report = index.index()
+    assert report.changed_files == 1
+    assert report.embedded == 1  # only the Troubleshoot section changed
+    assert report.reused == 3  # the page's other chunks come from the cache
+    assert found(index, "kookaburra crashes", "kookaburra") == ["alpha.md"]
+    assert found(index, "quokka", "quokka") == []
+    assert_consistent(index)
+
+
+def test_deleted_file_leaves_index_and_search(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    index = kb(vault)
+    index.index()
+    assert found(index, "wombat folder", "wombat") == ["beta.md"]
+    (vault / "beta.md").unlink()
+    report = index.index()
+    assert report.deleted == 3
+    assert (report.files, report.chunks, report.embedded) == (2, 6, 0)
+    assert found(index, "wombat folder", "wombat") == []
+    assert "beta.md" not in {p["path"] for p in index.pages()}
+    assert_consistent(index)
+
+
+def test_rename_moves_chunks_without_reembedding(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    index = kb(vault)
+    index.index()
+    (vault / "archive").mkdir()
+    (vault / "notes/gamma.md").rename(vault / "archive/gamma-old.md")
+    report = index.index()
+    assert report.embedded == 0  # same text, same heading path: cached by content hash
+    assert report.deleted == 2
+    assert found(index, "platypus echidna", "platypus") == ["archive/gamma-old.md"]
+    paths = {p["path"] for p in index.pages()}
+    assert "notes/gamma.md" not in paths and "archive/gamma-old.md" in paths
+    assert_consistent(index)
+
+
+def test_chunk_chars_change_rebuilds_and_reuses_vectors(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    long_section = "\n\n".join(f"Paragraph {i} " + "filler words here " * 12 for i in range(10))
+    vault = make_vault({**VAULT, "long.md": page("Long", ("Body", long_section))})
+    first = kb(vault, chunk_chars=1500)
+    base = first.index()
+    first.close()
+    second = kb(vault, chunk_chars=600)
+    report = second.index()
+    assert "chunk" in report.rebuilt and "reused" in report.rebuilt
+    # Short sections chunk the same under both sizes: their vectors come from the cache.
+    assert report.reused >= 9
+    assert 0 < report.embedded < report.chunks
+    assert report.chunks > base.chunks
+    assert_consistent(second)
+    assert second.index().embedded == 0  # and the new fingerprint sticks
+
+
+def test_embed_model_change_rebuilds_with_clear_message(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(VAULT)
+    first = kb(vault, embed_model="hash")
+    first.index()
+    first.close()
+    second = kb(vault, embed_model="minilm")
+    report = second.index()
+    assert "hash" in report.rebuilt and "minilm" in report.rebuilt
+    assert report.embedded == report.chunks == 9 and report.reused == 0
+    assert second.stats()["embed_model"] == "minilm"
+    hits = second.search("Where is the wombat backup copied?", 3)
+    assert hits[0].chunk.anchor == "backup"
+    assert_consistent(second)
+
+
+def test_include_and_exclude_filters(make_vault: Callable[..., Path], kb: KB) -> None:
+    index = kb(make_vault(VAULT))
+    index.index()
+    everything = {h.chunk.path for h in index.search("the", 50)}
+    assert everything == {"alpha.md", "beta.md", "notes/gamma.md"}
+    only_notes = index.search("install database eggs", 50, include=["notes"])
+    assert {h.chunk.path for h in only_notes} == {"notes/gamma.md"}
+    globbed = index.search("install database eggs", 50, include=["*.md"], exclude=["notes/*"])
+    assert {h.chunk.path for h in globbed} == {"alpha.md", "beta.md"}
+    assert index.search("install", 50, exclude=["alpha.md"]) and all(
+        h.chunk.path != "alpha.md" for h in index.search("install", 50, exclude=["alpha.md"])
+    )
+    assert index.search("install", 50, include=["nothing/here"]) == []
+
+
+def test_chinese_vault_is_searchable_through_keywords(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "安装.md": "# 安装指南\n\n## 下载\n\n从官网下载安装包，然后运行安装程序。\n\n"
+            "## 向量数据库\n\n本系统使用向量数据库保存文档的嵌入向量。\n",
+            "配置.md": "# 配置说明\n\n## 端口\n\n服务默认监听八千端口。\n",
+            "english.md": page("English", ("Database", "A vector database stores embeddings.")),
+        }
+    )
+    index = kb(vault)
+    index.index()
+    hits = index.search("向量数据库", 5)
+    assert hits[0].chunk.path == "安装.md"
+    assert hits[0].chunk.heading == "向量数据库"
+    assert hits[0].keyword_rank == 1
+    port = index.search("默认端口是多少", 5)
+    assert port[0].chunk.path == "配置.md" and port[0].keyword_rank == 1
+
+
+MKDOCS_YML = """\
+site_name: Test
+site_url: https://example.org/docs/
+use_directory_urls: false
+exclude_docs: |
+  drafts/
+  *.tmp.md
+"""
+
+
+def test_mkdocs_site_url_and_file_urls(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/guide/setup.md": page("Setup", ("Install", "Run the installer.")),
+            "outside.md": "# Not in docs_dir\n\nignored\n",
+        }
+    )
+    index = kb(vault)
+    index.index()
+    chunks = {c.anchor: c for c in index.store.chunks()}
+    assert {c.path for c in chunks.values()} == {"docs/guide/setup.md"}
+    assert chunks["install"].url == "guide/setup.html"
+    assert index.url(chunks["install"]) == "https://example.org/docs/guide/setup.html#install"
+    assert index.pages() == [
+        {"path": "docs/guide/setup.md", "title": "Setup", "url": "guide/setup.html"}
+    ]
+    # Switching to directory URLs re-addresses every chunk.
+    (vault / "mkdocs.yml").write_text(MKDOCS_YML.replace("false", "true"))
+    report = index.index()
+    assert report.rebuilt and report.embedded == 0
+    assert {c.url for c in index.store.chunks()} == {"guide/setup/"}
+
+
+def test_index_page_urls_without_directory_urls(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/index.md": page("Home", ("Welcome", "hello")),
+            "docs/guide/README.md": page("Guide", ("Start", "go")),
+        }
+    )
+    index = kb(vault)
+    index.index()
+    urls = {c.path: c.url for c in index.store.chunks()}
+    assert urls == {"docs/index.md": "index.html", "docs/guide/README.md": "guide/index.html"}
+
+
+def test_exclude_docs_and_mkdocs_defaults(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/kept.md": page("Kept", ("Body", "visible text")),
+            "docs/drafts/secret.md": page("Draft", ("Body", "draft text")),
+            "docs/notes.tmp.md": page("Tmp", ("Body", "tmp text")),
+            "docs/templates/base.md": page("Template", ("Body", "template text")),
+            "docs/.hidden.md": page("Hidden", ("Body", "hidden text")),
+        }
+    )
+    index = kb(vault)
+    report = index.index()
+    assert [p["path"] for p in index.pages()] == ["docs/kept.md"]
+    assert not report.skipped  # excluded on purpose, not skipped as bad input
+
+
+def test_hidden_tool_and_index_folders_are_skipped(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(
+        {
+            "real.md": page("Real", ("Body", "text")),
+            ".obsidian/workspace.md": "# Obsidian\n",
+            ".git/COMMIT.md": "# git\n",
+            "node_modules/pkg/README.md": "# package\n",
+            "sub/node_modules/x.md": "# nested package\n",
+            "__pycache__/x.md": "# cache\n",
+            ".dotfile.md": "# dot\n",
+            "kbindex/stray.md": "# inside the index folder\n",
+            "sub/deeper/ok.md": page("Ok", ("Body", "text")),
+            "notes.txt": "not markdown",
+            "other.markdown": page("Other", ("Body", "text")),
+        }
+    )
+    index = kb(vault, index_dir=vault / "kbindex")  # an index folder inside the vault
+    index.index()
+    assert [p["path"] for p in index.pages()] == ["other.markdown", "real.md", "sub/deeper/ok.md"]
+
+
+def test_ignore_setting_globs(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = make_vault(
+        {
+            "keep.md": page("Keep", ("Body", "text")),
+            "drafts/a.md": page("A", ("Body", "text")),
+            "journal/2024-01-01.md": page("Day", ("Body", "text")),
+            "journal/index.md": page("Journal", ("Body", "text")),
+            "x.private.md": page("Private", ("Body", "text")),
+        }
+    )
+    index = kb(vault, ignore=("drafts/", "journal/2*.md", "*.private.md"))
+    index.index()
+    assert [p["path"] for p in index.pages()] == ["journal/index.md", "keep.md"]
+    # The same setting from the environment, comma separated.
+    monkeypatch.setenv("KBQA_IGNORE", "drafts/, journal/")
+    from_env = kb(vault, index_dir=tmp_path / "idx-env")
+    assert from_env.settings.ignore == ("drafts/", "journal/")
+    from_env.index()
+    assert [p["path"] for p in from_env.pages()] == ["keep.md", "x.private.md"]
+
+
+def test_second_writer_is_refused(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    second = kb(vault)
+    with first.store.writer_lock(), pytest.raises(IndexStateError, match="Another kb-qa process"):
+        second.index()
+    assert second.index().files == 3  # the lock is released afterwards
+
+
+def test_open_index_sees_vectors_written_by_another_process(
+    make_vault: Callable[..., Path], kb: KB, run_cli: CLI
+) -> None:
+    vault = make_vault(VAULT)
+    reader = kb(vault)
+    reader.index()
+    assert reader.search("install", 3)  # the reader has loaded its view of the index
+    (vault / "new.md").write_text(page("New", ("Animals", "kangaroo koala dingo")))
+    result = run_cli("index", str(vault), "--index-dir", str(reader.settings.index_path), "--quiet")
+    assert result.returncode == 0, result.stderr
+    hit = next(h for h in reader.search("kangaroo koala dingo", 10) if h.chunk.path == "new.md")
+    assert hit.keyword_rank == 1  # the manifest side is fresh ...
+    assert hit.vector_rank == 1  # ... and the vector side should be too
+
+
+RETRIEVAL_VAULT = {
+    "appearance.md": page(
+        "Appearance",
+        (
+            "Dark mode",
+            "Set the palette scheme to slate to give the whole site a night theme "
+            "with light text on a black background.",
+        ),
+        ("Fonts", "Choose the typeface for body text and for code listings."),
+    ),
+    "deploy.md": page(
+        "Deployment",
+        ("GitHub Pages", "Push the built site to the gh-pages branch and GitHub serves it."),
+        ("Custom domain", "Add a CNAME file naming your domain and point DNS records at it."),
+    ),
+    "search.md": page(
+        "Search",
+        (
+            "Offline search",
+            "The search index ships with the pages, so visitors can look things "
+            "up without a server or network connection.",
+        ),
+        ("Languages", "Stemming rules exist for German, French, Spanish and more."),
+    ),
+}
+
+
+def test_real_minilm_model_retrieves_paraphrased_questions(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    index = kb(make_vault(RETRIEVAL_VAULT), embed_model="minilm")
+    report = index.index()
+    assert report.embedded == report.chunks
+    questions = {
+        "How can I make my documentation use a black colour scheme?": "dark-mode",
+        "How do I host the docs on my own web address?": "custom-domain",
+        "Can readers find things when they have no internet?": "offline-search",
+        "Which fonts can I pick?": "fonts",
+    }
+    for question, anchor in questions.items():
+        hits = index.search(question, 3)
+        assert hits[0].chunk.anchor == anchor, (question, [h.chunk.anchor for h in hits])
+        assert hits[0].vector_rank == 1, question
