@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 from kb_qa.errors import KbQaError
 from kb_qa.settings import Settings
-from kb_qa.types import Hit, IndexReport
+from kb_qa.types import IndexReport
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,7 +71,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--misses", action="store_true", help="list questions missed in the top 5")
     _common(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("ask", help="answer a question from the vault, citing its sources")
+    p.add_argument("question")
+    p.add_argument("--vault", default=None)
+    p.add_argument("--include", action="append", default=[], help="only these paths/globs")
+    p.add_argument("--exclude", action="append", default=[], help="not these paths/globs")
+    _answering(p)
+    _common(p)
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("serve", help="index the vault, then serve the HTTP API")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8321)")
+    _answering(p)
+    _common(p)
+    p.set_defaults(func=cmd_serve)
     return parser
+
+
+def _answering(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="litellm model, e.g. gpt-4o-mini or "
+                   "openai/NAME for an OpenAI-compatible server (default: extractive answers)")
+    p.add_argument("--api-base", default=None, help="API base URL of the model's server")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -93,6 +118,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         chroma_url=args.chroma_url,
         embed_model=args.embed_model,
         chunk_chars=args.chunk_chars,
+        model=getattr(args, "model", None),
+        api_base=getattr(args, "api_base", None),
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
     )
 
 
@@ -147,26 +176,6 @@ def _summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
-def _hit_json(kb: Any, rank: int, hit: Hit) -> dict[str, Any]:
-    c = hit.chunk
-    return {
-        "rank": rank,
-        "score": round(hit.score, 6),
-        "path": c.path,
-        "anchor": c.anchor,
-        "url": kb.url(c),
-        "heading": c.heading,
-        "heading_path": list(c.heading_path),
-        "line_start": c.line_start,
-        "line_end": c.line_end,
-        "start": c.start,
-        "end": c.end,
-        "text": c.text,
-        "vector_rank": hit.vector_rank,
-        "keyword_rank": hit.keyword_rank,
-    }
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     """kb-qa search"""
     kb = _open(args)
@@ -178,9 +187,11 @@ def cmd_search(args: argparse.Namespace) -> int:
             return 1
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
+            from kb_qa.server import hit_json
+
             print(
                 json.dumps(
-                    [_hit_json(kb, n, h) for n, h in enumerate(hits, 1)],
+                    [hit_json(kb, n, h) for n, h in enumerate(hits, 1)],
                     ensure_ascii=False,
                     indent=2,
                 )
@@ -234,6 +245,105 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"- {q.question}\n    gold {q.gold} rank {rank}")
             for h in top:
                 print(f"    got {h.chunk.path}#{h.chunk.anchor}")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """kb-qa ask"""
+    import asyncio
+
+    kb = _open(args)
+    try:
+        if not kb.stats()["chunks"]:
+            print(
+                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
+            )
+            return 1
+        return asyncio.run(_ask(kb, args))
+    finally:
+        kb.close()
+
+
+# Control characters (ESC above all) from a document or the model must not drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def _link(target: str, text: str, tty: bool) -> str:
+    """An OSC 8 hyperlink: clickable in most terminals, plain text elsewhere."""
+    if not tty:
+        return text
+    return f"\033]8;;{_safe(target)}\033\\{_safe(text)}\033]8;;\033\\"
+
+
+def _citation_line(kb: Any, c: Any, tty: bool) -> str:
+    where = " › ".join(c.heading_path) or c.path
+    if "://" in c.url:  # a site URL#anchor, or an editor link (link_style)
+        place = _link(c.url, c.url, tty)
+    else:  # a file (or a site without site_url): link the file, show path:line
+        target = (kb.settings.vault / c.path).resolve().as_uri()
+        place = _link(target, f"{c.path}:{c.line_start}", tty)
+    return f"[{c.number}] {_safe(where)}\n    {place}"
+
+
+async def _ask(kb: Any, args: argparse.Namespace) -> int:
+    from kb_qa.answer import answer
+
+    tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+    citations: Sequence[Any] = ()
+    async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
+        if event.name == "status":
+            print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
+        elif event.name == "delta":
+            sys.stdout.write(_safe(event.text).replace("\r", ""))
+            sys.stdout.flush()
+        elif event.name == "citations":
+            citations = event.citations
+        elif event.name == "error":
+            print(file=sys.stdout)
+            print(f"kb-qa: {event.message}", file=sys.stderr)
+            return 1
+        elif event.name == "done":
+            if not event.text.endswith("\n"):
+                print()
+            if citations:
+                print()
+                print("\n".join(_citation_line(kb, c, tty) for c in citations))
+            how = event.model or "extractive answer"
+            print(f"{dim}({how}; {event.timings['total_ms'] / 1000:.1f} s){plain}", file=sys.stderr)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """kb-qa serve"""
+    import uvicorn
+
+    from kb_qa.server import create_app
+
+    # Plain, timestamped lines for a long-running process; chatty libraries stay quiet.
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
+    for name in ("httpx", "LiteLLM", "chromadb"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    kb = _open(args)
+    log = logging.getLogger("kb_qa.serve")
+    log.info("indexing %s", kb.settings.vault)
+    log.info("%s", _summary(kb.index()))
+    s = kb.settings
+    if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
+        log.warning(
+            "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
+            "address can use the API", s.host,
+        )
+    try:
+        uvicorn.run(create_app(kb), host=s.host, port=s.port, log_config=None)
+    finally:
+        kb.close()
     return 0
 
 

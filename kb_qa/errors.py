@@ -5,9 +5,11 @@
     ├── VaultError            the vault folder is missing or unreadable
     ├── IndexStateError       the index folder cannot be opened or is from another version
     ├── EmbeddingError        the embedding model failed to load or to embed
-    └── LLMError              the language model failed, timed out or returned garbage
+    └── LLMError              the language model failed or returned garbage
+        └── LLMTimeoutError   it did not answer (or stopped answering) within llm_timeout
 
-The CLI prints ``str(error)`` without a traceback; the HTTP API returns it as JSON.
+The CLI prints ``str(error)`` without a traceback; the HTTP API returns it as JSON or sends it
+as an SSE ``error`` event.
 """
 
 from __future__ import annotations
@@ -35,3 +37,7 @@ class EmbeddingError(KbQaError):
 
 class LLMError(KbQaError):
     """The language model did not produce an answer."""
+
+
+class LLMTimeoutError(LLMError):
+    """The language model did not answer within the configured timeout."""

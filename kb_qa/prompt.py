@@ -84,7 +84,7 @@ def estimate_tokens(text: str) -> int:
 
 def _weight(text: str) -> float:
     # chars/4 badly undercounts CJK, where a character is about one token; erring high is safe.
-    ascii_chars = sum(1 for ch in text if ch < "\x80")
+    ascii_chars = len(text.encode("ascii", "ignore"))  # counted in C: prompts are long
     return ascii_chars / 4 + (len(text) - ascii_chars)
 
 
@@ -140,7 +140,11 @@ def _state(all_pages: Sequence[str], excluded: Sequence[str], pages: Sequence[st
         if more > 0:
             lines[-1] += f", and {more} more"
     if excluded:
-        lines.append(f"Excluded by the user (not shown, do not use): {', '.join(excluded)}")
+        listed = ", ".join(excluded[:MAX_LISTED_PAGES])
+        more = len(excluded) - MAX_LISTED_PAGES
+        lines.append(f"Excluded by the user (not shown, do not use): {listed}")
+        if more > 0:
+            lines[-1] += f", and {more} more"
     if pages:
         lines.append(f"The excerpts below come from {len(pages)} page(s): {', '.join(pages)}")
     else:

@@ -1,0 +1,455 @@
+"""Answering: question -> one retrieval pass -> prompt -> one streamed LLM call -> events.
+
+    async for event in answer(kb, "How do retries work?"):
+        print(event.name, event.data())
+
+Events, in order::
+
+    Status("searching")  Status("reading", excerpts, pages)  Delta*  Citations  Done
+
+or an ``Error`` at any point after the first ``Status``, after which nothing follows. Delta text
+is already renumbered, so a client never sees the model's raw excerpt numbers. With no model
+configured (``settings.model`` empty) the answer is extractive and flows through the same events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar
+
+import anyio
+import anyio.to_thread
+
+from kb_qa import extractive
+from kb_qa.citations import Citation, CitationRenumberer, resolve
+from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
+from kb_qa.prompt import Prompt, Turn, build_messages
+from kb_qa.retrieval import path_matches
+from kb_qa.settings import Settings
+from kb_qa.types import Hit
+
+__all__ = [
+    "Citations",
+    "Delta",
+    "Done",
+    "Error",
+    "Event",
+    "Status",
+    "answer",
+    "citation_json",
+    "warm_up",
+]
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAY = 0.5  # seconds before the one retry of a transient LLM failure
+TEMPERATURE = 0.1  # grounded answers: little creativity wanted
+
+
+@dataclass(frozen=True)
+class Status:
+    """Progress: ``searching``, then ``reading`` with the number of excerpts and pages."""
+
+    name: ClassVar[str] = "status"
+    stage: str
+    message: str
+    excerpts: int | None = None
+    pages: int | None = None
+
+    def data(self) -> dict[str, Any]:
+        """The SSE ``data`` payload."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The next piece of answer text, citations already renumbered."""
+
+    name: ClassVar[str] = "delta"
+    text: str
+
+    def data(self) -> dict[str, Any]:
+        """The SSE ``data`` payload."""
+        return {"text": self.text}
+
+
+@dataclass(frozen=True)
+class Citations:
+    """Every citation of the answer, resolved; ``citations[i].number == i + 1``."""
+
+    name: ClassVar[str] = "citations"
+    citations: tuple[Citation, ...]
+
+    def data(self) -> dict[str, Any]:
+        """The SSE ``data`` payload."""
+        return {"citations": [citation_json(c) for c in self.citations]}
+
+
+@dataclass(frozen=True)
+class Done:
+    """The end of a successful answer: its whole text, timings (ms), model and counts."""
+
+    name: ClassVar[str] = "done"
+    text: str
+    model: str  # the litellm model string, or "" for an extractive answer
+    mode: str  # "llm" or "extractive"
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def data(self) -> dict[str, Any]:
+        """The SSE ``data`` payload."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Error:
+    """The answer failed; ``message`` is meant for a person, ``code`` for a program."""
+
+    name: ClassVar[str] = "error"
+    message: str
+    code: str  # "llm_timeout", "llm_error", "retrieval_error" or "internal"
+
+    def data(self) -> dict[str, Any]:
+        """The SSE ``data`` payload."""
+        return {"message": self.message, "code": self.code}
+
+
+Event = Status | Delta | Citations | Done | Error
+
+
+def citation_json(c: Citation) -> dict[str, Any]:
+    """A citation as JSON."""
+    data = dataclasses.asdict(c)
+    data["heading_path"] = list(c.heading_path)
+    return data
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    prompt: Prompt
+    ranked: list[tuple[int, Hit]]  # (excerpt number, hit) for the excerpts, best first
+    candidates: int  # hits retrieved before the token budget
+    retrieval_ms: float
+
+
+def _prepare(
+    kb: Any,
+    settings: Settings,
+    question: str,
+    history: Sequence[Turn],
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> _Prepared:
+    """Retrieval and prompt assembly: blocking work, run in a worker thread."""
+    started = time.perf_counter()
+    hits = kb.search(
+        question, settings.answer_candidates, include=include, exclude=exclude, sections=False
+    )
+    paths = [p["path"] for p in kb.pages()]
+    excluded = [
+        p for p in paths
+        if (include and not path_matches(p, include)) or path_matches(p, exclude)
+    ]
+    prompt = build_messages(
+        question,
+        hits,
+        history=history,
+        all_pages=paths,
+        excluded=excluded,
+        token_budget=settings.token_budget,
+    )
+    numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
+    ranked = [(numbers[h.chunk.id], h) for h in hits if h.chunk.id in numbers]
+    return _Prepared(prompt, ranked, len(hits), (time.perf_counter() - started) * 1000)
+
+
+async def answer(
+    kb: Any,
+    question: str,
+    *,
+    history: Sequence[Turn] = (),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    settings: Settings | None = None,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> AsyncIterator[Event]:
+    """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events.
+
+    Blocking retrieval runs in a worker thread (``limiter`` bounds how many at once), so the
+    event loop stays free. Closing the iterator early stops the LLM call.
+    """
+    settings = settings or kb.settings
+    started = time.perf_counter()
+    yield Status("searching", "Searching your sources…")
+    try:
+        prepared = await anyio.to_thread.run_sync(
+            partial(_prepare, kb, settings, question, history, include, exclude), limiter=limiter
+        )
+    except KbQaError as exc:
+        yield Error(str(exc), "retrieval_error")
+        return
+    prompt = prepared.prompt
+    n, pages = len(prompt.excerpts), len(prompt.pages)
+    yield Status(
+        "reading",
+        f"Reading {n} excerpt{'s' * (n != 1)} from {pages} page{'s' * (pages != 1)}…",
+        excerpts=n,
+        pages=pages,
+    )
+
+    usage: dict[str, int] = {}
+    if settings.model:
+        pieces = _llm_pieces(prompt, settings, usage)
+    else:
+        pieces = _extractive_pieces(question, prepared.ranked)
+    renumberer = CitationRenumberer(n)
+    text: list[str] = []
+    first_token: float | None = None
+    try:
+        async for piece in pieces:
+            shown = renumberer.feed(piece)
+            if shown:
+                if first_token is None:
+                    first_token = time.perf_counter()
+                text.append(shown)
+                yield Delta(shown)
+    except LLMError as exc:
+        log.warning("answer failed after %d characters: %s", sum(map(len, text)), exc)
+        code = "llm_timeout" if isinstance(exc, LLMTimeoutError) else "llm_error"
+        yield Error(str(exc), code)
+        return
+    finally:
+        await pieces.aclose()
+    tail = renumberer.finish()
+    if tail:
+        first_token = first_token or time.perf_counter()
+        text.append(tail)
+        yield Delta(tail)
+
+    citations = tuple(
+        dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk))
+        for c in resolve(renumberer.order, prompt.excerpts)
+    )
+    yield Citations(citations)
+    ended = time.perf_counter()
+    timings = {
+        "retrieval_ms": round(prepared.retrieval_ms, 1),
+        "first_token_ms": round(((first_token or ended) - started) * 1000, 1),
+        "total_ms": round((ended - started) * 1000, 1),
+    }
+    counts = {
+        "candidates": prepared.candidates,
+        "excerpts": n,
+        "pages": pages,
+        "omitted_excerpts": prompt.omitted,
+        "history_turns": prompt.history,
+        "citations": len(citations),
+        "dropped_citations": renumberer.dropped,
+        **usage,
+    }
+    log.info(
+        "answered in %.0f ms (retrieval %.0f ms, first text %.0f ms): %d excerpts from %d "
+        "pages, %d citations, %d dropped, model %s",
+        timings["total_ms"], timings["retrieval_ms"], timings["first_token_ms"], n, pages,
+        len(citations), renumberer.dropped, settings.model or "(extractive)",
+    )
+    yield Done(
+        text="".join(text),
+        model=settings.model,
+        mode="llm" if settings.model else "extractive",
+        timings=timings,
+        counts=counts,
+    )
+
+
+async def _extractive_pieces(question: str, ranked: list[tuple[int, Hit]]) -> AsyncIterator[str]:
+    for line in extractive.extract(question, ranked):
+        yield line
+
+
+# -- the language model -----------------------------------------------------------------------
+
+
+def _litellm() -> Any:
+    """litellm, imported on first use: importing it takes seconds."""
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback" banner on every expected error
+    return litellm
+
+
+async def warm_up(settings: Settings) -> None:
+    """Load the LLM client ahead of the first question, when a model is configured."""
+    if not settings.model:
+        return
+    litellm = await anyio.to_thread.run_sync(_litellm)
+    # A mock call (no network) loads the lazily imported parts of litellm's streaming path,
+    # which would otherwise add ~0.5 s to the first answer.
+    try:
+        response = await litellm.acompletion(
+            model=settings.model,
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="ok",
+            stream=True,
+        )
+        async for _ in response:
+            pass
+    except Exception as exc:  # noqa: BLE001 - warming up is best effort
+        log.debug("LLM warm-up failed: %s", exc)
+
+
+def _call_options(settings: Settings) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "model": settings.model,
+        "timeout": settings.llm_timeout,
+        "num_retries": 0,  # we retry once ourselves, and only before any text was shown
+        "temperature": TEMPERATURE,
+        "drop_params": True,  # models that reject a temperature get none
+    }
+    if settings.api_base:
+        options["api_base"] = settings.api_base
+        # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
+        # OpenAI client refuses to start without one.
+        if settings.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            options["api_key"] = "not-needed"
+    return options
+
+
+async def _llm_pieces(
+    prompt: Prompt, settings: Settings, usage: dict[str, int]
+) -> AsyncIterator[str]:
+    """The model's answer text as it streams, raw citation numbers and all."""
+    litellm = await anyio.to_thread.run_sync(_litellm)
+    options = _call_options(settings)
+    for attempt in (1, 2):
+        sent = False
+        response = None
+        try:
+            response = await litellm.acompletion(
+                messages=prompt.messages, stream=True, **options
+            )
+            async for chunk in response:
+                if getattr(chunk, "usage", None):
+                    usage["prompt_tokens"] = chunk.usage.prompt_tokens or 0
+                    usage["completion_tokens"] = chunk.usage.completion_tokens or 0
+                if not chunk.choices:  # the final usage-only chunk has none
+                    continue
+                piece = chunk.choices[0].delta.content
+                if piece:
+                    sent = True
+                    yield piece
+            return
+        except Exception as exc:  # litellm raises many provider-specific types
+            if attempt == 1 and not sent and _transient(exc):
+                log.warning("language model failed (%s); retrying once", _reason(exc))
+                await anyio.sleep(RETRY_DELAY)
+                continue
+            raise _user_error(exc, settings, sent) from exc
+        finally:
+            if response is not None:
+                await response.aclose()
+
+
+def _original(exc: BaseException) -> BaseException:
+    """The error behind litellm's wrapping, where it can be found.
+
+    litellm wraps errors raised while streaming in MidStreamFallbackError, and reports a refused
+    connection as an InternalServerError raised while handling openai's APIConnectionError.
+    """
+    import openai
+
+    exc = getattr(exc, "original_exception", None) or exc
+    seen: BaseException | None = exc
+    for _ in range(5):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if isinstance(seen, openai.APIConnectionError):
+            return seen
+    return exc
+
+
+def _transient(exc: BaseException) -> bool:
+    import openai
+
+    exc = _original(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return False  # the user already waited the whole timeout once
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+_PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
+
+
+def _reason(exc: BaseException) -> str:
+    """The provider's own words, without litellm's stacked class-name prefixes."""
+    original = _original(exc)
+    text = str(getattr(original, "message", None) or original)
+    for _ in range(5):
+        stripped = _PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    text = " ".join(text.split())
+    return (text[:300] + "…") if len(text) > 300 else (text or type(original).__name__)
+
+
+def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
+    """A message a person can act on, for a failed LLM call."""
+    import openai
+
+    original = _original(exc)
+    timeout = f"{settings.llm_timeout:g} s"
+    if isinstance(original, openai.APITimeoutError):
+        if sent:
+            return LLMTimeoutError(
+                f"The language model stopped answering for {timeout}; the answer is incomplete. "
+                "Try again, or raise llm_timeout (KBQA_LLM_TIMEOUT)."
+            )
+        return LLMTimeoutError(
+            f"The language model did not answer within {timeout}. Try again, or raise "
+            "llm_timeout (KBQA_LLM_TIMEOUT)."
+        )
+    reason = _reason(exc)
+    if sent:
+        return LLMError(f"The language model's answer broke off ({reason}). Try again.")
+    status = getattr(original, "status_code", None)
+    where = f" at {settings.api_base}" if settings.api_base else ""
+    if isinstance(original, openai.APIConnectionError):
+        return LLMError(
+            f"Could not reach the language model{where} ({reason}). Check that it is running "
+            "and that api_base (KBQA_API_BASE) is right."
+        )
+    if status in (401, 403):
+        return LLMError(
+            f"The language model provider refused the request ({reason}). Check the "
+            "provider's API key variable, e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY."
+        )
+    if status == 404:
+        return LLMError(
+            f"The language model {settings.model!r} was not found{where} ({reason}). "
+            "Check model (KBQA_MODEL)."
+        )
+    if status == 429:
+        return LLMError(
+            f"The language model provider is limiting requests ({reason}). Try again shortly."
+        )
+    if isinstance(status, int) and status >= 500:
+        return LLMError(
+            f"The language model service failed (HTTP {status}: {reason}). Try again shortly."
+        )
+    if status == 400:
+        return LLMError(
+            f"The language model rejected the request ({reason}). If the prompt is too long "
+            "for it, lower token_budget (KBQA_TOKEN_BUDGET)."
+        )
+    log.error("language model call failed", exc_info=exc)
+    return LLMError(f"The language model call failed ({reason}). Check model (KBQA_MODEL).")

@@ -1,0 +1,123 @@
+"""Request guards of the HTTP API: per-client rate limit and optional bearer token.
+
+A plain ASGI middleware (no BaseHTTPMiddleware), so streamed answers pass through untouched.
+Every ``/api/`` request is rate limited (but the health check) and, when a token is configured,
+must carry ``Authorization: Bearer <token>``. The rate limit runs first, so guessing the token
+is as slow as everything else.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+ASGIApp = Callable[[Scope, Receive, Send], Any]
+
+MAX_CLIENTS = 10_000  # buckets kept before full (idle) ones are forgotten
+UNLIMITED_PATHS = frozenset({"/api/health"})
+
+
+class RateLimiter:
+    """A token bucket per client: ``per_minute`` sustained, bursts of up to ``burst``."""
+
+    def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic):
+        self.rate = per_minute / 60.0
+        self.burst = max(1, burst)
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, updated)
+        self._lock = threading.Lock()
+
+    def take(self, client: str) -> float:
+        """Spend one token; 0.0 if allowed, else the seconds until a token is available."""
+        now = self.clock()
+        with self._lock:
+            tokens, updated = self._buckets.get(client, (float(self.burst), now))
+            tokens = min(self.burst, tokens + (now - updated) * self.rate)
+            if tokens >= 1:
+                self._buckets[client] = (tokens - 1, now)
+                if len(self._buckets) > MAX_CLIENTS:
+                    self._forget_idle(now)
+                return 0.0
+            self._buckets[client] = (tokens, now)
+            return (1 - tokens) / self.rate
+
+    def _forget_idle(self, now: float) -> None:
+        full = [
+            c for c, (t, u) in self._buckets.items() if t + (now - u) * self.rate >= self.burst
+        ]
+        for client in full:
+            del self._buckets[client]
+
+
+class Guard:
+    """ASGI middleware: rate limit and bearer token on ``/api/``; ``nosniff`` on everything."""
+
+    def __init__(self, app: ASGIApp, token: str = "", rate: RateLimiter | None = None) -> None:
+        self.app = app
+        self.token = token.encode()
+        self.rate = rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_nosniff(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        path = scope.get("path", "")
+        if path.startswith("/api/") and scope.get("method") != "OPTIONS":
+            if self.rate is not None and path not in UNLIMITED_PATHS:
+                client = (scope.get("client") or ("unknown", 0))[0]
+                wait = self.rate.take(client)
+                if wait > 0:
+                    seconds = max(1, math.ceil(wait))
+                    await _error(
+                        send_nosniff,
+                        429,
+                        f"Too many requests from {client}; try again in {seconds} s.",
+                        [(b"retry-after", str(seconds).encode())],
+                    )
+                    return
+            if self.token and not self._authorized(scope):
+                await _error(
+                    send_nosniff,
+                    401,
+                    "This API needs a token: send the header 'Authorization: Bearer <token>'.",
+                    [(b"www-authenticate", b"Bearer")],
+                )
+                return
+        await self.app(scope, receive, send_nosniff)
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                given = given.strip()
+                return scheme.lower() == b"bearer" and hmac.compare_digest(given, self.token)
+        return False
+
+
+async def _error(
+    send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]]
+) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,364 @@
+"""The HTTP API: Starlette routes over one KnowledgeBase, served by uvicorn.
+
+    POST /api/ask      {question, history?, include?, exclude?, stream?}
+                       -> Server-Sent Events (status, delta, citations, done | error),
+                          or one JSON object with "stream": false / Accept: application/json
+    GET  /api/search   ?q=&k=&include=&exclude=    ranked hits
+    GET  /api/health   index status
+    GET  /api/sources  the indexed pages
+
+Every error is JSON, ``{"error": "..."}``. The API serves no files: paths in a request are only
+matched against the index, so nothing outside the vault can be read. Document and model text
+leave the server as JSON strings, never as HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from kb_qa.answer import Done, Error, Event, answer, citation_json, warm_up
+from kb_qa.guard import Guard, RateLimiter
+from kb_qa.prompt import Turn
+from kb_qa.settings import Settings
+from kb_qa.types import Hit
+
+__all__ = ["create_app", "hit_json"]
+
+log = logging.getLogger(__name__)
+
+SEARCH_THREADS = 4  # blocking searches at once; more only queue up on two cores
+MAX_K = 100
+MAX_PATTERNS = 100
+MAX_PATTERN_CHARS = 500
+ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
+
+
+def hit_json(kb: Any, rank: int, hit: Hit) -> dict[str, Any]:
+    """A search hit as JSON (the API and ``kb-qa search --json`` share this shape)."""
+    c = hit.chunk
+    return {
+        "rank": rank,
+        "score": round(hit.score, 6),
+        "path": c.path,
+        "anchor": c.anchor,
+        "url": kb.url(c),
+        "heading": c.heading,
+        "heading_path": list(c.heading_path),
+        "line_start": c.line_start,
+        "line_end": c.line_end,
+        "start": c.start,
+        "end": c.end,
+        "text": c.text,
+        "vector_rank": hit.vector_rank,
+        "keyword_rank": hit.keyword_rank,
+    }
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    """A validated ``POST /api/ask`` body."""
+
+    question: str
+    history: tuple[Turn, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    stream: bool | None = None
+
+
+def _reject(status: int, message: str) -> HTTPException:
+    return HTTPException(status, message)
+
+
+def _patterns(body: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise _reject(422, f"{key} must be a list of vault paths or globs.")
+    if len(value) > MAX_PATTERNS or any(len(p) > MAX_PATTERN_CHARS for p in value):
+        raise _reject(
+            422, f"{key} may hold at most {MAX_PATTERNS} paths of {MAX_PATTERN_CHARS} characters."
+        )
+    return tuple(value)
+
+
+def parse_ask(body: Any, settings: Settings) -> AskRequest:
+    """Validate an ask body: 422 for a malformed one, 413 for one over the length limits."""
+    if not isinstance(body, dict):
+        raise _reject(422, 'The request body must be a JSON object like {"question": "..."}.')
+    question = body.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _reject(422, "question is required and must be a non-empty string.")
+    if len(question) > settings.max_question_chars:
+        raise _reject(
+            413,
+            f"The question is {len(question):,} characters long; the limit is "
+            f"{settings.max_question_chars:,} (max_question_chars).",
+        )
+    history = body.get("history") or []
+    if not isinstance(history, list):
+        raise _reject(422, "history must be a list of {role, content} messages.")
+    if len(history) > settings.max_history_messages:
+        raise _reject(
+            413,
+            f"history has {len(history)} messages; the limit is "
+            f"{settings.max_history_messages} (max_history_messages).",
+        )
+    turns = []
+    for i, message in enumerate(history):
+        ok = isinstance(message, dict) and isinstance(message.get("content"), str)
+        if not ok or message.get("role") not in ("user", "assistant"):
+            raise _reject(
+                422,
+                f"history[{i}] must be an object with role 'user' or 'assistant' and a string "
+                "content.",
+            )
+        turns.append(Turn(message["role"], message["content"]))
+    chars = sum(len(t.content) for t in turns)
+    if chars > settings.max_history_chars:
+        raise _reject(
+            413,
+            f"history holds {chars:,} characters; the limit is {settings.max_history_chars:,} "
+            "(max_history_chars).",
+        )
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise _reject(422, "stream must be true or false.")
+    return AskRequest(
+        question.strip(), tuple(turns), _patterns(body, "include"), _patterns(body, "exclude"),
+        stream,
+    )
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The JSON body, refusing more than ``limit`` bytes without reading them all."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise _reject(415, "Send the request as JSON, with Content-Type: application/json.")
+    too_big = f"The request body is larger than {limit:,} bytes (max_body_bytes)."
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise _reject(413, too_big)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _reject(413, too_big)
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise _reject(400, f"The request body is not valid JSON: {exc}.") from exc
+
+
+def sse_frame(event: Event) -> str:
+    """One Server-Sent Event: ``event:`` name and one-line JSON ``data:``."""
+    data = json.dumps(event.data(), ensure_ascii=False)
+    # JSON leaves these unescaped, and some line splitters treat them as line breaks.
+    data = data.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    return f"event: {event.name}\ndata: {data}\n\n"
+
+
+def _wants_json(request: Request, ask: AskRequest) -> bool:
+    if ask.stream is not None:
+        return not ask.stream
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/event-stream" not in accept
+
+
+class Api:
+    """The routes, bound to one knowledge base and its settings."""
+
+    def __init__(self, kb: Any, settings: Settings) -> None:
+        self.kb = kb
+        self.settings = settings
+        self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
+        self.answering = 0  # answers in progress (health shows it; tests watch it)
+
+    @asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """Thread limiter, and a warm start: the first question should not pay for loading."""
+        self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
+        # Loads the embedding model and the keyword index.
+        await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
+        await warm_up(self.settings)
+        mode = f"model {self.settings.model}" if self.settings.model else "extractive answers"
+        log.info("serving %s (%s)", self.settings.vault, mode)
+        yield
+
+    async def _thread(self, func: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(partial(func, *args), limiter=self.limiter)
+
+    async def ask(self, request: Request) -> Response:
+        """POST /api/ask"""
+        ask = parse_ask(await read_json(request, self.settings.max_body_bytes), self.settings)
+        events = answer(
+            self.kb,
+            ask.question,
+            history=ask.history,
+            include=ask.include,
+            exclude=ask.exclude,
+            settings=self.settings,
+            limiter=self.limiter,
+        )
+        if _wants_json(request, ask):
+            return await self._ask_json(request, events)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(
+            self._sse(events), media_type="text/event-stream", headers=headers
+        )
+
+    async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[str]:
+        # Starlette cancels this generator when the client disconnects; closing ``events``
+        # then closes the LLM stream, so no work continues for a reader who left.
+        self.answering += 1
+        try:
+            async for event in events:
+                yield sse_frame(event)
+        except Exception:  # the edge of the stream: log it, tell the client
+            log.exception("answering failed")
+            yield sse_frame(Error("Answering failed unexpectedly; the server log has details.",
+                                  "internal"))
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+            self.answering -= 1
+
+    async def _ask_json(self, request: Request, events: AsyncIterator[Event]) -> Response:
+        collected: list[Event] = []
+        self.answering += 1
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_cancel_on_disconnect, request, group.cancel_scope)
+                async for event in events:
+                    collected.append(event)
+                group.cancel_scope.cancel()
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+            self.answering -= 1
+        text = "".join(e.text for e in collected if e.name == "delta")  # type: ignore[union-attr]
+        last = collected[-1] if collected else Error("The client went away.", "internal")
+        if isinstance(last, Error):
+            return JSONResponse(
+                {"error": last.message, "code": last.code, "answer": text},
+                status_code=ERROR_STATUS.get(last.code, 500),
+            )
+        assert isinstance(last, Done)
+        citations = next(e for e in collected if e.name == "citations")
+        return JSONResponse(
+            {
+                "answer": last.text,
+                "citations": [citation_json(c) for c in citations.citations],  # type: ignore[union-attr]
+                "model": last.model,
+                "mode": last.mode,
+                "timings": last.timings,
+                "counts": last.counts,
+            }
+        )
+
+    async def search(self, request: Request) -> Response:
+        """GET /api/search?q=&k="""
+        params = request.query_params
+        q = params.get("q", "").strip()
+        if not q:
+            raise _reject(422, "q is required: the text to search for.")
+        if len(q) > self.settings.max_question_chars:
+            raise _reject(413, f"q is longer than {self.settings.max_question_chars:,} "
+                               "characters (max_question_chars).")
+        try:
+            k = int(params.get("k", self.settings.top_k))
+        except ValueError:
+            raise _reject(422, "k must be a whole number.") from None
+        if not 1 <= k <= MAX_K:
+            raise _reject(422, f"k must be between 1 and {MAX_K}.")
+        include = _patterns({"include": params.getlist("include")}, "include")
+        exclude = _patterns({"exclude": params.getlist("exclude")}, "exclude")
+        hits = await self._thread(self._search, q, k, include, exclude)
+        return JSONResponse({"query": q, "hits": hits})
+
+    def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
+        hits = self.kb.search(q, k, include=include, exclude=exclude)
+        return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
+
+    async def health(self, request: Request) -> Response:
+        """GET /api/health"""
+        stats = await self._thread(self.kb.stats)
+        return JSONResponse(
+            {
+                "status": "ok" if stats["chunks"] else "empty",
+                "files": stats["files"],
+                "chunks": stats["chunks"],
+                "embed_model": stats["embed_model"],
+                "last_indexed": stats["last_indexed"],
+                "model": self.settings.model,
+                "mode": "llm" if self.settings.model else "extractive",
+                "answering": self.answering,
+            }
+        )
+
+    async def sources(self, request: Request) -> Response:
+        """GET /api/sources"""
+        pages = await self._thread(self.kb.pages)
+        return JSONResponse({"pages": pages})
+
+
+async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.error("request failed: %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
+
+
+def create_app(kb: Any, settings: Settings | None = None) -> Starlette:
+    """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's."""
+    settings = settings or kb.settings
+    api = Api(kb, settings)
+    origins = list(settings.cors_origins)
+    rate = RateLimiter(settings.rate_limit, settings.rate_burst) if settings.rate_limit else None
+    app = Starlette(
+        routes=[
+            Route("/api/ask", api.ask, methods=["POST"]),
+            Route("/api/search", api.search, methods=["GET"]),
+            Route("/api/health", api.health, methods=["GET"]),
+            Route("/api/sources", api.sources, methods=["GET"]),
+        ],
+        middleware=[
+            # Outermost, so preflights are answered before the token check and 401/429
+            # responses still carry CORS headers a browser needs to read them.
+            Middleware(
+                CORSMiddleware,
+                allow_origins=["*"] if "*" in origins else origins,
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+                max_age=600,
+            ),
+            Middleware(Guard, token=settings.api_token, rate=rate),
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        lifespan=api.lifespan,
+    )
+    app.state.api = api
+    return app

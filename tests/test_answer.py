@@ -1,0 +1,372 @@
+"""The answering stage end to end: a real index of sample_site, litellm against the test LLM server.
+
+Nothing of ours is mocked: the prompt is checked as the LLM server received it over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from api_helpers import indexed_sample
+from llm_server import LLMServer, Reply
+
+from kb_qa.answer import Citations, Delta, Done, Error, Event, Status, answer
+from kb_qa.extractive import LABEL, sentences
+from kb_qa.kb import KnowledgeBase
+from kb_qa.prompt import SYSTEM_PROMPT, Turn
+from kb_qa.settings import Settings
+
+QUESTION = "How many times is a failing job attempted by default?"
+EXCERPT = re.compile(r'<excerpt number="(\d+)"')
+PAGE = re.compile(r'<page path="([^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    kb = indexed_sample(tmp_path_factory.mktemp("answer"))
+    yield kb
+    kb.close()
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[LLMServer]:
+    with LLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(llm_server: LLMServer) -> LLMServer:
+    llm_server.reset()
+    return llm_server
+
+
+def llm_settings(kb: KnowledgeBase, llm: LLMServer, **overrides: Any) -> Settings:
+    return kb.settings.replace(model="openai/test", api_base=llm.url, **overrides)
+
+
+def ask(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, question: str = QUESTION, **kwargs: Any
+) -> list[Event]:
+    async def run() -> list[Event]:
+        return [event async for event in answer(kb, question, **kwargs)]
+
+    return loop.run_until_complete(run())
+
+
+def text_of(events: list[Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, Delta))
+
+
+def user_message(request: dict[str, Any]) -> str:
+    return request["messages"][-1]["content"]
+
+
+def test_event_order_and_prompt_layout_as_the_llm_received_it(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    events = ask(loop, kb, settings=llm_settings(kb, llm))  # default reply: echo the numbers
+    names = [e.name for e in events]
+    assert names[:2] == ["status", "status"]
+    assert names[-2:] == ["citations", "done"]
+    assert set(names[2:-2]) == {"delta"}
+    searching, reading = events[0], events[1]
+    assert isinstance(searching, Status) and searching.stage == "searching"
+    assert isinstance(reading, Status) and reading.stage == "reading"
+
+    (request,) = llm.requests
+    assert request["stream"] is True
+    assert request["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    user = user_message(request)
+    # The question before and after the excerpts.
+    assert user.count(QUESTION) == 2
+    assert user.index(QUESTION) < user.index("<excerpt") < user.rindex(QUESTION)
+    # Global numbering 1..n in prompt order, each page one contiguous group.
+    numbers = [int(n) for n in EXCERPT.findall(user)]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert reading.excerpts == len(numbers) and len(numbers) > 20
+    pages = PAGE.findall(user)
+    assert len(pages) == len(set(pages)) == reading.pages
+    # The best match for this question comes first.
+    assert pages[0] == "docs/guides/retries.md"
+    assert "Pages in this workspace (18):" in user
+
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.mode == "llm" and done.model == "openai/test"
+    assert done.text == text_of(events)
+    assert done.text == "Excerpts seen: " + " ".join(f"[{n}]" for n in numbers) + "."
+    assert done.counts["excerpts"] == len(numbers)
+    assert done.counts["citations"] == len(numbers)
+    assert done.counts["dropped_citations"] == 0
+    timings = done.timings
+    assert 0 < timings["retrieval_ms"] <= timings["first_token_ms"] <= timings["total_ms"]
+
+
+def test_citations_resolve_to_urls_anchors_and_source_positions(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script("Five attempts [2]. Delays grow [1].")
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    assert [c.number for c in citations.citations] == [1, 2]
+    assert [c.excerpt for c in citations.citations] == [2, 1]
+    vault = Path(kb.settings.vault)
+    for c in citations.citations:
+        assert c.url == f"https://lumen.example.com/{c.url.split('.com/')[1]}"
+        if c.anchor:
+            assert c.url.endswith("#" + c.anchor)
+        source = (vault / c.path).read_text(encoding="utf-8")
+        assert source[c.start : c.end] == c.text
+        assert source.count("\n", 0, c.start) + 1 == c.line_start
+        assert c.line_end == c.line_start + c.text.count("\n")
+        assert c.heading_path and c.text.strip()
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 6])
+def test_citations_renumbered_while_streaming_across_chunk_boundaries(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer, chunk_size: int
+) -> None:
+    # chunk_size 6 sends "See [1" then "2] her": the marker is split across stream chunks.
+    llm.script(Reply(text="See [12] here. Also [3, 12]. And [12][7]!", chunk_size=chunk_size))
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    deltas = [e.text for e in events if isinstance(e, Delta)]
+    assert "".join(deltas) == "See [1] here. Also [1][2]. And [1][3]!"
+    assert not any("12" in d or "7" in d for d in deltas)  # raw numbers never reach the client
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    assert [(c.number, c.excerpt) for c in citations.citations] == [(1, 12), (2, 3), (3, 7)]
+
+
+def test_invalid_citations_are_dropped_and_counted(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(text="A [1]. B [999]. C [0] [2]. Code `x[5]` stays.", chunk_size=2))
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.text == "A [1]. B. C [2]. Code `x[5]` stays."
+    assert done.counts["dropped_citations"] == 2
+    assert done.counts["citations"] == 2
+
+
+def test_history_reaches_the_llm_before_the_new_question(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    history = [
+        Turn("user", "What is Lumen?"),
+        Turn("assistant", "A self-hosted job scheduler [4]."),
+    ]
+    events = ask(
+        loop, kb, "And how does it retry jobs?", history=history, settings=llm_settings(kb, llm)
+    )
+    assert isinstance(events[-1], Done) and events[-1].counts["history_turns"] == 2
+    messages = llm.requests[0]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == "What is Lumen?"
+    assert messages[2]["content"] == "A self-hosted job scheduler."  # old numbers stripped
+    assert "And how does it retry jobs?" in messages[3]["content"]
+
+
+def test_exclude_and_include_shape_the_prompt(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script("OK [1].", "OK [1].")
+    ask(loop, kb, exclude=["docs/guides/retries.md"], settings=llm_settings(kb, llm))
+    user = user_message(llm.requests[-1])
+    assert "Excluded by the user (not shown, do not use): docs/guides/retries.md" in user
+    assert 'path="docs/guides/retries.md"' not in user
+
+    ask(loop, kb, include=["docs/guides/*"], settings=llm_settings(kb, llm))
+    user = user_message(llm.requests[-1])
+    pages = set(PAGE.findall(user))
+    assert pages and all(p.startswith("docs/guides/") for p in pages)
+    excluded = user.split("Excluded by the user (not shown, do not use): ")[1].split("\n")[0]
+    assert "docs/faq.md" in excluded and "docs/guides/retries.md" not in excluded
+
+
+def test_extractive_answer_without_a_model(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    events = ask(loop, kb)  # kb.settings.model is "" by default
+    assert not llm.requests
+    deltas = [e for e in events if isinstance(e, Delta)]
+    assert deltas[0].text.startswith(LABEL)
+    done = events[-1]
+    assert isinstance(done, Done) and done.mode == "extractive" and done.model == ""
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", done.text)}
+    assert cited == set(range(1, len(citations.citations) + 1))
+    assert "five times" in done.text  # the sentence that answers it
+    for line in done.text.splitlines()[2:]:
+        assert line.startswith("- **")
+        # Every sentence ends with its citation; no Markdown table or emphasis syntax remains.
+        assert re.search(r"\[\d+\][.。!?:;]?$", line)
+        assert "|" not in line and "**" not in line[4:].split("**", 1)[1]
+    for c in citations.citations:
+        assert c.url.startswith("https://lumen.example.com/")
+
+
+def test_no_matching_excerpts(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    events = ask(loop, kb, include=["no/such/folder/"])
+    assert events[1].excerpts == 0  # type: ignore[union-attr]
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.text == f"{LABEL}\n\nNo passage in your sources matches this question."
+    llm.script("Your sources do not cover this.")
+    events = ask(loop, kb, include=["no/such/folder/"], settings=llm_settings(kb, llm))
+    assert "No excerpts were found for this question." in user_message(llm.requests[0])
+    assert isinstance(events[-1], Done) and events[-1].counts["citations"] == 0
+
+
+def test_extractive_answer_for_a_chinese_question(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase
+) -> None:
+    events = ask(loop, kb, "如何安装 Lumen？")
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert "安装" in done.text and "[1]" in done.text
+    assert events[-2].citations[0].path == "docs/zh/quickstart.md"  # type: ignore[union-attr]
+
+
+def test_markdown_is_stripped_from_extracted_sentences() -> None:
+    markdown = (
+        "## Heading {#custom}\n\n"
+        "Some **bold** and *em* text with a [link](https://x.example) and `co*de*`. "
+        "Second sentence [3] here.\n\n"
+        "| Key | Value |\n|---|---|\n| `a` | **1** |\n\n"
+        '!!! note "Title"\n    Inside a note.\n\n'
+        "```bash\nlumen server\n```\n\n"
+        "- item one\n- item two\n"
+    )
+    assert sentences(markdown) == [
+        "Some bold and em text with a link and `co*de*`.",
+        "Second sentence here.",
+        "`a` — 1",
+        "Inside a note.",
+        "`lumen server`",
+        "item one",
+        "item two",
+    ]
+
+
+def error_of(events: list[Event]) -> Error:
+    assert isinstance(events[-1], Error), [e.name for e in events]
+    assert not any(isinstance(e, Done | Citations) for e in events)
+    return events[-1]
+
+
+def test_transient_failure_is_retried_once_before_any_text(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(status=503, text="overloaded"), "Recovered [1].")
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    assert isinstance(events[-1], Done) and events[-1].text == "Recovered [1]."
+    assert len(llm.requests) == 2
+
+
+def test_persistent_500_is_a_readable_error(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(status=500, text="model exploded"), Reply(status=500, text="model exploded"))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert error.code == "llm_error"
+    assert error.message.startswith("The language model service failed (HTTP 500: model exploded)")
+    assert "litellm" not in error.message and "Traceback" not in error.message
+    assert len(llm.requests) == 2
+
+
+def test_client_errors_are_not_retried(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(status=404, text="no such model"))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert "'openai/test' was not found" in error.message and "KBQA_MODEL" in error.message
+    assert len(llm.requests) == 1
+
+
+def test_timeout_before_the_first_token(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(delay=5))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm, llm_timeout=0.4)))
+    assert error.code == "llm_timeout"
+    assert error.message.startswith("The language model did not answer within 0.4 s.")
+    assert len(llm.requests) == 1  # the user already waited once: no retry
+
+
+def test_stall_mid_answer_keeps_the_partial_text_and_says_so(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(text="First part [1]. Second part.", chunk_size=8, stall_after=2, stall=5))
+    events = ask(loop, kb, settings=llm_settings(kb, llm, llm_timeout=0.4))
+    error = error_of(events)
+    assert error.code == "llm_timeout"
+    assert "stopped answering for 0.4 s" in error.message
+    assert text_of(events) == "First part [1]."
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(text="Broken answer here.", chunk_size=4, malformed_after=2),
+        Reply(text="Broken answer here.", chunk_size=4, close_after=2),
+    ],
+    ids=["malformed", "closed"],
+)
+def test_stream_broken_mid_answer(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer, reply: Reply
+) -> None:
+    llm.script(reply)
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    error = error_of(events)
+    assert error.code == "llm_error"
+    assert error.message.startswith("The language model's answer broke off")
+    assert text_of(events) == "Broken a"
+    assert len(llm.requests) == 1  # text was already shown: a retry would repeat it
+
+
+def test_connection_closed_before_any_text_is_retried(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(close_after=0), "Second try [1].")
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    assert isinstance(events[-1], Done) and events[-1].text == "Second try [1]."
+
+
+def test_unreachable_llm(loop: asyncio.AbstractEventLoop, kb: KnowledgeBase) -> None:
+    settings = kb.settings.replace(model="openai/test", api_base="http://127.0.0.1:9/v1")
+    error = error_of(ask(loop, kb, settings=settings))
+    assert error.message.startswith("Could not reach the language model at http://127.0.0.1:9/v1")
+
+
+def test_closing_the_stream_early_stops_the_llm_call(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(text="x" * 400, chunk_size=2, chunk_delay=0.02))  # 4 s if read to the end
+
+    async def first_delta() -> str:
+        events = answer(kb, QUESTION, settings=llm_settings(kb, llm))
+        try:
+            async for event in events:
+                if isinstance(event, Delta):
+                    return event.text
+        finally:
+            await events.aclose()
+        raise AssertionError("no delta")
+
+    started = loop.time()
+    assert loop.run_until_complete(first_delta()) == "xx"
+    assert loop.time() - started < 2

@@ -1,0 +1,142 @@
+"""``kb-qa ask`` and ``kb-qa serve`` as real subprocesses, over a copy of sample_site."""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from api_helpers import indexed_sample
+from llm_server import LLMServer, Reply
+
+QUESTION = "How many times is a failing job attempted by default?"
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kb = indexed_sample(tmp_path_factory.mktemp("cli"))  # index_dir is <root>/index
+    kb.close()
+    return Path(kb.settings.vault)
+
+
+Env = Callable[..., dict[str, str]]
+
+
+def kbqa(cli_env: Env, vault: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    index = str(vault.parent / "index")
+    return subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", *args, "--vault", str(vault), "--index-dir", index],
+        env=cli_env(**env), capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def test_ask_extractive_prints_answer_then_citations(vault: Path, cli_env: Env) -> None:
+    result = kbqa(cli_env, vault, "ask", QUESTION)
+    assert result.returncode == 0, result.stderr
+    answer, _, sources = result.stdout.partition("\n\n[1] ")
+    assert answer.startswith("No language model is configured")
+    assert "five times" in answer
+    assert "https://lumen.example.com/guides/retries/#" in sources
+    assert "\x1b" not in result.stdout  # not a terminal: no escape sequences
+    assert "Reading" in result.stderr and "extractive answer" in result.stderr
+
+
+def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env: Env) -> None:
+    with LLMServer() as llm:
+        llm.script(Reply(text="Five attempts [7].\x1b]0;pwned\x07 Done [2].", chunk_size=3))
+        main, secondary = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kb_qa.cli", "ask", QUESTION, "--vault", str(vault),
+             "--index-dir", str(vault.parent / "index"), "--model", "openai/test",
+             "--api-base", llm.url],
+            env=cli_env(TERM="xterm"), stdout=secondary, stderr=subprocess.PIPE,
+        )
+        os.close(secondary)
+        out = b""
+        while True:
+            try:
+                data = os.read(main, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            out += data
+        proc.wait(60)
+        os.close(main)
+    text = out.decode().replace("\r\n", "\n")
+    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+    # The model's escape sequence lost its ESC and BEL: harmless text, not a terminal command.
+    assert text.startswith("Five attempts [1].]0;pwned Done [2].\n")
+    assert "\x1b]0;" not in text and "\x07" not in text
+    links = text.split("\n\n", 1)[1]
+    assert links.startswith("[1] ")
+    # OSC 8: ESC ] 8 ;; URL ESC \ text ESC ] 8 ;; ESC \
+    assert "\x1b]8;;https://lumen.example.com/" in links
+    assert links.count("\x1b]8;;\x1b\\") == 2
+
+
+def test_ask_reports_llm_errors_without_a_traceback(vault: Path, cli_env: Env) -> None:
+    with LLMServer() as llm:
+        llm.script(Reply(status=500, text="boom"), Reply(status=500, text="boom"))
+        result = kbqa(
+            cli_env, vault, "ask", QUESTION, KBQA_MODEL="openai/test", KBQA_API_BASE=llm.url
+        )
+    assert result.returncode == 1
+    assert "kb-qa: The language model service failed (HTTP 500: boom)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(vault: Path, cli_env: Env) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port),
+         "--index-dir", str(vault.parent / "index")],
+        env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        try:
+            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "kb-qa serve did not start"
+            time.sleep(0.1)
+    yield url, proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_indexes_then_answers_and_stops_cleanly(
+    served: tuple[str, subprocess.Popen[str]],
+) -> None:
+    url, proc = served
+    response = httpx.post(url + "/api/ask", json={"question": QUESTION, "stream": False})
+    assert response.status_code == 200
+    assert response.json()["mode"] == "extractive"
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=20)
+    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells why.
+    assert proc.returncode in (0, -signal.SIGTERM)
+    assert "Shutting down" in output and "Finished server process" in output
+    assert "Indexed 18 files" in output
+    assert "Uvicorn running on http://127.0.0.1:" in output
+    assert '"POST /api/ask HTTP/1.1" 200' in output  # plain access log lines
+    assert "\x1b[" not in output

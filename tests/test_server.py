@@ -1,0 +1,422 @@
+"""The HTTP API over real uvicorn and real HTTP: SSE, JSON mode, limits, CORS, tokens, concurrency.
+
+Each server runs in a background thread on a free loopback port; the language model is the
+OpenAI-compatible test server, reached by litellm over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import httpx
+import pytest
+from api_helpers import indexed_sample, parse_sse
+from llm_server import LLMServer, Reply
+from uvicorn_thread import UvicornThread
+
+from kb_qa.extractive import LABEL
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+
+QUESTION = "How many times is a failing job attempted by default?"
+ORIGIN = "https://docs.example.com"
+TOKEN = "test-token-" + "x" * 8
+
+Serve = Callable[..., AbstractContextManager[UvicornThread]]
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    kb = indexed_sample(tmp_path_factory.mktemp("server"))
+    yield kb
+    kb.close()
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[LLMServer]:
+    with LLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(llm_server: LLMServer) -> LLMServer:
+    llm_server.reset()
+    return llm_server
+
+
+@pytest.fixture(scope="module")
+def serve(kb: KnowledgeBase) -> Serve:
+    """``with serve(**settings) as server:`` a fresh API server with these settings changed."""
+
+    def start(**overrides: Any) -> AbstractContextManager[UvicornThread]:
+        return UvicornThread(create_app(kb, kb.settings.replace(**overrides)))
+
+    return start
+
+
+@pytest.fixture(scope="module")
+def api(serve: Serve, llm_server: LLMServer) -> Iterator[str]:
+    """The main server: LLM configured, rate limit off, 1 s LLM timeout."""
+    with serve(
+        model="openai/test", api_base=llm_server.url, llm_timeout=1.0, rate_limit=0
+    ) as server:
+        yield server.url
+
+
+def ask(url: str, body: dict[str, Any], **kwargs: Any) -> tuple[httpx.Response, list]:
+    """POST /api/ask and read the whole SSE stream."""
+    with httpx.stream("POST", url + "/api/ask", json=body, timeout=20, **kwargs) as response:
+        lines = list(response.iter_lines())
+    events = parse_sse(lines) if response.status_code == 200 else []
+    return response, events
+
+
+def names(events: list) -> list[str]:
+    return [name for name, _ in events]
+
+
+def text(events: list) -> str:
+    return "".join(data["text"] for name, data in events if name == "delta")
+
+
+# -- answering ----------------------------------------------------------------------------------
+
+
+def test_ask_streams_server_sent_events(api: str, llm: LLMServer) -> None:
+    llm.script(Reply(text="Five attempts [2]. <b>Not HTML</b> [1].", chunk_size=3))
+    response, events = ask(api, {"question": QUESTION})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert names(events)[:2] == ["status", "status"]
+    assert names(events)[-2:] == ["citations", "done"]
+    assert events[0][1] == {"stage": "searching", "message": "Searching your sources…"}
+    reading = events[1][1]
+    assert reading["stage"] == "reading" and reading["excerpts"] > 20 and reading["pages"] == 18
+    assert reading["message"] == f"Reading {reading['excerpts']} excerpts from 18 pages…"
+    done = events[-1][1]
+    assert done["text"] == text(events) == "Five attempts [1]. <b>Not HTML</b> [2]."
+    assert done["mode"] == "llm" and done["model"] == "openai/test"
+    assert set(done["timings"]) == {"retrieval_ms", "first_token_ms", "total_ms"}
+    assert done["counts"]["citations"] == 2 and done["counts"]["dropped_citations"] == 0
+    citations = events[-2][1]["citations"]
+    assert [(c["number"], c["excerpt"]) for c in citations] == [(1, 2), (2, 1)]
+    first = citations[0]
+    assert set(first) == {
+        "number", "excerpt", "url", "path", "anchor", "heading_path", "text",
+        "start", "end", "line_start", "line_end",
+    }
+    assert first["url"].startswith("https://lumen.example.com/")
+    assert first["url"].endswith("#" + first["anchor"])
+
+
+def test_ask_sends_history_and_exclusions_to_the_llm(api: str, llm: LLMServer) -> None:
+    body = {
+        "question": "And the delay?",
+        "history": [
+            {"role": "user", "content": "How often are jobs retried?"},
+            {"role": "assistant", "content": "Five times [3]."},
+        ],
+        "exclude": ["docs/zh/"],
+    }
+    llm.script("Exponential [1].")
+    _, events = ask(api, body)
+    assert names(events)[-1] == "done"
+    messages = llm.requests[0]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == "Five times."
+    assert "Excluded by the user (not shown, do not use): docs/zh/quickstart.md" in (
+        messages[3]["content"]
+    )
+    assert 'path="docs/zh/quickstart.md"' not in messages[3]["content"]
+
+
+def test_json_mode(api: str, llm: LLMServer) -> None:
+    llm.script("Five [1][999].")
+    response = httpx.post(api + "/api/ask", json={"question": QUESTION, "stream": False})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    data = response.json()
+    assert data["answer"] == "Five [1]."
+    assert data["counts"]["dropped_citations"] == 1
+    assert len(data["citations"]) == 1 and data["citations"][0]["number"] == 1
+    assert data["mode"] == "llm"
+
+    llm.script("By Accept header [2].")
+    response = httpx.post(
+        api + "/api/ask", json={"question": QUESTION}, headers={"Accept": "application/json"}
+    )
+    assert response.json()["answer"] == "By Accept header [1]."
+
+
+def test_extractive_answers_through_the_api(serve: Serve) -> None:
+    with serve(rate_limit=0) as server:
+        _, events = ask(server.url, {"question": QUESTION})
+        done = events[-1][1]
+        assert done["mode"] == "extractive"
+        assert done["text"].startswith(LABEL)
+        assert "five times" in done["text"]
+        citations = events[-2][1]["citations"]
+        assert citations and all(c["url"].startswith("https://") for c in citations)
+        health = httpx.get(server.url + "/api/health").json()
+        assert health["mode"] == "extractive" and health["model"] == ""
+
+
+@pytest.mark.parametrize(
+    ("replies", "message", "status"),
+    [
+        ([Reply(status=500, text="boom")] * 2, "The language model service failed (HTTP 500", 502),
+        ([Reply(delay=3)], "The language model did not answer within 1 s.", 504),
+        ([Reply(text="abcdefgh", chunk_size=2, malformed_after=2)], "answer broke off", 502),
+        ([Reply(text="abcdefgh", chunk_size=2, close_after=2)], "answer broke off", 502),
+    ],
+    ids=["500", "timeout", "malformed", "closed"],
+)
+def test_llm_failures_become_error_events_and_the_server_carries_on(
+    api: str, llm: LLMServer, replies: list[Reply], message: str, status: int
+) -> None:
+    llm.script(*replies)
+    response, events = ask(api, {"question": QUESTION})
+    assert response.status_code == 200
+    name, data = events[-1]
+    assert name == "error"
+    assert message in data["message"]
+    assert "Traceback" not in data["message"] and "litellm" not in data["message"]
+    assert "done" not in names(events)
+
+    llm.script(*replies)
+    response = httpx.post(api + "/api/ask", json={"question": QUESTION, "stream": False},
+                          timeout=20)
+    assert response.status_code == status
+    assert message in response.json()["error"]
+
+    llm.script("Still here [1].")
+    response, events = ask(api, {"question": QUESTION})
+    assert events[-1][1]["text"] == "Still here [1]."
+
+
+def test_client_disconnect_stops_the_answer(api: str, llm: LLMServer) -> None:
+    # Distinct words: litellm aborts a stream that repeats one chunk too often.
+    words = " ".join(f"w{i:03}" for i in range(200))
+    llm.script(Reply(text=words, chunk_size=5, chunk_delay=0.03))  # ~6 s in full
+    started = time.monotonic()
+    with httpx.stream("POST", api + "/api/ask", json={"question": QUESTION}, timeout=20) as r:
+        lines = r.iter_lines()
+        for line in lines:
+            if line.startswith("event: delta"):
+                assert httpx.get(api + "/api/health").json()["answering"] == 1
+                break
+        lines.close()  # leaving mid-stream drops the connection, as a closed browser tab does
+    # The server noticed the reader left and closed the LLM stream, well before its end.
+    deadline = time.monotonic() + 3
+    while httpx.get(api + "/api/health").json()["answering"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert httpx.get(api + "/api/health").json()["answering"] == 0
+    assert time.monotonic() - started < 4
+
+    llm.script("Next one [1].")
+    _, events = ask(api, {"question": QUESTION})
+    assert events[-1][1]["text"] == "Next one [1]."
+
+
+def test_concurrent_questions(api: str, llm: LLMServer) -> None:
+    llm.default = Reply(echo=True, chunk_size=40, chunk_delay=0.01)
+    results: list[Any] = [None] * 10
+
+    def one(i: int) -> None:
+        _, events = ask(api, {"question": f"{QUESTION} ({i})"})
+        results[i] = events
+
+    try:
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        llm.default = Reply(echo=True)
+    for events in results:
+        assert events and names(events)[-1] == "done"
+        assert events[-1][1]["text"].startswith("Excerpts seen: [1] [2]")
+    assert len(llm.requests) == 10
+
+
+# -- search, health, sources --------------------------------------------------------------------
+
+
+def test_search(api: str) -> None:
+    response = httpx.get(api + "/api/search", params={"q": "retry backoff jitter", "k": 3})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["query"] == "retry backoff jitter"
+    hits = data["hits"]
+    assert [h["rank"] for h in hits] == [1, 2, 3]
+    assert hits[0]["path"] == "docs/guides/retries.md"
+    assert hits[0]["url"].startswith("https://lumen.example.com/guides/retries/")
+    only = httpx.get(api + "/api/search", params={"q": "token", "include": "docs/operations/"})
+    assert {h["path"].split("/")[1] for h in only.json()["hits"]} == {"operations"}
+
+
+def test_search_parameters_never_reach_files(api: str) -> None:
+    # Paths only filter the index; a traversal pattern matches nothing and reads nothing.
+    response = httpx.get(
+        api + "/api/search", params={"q": "root", "include": "../../../etc/passwd"}
+    )
+    assert response.status_code == 200 and response.json()["hits"] == []
+    response = httpx.get(api + "/api/..%2f..%2fetc%2fpasswd")
+    assert response.status_code == 404
+    assert response.json() == {"error": "Not Found"}
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "message"),
+    [
+        ({}, 422, "q is required"),
+        ({"q": "x", "k": "many"}, 422, "k must be a whole number"),
+        ({"q": "x", "k": "0"}, 422, "k must be between 1 and 100"),
+        ({"q": "x" * 2001}, 413, "max_question_chars"),
+    ],
+)
+def test_search_rejects_bad_parameters(
+    api: str, params: dict[str, str], status: int, message: str
+) -> None:
+    response = httpx.get(api + "/api/search", params=params)
+    assert response.status_code == status
+    assert message in response.json()["error"]
+
+
+def test_health_and_sources(api: str, kb: KnowledgeBase) -> None:
+    health = httpx.get(api + "/api/health")
+    assert health.status_code == 200
+    data = health.json()
+    assert data["status"] == "ok" and data["files"] == 18 and data["chunks"] > 100
+    assert data["embed_model"] == "hash" and data["mode"] == "llm"
+    assert data["last_indexed"] > 0
+    assert str(kb.settings.vault) not in health.text  # no filesystem layout leaks out
+    pages = httpx.get(api + "/api/sources").json()["pages"]
+    assert len(pages) == 18
+    assert {"path": "docs/guides/retries.md", "title": "Retries and backoff",
+            "url": "guides/retries/"} in pages
+
+
+# -- limits and errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"question": "x" * 2001}, 413, "the limit is 2,000 (max_question_chars)"),
+        ({"question": "q", "history": [{"role": "user", "content": "x"}] * 21}, 413,
+         "the limit is 20 (max_history_messages)"),
+        ({"question": "q", "history": [{"role": "user", "content": "x" * 10_001}] * 2}, 413,
+         "max_history_chars"),
+        ({"question": "  "}, 422, "question is required"),
+        ({"history": []}, 422, "question is required"),
+        (["question"], 422, "must be a JSON object"),
+        ({"question": "q", "history": [{"role": "system", "content": "x"}]}, 422,
+         "history[0] must be an object with role 'user' or 'assistant'"),
+        ({"question": "q", "history": "earlier"}, 422, "history must be a list"),
+        ({"question": "q", "exclude": "docs/"}, 422, "exclude must be a list"),
+        ({"question": "q", "stream": "yes"}, 422, "stream must be true or false"),
+    ],
+    ids=["question", "history-count", "history-chars", "blank", "missing", "array", "role",
+         "history-type", "exclude-type", "stream-type"],
+)
+def test_ask_limits_and_validation(
+    api: str, llm: LLMServer, body: Any, status: int, message: str
+) -> None:
+    response = httpx.post(api + "/api/ask", json=body)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert message in response.json()["error"]
+    assert not llm.requests
+
+
+def test_body_size_content_type_and_json(api: str) -> None:
+    big = json.dumps({"question": "q", "padding": "x" * 70_000})
+    headers = {"Content-Type": "application/json"}
+    response = httpx.post(api + "/api/ask", content=big, headers=headers)
+    assert response.status_code == 413
+    assert "larger than 65,536 bytes" in response.json()["error"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(20):
+            yield b" " * 5000
+
+    response = httpx.post(api + "/api/ask", content=chunks(), headers=headers)
+    assert response.status_code == 413
+
+    response = httpx.post(api + "/api/ask", content='{"question": "q"}',
+                          headers={"Content-Type": "text/plain"})
+    assert response.status_code == 415
+    response = httpx.post(api + "/api/ask", content="{not json", headers=headers)
+    assert response.status_code == 400 and "not valid JSON" in response.json()["error"]
+    response = httpx.get(api + "/api/ask")
+    assert response.status_code == 405 and "error" in response.json()
+
+
+def test_bearer_token(serve: Serve) -> None:
+    with serve(api_token=TOKEN, rate_limit=0, cors_origins=ORIGIN) as server:
+        for path in ("/api/search?q=token", "/api/health", "/api/sources"):
+            response = httpx.get(server.url + path)
+            assert response.status_code == 401
+            assert response.headers["www-authenticate"] == "Bearer"
+            assert "Authorization: Bearer" in response.json()["error"]
+        wrong = httpx.get(server.url + "/api/health", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        response = httpx.post(server.url + "/api/ask", json={"question": "q"})
+        assert response.status_code == 401
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        assert httpx.get(server.url + "/api/health", headers=good).status_code == 200
+        response = httpx.post(server.url + "/api/ask", json={"question": QUESTION, "stream": False},
+                              headers=good)
+        assert response.status_code == 200
+        # A browser's preflight carries no token; it must still be answered.
+        preflight = httpx.options(server.url + "/api/ask", headers={
+            "Origin": ORIGIN, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type"})
+        assert preflight.status_code == 200
+
+
+def test_rate_limit(serve: Serve) -> None:
+    with serve(rate_limit=6, rate_burst=3) as server:
+        statuses = [httpx.get(server.url + "/api/search?q=job").status_code for _ in range(3)]
+        assert statuses == [200, 200, 200]
+        response = httpx.get(server.url + "/api/search?q=job")
+        assert response.status_code == 429
+        assert response.headers["retry-after"] == "10"  # one request per 10 s
+        assert "try again in 10 s" in response.json()["error"]
+        assert httpx.post(server.url + "/api/ask", json={"question": "q"}).status_code == 429
+        assert httpx.get(server.url + "/api/health").status_code == 200  # never limited
+
+
+def test_cors_allows_configured_origins_only(serve: Serve) -> None:
+    preflight = {"Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "content-type"}
+    with serve(cors_origins=f"{ORIGIN}, https://other.example.org", rate_limit=0) as server:
+        response = httpx.get(server.url + "/api/health", headers={"Origin": ORIGIN})
+        assert response.headers["access-control-allow-origin"] == ORIGIN
+        response = httpx.get(server.url + "/api/health", headers={"Origin": "https://evil.example"})
+        assert response.status_code == 200
+        assert "access-control-allow-origin" not in response.headers
+        response = httpx.options(server.url + "/api/ask", headers={"Origin": ORIGIN, **preflight})
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == ORIGIN
+        assert "POST" in response.headers["access-control-allow-methods"]
+        assert "content-type" in response.headers["access-control-allow-headers"].lower()
+        response = httpx.options(
+            server.url + "/api/ask", headers={"Origin": "https://evil.example", **preflight}
+        )
+        assert response.status_code == 400
+        assert "access-control-allow-origin" not in response.headers
+    with serve(rate_limit=0) as server:  # the default: same origin only
+        response = httpx.options(server.url + "/api/ask", headers={"Origin": ORIGIN, **preflight})
+        assert response.status_code == 400
+        response = httpx.get(server.url + "/api/health", headers={"Origin": ORIGIN})
+        assert "access-control-allow-origin" not in response.headers
