@@ -48,7 +48,7 @@ class Citation:
 
     number: int  # display number, 1..m in order of first appearance
     excerpt: int  # the global excerpt number the model wrote
-    url: str  # page URL with the heading anchor (Chunk.link)
+    url: str  # where the citation points, by link_style (absolute when the site has a URL)
     path: str
     anchor: str
     heading_path: tuple[str, ...]
@@ -57,6 +57,9 @@ class Citation:
     end: int
     line_start: int
     line_end: int
+    # Page URL + "#anchor" relative to the site root (Chunk.link): what a widget on the
+    # site itself links to, wherever the site is served from.
+    link: str = ""
 
 
 class _Parse(Enum):
@@ -292,6 +295,7 @@ def resolve(order: dict[int, int], excerpts: Sequence[Hit]) -> list[Citation]:
                 end=chunk.end,
                 line_start=chunk.line_start,
                 line_end=chunk.line_end,
+                link=chunk.link,
             )
         )
     return citations

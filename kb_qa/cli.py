@@ -85,15 +85,32 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8321)")
+    p.add_argument("--watch", action="store_true", help="re-index files as they change")
     _answering(p)
     _common(p)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("watch", help="index the vault and keep the index current as files change")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    _common(p)
+    p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p.add_argument("--watch", action="store_true", help="re-index files as they change")
+    _answering(p)
+    _common(p)
+    p.set_defaults(func=cmd_mcp)
     return parser
 
 
 def _answering(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="litellm model, e.g. gpt-4o-mini or "
-                   "openai/NAME for an OpenAI-compatible server (default: extractive answers)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="litellm model, e.g. gpt-4o-mini or "
+        "openai/NAME for an OpenAI-compatible server (default: extractive answers)",
+    )
     p.add_argument("--api-base", default=None, help="API base URL of the model's server")
 
 
@@ -324,25 +341,77 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from kb_qa.server import create_app
 
-    # Plain, timestamped lines for a long-running process; chatty libraries stay quiet.
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
-    )
-    for name in ("httpx", "LiteLLM", "chromadb"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    _plain_logs()
     kb = _open(args)
     log = logging.getLogger("kb_qa.serve")
     log.info("indexing %s", kb.settings.vault)
     log.info("%s", _summary(kb.index()))
+    watcher = _start_watcher(kb, log) if args.watch else None
     s = kb.settings
     if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
         log.warning(
             "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
-            "address can use the API", s.host,
+            "address can use the API",
+            s.host,
         )
     try:
-        uvicorn.run(create_app(kb), host=s.host, port=s.port, log_config=None)
+        uvicorn.run(create_app(kb, watcher=watcher), host=s.host, port=s.port, log_config=None)
     finally:
+        if watcher is not None:
+            watcher.stop()
+        kb.close()
+    return 0
+
+
+def _start_watcher(kb: Any, log: logging.Logger) -> Any:
+    from kb_qa.watch import Watcher
+
+    log.info("watching %s for changes", kb.settings.vault)
+    return Watcher(kb).start(initial=False)
+
+
+def _plain_logs() -> None:
+    # Plain, timestamped lines for a long-running process; chatty libraries stay quiet.
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
+    for name in ("httpx", "LiteLLM", "chromadb", "mcp"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """kb-qa watch"""
+    import time
+
+    _plain_logs()
+    kb = _open(args)
+    log = logging.getLogger("kb_qa.watch")
+    log.info("indexing %s", kb.settings.vault)
+    log.info("%s", _summary(kb.index()))
+    watcher = _start_watcher(kb, log)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        watcher.stop()
+        kb.close()
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """kb-qa mcp"""
+    from kb_qa.mcp_server import serve_stdio
+
+    # stdout carries the protocol: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
+    kb = _open(args)
+    report = kb.index()
+    print(_summary(report), file=sys.stderr)
+    watcher = _start_watcher(kb, logging.getLogger("kb_qa.mcp")) if args.watch else None
+    try:
+        serve_stdio(kb)
+    finally:
+        if watcher is not None:
+            watcher.stop()
         kb.close()
     return 0
 

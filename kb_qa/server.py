@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from kb_qa.answer import Done, Error, Event, answer, citation_json, warm_up
+from kb_qa.answer import Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.guard import Guard, RateLimiter
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
@@ -139,7 +139,10 @@ def parse_ask(body: Any, settings: Settings) -> AskRequest:
     if stream is not None and not isinstance(stream, bool):
         raise _reject(422, "stream must be true or false.")
     return AskRequest(
-        question.strip(), tuple(turns), _patterns(body, "include"), _patterns(body, "exclude"),
+        question.strip(),
+        tuple(turns),
+        _patterns(body, "include"),
+        _patterns(body, "exclude"),
         stream,
     )
 
@@ -182,9 +185,10 @@ def _wants_json(request: Request, ask: AskRequest) -> bool:
 class Api:
     """The routes, bound to one knowledge base and its settings."""
 
-    def __init__(self, kb: Any, settings: Settings) -> None:
+    def __init__(self, kb: Any, settings: Settings, watcher: Any = None) -> None:
         self.kb = kb
         self.settings = settings
+        self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.answering = 0  # answers in progress (health shows it; tests watch it)
 
@@ -214,12 +218,15 @@ class Api:
             settings=self.settings,
             limiter=self.limiter,
         )
+        if self._updating():
+            events = _prefixed(
+                Status("updating", "The index is updating; answering from what is indexed so far…"),
+                events,
+            )
         if _wants_json(request, ask):
             return await self._ask_json(request, events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(
-            self._sse(events), media_type="text/event-stream", headers=headers
-        )
+        return StreamingResponse(self._sse(events), media_type="text/event-stream", headers=headers)
 
     async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[str]:
         # Starlette cancels this generator when the client disconnects; closing ``events``
@@ -230,8 +237,9 @@ class Api:
                 yield sse_frame(event)
         except Exception:  # the edge of the stream: log it, tell the client
             log.exception("answering failed")
-            yield sse_frame(Error("Answering failed unexpectedly; the server log has details.",
-                                  "internal"))
+            yield sse_frame(
+                Error("Answering failed unexpectedly; the server log has details.", "internal")
+            )
         finally:
             await events.aclose()  # type: ignore[attr-defined]
             self.answering -= 1
@@ -275,8 +283,11 @@ class Api:
         if not q:
             raise _reject(422, "q is required: the text to search for.")
         if len(q) > self.settings.max_question_chars:
-            raise _reject(413, f"q is longer than {self.settings.max_question_chars:,} "
-                               "characters (max_question_chars).")
+            raise _reject(
+                413,
+                f"q is longer than {self.settings.max_question_chars:,} "
+                "characters (max_question_chars).",
+            )
         try:
             k = int(params.get("k", self.settings.top_k))
         except ValueError:
@@ -305,13 +316,30 @@ class Api:
                 "model": self.settings.model,
                 "mode": "llm" if self.settings.model else "extractive",
                 "answering": self.answering,
+                "freshness": self.watcher.freshness().as_dict() if self.watcher else None,
             }
         )
+
+    def _updating(self) -> bool:
+        if self.watcher is None:
+            return False
+        fresh = self.watcher.freshness()
+        return fresh.indexing or fresh.queue > 0
 
     async def sources(self, request: Request) -> Response:
         """GET /api/sources"""
         pages = await self._thread(self.kb.pages)
         return JSONResponse({"pages": pages})
+
+
+async def _prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """``first``, then everything ``rest`` yields (closing ``rest`` when closed)."""
+    try:
+        yield first
+        async for event in rest:
+            yield event
+    finally:
+        await rest.aclose()  # type: ignore[attr-defined]
 
 
 async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
@@ -332,10 +360,14 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
 
 
-def create_app(kb: Any, settings: Settings | None = None) -> Starlette:
-    """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's."""
+def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -> Starlette:
+    """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
+
+    With a ``watcher`` (kb_qa.watch.Watcher), health reports index freshness and answers
+    asked during a re-index say so first.
+    """
     settings = settings or kb.settings
-    api = Api(kb, settings)
+    api = Api(kb, settings, watcher)
     origins = list(settings.cors_origins)
     rate = RateLimiter(settings.rate_limit, settings.rate_burst) if settings.rate_limit else None
     app = Starlette(
