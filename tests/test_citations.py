@@ -185,6 +185,7 @@ def test_resolve_maps_display_numbers_to_passages() -> None:
         end=45,
         line_start=3,
         line_end=5,
+        link="page3/#setup",
     )
     assert citations[1].excerpt == 1 and citations[1].url == "page1/#intro"
     assert resolve({1: 2}, excerpts)[0].url == "page2/"  # no anchor: the page itself
