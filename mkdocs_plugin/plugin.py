@@ -55,6 +55,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self._toc: dict[str, list[Any]] = {}
         self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
+        self._site_url = ""
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -76,8 +77,15 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 "'mod+k', 'ctrl+shift+k' or '/'."
             )
         self._endpoint = endpoint.rstrip("/")
+        # Citation URLs are absolute when the site has a site_url; the widget maps them back
+        # onto the site it runs on (a local `mkdocs serve`, a preview deploy).
+        self._site_url = config.site_url or ""
         if self.command == "serve" and self.config.serve_api and not endpoint:
             self._endpoint = self._start_api(config)
+            if self._api is not None:
+                # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
+                # the site_url of mkdocs.yml, and that is the prefix its citations carry.
+                self._site_url = self._api.kb.store.meta("site_url") or self._site_url
         self._toc = {}
         return config
 
@@ -86,8 +94,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             from kb_qa.serving import BackgroundServer
 
             vault = Path(config.config_file_path).resolve().parent
+            # The API runs on another port than the site, so the browser needs CORS for it.
+            port = config.dev_addr.port
+            origins = (f"http://{config.dev_addr.host}:{port}", f"http://localhost:{port}",
+                       f"http://127.0.0.1:{port}")
             try:
-                self._api = BackgroundServer.start(vault)
+                self._api = BackgroundServer.start(vault, cors_origins=origins)
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
@@ -106,10 +118,22 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             return output
         return inject(output, self._tags(page.url))
 
-    def _tags(self, page_url: str) -> str:
-        css = get_relative_url(f"{ASSET_DIR}/kb-qa.css", page_url)
-        js = get_relative_url(f"{ASSET_DIR}/kb-qa.js", page_url)
-        root = get_relative_url(".", page_url)
+    def on_post_template(
+        self, output_content: str, /, *, template_name: str, config: MkDocsConfig
+    ) -> str | None:
+        if not self.config.enabled or template_name != "404.html":
+            return output_content
+        # The 404 page is served at any path, so its links start at the site's root path.
+        base = urlparse(config.site_url or "").path or "/"
+        return inject(output_content, self._tags("", base=base.rstrip("/") + "/"))
+
+    def _tags(self, page_url: str, base: str = "") -> str:
+        if base:
+            css, js, root = f"{base}{ASSET_DIR}/kb-qa.css", f"{base}{ASSET_DIR}/kb-qa.js", base
+        else:
+            css = get_relative_url(f"{ASSET_DIR}/kb-qa.css", page_url)
+            js = get_relative_url(f"{ASSET_DIR}/kb-qa.js", page_url)
+            root = get_relative_url(".", page_url)
         options = {
             "endpoint": self._endpoint,
             "title": self.config.title,
@@ -117,6 +141,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             "suggested": list(self.config.suggested_questions),
             "shortcut": self.config.shortcut,
             "root": root,
+            "site_url": self._site_url,
         }
         data = html.escape(json.dumps(options, ensure_ascii=False), quote=True)
         return (

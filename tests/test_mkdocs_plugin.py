@@ -1,0 +1,245 @@
+"""The ``kb-qa`` MkDocs plugin in a real ``mkdocs build`` of a copy of sample_site."""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+import pytest
+import yaml
+from kb_qa_widget import ASSETS, FILES
+
+from kb_qa.kb import KnowledgeBase
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_SITE = ROOT / "sample_site"
+MAX_WIDGET_GZIP = 30 * 1024
+
+Build = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def build_site(vault: Path, plugin: dict[str, Any] | None, env: dict[str, str]) -> Any:
+    """Copy sample_site to ``vault`` with ``kb-qa`` (and these options) in its plugins; build it."""
+    if not vault.exists():
+        shutil.copytree(SAMPLE_SITE, vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["plugins"] = ["search", {"kb-qa": plugin or {}}]
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--quiet", "--strict", "-d", str(vault / "site")],
+        cwd=vault,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(name="build")
+def build_fixture(tmp_path: Path, cli_env: Callable[..., dict[str, str]]) -> Build:
+    def run(plugin: dict[str, Any] | None = None, name: str = "vault") -> Any:
+        return build_site(tmp_path / name, plugin, cli_env())
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]) -> Path:
+    """sample_site built once with endpoint, suggestions and index_on_build (hash embedder)."""
+    vault = tmp_path_factory.mktemp("plugin") / "vault"
+    options = {
+        "endpoint": "https://api.example.com/",
+        "title": "Ask Lumen",
+        "suggested_questions": ["How do retries work?", "如何轮换令牌？"],
+        "index_on_build": True,
+    }
+    result = build_site(vault, options, cli_env())
+    assert result.returncode == 0, result.stderr
+    return vault
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def widget_tags(page: Path) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """(stylesheet hrefs, script options, script srcs) of the kb-qa tags in a page's <head>."""
+    text = page.read_text(encoding="utf-8")
+    head = text[: text.index("</head>")]
+    links = re.findall(r'<link rel="stylesheet" href="([^"]+)" data-kb-qa>', head)
+    scripts = re.findall(
+        r'<script src="([^"]+)" defer data-kb-qa-options="([^"]*)"></script>', head
+    )
+    options = [json.loads(html.unescape(raw)) for _, raw in scripts]
+    return links, options, [src for src, _ in scripts]
+
+
+def test_every_page_gets_the_widget_once(built: Path) -> None:
+    site = built / "site"
+    found = pages(site)
+    assert len(found) >= 18
+    for page in found:
+        links, options, srcs = widget_tags(page)
+        assert len(links) == 1 and len(srcs) == 1, page
+        # The 404 page is served at any path: its links start from the site_url's path.
+        base = "http://host/" + page.relative_to(site).as_posix()
+        if page.name == "404.html":
+            base = "http://host/any/missing/page/"
+        # Relative URLs from each page reach the copied assets and the site root.
+        assert urljoin(base, srcs[0]) == "http://host/kb-qa/kb-qa.js", page
+        assert urljoin(base, links[0]) == "http://host/kb-qa/kb-qa.css", page
+        opts = options[0]
+        assert urljoin(base, opts["root"]) == "http://host/", page
+        assert opts["endpoint"] == "https://api.example.com"
+        assert opts["title"] == "Ask Lumen"
+        assert opts["suggested"] == ["How do retries work?", "如何轮换令牌？"]
+        assert opts["shortcut"] == "mod+k"
+        assert opts["site_url"] == "https://lumen.example.com/"
+
+
+def test_assets_are_copied_into_the_site(built: Path) -> None:
+    for name in FILES:
+        copied = built / "site" / "kb-qa" / name
+        assert copied.read_bytes() == (ASSETS / name).read_bytes()
+
+
+def test_widget_is_small_and_requests_nothing_else() -> None:
+    sizes = {name: len(gzip.compress((ASSETS / name).read_bytes(), 9)) for name in FILES}
+    print(f"widget gzipped: {sizes} = {sum(sizes.values())} bytes")
+    assert sum(sizes.values()) <= MAX_WIDGET_GZIP
+    for name in FILES:
+        text = (ASSETS / name).read_text(encoding="utf-8")
+        # No fonts, images or scripts from elsewhere: the only URL after the header comment
+        # is the SVG namespace.
+        code = text.split("*/", 1)[1]
+        assert not re.search(r"@import|url\(|https?://(?!www\.w3\.org/2000/svg)", code)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_widget_unit_tests_pass() -> None:
+    """The widget's own tests (node's test runner): Markdown escaping, SSE, passage matching."""
+    result = subprocess.run(
+        ["node", "--test", str(ASSETS / "test")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def test_index_on_build_uses_the_rendered_ids(built: Path) -> None:
+    site = built / "site"
+    with KnowledgeBase(built, embed_model="hash") as kb:
+        chunks = kb.store.chunks()
+        assert len({c.path for c in chunks}) >= 18
+        for chunk in chunks:
+            page = site / chunk.url / "index.html"
+            if not chunk.anchor:
+                continue
+            ids = set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+            assert html.escape(chunk.anchor, quote=True) in ids, (chunk.path, chunk.anchor)
+        hits = kb.search("rotate a token with a grace period", 5)
+        assert any(h.chunk.anchor == "token-rotation" for h in hits)
+
+
+def test_disabled_injects_and_copies_nothing(build: Build, tmp_path: Path) -> None:
+    result = build({"enabled": False, "endpoint": "ftp://ignored-when-disabled"})
+    assert result.returncode == 0, result.stderr
+    site = tmp_path / "vault" / "site"
+    assert not (site / "kb-qa").exists()
+    for page in pages(site):
+        assert "data-kb-qa" not in page.read_text(encoding="utf-8"), page
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"endpoint": "ftp://x"}, "kb-qa: endpoint 'ftp://x' must be an absolute http(s) URL"),
+        ({"endpoint": "api.example.com"}, "must be an absolute http(s) URL"),
+        ({"shortcut": "ctrl+"}, "kb-qa: shortcut 'ctrl+' is not a key combination like 'mod+k'"),
+        ({"suggested_questions": "How?"}, "suggested_questions"),
+        ({"index_on_build": "yes"}, "index_on_build"),
+    ],
+)
+def test_bad_config_fails_with_a_clear_message(
+    build: Build, options: dict[str, Any], message: str
+) -> None:
+    result = build(options)
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_starts_the_api_for_the_widget(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """`mkdocs serve` alone gives a working chat: API on a loopback port, CORS for the site."""
+    from kb_qa.serving import free_port
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_SITE, vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["plugins"] = ["search", "kb-qa"]
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    port = free_port()
+    site = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
+        cwd=vault,
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        page = ""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                page = httpx.get(site + "/guides/retries/", timeout=5).text
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        assert page, server.stderr.read() if server.poll() is not None else "no page"
+        raw = re.search(r'data-kb-qa-options="([^"]*)"', page)
+        assert raw, "the served page has no widget"
+        options = json.loads(html.unescape(raw.group(1)))
+        api = options["endpoint"]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api) and api != site
+        # Citations carry mkdocs.yml's site_url, not the dev address serve put in its place.
+        assert options["site_url"] == "https://lumen.example.com/"
+        health = httpx.get(api + "/api/health", headers={"Origin": site}, timeout=10)
+        assert health.status_code == 200 and health.json()["chunks"] > 0
+        assert health.headers["access-control-allow-origin"] == site
+        preflight = httpx.options(
+            api + "/api/ask",
+            headers={
+                "Origin": site,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+            timeout=10,
+        )
+        assert preflight.status_code == 200
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()

@@ -1,0 +1,657 @@
+"""The chat widget end to end: headless Chromium, the built sample site, a live kb-qa API.
+
+The site is a real ``mkdocs build`` of sample_site (Material, instant navigation) with the
+``kb-qa`` plugin pointing at a real uvicorn server; answers come from the OpenAI-compatible
+test LLM server, scripted to cite sections by their heading path. Screenshots are written to
+test-artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from llm_server import LLMServer, Reply
+from uvicorn_thread import UvicornThread
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed (apt-get install chromium); Playwright cannot "
+        "download browsers here",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
+CITE = re.compile(r"\{\{(.+?)\}\}")
+ENTER_TO_STATUS_MS = 100
+
+# Records, inside the page, when Enter reaches the widget, when the first status line from the
+# server is in the DOM, and every length the answer text had while it streamed.
+PROBE = """() => {
+  const root = document.getElementById("kb-qa").shadowRoot;
+  const probe = (window.__probe = { enter: 0, status: 0, statusText: "", lengths: [] });
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !probe.enter) probe.enter = performance.now();
+  }, true);
+  new MutationObserver(() => {
+    const st = root.querySelector(".kbq-status:not([hidden]):not([data-stage=sending])");
+    if (st && !probe.status) {
+      probe.status = performance.now();
+      probe.statusText = st.textContent;
+    }
+    const answers = root.querySelectorAll(".kbq-answer");
+    const n = answers.length ? answers[answers.length - 1].textContent.length : 0;
+    if (n && n !== probe.lengths[probe.lengths.length - 1]) probe.lengths.push(n);
+  }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+
+MARKS = "[...document.querySelectorAll('mark.kb-qa-highlight')]"
+MARKS_TEXT = f"{MARKS}.map(m => m.textContent).join(' ')"
+MARK_IN_VIEW = f"""() => {{
+  const marks = {MARKS};
+  if (!marks.length) return false;
+  const r = marks[0].getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
+}}"""
+
+
+class ScriptedLLM(LLMServer):
+    """The test LLM server; ``template`` cites sections as ``{{Page > Heading}}``.
+
+    Each ``{{...}}`` becomes the ``[n]`` the prompt gave that section, so the answer cites
+    exactly the passages a test wants, whatever order retrieval put them in.
+    """
+
+    template = ""
+    missing: list[str]
+
+    def _take(self, body: dict[str, Any]) -> Reply:
+        reply = super()._take(body)
+        if not self.template:
+            return reply
+        user = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        sections = SECTION.findall(str(user[-1].get("content", ""))) if user else []
+
+        def cite(match: re.Match[str]) -> str:
+            wanted = match.group(1)
+            for number, section in sections:
+                if section == wanted or section.endswith(" > " + wanted):
+                    return f"[{number}]"
+            self.missing.append(wanted)
+            return ""
+
+        return dataclasses.replace(reply, text=CITE.sub(cite, self.template))
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Files(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # the browser drops connections it no longer needs
+
+
+@dataclass
+class Stack:
+    site: str  # the static site's origin, e.g. http://127.0.0.1:PORT
+    api: str
+    llm: ScriptedLLM
+
+
+@pytest.fixture(scope="module")
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]
+) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("widget")
+    vault = tmp / "vault"
+    shutil.copytree(ROOT / "sample_site", vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
+    site_dir = tmp / "site"
+    site_dir.mkdir()
+    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(site_dir)))
+    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
+    origin = f"http://127.0.0.1:{files.server_address[1]}"
+
+    # The site is built for where it is served, as `mkdocs serve` does: Material's instant
+    # navigation only handles links whose host and port match the sitemap's URLs.
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["site_url"] = origin + "/"
+    suggested = ["How do retries back off?", "How do I rotate an API token?"]
+    config["plugins"] = ["search", {"kb-qa": {"suggested_questions": suggested}}]
+
+    llm = ScriptedLLM(Reply(chunk_size=6, chunk_delay=0.01))
+    llm.missing = []
+    llm.start()
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    kb = KnowledgeBase(
+        vault,
+        embed_model="hash",
+        index_dir=tmp / "index",
+        model="openai/test",
+        api_base=llm.url,
+        cors_origins=(origin,),
+        rate_limit=0,
+    )
+    kb.index()
+    api = UvicornThread(create_app(kb))
+    try:
+        with api:
+            config["plugins"][1]["kb-qa"]["endpoint"] = api.url
+            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site_dir)],
+                cwd=vault,
+                env=cli_env(),
+                check=True,
+                timeout=300,
+            )
+            # The drop-in form on a plain page: one script tag, no MkDocs, no Material.
+            (site_dir / "plain.html").write_text(
+                "<!doctype html><html><head><meta charset=utf-8><title>Plain</title></head>"
+                "<body><h1>A plain page</h1><p>No theme here.</p>"
+                f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}" '
+                f'data-site-url="{origin}/"></script></body></html>',
+                encoding="utf-8",
+            )
+            # One question first, as any running server has had: the first answer after
+            # startup pays one-off costs (~150 ms here) that the Enter -> status timing
+            # below is not about.
+            httpx.post(api.url + "/api/ask", json={"question": "warm up"}, timeout=60)
+            llm.reset()
+            yield Stack(site=origin, api=api.url, llm=llm)
+    finally:
+        llm.stop()
+        kb.close()
+        files.shutdown()
+        files.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    # Playwright starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
+    with sync_api.sync_playwright() as p:
+        instance = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
+    contexts: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        options.setdefault("viewport", {"width": 1280, "height": 800})
+        context = browser.new_context(**options)
+        context.set_default_timeout(15_000)
+        # Nothing may leave the machine. The theme's own outside requests (web fonts, the
+        # repository's stars) are expected; the widget must add none.
+        context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), outside)
+        contexts.append(context)
+        return context.new_page()
+
+    outside_requests: list[str] = []
+
+    def outside(route: Any) -> None:
+        outside_requests.append(route.request.url)
+        route.abort()
+
+    stack.llm.template = ""
+    stack.llm.missing = []
+    stack.llm.reset()
+    yield make
+    for context in contexts:
+        context.close()
+    theme = re.compile(r"^https://(fonts\.googleapis\.com|fonts\.gstatic\.com|api\.github\.com)/")
+    assert [url for url in outside_requests if not theme.match(url)] == []
+    assert not stack.llm.missing, f"the prompt had no excerpt for {stack.llm.missing}"
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"widget-{name}.png"))
+
+
+def settle(page: Any) -> None:
+    """Wait until the page stops scrolling (smooth scrolling takes a few hundred ms)."""
+    page.wait_for_function(
+        "() => { const same = window.__lastY === scrollY; window.__lastY = scrollY; return same; }",
+        polling=150,
+    )
+
+
+def open_page(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function("window.KbQa && window.KbQa.mounted")
+
+
+def ask(page: Any, question: str) -> None:
+    """Ask in the open widget and wait until the answer has finished (or failed)."""
+    answers = page.locator(".kbq-bot")
+    before = answers.count()
+    page.locator(".kbq-input").fill(question)
+    page.locator(".kbq-input").press("Enter")
+    sync_api.expect(answers).to_have_count(before + 1)
+    sync_api.expect(answers.nth(before)).to_have_attribute("aria-busy", "false")
+
+
+def in_shadow(page: Any, script: str) -> Any:
+    """Run ``script`` (a function body) with ``root`` bound to the widget's shadow root."""
+    root = "const root = document.getElementById('kb-qa').shadowRoot;"
+    return page.evaluate(f"(() => {{ {root} {script} }})()")
+
+
+def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = (
+        "Retries back off exponentially {{Retries and backoff > Default retry policy}}. "
+        "Tokens rotate with a grace period {{Authentication and tokens > Rotating tokens}}."
+    )
+    page = new_page()
+    open_page(page, stack.site + "/")
+    # Loads once, even when the script is included a second time.
+    page.add_script_tag(url=stack.site + "/kb-qa/kb-qa.js")
+    page.wait_for_timeout(100)
+    assert page.locator("#kb-qa").count() == 1
+    shot(page, "01-closed")
+
+    page.keyboard.press("Control+k")
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    assert in_shadow(page, "return root.activeElement && root.activeElement.id") == "kbq-input"
+    assert page.locator(".kbq-chip").all_text_contents() == [
+        "How do retries back off?",
+        "How do I rotate an API token?",
+    ]
+    shot(page, "02-open-empty")
+
+    page.wait_for_load_state("networkidle")  # a reader types after the page has loaded
+    page.evaluate(PROBE)
+    page.keyboard.type("How do retries back off, and how do tokens rotate?")
+    page.keyboard.press("Enter")
+    page.wait_for_function("window.__probe.status > 0")
+    page.locator(".kbq-actions").wait_for()
+    probe = page.evaluate("window.__probe")
+    timing = page.evaluate("window.KbQa.timing")
+    enter_to_status = probe["status"] - probe["enter"]
+    print(
+        f"\nEnter -> status line {enter_to_status:.1f} ms ({probe['statusText']!r}); "
+        f"status event received {timing['status'] - timing['submitted']:.0f} ms, "
+        f"first text {timing['delta'] - timing['submitted']:.0f} ms, "
+        f"done {timing['done'] - timing['submitted']:.0f} ms after submit"
+    )
+    assert enter_to_status < ENTER_TO_STATUS_MS
+    assert len(probe["lengths"]) >= 3, probe["lengths"]  # text arrived in pieces
+    answer = page.locator(".kbq-answer").inner_text()
+    assert "Retries back off exponentially" in answer and "{{" not in answer
+    chips = page.locator("a.kbq-cite")
+    assert chips.all_text_contents() == ["1", "2"]
+    assert page.locator(".kbq-source-t").all_text_contents() == [
+        "Retries and backoff › Default retry policy",
+        "Authentication and tokens › Rotating tokens",
+    ]
+    shot(page, "03-answer")
+
+    chips.first.hover()
+    tip = page.locator(".kbq-tip")
+    sync_api.expect(tip).to_be_visible()
+    assert "Retries and backoff › Default retry policy" in tip.inner_text()
+    assert "Out of the box, every job gets the following policy" in tip.inner_text()
+    shot(page, "04-tooltip")
+
+    page.evaluate("window.__sameDocument = true")
+    chips.first.click()
+    page.wait_for_url(re.compile(r"/guides/retries/\?kbqa-hl=[^#]+#default-retry-policy$"))
+    page.wait_for_function(f"{MARKS}.length > 0")
+    assert page.evaluate("window.__sameDocument") is True  # Material swapped the page in place
+    marked = page.evaluate(MARKS_TEXT)
+    assert marked.startswith("Out of the box, every job gets the following policy")
+    assert "declared dead" in marked
+    assert "Default retry policy" not in marked and "How the backoff" not in marked
+    page.wait_for_function(MARK_IN_VIEW)
+    settle(page)
+    assert page.evaluate(MARK_IN_VIEW)
+    assert page.locator("#kb-qa").count() == 1
+    # The panel stepped aside so that it does not cover the passage; the conversation stays.
+    sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
+    shot(page, "05-highlight-other-page")
+    page.keyboard.press("Control+k")
+    sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Retries back off")
+    shot(page, "05b-reopened")
+
+    page.wait_for_function(f"{MARKS}.every(m => m.classList.contains('kb-qa-highlight--faded'))")
+
+    # The link is shareable: a fresh browser (no session storage) highlights the same passage.
+    other = new_page()
+    open_page(other, page.url)
+    other.wait_for_function(MARK_IN_VIEW)
+    assert other.evaluate(MARKS_TEXT) == marked
+    assert other.locator(".kbq-panel").is_hidden()
+
+    # The conversation survives a full page load in the same tab.
+    page.goto(stack.site + "/faq/")
+    page.wait_for_function("window.KbQa && window.KbQa.mounted")
+    sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Retries back off exponentially")
+
+
+def test_same_page_citation_scrolls_smoothly(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = (
+        "Dead jobs move to the _dead queue {{Retries and backoff > The dead-letter queue}}."
+    )
+    page = new_page()
+    open_page(page, stack.site + "/guides/retries/")
+    page.locator(".kbq-launcher").click()
+    ask(page, "Where do jobs go when they keep failing?")
+    page.evaluate("window.__sameDocument = true")
+    before = page.evaluate("scrollY")
+    # Smooth scrolling has not moved the page yet when the click handler returns.
+    right_after = in_shadow(page, "root.querySelector('a.kbq-cite').click(); return scrollY;")
+    assert right_after == before
+    page.wait_for_function(MARK_IN_VIEW)
+    assert page.evaluate("scrollY") > before
+    assert page.evaluate("window.__sameDocument") is True
+    assert re.search(r"/guides/retries/\?kbqa-hl=[^#]+#the-dead-letter-queue$", page.url)
+    assert page.evaluate(MARKS_TEXT).startswith("When a job exhausts its attempts")
+    settle(page)
+    assert page.evaluate(MARK_IN_VIEW)
+    shot(page, "06-highlight-same-page")
+
+
+def test_chinese_passage_is_highlighted(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = "旧令牌在宽限期内仍然有效 {{常见问题 > 如何轮换令牌？}}。"
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "如何轮换令牌？")
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_url(re.compile(r"/zh/quickstart/\?kbqa-hl="))
+    page.wait_for_function(MARK_IN_VIEW)
+    settle(page)
+    marked = page.evaluate(MARKS_TEXT)
+    assert "lumen token rotate" in marked and "宽限期" in marked
+    shot(page, "07-highlight-chinese")
+
+
+def test_follows_material_dark_mode_and_the_system_scheme(new_page: Any, stack: Stack) -> None:
+    page = new_page(color_scheme="light")
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    panel = page.locator(".kbq-panel")
+    background = "el => getComputedStyle(el).backgroundColor"
+    light = panel.evaluate(background)
+    shot(page, "08-light")
+    page.locator("label[for='__palette_1']").click()
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    dark = panel.evaluate(background)
+    assert dark != light
+    assert luminance(dark) < 0.2 < luminance(light)
+    assert page.locator("#kb-qa").get_attribute("data-scheme") == "dark"
+    shot(page, "09-dark")
+
+    # The site's primary colour is the widget's: switch Material to teal.
+    page.evaluate("document.body.setAttribute('data-md-color-primary', 'teal')")
+    header = page.locator(".md-header").evaluate(background)
+    assert page.locator(".kbq-head").evaluate(background) == header
+    assert page.locator(".kbq-send").evaluate(background) == header
+
+    # A highlighted passage stays readable on the dark page (Material keeps the palette).
+    link = page.evaluate(
+        """() => KbQa._test.citationHref({url: 'guides/retries/#default-retry-policy',
+             text: 'With these defaults a job that always fails is attempted **five times**'},
+             {root: location.origin + '/'})"""
+    )
+    open_page(page, link)
+    page.wait_for_function(MARK_IN_VIEW)
+    settle(page)
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+    shot(page, "09b-dark-highlight")
+
+    # A page without Material follows prefers-color-scheme.
+    for scheme, is_dark in (("dark", True), ("light", False)):
+        plain = new_page(color_scheme=scheme)
+        open_page(plain, stack.site + "/plain.html")
+        plain.locator(".kbq-launcher").click()
+        color = plain.locator(".kbq-panel").evaluate(background)
+        assert (luminance(color) < 0.2) is is_dark, (scheme, color)
+        shot(plain, f"10-plain-{scheme}")
+
+
+def luminance(css_color: str) -> float:
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_color)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_model_and_document_html_execute_nothing(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = (
+        'Escaped: <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=1"> '
+        '<a href="javascript:window.__pwned=1">a</a> [click](javascript:window.__pwned=1) '
+        '<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe> done '
+        "{{Security > Known issues > Documentation test fixture}}."
+    )
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "Is there a documentation test fixture with raw HTML?")
+    chip = page.locator("a.kbq-cite").first
+    chip.hover()
+    sync_api.expect(page.locator(".kbq-tip")).to_contain_text("raw HTML in its Markdown source")
+    page.locator(".kbq-actions button").first.click()  # copy answer
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("window.__xss") is None
+    answer = page.locator(".kbq-answer").inner_text()
+    assert "<script>window.__pwned=1</script>" in answer
+    assert '<img src=x onerror="window.__pwned=1">' in answer
+    dangerous = in_shadow(
+        page,
+        """return [...root.querySelectorAll('*')].filter(el =>
+             /^(SCRIPT|IMG|IFRAME|OBJECT|EMBED)$/.test(el.tagName) ||
+             [...el.attributes].some(a => a.name.startsWith('on')) ||
+             /^\\s*javascript:/i.test(el.getAttribute('href') || '')
+           ).map(el => el.outerHTML);""",
+    )
+    assert dangerous == []
+    shot(page, "11-xss-escaped")
+
+
+def test_keystrokes_stay_in_the_widget(new_page: Any, stack: Stack) -> None:
+    page = new_page()
+    open_page(page, stack.site + "/guides/retries/")
+    search_open = "document.querySelector('[data-md-toggle=search]').checked"
+    # Control: outside the widget "/" opens Material's search.
+    page.keyboard.press("/")
+    page.wait_for_function(search_open)
+    page.keyboard.press("Escape")
+    page.wait_for_function(f"!{search_open}")
+
+    page.keyboard.press("Control+k")
+    url = page.url
+    page.keyboard.type("s/fpn")
+    page.wait_for_timeout(300)
+    assert page.locator(".kbq-input").input_value() == "s/fpn"
+    assert not page.evaluate(search_open)
+    assert page.url == url  # "p" and "n" did not go to the previous or next page
+
+    # Focus stays inside the dialog while it is open.
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "kb-qa"
+    for _ in range(4):
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("document.activeElement.id") == "kb-qa"
+    panel = page.locator(".kbq-panel")
+    assert panel.get_attribute("role") == "dialog" and panel.get_attribute("aria-modal") == "true"
+    assert page.locator(".kbq-input").get_attribute("aria-label") == "Your question"
+
+    page.keyboard.press("Escape")
+    sync_api.expect(panel).to_be_hidden()
+    assert in_shadow(page, "return root.activeElement && root.activeElement.className") == (
+        "kbq-launcher"
+    )
+    assert page.locator(".kbq-launcher").get_attribute("aria-expanded") == "false"
+
+
+def test_phone_viewport(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = (
+        "Workers lease jobs and send heartbeats {{Retries and backoff > What counts as a failure}}."
+        " Long unbroken text: lumen-worker-with-a-very-long-unbroken-name-that-must-wrap-nicely."
+    )
+    page = new_page(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
+    open_page(page, stack.site + "/guides/workers/")
+    launcher = page.locator(".kbq-launcher")
+    box = launcher.bounding_box()
+    assert box["x"] + box["width"] <= 360 and box["y"] + box["height"] <= 740
+    launcher.tap()
+    panel = page.locator(".kbq-panel")
+    sync_api.expect(panel).to_be_visible()
+    box = panel.bounding_box()
+    assert box == {"x": 0, "y": 0, "width": 360, "height": 740}
+    ask(page, "When does an attempt count as failed?")
+    for selector in (".kbq-panel", ".kbq-log"):
+        assert page.locator(selector).evaluate("el => el.scrollWidth <= el.clientWidth"), selector
+    input_box = page.locator(".kbq-input").bounding_box()
+    assert input_box["y"] + input_box["height"] <= 740
+    shot(page, "12-phone-answer")
+    page.locator("a.kbq-cite").first.tap()
+    page.wait_for_url(re.compile(r"/guides/retries/\?kbqa-hl=[^#]+#what-counts-as-a-failure$"))
+    sync_api.expect(panel).to_be_hidden()  # the page is too narrow to show both
+    page.wait_for_function(MARK_IN_VIEW)
+    settle(page)
+    shot(page, "13-phone-highlight")
+
+
+def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+
+    stack.llm.script(Reply(text="Retries back off exponentially. " * 40, chunk_delay=0.05))
+    page.locator(".kbq-input").fill("How do retries work?")
+    page.locator(".kbq-input").press("Enter")
+    page.wait_for_function(
+        "document.getElementById('kb-qa').shadowRoot.querySelector('.kbq-answer').textContent"
+        ".length > 10"
+    )
+    send = page.locator(".kbq-send")
+    assert send.get_attribute("aria-label") == "Stop answering"
+    send.click()
+    sync_api.expect(page.locator(".kbq-note")).to_have_text("Stopped.")
+    assert send.get_attribute("aria-label") == "Send question"
+    stopped = page.locator(".kbq-answer").last.inner_text()
+    assert 10 < len(stopped) < len("Retries back off exponentially. " * 40)
+
+    # The LLM fails twice (the server retries once): the error says what happened.
+    stack.llm.script(Reply(status=500, text="boom"), Reply(status=500, text="boom"))
+    ask(page, "And now?")
+    error = page.locator(".kbq-error").last
+    assert error.get_attribute("role") == "alert"
+    assert "language model service failed" in error.inner_text()
+
+    # HTTP errors from the API show the API's own message.
+    page.evaluate("window.KbQa.ask('x'.repeat(2500))")
+    sync_api.expect(page.locator(".kbq-error").last).to_contain_text("limit is 2,000")
+    shot(page, "14-errors")
+
+
+def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:
+    stack.llm.template = (
+        "Replay a dead job with the CLI {{The dead-letter queue > Replaying dead jobs}}:\n\n"
+        "```bash\nlumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7\n```\n"
+    )
+    page = new_page()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How do I replay a dead job?")
+    clipboard = "() => navigator.clipboard.readText()"
+
+    page.locator(".kbq-copy-code").click()
+    assert page.evaluate(clipboard) == "lumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7"
+    page.locator(".kbq-actions button[aria-label='Copy answer']").click()
+    copied = page.evaluate(clipboard)
+    assert copied.startswith("Replay a dead job with the CLI [1]:")
+    assert re.search(
+        r"Sources:\n\[1\] Retries and backoff › The dead-letter queue › Replaying dead jobs — "
+        r"http://127\.0\.0\.1:\d+/guides/retries/\?kbqa-hl=\S+#replaying-dead-jobs$",
+        copied,
+    ), copied
+
+    # Thumbs down, a reason, Enter: one POST to /api/feedback (the endpoint may be missing;
+    # the widget does not care about the answer).
+    page.locator(".kbq-rate[aria-label='Not helpful']").click()
+    reason = page.locator(".kbq-reason input")
+    sync_api.expect(reason).to_be_focused()
+    reason.fill("It should mention --all")
+    with page.expect_request(
+        lambda r: r.url == stack.api + "/api/feedback" and r.method == "POST"
+    ) as sent:
+        reason.press("Enter")
+    body = sent.value.post_data_json
+    assert body["rating"] == "down"
+    assert body["reason"] == "It should mention --all"
+    assert body["question"] == "How do I replay a dead job?"
+    assert body["answer"].startswith("Replay a dead job with the CLI [1]:")
+    assert [c["anchor"] for c in body["citations"]] == ["replaying-dead-jobs"]
+    sync_api.expect(page.locator(".kbq-actions")).to_contain_text("Thanks for the feedback.")
+    shot(page, "15-feedback")
+
+    # A follow-up question carries the conversation, without the old citation numbers.
+    stack.llm.template = "Add --all {{The dead-letter queue > Replaying dead jobs}}."
+    ask(page, "And for every dead job?")
+    messages = stack.llm.requests[-1]["messages"]
+    earlier = [(m["role"], m["content"]) for m in messages[1:-1]]
+    assert [role for role, _ in earlier] == ["user", "assistant"]
+    assert earlier[0][1] == "How do I replay a dead job?"
+    assert earlier[1][1].startswith("Replay a dead job with the CLI")
+    assert "lumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7" in earlier[1][1]
+    assert "[1]" not in earlier[1][1]
+
+
+def test_drop_in_script_on_a_plain_page(new_page: Any, stack: Stack) -> None:
+    """One <script> tag on a page without MkDocs: citations navigate the plain way."""
+    stack.llm.template = "Tokens rotate with a grace period {{Rotating tokens}}."
+    page = new_page()
+    open_page(page, stack.site + "/plain.html")
+    assert page.locator("link[data-kb-qa]").count() == 1  # the highlight styles came along
+    page.keyboard.press("Control+k")
+    ask(page, "How do I rotate a token?")
+    page.evaluate("window.__sameDocument = true")
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_url(re.compile(r"/operations/authentication/\?kbqa-hl=[^#]+#token-rotation$"))
+    page.wait_for_function(MARK_IN_VIEW)
+    assert page.evaluate("window.__sameDocument") is None  # a full page load
+    assert "grace period" in page.evaluate(MARKS_TEXT)
+    # The Material page has the widget too, with the same conversation (same API endpoint).
+    page.evaluate("window.KbQa.open()")
+    sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Tokens rotate")

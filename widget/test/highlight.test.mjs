@@ -1,0 +1,143 @@
+// The passage matcher: a citation carries the Markdown of its passage; the page shows rendered
+// HTML. findPassage must find the same words in the page's text despite the differences.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+
+const kbqa = createRequire(import.meta.url)("../kb-qa.js");
+
+// Text of rendered sections as the widget collects it: text nodes in page order, a newline
+// between block elements, permalinks ("¶") and buttons left out.
+const RETRIES_PAGE = `
+Default retry policy
+Out of the box, every job gets the following policy:
+Setting
+Default
+Meaning
+retry.max_attempts
+5
+Total attempts, including the first one
+retry.strategy
+exponential
+How the delay grows between attempts
+retry.jitter
+0.2
+Random spread of ±20% applied to each delay
+With these defaults a job that always fails is attempted five times, with
+nominal delays of 10 s, 20 s, 40 s and 80 s between attempts: about two and a
+half minutes from the first failure to the job being declared dead.
+How the backoff delay is computed
+For the n-th retry (n = 1 for the delay after the first failed attempt):
+The result is capped at max_backoff, then jitter is applied.
+Note
+The cap is applied before jitter, so an individual delay can exceed
+max_backoff by up to the jitter fraction (12 minutes with the defaults).
+Server-wide
+Change the defaults in lumen.yml; see the retry.* rows of the
+configuration reference. Alternatively, set
+an environment variable such as LUMEN_RETRY__MAX_ATTEMPTS=8.`;
+
+const TABLE_PASSAGE = `## Default retry policy
+
+Out of the box, every job gets the following policy:
+
+| Setting | Default | Meaning |
+|---|---|---|
+| \`retry.max_attempts\` | \`5\` | Total attempts, including the first one |
+| \`retry.strategy\` | \`exponential\` | How the delay grows between attempts |
+| \`retry.jitter\` | \`0.2\` | Random spread of ±20% applied to each delay |
+
+With these defaults a job that always fails is attempted **five times**, with
+nominal delays of 10 s, 20 s, 40 s and 80 s between attempts: about two and a
+half minutes from the first failure to the job being declared dead.`;
+
+const slice = (text, span) => text.slice(span.start, span.end);
+
+test("a table passage with code spans and bold matches its rendered cells", () => {
+  const span = kbqa.findPassage(RETRIES_PAGE, { passage: TABLE_PASSAGE });
+  assert.ok(span);
+  const found = slice(RETRIES_PAGE, span);
+  assert.ok(found.startsWith("Default retry policy\nOut of the box"), found);
+  assert.ok(found.endsWith("declared dead"), found);
+  assert.ok(!found.includes("How the backoff"));
+});
+
+test("the link fingerprint finds the same span as the whole passage", () => {
+  const fp = kbqa.fingerprint(TABLE_PASSAGE);
+  assert.ok(fp.includes(".."), fp);
+  assert.ok(fp.length < 200, fp);
+  assert.deepEqual(kbqa.findPassage(RETRIES_PAGE, fp), kbqa.findPassage(RETRIES_PAGE, { passage: TABLE_PASSAGE }));
+});
+
+test("admonition markers, link syntax and emphasis do not stop a match", () => {
+  const passage = `!!! note
+    The cap is applied **before** jitter, so an individual delay can exceed
+    \`max_backoff\` by up to the jitter fraction (12 minutes with the defaults).
+
+### Server-wide
+
+Change the defaults in \`lumen.yml\`; see the \`retry.*\` rows of the
+[configuration reference](../reference/configuration.md). Alternatively, set
+an environment variable such as \`LUMEN_RETRY__MAX_ATTEMPTS=8\`.`;
+  const found = slice(RETRIES_PAGE, kbqa.findPassage(RETRIES_PAGE, { passage }));
+  assert.ok(found.startsWith("Note\nThe cap is applied"), found);
+  assert.ok(found.endsWith("LUMEN_RETRY__MAX_ATTEMPTS=8"), found);
+  // Both ends carried in a link work too.
+  const viaLink = slice(RETRIES_PAGE, kbqa.findPassage(RETRIES_PAGE, kbqa.fingerprint(passage)));
+  assert.equal(viaLink, found);
+});
+
+test("a passage in the middle of a section matches only itself", () => {
+  const passage = "With these defaults a job that always fails is attempted **five times**, with\nnominal delays of 10 s, 20 s, 40 s and 80 s between attempts.";
+  const found = slice(RETRIES_PAGE, kbqa.findPassage(RETRIES_PAGE, { passage }));
+  assert.ok(found.startsWith("With these defaults"), found);
+  assert.ok(found.endsWith("between attempts"), found);
+});
+
+test("the page adding words (line numbers, titles) and dropping some still matches", () => {
+  const page = "Intro text here.\nNote\n1\n2\nThe cap is applied before jitter so an individual delay can exceed the cap.\nOther text.";
+  const passage = "!!! warning \"\"\n    The cap is applied before jitter, so an individual delay can exceed the (documented) cap.";
+  const found = slice(page, kbqa.findPassage(page, { passage }));
+  assert.equal(found, "The cap is applied before jitter so an individual delay can exceed the cap");
+});
+
+test("raw HTML in the Markdown is not expected as text; code spans are", () => {
+  const page = "Documentation test fixture\nThis page deliberately contains one line of raw HTML in its Markdown source,\nshown below.\nA producer could enqueue a job whose kind was an HTML\nsnippet such as <img src=x onerror=alert(1)>, and the script ran.";
+  const fixture = "### Documentation test fixture\n\nThis page deliberately contains one line of raw HTML in its Markdown source,\nshown below.\n\n<img src=\"x\" onerror=\"window.__xss=1\">";
+  assert.equal(kbqa.stripMarkdown(fixture), "Documentation test fixture\n\nThis page deliberately contains one line of raw HTML in its Markdown source,\nshown below.");
+  const found = slice(page, kbqa.findPassage(page, { passage: fixture }));
+  assert.ok(found.endsWith("shown below"), found);
+  const code = "A producer could enqueue a job whose kind was an HTML\nsnippet such as `<img src=x onerror=alert(1)>`, and the script ran.";
+  assert.ok(kbqa.stripMarkdown(code).includes("<img src=x onerror=alert(1)>"));
+  assert.ok(slice(page, kbqa.findPassage(page, { passage: code })).endsWith("the script ran"));
+});
+
+test("fenced code keeps its comment lines as text, not as headings", () => {
+  const passage = "```bash\n# Inspect the last error of a dead job\nlumen jobs inspect 01HV7R --attempts\n```";
+  assert.equal(kbqa.stripMarkdown(passage), "# Inspect the last error of a dead job\nlumen jobs inspect 01HV7R --attempts");
+});
+
+test("Chinese passages match character by character", () => {
+  const page = "常见问题\n如何轮换令牌？\n运行 lumen token rotate <令牌ID> --grace 24h。在宽限期内，旧令牌和新令牌\n同时有效；默认宽限期为 1 小时。详细说明请参阅\n令牌轮换。\n服务器无法连接怎么办？\n确认 LUMEN_SERVER 的地址正确。";
+  const passage = "### 如何轮换令牌？\n\n运行 `lumen token rotate <令牌ID> --grace 24h`。在宽限期内，旧令牌和新令牌\n同时有效；默认宽限期为 **1 小时**。详细说明请参阅\n[令牌轮换](../operations/authentication.md#token-rotation)。";
+  const found = slice(page, kbqa.findPassage(page, { passage }));
+  assert.ok(found.startsWith("如何轮换令牌"), found);
+  assert.ok(found.endsWith("令牌轮换"), found);
+  assert.ok(!found.includes("服务器"));
+  const fp = kbqa.fingerprint(passage);
+  assert.ok(fp.includes(".."));
+  assert.equal(slice(page, kbqa.findPassage(page, fp)), found);
+});
+
+test("an unrelated passage is not found", () => {
+  assert.equal(kbqa.findPassage(RETRIES_PAGE, { passage: "Workers register with the scheduler over gRPC streams." }), null);
+  assert.equal(kbqa.findPassage(RETRIES_PAGE, { passage: "" }), null);
+  assert.equal(kbqa.findPassage("", "anything at all"), null);
+});
+
+test("tokenize gives offsets into the original text", () => {
+  const text = "Ｆｕｌｌwidth Ünïcode 令牌ID";
+  const tokens = kbqa.tokenize(text);
+  assert.deepEqual(tokens.map((t) => t.t), ["fullwidth", "ünïcode", "令", "牌", "id"]);
+  for (const t of tokens) assert.equal(text.slice(t.s, t.e).normalize("NFKC").toLowerCase(), t.t);
+});

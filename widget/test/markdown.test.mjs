@@ -1,0 +1,185 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+
+// A tiny stand-in for `document`: just the calls the widget's Markdown renderer may make.
+// It records elements and text nodes, so tests can check that nothing was parsed as HTML.
+
+class Fragment {
+  constructor() {
+    this.children = [];
+    this.isFragment = true;
+  }
+  appendChild(child) {
+    if (child.isFragment) this.children.push(...child.children);
+    else this.children.push(child);
+    return child;
+  }
+}
+
+class Element extends Fragment {
+  constructor(tag) {
+    super();
+    this.isFragment = false;
+    this.tagName = tag.toUpperCase();
+    this.attributes = {};
+  }
+  setAttribute(name, value) {
+    this.attributes[name] = String(value);
+  }
+  set className(value) {
+    this.attributes.class = value;
+  }
+  set innerHTML(_) {
+    throw new Error("innerHTML must never be used for rendered content");
+  }
+}
+
+const fakeDocument = {
+  createElement: (tag) => new Element(tag),
+  createTextNode: (text) => ({ text: String(text) }),
+  createDocumentFragment: () => new Fragment(),
+};
+
+const escape = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/** Serialise like a browser would, escaping text and attribute values. */
+function html(node) {
+  if ("text" in node) return escape(node.text);
+  const inner = node.children.map(html).join("");
+  if (node.isFragment) return inner;
+  const tag = node.tagName.toLowerCase();
+  const attrs = Object.entries(node.attributes)
+    .map(([k, v]) => ` ${k}="${escape(v)}"`)
+    .join("");
+  return `<${tag}${attrs}>${inner}</${tag}>`;
+}
+
+/** Every element in the tree, depth first. */
+function elements(node) {
+  const out = [];
+  const walk = (n) => {
+    if ("text" in n) return;
+    if (!n.isFragment) out.push(n);
+    n.children.forEach(walk);
+  };
+  walk(node);
+  return out;
+}
+
+/** All text, concatenated. */
+function text(node) {
+  return "text" in node ? node.text : node.children.map(text).join("");
+}
+
+const kbqa = createRequire(import.meta.url)("../kb-qa.js");
+
+const render = (md, ctx = {}) => kbqa.renderMarkdown(md, fakeDocument, { base: "https://docs.example.com/", origin: "https://docs.example.com", ...ctx });
+const tags = (frag) => elements(frag).map((e) => e.tagName.toLowerCase());
+
+test("HTML from the model is shown as text, never as elements", () => {
+  const md = [
+    "Hello <script>window.__pwned=1</script> and <img src=x onerror=\"window.__pwned=1\">.",
+    "",
+    "<iframe src=\"javascript:alert(1)\"></iframe>",
+    "",
+    "- <b onmouseover=alert(1)>item</b>",
+    "",
+    "| a | <svg onload=alert(1)> |",
+    "|---|---|",
+    "| `<x>` | y |",
+  ].join("\n");
+  const frag = render(md);
+  const allowed = new Set(["p", "ul", "li", "div", "table", "thead", "tbody", "tr", "th", "td", "code"]);
+  for (const tag of tags(frag)) assert.ok(allowed.has(tag), `unexpected element <${tag}>`);
+  for (const el of elements(frag)) {
+    for (const name of Object.keys(el.attributes)) assert.ok(!name.startsWith("on"), `event handler attribute ${name}`);
+  }
+  const out = html(frag);
+  assert.ok(out.includes("&lt;script&gt;window.__pwned=1&lt;/script&gt;"));
+  assert.ok(out.includes("&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;"));
+  assert.ok(text(frag).includes("<iframe src=\"javascript:alert(1)\"></iframe>"));
+});
+
+test("links keep http(s) and relative targets only", () => {
+  const frag = render(
+    "[ok](https://example.org/a) [rel](../guides/retries.md#policy) [js](javascript:alert(1)) " +
+      "[tab](java\tscript:alert(1)) [data](data:text/html,<script>alert(1)</script>) [vb](VBScript:x)"
+  );
+  const links = elements(frag).filter((e) => e.tagName === "A");
+  assert.deepEqual(
+    links.map((a) => a.attributes.href),
+    ["https://example.org/a", "https://docs.example.com/guides/retries/#policy"]
+  );
+  assert.equal(links[0].attributes.rel, "noopener noreferrer");
+  // The unsafe ones survive as their text only.
+  assert.ok(text(frag).includes("js"));
+  assert.ok(!html(frag).includes('href="javascript'));
+  assert.ok(!html(frag).includes('href="data'));
+});
+
+test("the supported subset renders to the expected elements", () => {
+  const md = [
+    "Intro with **bold**, *em*, `code` and snake_case_name.",
+    "",
+    "1. first",
+    "2. second",
+    "   - nested",
+    "",
+    "```python",
+    "print('<hi>')",
+    "```",
+    "",
+    "> quoted",
+  ].join("\n");
+  const copies = [];
+  const frag = render(md, {
+    copy: (code) => {
+      copies.push(code);
+      return fakeDocument.createElement("button");
+    },
+  });
+  assert.equal(
+    html(frag),
+    "<p>Intro with <strong>bold</strong>, <em>em</em>, <code>code</code> and snake_case_name.</p>" +
+      "<ol><li>first</li><li><p>second</p><ul><li>nested</li></ul></li></ol>" +
+      '<div class="kbq-code"><pre><code data-lang="python">print(\'&lt;hi&gt;\')</code></pre><button></button></div>' +
+      "<blockquote><p>quoted</p></blockquote>"
+  );
+  assert.deepEqual(copies, ["print('<hi>')"]);
+});
+
+test("an unfinished code fence while streaming renders without a copy button", () => {
+  const frag = render("Run:\n\n```bash\nlumen jobs retry", { copy: () => fakeDocument.createElement("button") });
+  assert.deepEqual(tags(frag), ["p", "div", "pre", "code"]);
+  assert.equal(text(frag), "Run:lumen jobs retry");
+});
+
+test("citations become chips in order; brackets in code or links do not", () => {
+  const seen = [];
+  const frag = render("Retries back off [1][2]. Use `arr[0]` and [3](https://x.org). Tokens [2].", {
+    cite: (n) => {
+      seen.push(n);
+      const sup = fakeDocument.createElement("sup");
+      sup.appendChild(fakeDocument.createTextNode(String(n)));
+      return sup;
+    },
+  });
+  assert.deepEqual(seen, [1, 2, 2]);
+  assert.ok(text(frag).includes("arr[0]"));
+  assert.equal(elements(frag).filter((e) => e.tagName === "A").length, 1);
+});
+
+test("parseInline splits citation groups written back to back", () => {
+  const nodes = kbqa.parseInline("a [1][2], b [10]");
+  assert.deepEqual(
+    nodes.filter((n) => n.type === "cite").map((n) => n.n),
+    [1, 2, 10]
+  );
+});
+
+test("the widget source never assigns innerHTML or uses eval", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const source = await readFile(new URL("../kb-qa.js", import.meta.url), "utf8");
+  assert.ok(!/\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function/.test(source));
+});
