@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     _common(p)
     p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser("feedback", help="show readers' thumbs up/down on answers")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p.add_argument("--rating", default="", help="only 'up' or only 'down'")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
+    p.set_defaults(func=cmd_feedback)
 
     p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
@@ -381,8 +389,6 @@ def _plain_logs() -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
-    import time
-
     _plain_logs()
     kb = _open(args)
     log = logging.getLogger("kb_qa.watch")
@@ -395,6 +401,36 @@ def cmd_watch(args: argparse.Namespace) -> int:
     finally:
         watcher.stop()
         kb.close()
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    """kb-qa feedback"""
+    from dataclasses import asdict
+
+    from kb_qa.feedback import FeedbackStore
+
+    settings = Settings.from_env(args.vault, index_dir=args.index_dir)
+    items = FeedbackStore(settings.index_path).all(args.rating)
+    if args.json:
+        for item in items:
+            print(json.dumps(asdict(item), ensure_ascii=False))
+        return 0
+    if not items:
+        print("No feedback yet.")
+        return 0
+    down = sum(1 for i in items if i.rating == "down")
+    print(f"{len(items)} ratings: {len(items) - down} up, {down} down (newest first)\n")
+    for item in items:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.at))
+        mark = "+" if item.rating == "up" else "-"
+        print(f"[{mark}] {when}  {_safe(item.question)}")
+        if item.reason:
+            print(f"    reason: {_safe(item.reason)}")
+        for c in item.citations[:5]:
+            print(
+                f"    cited: {_safe(' > '.join(c.get('heading_path') or []))}  {c.get('url', '')}"
+            )
+    return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -6,10 +6,14 @@
     GET  /api/search   ?q=&k=&include=&exclude=    ranked hits
     GET  /api/health   index status
     GET  /api/sources  the indexed pages
+    POST /api/feedback {question, answer, citations, rating: up|down, reason?}
+    GET  /             the vault's pages with the chat widget (for vaults that are not sites)
+    GET  /view/<path>  one indexed note rendered with its anchors (raw HTML shown as text)
+    GET  /kb-qa/kb-qa.js, /kb-qa/kb-qa.css   the widget
 
-Every error is JSON, ``{"error": "..."}``. The API serves no files: paths in a request are only
-matched against the index, so nothing outside the vault can be read. Document and model text
-leave the server as JSON strings, never as HTML.
+Every API error is JSON, ``{"error": "..."}``. Paths in a request are only matched against
+the index, so nothing outside the vault can be read. Document and model text leave the API
+as JSON strings; the /view pages escape raw HTML and forbid any script but the widget.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kb_qa import feedback, pages
 from kb_qa.answer import Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.guard import Guard, RateLimiter
 from kb_qa.prompt import Turn
@@ -189,6 +194,7 @@ class Api:
         self.kb = kb
         self.settings = settings
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
+        self.feedback_store = feedback.FeedbackStore(settings.index_path)
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.answering = 0  # answers in progress (health shows it; tests watch it)
 
@@ -326,6 +332,63 @@ class Api:
         fresh = self.watcher.freshness()
         return fresh.indexing or fresh.queue > 0
 
+    async def feedback(self, request: Request) -> Response:
+        """POST /api/feedback: a reader's thumbs up/down, stored for `kb-qa feedback`."""
+        body = await read_json(request, self.settings.max_body_bytes)
+        try:
+            item = feedback.parse(body, self.settings.max_question_chars)
+        except ValueError as exc:
+            raise _reject(422, str(exc)) from None
+        await self._thread(self.feedback_store.add, item)
+        return JSONResponse({"ok": True}, status_code=201)
+
+    async def home(self, request: Request) -> Response:
+        """GET /: the vault's pages, with the chat widget."""
+        self._pages_allowed()
+        pages_ = await self._thread(self.kb.pages)
+        text = pages.index_page(self.settings.vault.name, pages_)
+        return HTMLResponse(text, headers={"Content-Security-Policy": pages.CSP})
+
+    async def view(self, request: Request) -> Response:
+        """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
+        self._pages_allowed()
+        wanted = request.path_params["path"]
+        rendered = await self._thread(self._render, wanted)
+        if rendered is None:
+            raise _reject(404, f"{wanted!r} is not an indexed page of this vault.")
+        return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
+
+    def _pages_allowed(self) -> None:
+        # A browser cannot send the bearer token with a page load, so a private
+        # deployment does not show notes as pages at all.
+        if self.settings.api_token:
+            raise _reject(404, "Pages are off when api_token is set; use the API.")
+
+    def _render(self, wanted: str) -> str | None:
+        # Only paths the index knows are served; the file is then read from inside the vault.
+        known = {p["path"]: p["path"] for p in self.kb.pages()}
+        known.update({p["url"]: p["path"] for p in self.kb.pages() if p["url"]})
+        path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
+        if path is None:
+            return None
+        vault = self.settings.vault.resolve()
+        file = (vault / path).resolve()
+        if not file.is_relative_to(vault) or not file.is_file():
+            return None
+        source = file.read_text(encoding="utf-8", errors="replace")
+        chunks = [c for c in self.kb.store.chunks() if c.path == path]
+        return pages.view_page(path, source, chunks)
+
+    async def asset(self, request: Request) -> Response:
+        """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
+        from kb_qa_widget import ASSETS, FILES
+
+        name = request.path_params["name"]
+        if name not in FILES:
+            raise _reject(404, "No such file.")
+        media = "text/javascript" if name.endswith(".js") else "text/css"
+        return Response((ASSETS / name).read_bytes(), media_type=media)
+
     async def sources(self, request: Request) -> Response:
         """GET /api/sources"""
         pages = await self._thread(self.kb.pages)
@@ -376,6 +439,10 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/api/search", api.search, methods=["GET"]),
             Route("/api/health", api.health, methods=["GET"]),
             Route("/api/sources", api.sources, methods=["GET"]),
+            Route("/api/feedback", api.feedback, methods=["POST"]),
+            Route("/", api.home, methods=["GET"]),
+            Route("/view/{path:path}", api.view, methods=["GET"]),
+            Route("/kb-qa/{name}", api.asset, methods=["GET"]),
         ],
         middleware=[
             # Outermost, so preflights are answered before the token check and 401/429

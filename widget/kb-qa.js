@@ -277,7 +277,8 @@
 
   /** The page URL of a citation: absolute, resolved against the site root; null if unsafe. */
   function citationUrl(citation, opts) {
-    var raw = String((citation && citation.url) || "").trim();
+    // `link` is relative to the site root, so it works wherever the site is served from.
+    var raw = String((citation && (citation.link || citation.url)) || "").trim();
     var site = String(opts.siteUrl || "").replace(/\/?$/, "/");
     if (site !== "/") {
       var bare = function (u) {

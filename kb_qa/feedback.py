@@ -1,0 +1,110 @@
+"""Thumbs up/down from readers, kept in a local SQLite file beside the index.
+
+Site owners read it with ``kb-qa feedback``: which questions got a bad answer, why, and
+which sections were cited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb_qa.errors import ConfigError
+
+MAX_ANSWER_CHARS = 20_000
+MAX_REASON_CHARS = 1_000
+MAX_CITATIONS = 50
+CITATION_KEYS = ("number", "url", "link", "path", "anchor", "heading_path")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS feedback (
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, rating TEXT NOT NULL, question TEXT NOT NULL,
+    answer TEXT NOT NULL, reason TEXT NOT NULL, citations TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """One reader's verdict on one answer."""
+
+    rating: str  # "up" or "down"
+    question: str
+    answer: str
+    reason: str = ""
+    citations: tuple[dict[str, Any], ...] = ()
+    at: float = 0.0
+
+
+def parse(body: Any, max_question_chars: int) -> Feedback:
+    """Validate a feedback body; raises ValueError with a message for the client."""
+    if not isinstance(body, dict):
+        raise ValueError('The body must be a JSON object like {"rating": "up", ...}.')
+    rating = body.get("rating")
+    if rating not in ("up", "down"):
+        raise ValueError("rating must be 'up' or 'down'.")
+    question, answer, reason = (body.get(k, "") for k in ("question", "answer", "reason"))
+    if not all(isinstance(v, str) for v in (question, answer, reason)):
+        raise ValueError("question, answer and reason must be strings.")
+    if not question.strip():
+        raise ValueError("question is required.")
+    if len(question) > max_question_chars or len(answer) > MAX_ANSWER_CHARS:
+        raise ValueError("question or answer is too long.")
+    if len(reason) > MAX_REASON_CHARS:
+        raise ValueError(f"reason is longer than {MAX_REASON_CHARS} characters.")
+    citations = body.get("citations") or []
+    if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
+        raise ValueError(f"citations must be a list of at most {MAX_CITATIONS} items.")
+    kept = tuple(
+        {k: c[k] for k in CITATION_KEYS if k in c} for c in citations if isinstance(c, dict)
+    )
+    return Feedback(rating, question, answer, reason.strip(), kept, time.time())
+
+
+class FeedbackStore:
+    """Append-only feedback log in ``<index folder>/feedback.sqlite3``."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "feedback.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=10)
+        conn.executescript(_SCHEMA)
+        return conn
+
+    def add(self, item: Feedback) -> None:
+        """Store one item (committed at once)."""
+        with contextlib.closing(self._connect()) as conn, conn:
+            conn.execute(
+                "INSERT INTO feedback(at, rating, question, answer, reason, citations) "
+                "VALUES (?,?,?,?,?,?)",
+                (
+                    item.at,
+                    item.rating,
+                    item.question,
+                    item.answer,
+                    item.reason,
+                    json.dumps(list(item.citations), ensure_ascii=False),
+                ),
+            )
+
+    def all(self, rating: str = "") -> list[Feedback]:
+        """Every item, newest first; only ``rating`` ones when given."""
+        if rating and rating not in ("up", "down"):
+            raise ConfigError("--rating must be 'up' or 'down'.")
+        if not self.path.exists():
+            return []
+        query = "SELECT rating, question, answer, reason, citations, at FROM feedback"
+        args: tuple[str, ...] = ()
+        if rating:
+            query += " WHERE rating = ?"
+            args = (rating,)
+        with contextlib.closing(self._connect()) as conn:
+            rows = conn.execute(query + " ORDER BY at DESC, id DESC", args).fetchall()
+        return [Feedback(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5]) for r in rows]

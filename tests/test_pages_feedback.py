@@ -1,0 +1,139 @@
+"""The vault pages of `kb-qa serve` (/ and /view) and reader feedback, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import cli_env
+from uvicorn_thread import UvicornThread
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+
+NOTES = {
+    "garden.md": (
+        "---\ntitle: My garden\n---\n# Garden\n\nIntro.\n\n## Tomatoes\n\n"
+        "Tomatoes need full sun.\n\n## Tomatoes\n\nA second tomato section.\n\n"
+        '<img src="x" onerror="window.__pwned=1">\n\n<script>window.__pwned=2</script>\n'
+    ),
+    "sub/deep.md": "# Deep\n\nSecrets of the deep.\n",
+}
+
+
+@pytest.fixture
+def server(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> Iterator[tuple[str, KnowledgeBase, Path]]:
+    vault = make_vault(NOTES)
+    (vault.parent / "outside.md").write_text("# Outside\n\nNot in the vault.\n")
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        yield running.url, base, vault
+
+
+def test_home_lists_pages_with_the_widget(server: tuple[str, KnowledgeBase, Path]) -> None:
+    url, _, _ = server
+    response = httpx.get(url + "/")
+    assert response.status_code == 200
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert '/view/garden.md"' in response.text and "My garden" in response.text
+    assert '<script src="/kb-qa/kb-qa.js"' in response.text
+    js = httpx.get(url + "/kb-qa/kb-qa.js")
+    assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    assert httpx.get(url + "/kb-qa/secret.txt").status_code == 404
+
+
+def test_view_renders_anchors_and_escapes_html(server: tuple[str, KnowledgeBase, Path]) -> None:
+    url, kb, _ = server
+    page = httpx.get(url + "/view/garden.md").text
+    anchors = [c.anchor for c in kb.store.chunks() if c.path == "garden.md" and c.level > 1]
+    assert anchors == ["tomatoes", "tomatoes_1"]
+    assert '<h2 id="tomatoes">Tomatoes</h2>' in page
+    assert '<h2 id="tomatoes_1">Tomatoes</h2>' in page
+    assert "<script>window.__pwned" not in page and "&lt;script&gt;" in page
+    assert "<img" not in page and "&lt;img" in page
+    assert "title: My garden" not in page  # front matter is not shown
+
+
+def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path]) -> None:
+    url, _, _ = server
+    assert httpx.get(url + "/view/sub/deep.md").status_code == 200
+    for bad in (
+        "../outside.md",
+        "..%2Foutside.md",
+        "%2e%2e/outside.md",
+        "/etc/passwd",
+        ".kb-qa/manifest.sqlite3",
+        "missing.md",
+    ):
+        response = httpx.get(url + "/view/" + bad)
+        assert response.status_code == 404, bad
+        assert "Not in the vault" not in response.text
+
+
+def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) -> None:
+    url, kb, vault = server
+    body = {
+        "question": "Do tomatoes need sun?",
+        "answer": "Yes [1].",
+        "citations": [
+            {
+                "number": 1,
+                "url": "garden.md#tomatoes",
+                "heading_path": ["Garden", "Tomatoes"],
+                "text": "dropped: passages are not stored",
+            }
+        ],
+        "rating": "down",
+        "reason": "too short",
+    }
+    assert httpx.post(url + "/api/feedback", json=body).status_code == 201
+    assert (
+        httpx.post(url + "/api/feedback", json={**body, "rating": "up", "reason": ""}).status_code
+        == 201
+    )
+    for bad in (
+        {**body, "rating": "meh"},
+        {**body, "question": ""},
+        {**body, "reason": "x" * 2000},
+        [],
+    ):
+        response = httpx.post(url + "/api/feedback", json=bad)
+        assert response.status_code == 422 and response.json()["error"]
+    env = cli_env()
+    args = [
+        sys.executable,
+        "-m",
+        "kb_qa.cli",
+        "feedback",
+        str(vault),
+        "--index-dir",
+        str(kb.settings.index_path),
+    ]
+    text = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
+    assert "2 ratings: 1 up, 1 down" in text
+    assert "reason: too short" in text and "Garden > Tomatoes" in text
+    lines = subprocess.run(
+        [*args, "--json", "--rating", "down"], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert len(lines) == 1
+    item = json.loads(lines[0])
+    assert item["rating"] == "down" and "text" not in item["citations"][0]
+
+
+def test_pages_are_off_with_a_token(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(NOTES, name="private")
+    base = kb(vault, api_token="s3cret-token-123")  # noqa: S106 - a test token
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        assert httpx.get(running.url + "/").status_code == 404
+        assert httpx.get(running.url + "/view/garden.md").status_code == 404
