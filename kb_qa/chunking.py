@@ -9,6 +9,7 @@ Pieces tile the section: nothing between two headings is lost.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import itertools
 from collections.abc import Sequence
@@ -72,6 +73,7 @@ def chunk_document(
 
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    aliases = f"Also called: {', '.join(doc.aliases)}" if doc.aliases else ""
     for section in sections:
         if section.heading.level == 0 and not _span_text(doc.source, lines, section).strip():
             continue  # nothing but blank lines before the first heading
@@ -80,6 +82,11 @@ def chunk_document(
         repeat = seen.get(section.heading.anchor, 0)
         seen[section.heading.anchor] = repeat + 1
         chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
+    if aliases and chunks:
+        # Front-matter aliases are other names of the page: make them findable.
+        first = chunks[0]
+        context = f"{aliases}\n{first.context}" if first.context else aliases
+        chunks[0] = _with_hash(dataclasses.replace(first, context=context))
     return chunks
 
 
@@ -268,5 +275,10 @@ def _make_chunk(
         piece=piece,
         context=context,
     )
+    return _with_hash(chunk)
+
+
+def _with_hash(chunk: Chunk) -> Chunk:
+    """The chunk with its content hash (indexed text and address) filled in."""
     digest = hashlib.sha1(f"{chunk.index_text}\0{chunk.link}".encode()).hexdigest()
-    return Chunk(**{**chunk.__dict__, "hash": digest})
+    return dataclasses.replace(chunk, hash=digest)

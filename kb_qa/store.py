@@ -54,9 +54,13 @@ class FileRow:
     url: str
 
 
+# Bump when kb_qa.text.normalize changes what the embedder sees for the same text.
+EMBED_TEXT_VERSION = "2"
+
+
 def embed_key(chunk: Chunk) -> str:
     """Cache key of a chunk's embedding: identical indexed text is embedded once."""
-    return hashlib.sha1(chunk.index_text.encode()).hexdigest()
+    return hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
 
 
 def collection_name(vault: Path) -> str:

@@ -14,6 +14,10 @@ import Stemmer
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
+# Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+# Callout markers such as "> [!note]" or "> [!warning]-".
+_CALLOUT = re.compile(r"\[!([A-Za-z-]+)\][+-]?")
 # Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.
 _TOKEN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W_]+(?:_[^\W_]+)*",
@@ -28,8 +32,18 @@ STOPWORDS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """NFKC, straight quotes, collapsed whitespace."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES)).strip()
+    """NFKC, straight quotes, wikilinks as their words, collapsed whitespace."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = _WIKILINK.sub(_wikilink_words, text)
+    text = _CALLOUT.sub(r"\1:", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def _wikilink_words(match: re.Match[str]) -> str:
+    page, heading, shown = match.group(1), match.group(2), match.group(3)
+    if shown:
+        return shown
+    return " ".join(p.strip() for p in (page.rsplit("/", 1)[-1], heading) if p and p.strip())
 
 
 @lru_cache(maxsize=1)
