@@ -144,3 +144,32 @@ def test_bad_files_never_stop_the_watcher(watched: tuple[Path, KnowledgeBase, Wa
     save_like_an_editor(vault / "alpha.md", "# Alpha\n\nStill watching.\n")
     settle(watcher)
     assert "Still watching" in texts(kb)
+
+
+def test_mkdocs_yml_change_reindexes_urls_and_anchors(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: S\n",
+            "docs/setup.md": "# Setup\n\n## Café & Crème\n\nWarm milk first.\n",
+        }
+    )
+    base = kb(vault)
+    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
+    try:
+        assert watcher.wait_idle()
+        before = {c.anchor: c.url for c in base.store.chunks()}
+        assert before == {"setup": "setup/", "cafe-creme": "setup/"}
+        save_like_an_editor(
+            vault / "mkdocs.yml",
+            "site_name: S\nuse_directory_urls: false\nmarkdown_extensions:\n  - toc:\n"
+            "      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}\n",
+        )
+        settle(watcher)
+        after = {c.anchor: c.url for c in base.store.chunks()}
+        assert after == {"setup": "setup.html", "café--crème": "setup.html"}
+        report = watcher.last_report
+        assert report is not None and report.rebuilt and report.embedded == 0
+    finally:
+        watcher.stop()
