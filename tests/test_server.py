@@ -110,9 +110,10 @@ def test_ask_streams_server_sent_events(api: str, llm: LLMServer) -> None:
     first = citations[0]
     assert set(first) == {
         "number", "excerpt", "url", "path", "anchor", "heading_path", "text",
-        "start", "end", "line_start", "line_end",
+        "start", "end", "line_start", "line_end", "link",
     }
     assert first["url"].startswith("https://lumen.example.com/")
+    assert first["url"] == "https://lumen.example.com/" + first["link"]
     assert first["url"].endswith("#" + first["anchor"])
 
 
