@@ -46,7 +46,7 @@ class Site:
     def excluded(self) -> pathspec.PathSpec:
         """gitignore-style patterns of files MkDocs would not render."""
         patterns = list(DEFAULT_EXCLUDES) + list(self.exclude_patterns) if self.is_mkdocs else []
-        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def url_for(self, doc_path: str) -> str:
         """Page URL relative to the site root, the way MkDocs computes it ("" is the home page)."""

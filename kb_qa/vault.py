@@ -51,7 +51,7 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
     root = settings.vault
     if not root.is_dir():
         raise VaultError(f"Vault folder {root} does not exist or is not a folder.")
-    ignore = pathspec.PathSpec.from_lines("gitwildmatch", settings.ignore)
+    ignore = pathspec.GitIgnoreSpec.from_lines(settings.ignore)
     index_dir = settings.index_path.resolve()
     found: list[FileInfo] = []
     skipped: list[tuple[str, str]] = []
