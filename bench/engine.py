@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -27,12 +26,10 @@ from corpora import CORPORA, QUESTIONS, WORK, corpus_copy
 
 
 def child(code: str) -> dict:
-    """Run code in a fresh Python; return its JSON result plus the child's peak RSS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Run code in a fresh Python; return its JSON result (which reports its own peak RSS)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result["peak_rss_mb"] = round(max(peak, before) / 1024, 1)
+    result["peak_rss_mb"] = round(result.get("rss", 0), 1)
     return result
 
 
@@ -49,7 +46,8 @@ t = time.perf_counter()
 for i in range(0, len(texts), kb.settings.embed_batch):
     emb.embed_passages(texts[i:i + kb.settings.embed_batch])
 pure = time.perf_counter() - t
-print(json.dumps(dict(seconds=total, chunks=r.chunks, embedded=r.embedded, pure=pure, model=kb.stats()["embed_model"])))
+import resource
+print(json.dumps(dict(seconds=total, chunks=r.chunks, embedded=r.embedded, pure=pure, model=kb.stats()["embed_model"], rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
 """
 
 REINDEX = """
@@ -71,7 +69,8 @@ for _ in range(3):
     for q in qs:
         t = time.perf_counter(); kb.search(q, 50, sections=False); lat.append(time.perf_counter() - t)
 lat.sort()
-print(json.dumps(dict(p50=lat[len(lat)//2]*1000, p95=lat[int(len(lat)*0.95)]*1000, n=len(lat))))
+import resource
+print(json.dumps(dict(p50=lat[len(lat)//2]*1000, p95=lat[int(len(lat)*0.95)]*1000, n=len(lat), rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
 """
 
 

@@ -154,8 +154,7 @@ def _prepare(
     )
     paths = [p["path"] for p in kb.pages()]
     excluded = [
-        p for p in paths
-        if (include and not path_matches(p, include)) or path_matches(p, exclude)
+        p for p in paths if (include and not path_matches(p, include)) or path_matches(p, exclude)
     ]
     prompt = build_messages(
         question,
@@ -257,8 +256,14 @@ async def answer(
     log.info(
         "answered in %.0f ms (retrieval %.0f ms, first text %.0f ms): %d excerpts from %d "
         "pages, %d citations, %d dropped, model %s",
-        timings["total_ms"], timings["retrieval_ms"], timings["first_token_ms"], n, pages,
-        len(citations), renumberer.dropped, settings.model or "(extractive)",
+        timings["total_ms"],
+        timings["retrieval_ms"],
+        timings["first_token_ms"],
+        n,
+        pages,
+        len(citations),
+        renumberer.dropped,
+        settings.model or "(extractive)",
     )
     yield Done(
         text="".join(text),
@@ -332,9 +337,7 @@ async def _llm_pieces(
         sent = False
         response = None
         try:
-            response = await litellm.acompletion(
-                messages=prompt.messages, stream=True, **options
-            )
+            response = await litellm.acompletion(messages=prompt.messages, stream=True, **options)
             async for chunk in response:
                 if getattr(chunk, "usage", None):
                     usage["prompt_tokens"] = chunk.usage.prompt_tokens or 0

@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa import anchors
-from kb_qa.types import Chunk, Document, Heading
+from kb_qa.types import Chunk, Document, Heading, Outline
 
 # Deeply nested outlines are common in notes; the default nesting limit (20) would stop
 # block parsing there and swallow every later heading.
@@ -51,11 +51,14 @@ def chunk_document(
     md: markdown.Markdown,
     chunk_chars: int,
     rendered: Sequence[Heading] | None = None,
+    outline: Outline | None = None,
 ) -> list[Chunk]:
     """Split one document into chunks; anchors match the site's rendered ids.
 
     ``rendered`` are the page's headings as a real MkDocs build produced them (the plugin
-    passes ``page.toc``); without them the page is rendered here with ``md``.
+    passes ``page.toc``); without them the page is rendered here with ``md``, unless
+    ``outline`` (the file's previous outline) shows the headings did not change. The
+    outline is updated in place for the caller to store.
     """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
@@ -64,8 +67,15 @@ def chunk_document(
     n_lines = len(lines) - 1
 
     raw_headings = _headings(tokens, body, line_offset)
+    key = hashlib.sha1(
+        "\n".join(f"{level} {raw}" for _, level, raw in raw_headings).encode()
+    ).hexdigest()
+    if rendered is None and outline is not None and outline.key == key:
+        rendered = outline.headings
     if rendered is None:
         rendered = anchors.rendered_headings(md, body)
+    if outline is not None:
+        outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
 
     sections = _sections(doc, raw_headings, resolved, line_offset, n_lines)

@@ -19,9 +19,7 @@ from kb_qa.types import Hit
 
 __all__ = ["LABEL", "extract", "sentences"]
 
-LABEL = (
-    "No language model is configured; these are the most relevant passages from your sources:"
-)
+LABEL = "No language model is configured; these are the most relevant passages from your sources:"
 NOTHING = "No passage in your sources matches this question."
 PASSAGES = 5  # best-ranked passages read
 MAX_SENTENCES = 6

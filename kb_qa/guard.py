@@ -50,9 +50,7 @@ class RateLimiter:
             return (1 - tokens) / self.rate
 
     def _forget_idle(self, now: float) -> None:
-        full = [
-            c for c, (t, u) in self._buckets.items() if t + (now - u) * self.rate >= self.burst
-        ]
+        full = [c for c, (t, u) in self._buckets.items() if t + (now - u) * self.rate >= self.burst]
         for client in full:
             del self._buckets[client]
 
@@ -110,9 +108,7 @@ class Guard:
         return False
 
 
-async def _error(
-    send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]]
-) -> None:
+async def _error(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]]) -> None:
     body = json.dumps({"error": message}).encode()
     headers = [
         (b"content-type", b"application/json"),

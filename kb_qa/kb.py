@@ -27,7 +27,7 @@ from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.store import FileRow, Store, embed_key
 from kb_qa.text import cjk_share
-from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
+from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport, Outline
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,6 @@ class KnowledgeBase:
         self.store = Store(settings)
         self._embedder: embeddings.Embedder | None = None
         self._loaded = _Loaded()
-        self._reconciled = False
         self._own_generation = ""
         self._lock = threading.Lock()
 
@@ -90,20 +89,23 @@ class KnowledgeBase:
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
             self._check_fingerprint(site, report)
-            # Vectors of an interrupted run can only predate this object's first run.
-            missing = self.store.reconcile() if not self._reconciled else set()
-            self._reconciled = True
+            # Only a run interrupted while writing leaves Chroma and the manifest apart.
+            interrupted = self.store.meta("writing") == "1"
+            missing = self.store.reconcile() if interrupted else set()
             known = {p: r for p, r in self.store.files().items() if p not in missing}
             current = {f.path for f in files}
             removed = [p for p in known if p not in current]
 
             docs, touched = self._read_changed(site, files, known, report, rendered or {})
-            chunks_by_doc = self._chunk(site, docs, report, rendered or {})
+            outlines: dict[str, Outline] = {}
+            chunks_by_doc = self._chunk(site, docs, report, rendered or {}, outlines)
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             self._ensure_model(docs)
             report.embedded, report.reused = self._embed(all_new, progress)
 
-            report.deleted = self._write(docs, chunks_by_doc, removed)
+            self.store.set_meta(writing="1")
+            report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
+            self.store.set_meta(writing="0")
             if touched:
                 self.store.touch(touched)
             report.changed_files = len(docs)
@@ -190,13 +192,19 @@ class KnowledgeBase:
         docs: list[Document],
         report: IndexReport,
         rendered: Mapping[str, Sequence[Heading]],
+        outlines: dict[str, Outline],
     ) -> dict[str, list[Chunk]]:
         md = site.markdown()
         result: dict[str, list[Chunk]] = {}
         for doc in list(docs):
+            outlines[doc.path] = self.store.outline(doc.path)
             try:
                 result[doc.path] = chunking.chunk_document(
-                    doc, md, self.settings.chunk_chars, rendered.get(doc.path)
+                    doc,
+                    md,
+                    self.settings.chunk_chars,
+                    rendered.get(doc.path),
+                    outlines[doc.path],
                 )
             except Exception as exc:
                 log.exception("failed to parse %s", doc.path)
@@ -252,6 +260,7 @@ class KnowledgeBase:
         docs: Sequence[Document],
         chunks_by_doc: dict[str, list[Chunk]],
         removed: Sequence[str],
+        outlines: Mapping[str, Outline],
     ) -> int:
         deleted = 0
         group_rows: list[FileRow] = []
@@ -261,7 +270,10 @@ class KnowledgeBase:
         def flush() -> None:
             nonlocal deleted, group_rows, group_chunks, pending_removed
             vectors = self.store.cached_vectors(embed_key(c) for c in group_chunks)
-            deleted += self.store.write(group_rows, group_chunks, vectors, pending_removed)
+            group_outlines = [outlines[r.path] for r in group_rows if r.path in outlines]
+            deleted += self.store.write(
+                group_rows, group_chunks, vectors, pending_removed, group_outlines
+            )
             group_rows, group_chunks, pending_removed = [], [], []
             self._bump_generation()
 

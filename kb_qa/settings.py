@@ -31,7 +31,8 @@ class Settings:
     embed_model: str = "auto"
     # API base for a litellm embedding model served locally (e.g. Ollama)
     embed_api_base: str = ""
-    embed_batch: int = 32
+    # 16 embeds as fast as 32 on two cores with about half the peak memory
+    embed_batch: int = 16
     chunk_chars: int = 1500
     max_file_bytes: int = 5_000_000
     ignore: tuple[str, ...] = ()

@@ -24,7 +24,7 @@ import numpy as np
 
 from kb_qa.errors import ConfigError, IndexStateError, VaultError
 from kb_qa.settings import Settings
-from kb_qa.types import Chunk
+from kb_qa.types import Chunk, Heading, Outline
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS outlines (
+    path TEXT PRIMARY KEY, key TEXT NOT NULL, headings TEXT NOT NULL
+);
 """
 
 
@@ -142,6 +145,20 @@ class Store:
         """Ids of one file's chunks."""
         return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (path,))]
 
+    def _embed_keys(self, paths: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for path in paths:
+            rows = self.db.execute("SELECT id, embed_key FROM chunks WHERE path=?", (path,))
+            found.update(dict(rows.fetchall()))
+        return found
+
+    def outline(self, path: str) -> Outline:
+        """The heading outline remembered for a file (empty when none)."""
+        row = self.db.execute("SELECT key, headings FROM outlines WHERE path=?", (path,)).fetchone()
+        if row is None:
+            return Outline(path)
+        return Outline(path, row[0], [Heading(**h) for h in json.loads(row[1])])
+
     def cached_vectors(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         """Embeddings already computed for these cache keys."""
         found: dict[str, np.ndarray] = {}
@@ -172,15 +189,18 @@ class Store:
         chunks: Sequence[Chunk],
         vectors: dict[str, np.ndarray],
         removed: Sequence[str] = (),
+        outlines: Sequence[Outline] = (),
     ) -> int:
         """Replace the chunks of ``files`` and drop ``removed`` paths; returns chunks deleted."""
         paths = [f.path for f in files] + list(removed)
-        old_ids = {i for p in paths for i in self.chunk_ids(p)}
+        old = self._embed_keys(paths)
         new_ids = {c.id for c in chunks}
-        stale = sorted(old_ids - new_ids)
-        if chunks:
-            for i in range(0, len(chunks), 1000):
-                part = chunks[i : i + 1000]
+        stale = sorted(set(old) - new_ids)
+        # A chunk whose id and embedded text are unchanged already has the right vector.
+        changed = [c for c in chunks if old.get(c.id) != embed_key(c)]
+        if changed:
+            for i in range(0, len(changed), 1000):
+                part = changed[i : i + 1000]
                 self.collection.upsert(
                     ids=[c.id for c in part],
                     embeddings=np.stack([vectors[embed_key(c)] for c in part]),
@@ -192,6 +212,11 @@ class Store:
             for path in paths:
                 self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
                 self.db.execute("DELETE FROM files WHERE path=?", (path,))
+                self.db.execute("DELETE FROM outlines WHERE path=?", (path,))
+            self.db.executemany(
+                "INSERT INTO outlines(path, key, headings) VALUES (?,?,?)",
+                [(o.path, o.key, _headings_to_json(o.headings)) for o in outlines if o.key],
+            )
             self.db.executemany(
                 "INSERT INTO files(path, size, mtime_ns, hash, title, url) VALUES (?,?,?,?,?,?)",
                 [(f.path, f.size, f.mtime_ns, f.hash, f.title, f.url) for f in files],
@@ -229,6 +254,7 @@ class Store:
         with self.db:
             self.db.execute("DELETE FROM chunks")
             self.db.execute("DELETE FROM files")
+            self.db.execute("DELETE FROM outlines")
             if not keep_vectors:
                 self.db.execute("DELETE FROM vectors")
 
@@ -323,6 +349,10 @@ def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
             "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
             "index."
         ) from exc
+
+
+def _headings_to_json(headings: Sequence[Heading]) -> str:
+    return json.dumps([asdict(h) for h in headings], ensure_ascii=False)
 
 
 def _chunk_to_json(chunk: Chunk) -> str:

@@ -17,6 +17,19 @@ class Heading:
     anchor: str
 
 
+@dataclass
+class Outline:
+    """A file's headings as the renderer gave them, keyed by the source headings.
+
+    Rendering a page to learn its ids is the slowest part of chunking; when an edit leaves
+    the sequence of source headings unchanged, the ids are too, so they are reused.
+    """
+
+    path: str
+    key: str = ""  # hash of the (level, raw text) of every source heading, in order
+    headings: list[Heading] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Document:
     """One Markdown file read from the vault, front matter already split off."""

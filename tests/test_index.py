@@ -376,3 +376,19 @@ def test_real_minilm_model_retrieves_paraphrased_questions(
         hits = index.search(question, 3)
         assert hits[0].chunk.anchor == anchor, (question, [h.chunk.anchor for h in hits])
         assert hits[0].vector_rank == 1, question
+
+
+def test_anchors_follow_heading_edits_after_body_edits(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # Body edits reuse the remembered outline; heading edits must still re-render ids.
+    vault = make_vault({"p.md": "# P\n\n## Setup\n\nOne.\n\n## Usage\n\nTwo.\n"})
+    base = kb(vault)
+    base.index()
+    page = vault / "p.md"
+    page.write_text("# P\n\n## Setup\n\nOne, edited.\n\n## Usage\n\nTwo.\n")
+    base.index()
+    assert [c.anchor for c in base.store.chunks()] == ["p", "setup", "usage"]
+    page.write_text("# P\n\n## Setup\n\nOne, edited.\n\n## Setup\n\nTwo.\n")
+    base.index()
+    assert [c.anchor for c in base.store.chunks()] == ["p", "setup", "setup_1"]
