@@ -349,11 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from kb_qa.server import create_app
 
-    _plain_logs()
-    kb = _open(args)
-    log = logging.getLogger("kb_qa.serve")
-    log.info("indexing %s", kb.settings.vault)
-    log.info("%s", _summary(kb.index()))
+    kb, log = _open_indexed(args, "kb_qa.serve")
     watcher = _start_watcher(kb, log) if args.watch else None
     s = kb.settings
     if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
@@ -369,6 +365,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
+    """For long-running commands: plain logs, then the knowledge base brought up to date."""
+    _plain_logs()
+    kb = _open(args)
+    log = logging.getLogger(name)
+    log.info("indexing %s", kb.settings.vault)
+    log.info("%s", _summary(kb.index()))
+    return kb, log
 
 
 def _start_watcher(kb: Any, log: logging.Logger) -> Any:
@@ -389,11 +395,7 @@ def _plain_logs() -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
-    _plain_logs()
-    kb = _open(args)
-    log = logging.getLogger("kb_qa.watch")
-    log.info("indexing %s", kb.settings.vault)
-    log.info("%s", _summary(kb.index()))
+    kb, log = _open_indexed(args, "kb_qa.watch")
     watcher = _start_watcher(kb, log)
     try:
         while True:

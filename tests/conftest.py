@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from llm_server import LLMServer
 
 from kb_qa.kb import KnowledgeBase
 
@@ -110,3 +111,17 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[LLMServer]:
+    """The OpenAI-compatible test LLM server (real HTTP on loopback), shared by a session."""
+    with LLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(llm_server: LLMServer) -> LLMServer:
+    """The test LLM server with its script and recorded requests cleared."""
+    llm_server.reset()
+    return llm_server

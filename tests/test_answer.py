@@ -40,18 +40,6 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-@pytest.fixture(scope="module")
-def llm_server() -> Iterator[LLMServer]:
-    with LLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def llm(llm_server: LLMServer) -> LLMServer:
-    llm_server.reset()
-    return llm_server
-
-
 def llm_settings(kb: KnowledgeBase, llm: LLMServer, **overrides: Any) -> Settings:
     return kb.settings.replace(model="openai/test", api_base=llm.url, **overrides)
 

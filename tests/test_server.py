@@ -38,18 +38,6 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
 
 
 @pytest.fixture(scope="module")
-def llm_server() -> Iterator[LLMServer]:
-    with LLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def llm(llm_server: LLMServer) -> LLMServer:
-    llm_server.reset()
-    return llm_server
-
-
-@pytest.fixture(scope="module")
 def serve(kb: KnowledgeBase) -> Serve:
     """``with serve(**settings) as server:`` a fresh API server with these settings changed."""
 
@@ -109,8 +97,18 @@ def test_ask_streams_server_sent_events(api: str, llm: LLMServer) -> None:
     assert [(c["number"], c["excerpt"]) for c in citations] == [(1, 2), (2, 1)]
     first = citations[0]
     assert set(first) == {
-        "number", "excerpt", "url", "path", "anchor", "heading_path", "text",
-        "start", "end", "line_start", "line_end", "link",
+        "number",
+        "excerpt",
+        "url",
+        "path",
+        "anchor",
+        "heading_path",
+        "text",
+        "start",
+        "end",
+        "line_start",
+        "line_end",
+        "link",
     }
     assert first["url"].startswith("https://lumen.example.com/")
     assert first["url"] == "https://lumen.example.com/" + first["link"]
@@ -132,8 +130,9 @@ def test_ask_sends_history_and_exclusions_to_the_llm(api: str, llm: LLMServer) -
     messages = llm.requests[0]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == "Five times."
-    assert "Excluded by the user (not shown, do not use): docs/zh/quickstart.md" in (
-        messages[3]["content"]
+    assert (
+        "Excluded by the user (not shown, do not use): docs/zh/quickstart.md"
+        in (messages[3]["content"])
     )
     assert 'path="docs/zh/quickstart.md"' not in messages[3]["content"]
 
@@ -192,8 +191,9 @@ def test_llm_failures_become_error_events_and_the_server_carries_on(
     assert "done" not in names(events)
 
     llm.script(*replies)
-    response = httpx.post(api + "/api/ask", json={"question": QUESTION, "stream": False},
-                          timeout=20)
+    response = httpx.post(
+        api + "/api/ask", json={"question": QUESTION, "stream": False}, timeout=20
+    )
     assert response.status_code == status
     assert message in response.json()["error"]
 
@@ -302,8 +302,11 @@ def test_health_and_sources(api: str, kb: KnowledgeBase) -> None:
     assert str(kb.settings.vault) not in health.text  # no filesystem layout leaks out
     pages = httpx.get(api + "/api/sources").json()["pages"]
     assert len(pages) == 18
-    assert {"path": "docs/guides/retries.md", "title": "Retries and backoff",
-            "url": "guides/retries/"} in pages
+    assert {
+        "path": "docs/guides/retries.md",
+        "title": "Retries and backoff",
+        "url": "guides/retries/",
+    } in pages
 
 
 # -- limits and errors --------------------------------------------------------------------------
@@ -313,21 +316,40 @@ def test_health_and_sources(api: str, kb: KnowledgeBase) -> None:
     ("body", "status", "message"),
     [
         ({"question": "x" * 2001}, 413, "the limit is 2,000 (max_question_chars)"),
-        ({"question": "q", "history": [{"role": "user", "content": "x"}] * 21}, 413,
-         "the limit is 20 (max_history_messages)"),
-        ({"question": "q", "history": [{"role": "user", "content": "x" * 10_001}] * 2}, 413,
-         "max_history_chars"),
+        (
+            {"question": "q", "history": [{"role": "user", "content": "x"}] * 21},
+            413,
+            "the limit is 20 (max_history_messages)",
+        ),
+        (
+            {"question": "q", "history": [{"role": "user", "content": "x" * 10_001}] * 2},
+            413,
+            "max_history_chars",
+        ),
         ({"question": "  "}, 422, "question is required"),
         ({"history": []}, 422, "question is required"),
         (["question"], 422, "must be a JSON object"),
-        ({"question": "q", "history": [{"role": "system", "content": "x"}]}, 422,
-         "history[0] must be an object with role 'user' or 'assistant'"),
+        (
+            {"question": "q", "history": [{"role": "system", "content": "x"}]},
+            422,
+            "history[0] must be an object with role 'user' or 'assistant'",
+        ),
         ({"question": "q", "history": "earlier"}, 422, "history must be a list"),
         ({"question": "q", "exclude": "docs/"}, 422, "exclude must be a list"),
         ({"question": "q", "stream": "yes"}, 422, "stream must be true or false"),
     ],
-    ids=["question", "history-count", "history-chars", "blank", "missing", "array", "role",
-         "history-type", "exclude-type", "stream-type"],
+    ids=[
+        "question",
+        "history-count",
+        "history-chars",
+        "blank",
+        "missing",
+        "array",
+        "role",
+        "history-type",
+        "exclude-type",
+        "stream-type",
+    ],
 )
 def test_ask_limits_and_validation(
     api: str, llm: LLMServer, body: Any, status: int, message: str
@@ -353,8 +375,9 @@ def test_body_size_content_type_and_json(api: str) -> None:
     response = httpx.post(api + "/api/ask", content=chunks(), headers=headers)
     assert response.status_code == 413
 
-    response = httpx.post(api + "/api/ask", content='{"question": "q"}',
-                          headers={"Content-Type": "text/plain"})
+    response = httpx.post(
+        api + "/api/ask", content='{"question": "q"}', headers={"Content-Type": "text/plain"}
+    )
     assert response.status_code == 415
     response = httpx.post(api + "/api/ask", content="{not json", headers=headers)
     assert response.status_code == 400 and "not valid JSON" in response.json()["error"]
@@ -375,13 +398,19 @@ def test_bearer_token(serve: Serve) -> None:
         assert response.status_code == 401
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert httpx.get(server.url + "/api/health", headers=good).status_code == 200
-        response = httpx.post(server.url + "/api/ask", json={"question": QUESTION, "stream": False},
-                              headers=good)
+        response = httpx.post(
+            server.url + "/api/ask", json={"question": QUESTION, "stream": False}, headers=good
+        )
         assert response.status_code == 200
         # A browser's preflight carries no token; it must still be answered.
-        preflight = httpx.options(server.url + "/api/ask", headers={
-            "Origin": ORIGIN, "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "authorization, content-type"})
+        preflight = httpx.options(
+            server.url + "/api/ask",
+            headers={
+                "Origin": ORIGIN,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
         assert preflight.status_code == 200
 
 
@@ -398,8 +427,10 @@ def test_rate_limit(serve: Serve) -> None:
 
 
 def test_cors_allows_configured_origins_only(serve: Serve) -> None:
-    preflight = {"Access-Control-Request-Method": "POST",
-                 "Access-Control-Request-Headers": "content-type"}
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+    }
     with serve(cors_origins=f"{ORIGIN}, https://other.example.org", rate_limit=0) as server:
         response = httpx.get(server.url + "/api/health", headers={"Origin": ORIGIN})
         assert response.headers["access-control-allow-origin"] == ORIGIN
