@@ -25,7 +25,7 @@ from kb_qa.errors import EmbeddingError
 from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
-from kb_qa.store import FileRow, Store, embed_key
+from kb_qa.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
 from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport, Outline
 
@@ -404,6 +404,7 @@ def _fingerprint(site: Site, settings: Settings) -> str:
     """Everything besides file contents that changes chunks, anchors or URLs."""
     data = {
         "chunker": CHUNKER_VERSION,
+        "embed_text": EMBED_TEXT_VERSION,
         "chunk_chars": settings.chunk_chars,
         "docs_dir": str(site.docs_dir),
         "use_directory_urls": site.use_directory_urls,
