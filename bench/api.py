@@ -1,6 +1,6 @@
 """HTTP API speed: time to the first SSE events, /api/search throughput, server memory.
 
-    python bench/api.py [VAULT] [--index-dir DIR] [--questions FILE.jsonl] [--n 50]
+    python bench/api.py [VAULT] [--index-dir DIR] [--questions FILE.jsonl] [--n 50] [--rewrite]
 
 Starts the real server (``kb-qa serve`` in a subprocess, rate limit off) over VAULT (default:
 a copy of sample_site; it is indexed at startup, the index kept for the next run), with the
@@ -74,7 +74,12 @@ def free_port() -> int:
 
 
 def start_server(
-    vault: Path, llm_url: str, model: str, embed_model: str, index_dir: Path | None
+    vault: Path,
+    llm_url: str,
+    model: str,
+    embed_model: str,
+    index_dir: Path | None,
+    rewrite: bool = False,
 ) -> tuple[Any, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBQA_")}
@@ -84,6 +89,7 @@ def start_server(
         "KBQA_API_BASE": llm_url if model else "",
         "KBQA_EMBED_MODEL": embed_model,
         "OPENAI_API_KEY": "unused",
+        "KBQA_REWRITE_QUERIES": "1" if rewrite else "0",
     }
     log = open(WORK / f"api-server-{port}.log", "w")  # closed in stop_server
     proc = subprocess.Popen(
@@ -198,6 +204,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--embed-model", default="minilm")
     parser.add_argument("--index-dir", type=Path, default=None, help="reuse this index")
+    parser.add_argument(
+        "--rewrite", action="store_true", help="also measure with query rewriting on"
+    )
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     vault = (args.vault or default_vault()).resolve()
@@ -217,6 +226,15 @@ def main() -> None:
             print(f"server RSS after searching {now:.0f} MB (peak {peak:.0f} MB)")
         finally:
             stop_server(proc)
+        if args.rewrite:
+            # The test LLM answers the rewrite call with the same canned text: three "queries".
+            proc, url = start_server(
+                vault, llm.url, "openai/test", args.embed_model, args.index_dir, rewrite=True
+            )
+            try:
+                bench_ask(url, questions, "LLM+rewrite")
+            finally:
+                stop_server(proc)
 
     proc, url = start_server(vault, "", "", args.embed_model, args.index_dir)
     try:

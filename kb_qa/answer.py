@@ -31,7 +31,8 @@ from kb_qa import extractive
 from kb_qa.citations import Citation, CitationRenumberer, resolve
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.prompt import Prompt, Turn, build_messages
-from kb_qa.retrieval import path_matches
+from kb_qa.retrieval import fuse_rankings, path_matches
+from kb_qa.rewrite import rewrite
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
 
@@ -133,6 +134,7 @@ def citation_json(c: Citation) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Prepared:
+    queries: list[str]
     prompt: Prompt
     ranked: list[tuple[int, Hit]]  # (excerpt number, hit) for the excerpts, best first
     candidates: int  # hits retrieved before the token budget
@@ -149,9 +151,14 @@ def _prepare(
 ) -> _Prepared:
     """Retrieval and prompt assembly: blocking work, run in a worker thread."""
     started = time.perf_counter()
-    hits = kb.search(
-        question, settings.answer_candidates, include=include, exclude=exclude, sections=False
-    )
+    queries = [question]
+    if settings.rewrite_queries and settings.model:
+        queries += rewrite(question, history, settings, _call_options(settings))
+    rankings = [
+        kb.search(q, settings.answer_candidates, include=include, exclude=exclude, sections=False)
+        for q in queries
+    ]
+    hits = fuse_rankings(rankings, settings.rrf_k)[: settings.answer_candidates]
     paths = [p["path"] for p in kb.pages()]
     excluded = [
         p for p in paths if (include and not path_matches(p, include)) or path_matches(p, exclude)
@@ -166,7 +173,8 @@ def _prepare(
     )
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
     ranked = [(numbers[h.chunk.id], h) for h in hits if h.chunk.id in numbers]
-    return _Prepared(prompt, ranked, len(hits), (time.perf_counter() - started) * 1000)
+    elapsed = (time.perf_counter() - started) * 1000
+    return _Prepared(queries, prompt, ranked, len(hits), elapsed)
 
 
 async def answer(
@@ -245,6 +253,7 @@ async def answer(
     }
     counts = {
         "candidates": prepared.candidates,
+        "queries": len(prepared.queries),
         "excerpts": n,
         "pages": pages,
         "omitted_excerpts": prompt.omitted,

@@ -62,3 +62,19 @@ def by_section(hits: Sequence[Hit]) -> list[Hit]:
             seen.add(key)
             result.append(hit)
     return result
+
+
+def fuse_rankings(rankings: Sequence[Sequence[Hit]], rrf_k: int = 60) -> list[Hit]:
+    """Reciprocal rank fusion of several hit lists (one per query); one list is kept as is."""
+    if len(rankings) == 1:
+        return list(rankings[0])
+    scores: dict[str, float] = {}
+    first: dict[str, Hit] = {}
+    for hits in rankings:
+        for rank, hit in enumerate(hits, 1):
+            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1 / (rrf_k + rank)
+            first.setdefault(hit.chunk.id, hit)
+    order = sorted(scores, key=lambda i: -scores[i])
+    return [
+        Hit(first[i].chunk, scores[i], first[i].vector_rank, first[i].keyword_rank) for i in order
+    ]

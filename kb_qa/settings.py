@@ -50,6 +50,10 @@ class Settings:
     api_base: str = ""
     llm_timeout: float = 60.0
     token_budget: int = 24_000
+    # One extra LLM call rewrites the question into a few queries whose results are fused
+    rewrite_queries: bool = False
+    rewrite_count: int = 3
+    rewrite_timeout: float = 10.0
     # Hits retrieved for an answer before the token budget trims them (generous on purpose)
     answer_candidates: int = 200
     # HTTP API (`kb-qa serve`)

@@ -358,3 +358,45 @@ def test_closing_the_stream_early_stops_the_llm_call(
     started = loop.time()
     assert loop.run_until_complete(first_delta()) == "xx"
     assert loop.time() - started < 2
+
+
+def test_query_rewriting_fuses_results_of_rewritten_queries(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    history = [Turn("user", "Which port serves the API?"), Turn("assistant", "7420 [1].")]
+    question = "and what about the other one?"
+    monitoring = "docs/operations/monitoring.md"
+
+    llm.script("Port 7420 [1].")
+    ask(loop, kb, question, history=history, settings=llm_settings(kb, llm))
+    plain_pages = PAGE.findall(user_message(llm.requests[-1]))
+
+    llm.reset()
+    llm.script(
+        Reply(
+            text="1. Prometheus metrics port\n2. and what about the other one?\n- scrape metrics"
+        ),
+        "Metrics are on port 9464 [1].",
+    )
+    settings = llm_settings(kb, llm, rewrite_queries=True)
+    events = ask(loop, kb, question, history=history, settings=settings)
+    done = events[-1]
+    assert isinstance(done, Done) and done.counts["queries"] == 3  # the echo line is dropped
+    rewrite_request, answer_request = llm.requests
+    assert "search queries" in rewrite_request["messages"][0]["content"]
+    assert "Which port serves the API?" in rewrite_request["messages"][1]["content"]
+    assert not rewrite_request.get("stream")
+    rewritten_pages = PAGE.findall(user_message(answer_request))
+    # The rewritten queries bring the metrics page to the top of what the model reads.
+    assert rewritten_pages.index(monitoring) <= 1 < plain_pages.index(monitoring)
+
+
+def test_failed_rewrite_falls_back_to_the_question(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(text="", status=500), "Five attempts [1].")
+    settings = llm_settings(kb, llm, rewrite_queries=True)
+    events = ask(loop, kb, settings=settings)
+    done = events[-1]
+    assert isinstance(done, Done) and done.counts["queries"] == 1
+    assert done.text == "Five attempts [1]."
