@@ -34,7 +34,11 @@ def kbqa(cli_env: Env, vault: Path, *args: str, **env: str) -> subprocess.Comple
     index = str(vault.parent / "index")
     return subprocess.run(
         [sys.executable, "-m", "kb_qa.cli", *args, "--vault", str(vault), "--index-dir", index],
-        env=cli_env(**env), capture_output=True, text=True, timeout=120, check=False,
+        env=cli_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -54,10 +58,24 @@ def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env:
         llm.script(Reply(text="Five attempts [7].\x1b]0;pwned\x07 Done [2].", chunk_size=3))
         main, secondary = pty.openpty()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kb_qa.cli", "ask", QUESTION, "--vault", str(vault),
-             "--index-dir", str(vault.parent / "index"), "--model", "openai/test",
-             "--api-base", llm.url],
-            env=cli_env(TERM="xterm"), stdout=secondary, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "kb_qa.cli",
+                "ask",
+                QUESTION,
+                "--vault",
+                str(vault),
+                "--index-dir",
+                str(vault.parent / "index"),
+                "--model",
+                "openai/test",
+                "--api-base",
+                llm.url,
+            ],
+            env=cli_env(TERM="xterm"),
+            stdout=secondary,
+            stderr=subprocess.PIPE,
         )
         os.close(secondary)
         out = b""
@@ -102,11 +120,33 @@ def free_port() -> int:
 
 @pytest.fixture
 def served(vault: Path, cli_env: Env) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    yield from _serve(vault, cli_env)
+
+
+@pytest.fixture
+def served_watching(vault: Path, cli_env: Env) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    yield from _serve(vault, cli_env, "--watch")
+
+
+def _serve(vault: Path, cli_env: Env, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port),
-         "--index-dir", str(vault.parent / "index")],
-        env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kb_qa.cli",
+            "serve",
+            str(vault),
+            "--port",
+            str(port),
+            "--index-dir",
+            str(vault.parent / "index"),
+            *extra,
+        ],
+        env=cli_env(KBQA_RATE_LIMIT="0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -140,3 +180,27 @@ def test_serve_indexes_then_answers_and_stops_cleanly(
     assert "Uvicorn running on http://127.0.0.1:" in output
     assert '"POST /api/ask HTTP/1.1" 200' in output  # plain access log lines
     assert "\x1b[" not in output
+
+
+def test_serve_watch_answers_from_edits_and_reports_freshness(
+    served_watching: tuple[str, subprocess.Popen[str]], vault: Path
+) -> None:
+    url, proc = served_watching
+    assert httpx.get(url + "/api/health").json()["freshness"]["error"] == ""
+    page = vault / "docs" / "faq.md"
+    tmp = page.with_name(".faq.md.tmp")
+    tmp.write_text(page.read_text(encoding="utf-8") + "\n\nThe mascot is a narwhal.\n")
+    os.replace(tmp, page)  # how editors save
+    deadline = time.monotonic() + 20
+    while True:
+        hits = httpx.get(url + "/api/search", params={"q": "mascot narwhal", "k": 1}).json()
+        if hits["hits"] and "narwhal" in hits["hits"][0]["text"]:
+            break
+        assert time.monotonic() < deadline, "the edit never became searchable"
+        time.sleep(0.1)
+    fresh = httpx.get(url + "/api/health").json()["freshness"]
+    assert fresh["last_change_seen"] <= fresh["last_change_indexed"] + 5
+    assert fresh["queue"] == 0 and not fresh["indexing"]
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=20)
+    assert "watching" in output and "re-indexed 1 changed file(s)" in output
