@@ -8,7 +8,7 @@ result's path and anchor equal a gold pair.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
     for c in chunks:
         by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
         by_heading.setdefault((c.path, c.anchor), c.anchor)
+    resolve_path = _path_resolver(chunks)
     questions = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -45,11 +46,12 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
             item = json.loads(line)
             gold = []
             for g in item["gold"]:
+                page = resolve_path(str(g["path"]))
                 if "anchor" in g:
-                    gold.append((g["path"], g["anchor"]))
+                    gold.append((page, str(g["anchor"]).lstrip("#")))
                 else:
-                    key = (g["path"], match_text(g["heading"]))
-                    gold.append((g["path"], by_heading.get(key, "?" + g["heading"])))
+                    key = (page, match_text(g["heading"]))
+                    gold.append((page, by_heading.get(key, "?" + g["heading"])))
             questions.append(Question(str(item["question"]), tuple(gold)))
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
@@ -57,6 +59,27 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
                 f'"anchor": ...}}]}} ({exc}).'
             ) from exc
     return questions
+
+
+def _path_resolver(chunks: Sequence[Chunk]) -> Callable[[str], str]:
+    """Map a gold page given as vault path, docs-relative path or page URL to the vault path."""
+    paths = {c.path for c in chunks}
+    by_url = {c.url.strip("/"): c.path for c in chunks}
+
+    def resolve(given: str) -> str:
+        given = given.strip().lstrip("./")
+        if given in paths:
+            return given
+        # A URL (or URL path): drop the scheme, host and any site prefix, segment by segment.
+        segments = given.split("#", 1)[0].split("://", 1)[-1].strip("/").split("/")
+        for start in range(len(segments)):
+            candidate = "/".join(segments[start:])
+            if candidate in by_url:
+                return by_url[candidate]
+        tails = [p for p in paths if p.endswith("/" + given)]
+        return tails[0] if len(tails) == 1 else given
+
+    return resolve
 
 
 def rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:
