@@ -93,9 +93,19 @@ def start_server(
     }
     log = open(WORK / f"api-server-{port}.log", "w")  # closed in stop_server
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port),
-         *(["--index-dir", str(index_dir)] if index_dir else [])],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "kb_qa.cli",
+            "serve",
+            str(vault),
+            "--port",
+            str(port),
+            *(["--index-dir", str(index_dir)] if index_dir else []),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     proc.log = log  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"

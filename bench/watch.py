@@ -31,9 +31,21 @@ from kb_qa.serving import free_port
 def start(vault: Path, index: Path, port: int) -> tuple[subprocess.Popen[str], float, str]:
     t = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--watch", "--port", str(port),
-         "--index-dir", str(index)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kb_qa.cli",
+            "serve",
+            str(vault),
+            "--watch",
+            "--port",
+            str(port),
+            "--index-dir",
+            str(index),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, "KBQA_RATE_LIMIT": "0"},  # the poll loop would trip the limiter
     )
     url = f"http://127.0.0.1:{port}/api/health"
@@ -92,7 +104,9 @@ def main() -> None:
             t = time.perf_counter()
             os.replace(tmp, path)
             while True:
-                hits = httpx.get(f"{base}/api/search", params={"q": word, "k": 3}, timeout=10).json()
+                hits = httpx.get(
+                    f"{base}/api/search", params={"q": word, "k": 3}, timeout=10
+                ).json()
                 if any(word in h["text"] for h in hits["hits"]):
                     break
                 if time.perf_counter() - t > 30:
@@ -112,10 +126,14 @@ def main() -> None:
     p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
     print(f"corpus {args.corpus}: {len(files)} files")
     print(f"first start (may index): {first:.2f} s")
-    print(f"restart on unchanged vault: ready in {ready:.2f} s, "
-          f"{embedded.group(1) if embedded else '?'} chunks re-embedded")
-    print(f"edit -> searchable over {len(latencies)} edits: p50 {p50 * 1000:.0f} ms, "
-          f"p95 {p95 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    print(
+        f"restart on unchanged vault: ready in {ready:.2f} s, "
+        f"{embedded.group(1) if embedded else '?'} chunks re-embedded"
+    )
+    print(
+        f"edit -> searchable over {len(latencies)} edits: p50 {p50 * 1000:.0f} ms, "
+        f"p95 {p95 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms"
+    )
     print(f"idle watcher CPU: {idle * 100:.2f}% of one core")
     print(f"freshness after edits: {health.get('freshness')}")
 

@@ -96,8 +96,11 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
             port = config.dev_addr.port
-            origins = (f"http://{config.dev_addr.host}:{port}", f"http://localhost:{port}",
-                       f"http://127.0.0.1:{port}")
+            origins = (
+                f"http://{config.dev_addr.host}:{port}",
+                f"http://localhost:{port}",
+                f"http://127.0.0.1:{port}",
+            )
             try:
                 self._api = BackgroundServer.start(vault, cors_origins=origins)
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat

@@ -13,4 +13,5 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" =
     (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "warning: could not install chromium; browser tests will be skipped"
 fi
 .venv/bin/ruff check kb_qa mkdocs_plugin tests bench
+.venv/bin/ruff format --check --quiet kb_qa mkdocs_plugin tests bench
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

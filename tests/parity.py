@@ -288,8 +288,17 @@ def build_site(source: Path, workdir: Path) -> Build:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file),
-         "-d", str(site_dir)],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "-q",
+            "-f",
+            str(config_file),
+            "-d",
+            str(site_dir),
+        ],
         cwd=root,
         env=env,
         capture_output=True,
@@ -494,7 +503,9 @@ def check_site(name: str, source: Path, workdir: Path | None = None) -> SiteResu
         build = build_site(source, Path(workdir or tmp))
         site = load_site(source)
         result = SiteResult(
-            name, removed=build.removed, kbqa_warnings=list(site.warnings),
+            name,
+            removed=build.removed,
+            kbqa_warnings=list(site.warnings),
             build_seconds=build.seconds,
         )
         for doc_path, ours in kbqa_headings(site).items():
@@ -517,10 +528,19 @@ def format_table(results: Iterable[SiteResult]) -> str:
         ("corpus", "pages", "headings", "matched", "%", "misses", "extra", "unbuilt", "build s")
     ]
     for r in results:
-        rows.append((
-            r.name, str(r.pages), str(r.headings), str(r.matched), f"{r.percent:.2f}",
-            str(len(r.misses)), str(len(r.extra)), str(len(r.unbuilt)), f"{r.build_seconds:.1f}",
-        ))
+        rows.append(
+            (
+                r.name,
+                str(r.pages),
+                str(r.headings),
+                str(r.matched),
+                f"{r.percent:.2f}",
+                str(len(r.misses)),
+                str(len(r.extra)),
+                str(len(r.unbuilt)),
+                f"{r.build_seconds:.1f}",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:

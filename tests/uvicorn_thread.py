@@ -1,7 +1,7 @@
 """A real uvicorn server on a free loopback port, in a background thread, for tests and benches.
 
-    with UvicornThread(create_app(kb)) as server:
-        httpx.get(server.url + "/api/health")
+with UvicornThread(create_app(kb)) as server:
+    httpx.get(server.url + "/api/health")
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ def main() -> int:
     bad = 0
     for corpus in CORPORA:
         path = HERE / f"{corpus}.jsonl"
-        rows = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        rows = [
+            json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
+        ]
         questions = Counter()
         for n, row in enumerate(rows, 1):
             assert set(row) <= {"question", "gold", "note"}, row
@@ -86,7 +88,9 @@ def main() -> int:
                     print(f"{corpus}:{n}: heading not found: {g['path']} :: {g['heading']!r}")
                     bad += 1
                 elif c > 1:
-                    print(f"{corpus}:{n}: WARNING heading occurs {c}x: {g['path']} :: {g['heading']!r}")
+                    print(
+                        f"{corpus}:{n}: WARNING heading occurs {c}x: {g['path']} :: {g['heading']!r}"
+                    )
         dups = [q for q, c in questions.items() if c > 1]
         if dups:
             print(f"{corpus}: duplicate questions: {dups}")
