@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from llm_server import LLMServer, Reply  # noqa: E402
 
+from kb_qa.serving import free_port  # noqa: E402
+
 WORK = Path(os.environ.get("KBQA_BENCH_DIR", "/tmp/kbqa-bench"))
 SEARCH_CLIENTS = 20
 SEARCH_REQUESTS = 600
@@ -63,14 +65,6 @@ def questions_for(vault: Path, path: Path | None, n: int) -> list[str]:
     if not found:
         raise SystemExit(f"no questions for {vault}: pass --questions")
     return [found[i % len(found)] for i in range(n)]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_server(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import pty
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ import httpx
 import pytest
 from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
+
+from kb_qa.serving import free_port
 
 QUESTION = "How many times is a failing job attempted by default?"
 
@@ -110,12 +111,6 @@ def test_ask_reports_llm_errors_without_a_traceback(vault: Path, cli_env: Env) -
     assert result.returncode == 1
     assert "kb-qa: The language model service failed (HTTP 500: boom)" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

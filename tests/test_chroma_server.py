@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from kb_qa.errors import IndexStateError
 from kb_qa.kb import KnowledgeBase
+from kb_qa.serving import free_port
 
 KB = Callable[..., KnowledgeBase]
 
@@ -23,12 +23,6 @@ def chroma_script() -> str | None:
     """The ``chroma`` console script installed beside this interpreter, else one on PATH."""
     beside = Path(sys.executable).parent / "chroma"
     return str(beside) if beside.exists() else shutil.which("chroma")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
