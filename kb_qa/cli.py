@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kb_qa.errors import KbQaError
+from kb_qa.errors import IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
@@ -201,15 +201,16 @@ def _summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
+def _require_index(chunks: int) -> None:
+    if not chunks:
+        raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     """kb-qa search"""
     kb = _open(args)
     try:
-        if not kb.stats()["chunks"]:
-            print(
-                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
-            )
-            return 1
+        _require_index(kb.stats()["chunks"])
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
             from kb_qa.server import hit_json
@@ -242,11 +243,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     kb = _open(args)
     try:
         chunks = kb.store.chunks()
-        if not chunks:
-            print(
-                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
-            )
-            return 1
+        _require_index(len(chunks))
         questions = evaluate.load_questions(args.questions, chunks)
         ranks, page_ranks, misses = [], [], []
         for q in questions:
@@ -279,11 +276,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     kb = _open(args)
     try:
-        if not kb.stats()["chunks"]:
-            print(
-                "kb-qa: the index is empty. Run `kb-qa index` on the vault first.", file=sys.stderr
-            )
-            return 1
+        _require_index(kb.stats()["chunks"])
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()
