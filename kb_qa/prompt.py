@@ -131,20 +131,19 @@ def _select_history(history: Sequence[Turn], max_turns: int, max_chars: int) -> 
     return kept
 
 
+def _listed(pages: Sequence[str]) -> str:
+    """Pages as a comma-separated list, cut after MAX_LISTED_PAGES."""
+    more = len(pages) - MAX_LISTED_PAGES
+    text = ", ".join(pages[:MAX_LISTED_PAGES])
+    return f"{text}, and {more} more" if more > 0 else text
+
+
 def _state(all_pages: Sequence[str], excluded: Sequence[str], pages: Sequence[str]) -> str:
     lines = []
     if all_pages:
-        listed = ", ".join(all_pages[:MAX_LISTED_PAGES])
-        more = len(all_pages) - MAX_LISTED_PAGES
-        lines.append(f"Pages in this workspace ({len(all_pages)}): {listed}")
-        if more > 0:
-            lines[-1] += f", and {more} more"
+        lines.append(f"Pages in this workspace ({len(all_pages)}): {_listed(all_pages)}")
     if excluded:
-        listed = ", ".join(excluded[:MAX_LISTED_PAGES])
-        more = len(excluded) - MAX_LISTED_PAGES
-        lines.append(f"Excluded by the user (not shown, do not use): {listed}")
-        if more > 0:
-            lines[-1] += f", and {more} more"
+        lines.append(f"Excluded by the user (not shown, do not use): {_listed(excluded)}")
     if pages:
         lines.append(f"The excerpts below come from {len(pages)} page(s): {', '.join(pages)}")
     else:

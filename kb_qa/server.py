@@ -366,8 +366,9 @@ class Api:
 
     def _render(self, wanted: str) -> str | None:
         # Only paths the index knows are served; the file is then read from inside the vault.
-        known = {p["path"]: p["path"] for p in self.kb.pages()}
-        known.update({p["url"]: p["path"] for p in self.kb.pages() if p["url"]})
+        indexed = self.kb.pages()
+        known = {p["path"]: p["path"] for p in indexed}
+        known.update({p["url"]: p["path"] for p in indexed if p["url"]})
         path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
             return None
@@ -376,7 +377,7 @@ class Api:
         if not file.is_relative_to(vault) or not file.is_file():
             return None
         source = file.read_text(encoding="utf-8", errors="replace")
-        chunks = [c for c in self.kb.store.chunks() if c.path == path]
+        chunks = self.kb.store.chunks(path)
         return pages.view_page(path, source, chunks)
 
     async def asset(self, request: Request) -> Response:

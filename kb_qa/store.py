@@ -136,14 +136,13 @@ class Store:
         rows = self.db.execute("SELECT path, size, mtime_ns, hash, title, url FROM files")
         return {r[0]: FileRow(*r) for r in rows}
 
-    def chunks(self) -> list[Chunk]:
-        """Every indexed chunk, in path and document order."""
-        rows = self.db.execute("SELECT data FROM chunks ORDER BY path, ord")
+    def chunks(self, path: str | None = None) -> list[Chunk]:
+        """Every indexed chunk (or one file's), in path and document order."""
+        if path is not None:
+            rows = self.db.execute("SELECT data FROM chunks WHERE path=? ORDER BY ord", (path,))
+        else:
+            rows = self.db.execute("SELECT data FROM chunks ORDER BY path, ord")
         return [_chunk_from_json(r[0]) for r in rows]
-
-    def chunk_ids(self, path: str) -> list[str]:
-        """Ids of one file's chunks."""
-        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (path,))]
 
     def _embed_keys(self, paths: Iterable[str]) -> dict[str, str]:
         found: dict[str, str] = {}
