@@ -15,6 +15,7 @@ configured (``settings.model`` empty) the answer is extractive and flows through
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -116,6 +117,7 @@ class Error:
     name: ClassVar[str] = "error"
     message: str
     code: str  # "llm_timeout", "llm_error", "retrieval_error" or "internal"
+    detail: str = ""  # for the operator only (CLI, server log): never sent to clients
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""
@@ -228,9 +230,11 @@ async def answer(
                 text.append(shown)
                 yield Delta(shown)
     except LLMError as exc:
-        log.warning("answer failed after %d characters: %s", sum(map(len, text)), exc)
+        log.warning(
+            "answer failed after %d characters: %s (%s)", sum(map(len, text)), exc, exc.detail
+        )
         code = "llm_timeout" if isinstance(exc, LLMTimeoutError) else "llm_error"
-        yield Error(str(exc), code)
+        yield Error(str(exc), code, exc.detail)
         return
     finally:
         await pieces.aclose()
@@ -415,53 +419,69 @@ def _reason(exc: BaseException) -> str:
 
 
 def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
-    """A message a person can act on, for a failed LLM call."""
+    """A message anyone may see for a failed LLM call, and the provider's words as detail."""
     import openai
 
     original = _original(exc)
     timeout = f"{settings.llm_timeout:g} s"
+    raise_it = "Or raise llm_timeout (KBQA_LLM_TIMEOUT)."
     if isinstance(original, openai.APITimeoutError):
         if sent:
             return LLMTimeoutError(
                 f"The language model stopped answering for {timeout}; the answer is incomplete. "
-                "Try again, or raise llm_timeout (KBQA_LLM_TIMEOUT)."
+                "Try again.",
+                raise_it,
             )
         return LLMTimeoutError(
-            f"The language model did not answer within {timeout}. Try again, or raise "
-            "llm_timeout (KBQA_LLM_TIMEOUT)."
+            f"The language model did not answer within {timeout}. Try again.", raise_it
         )
     reason = _reason(exc)
-    if sent:
-        return LLMError(f"The language model's answer broke off ({reason}). Try again.")
     status = getattr(original, "status_code", None)
     where = f" at {settings.api_base}" if settings.api_base else ""
-    if isinstance(original, openai.APIConnectionError):
-        return LLMError(
-            f"Could not reach the language model{where} ({reason}). Check that it is running "
-            "and that api_base (KBQA_API_BASE) is right."
+    if sent:
+        message, fix = "The language model's answer broke off. Try again.", ""
+    elif _unreadable(exc):
+        message, fix = (
+            "The language model sent a reply that could not be read.",
+            f"Check that the model{where} speaks the OpenAI-compatible streaming format.",
         )
-    if status in (401, 403):
-        return LLMError(
-            f"The language model provider refused the request ({reason}). Check the "
-            "provider's API key variable, e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY."
+    elif isinstance(original, openai.APIConnectionError):
+        message, fix = (
+            "Could not reach the language model. Try again shortly.",
+            f"Check that it is running{where} and that api_base (KBQA_API_BASE) is right.",
         )
-    if status == 404:
-        return LLMError(
-            f"The language model {settings.model!r} was not found{where} ({reason}). "
-            "Check model (KBQA_MODEL)."
+    elif status in (401, 403):
+        message, fix = (
+            "The language model provider refused the request.",
+            "Check the provider's API key variable, e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY.",
         )
-    if status == 429:
-        return LLMError(
-            f"The language model provider is limiting requests ({reason}). Try again shortly."
+    elif status == 404:
+        message, fix = (
+            "The language model was not found.",
+            f"Check model (KBQA_MODEL): {settings.model!r}{where}.",
         )
-    if isinstance(status, int) and status >= 500:
-        return LLMError(
-            f"The language model service failed (HTTP {status}: {reason}). Try again shortly."
+    elif status == 429:
+        message, fix = "The language model provider is limiting requests. Try again shortly.", ""
+    elif isinstance(status, int) and status >= 500:
+        message, fix = f"The language model service failed (HTTP {status}). Try again shortly.", ""
+    elif status == 400:
+        message, fix = (
+            "The language model rejected the request.",
+            "If the prompt is too long for it, lower token_budget (KBQA_TOKEN_BUDGET).",
         )
-    if status == 400:
-        return LLMError(
-            f"The language model rejected the request ({reason}). If the prompt is too long "
-            "for it, lower token_budget (KBQA_TOKEN_BUDGET)."
-        )
-    log.error("language model call failed", exc_info=exc)
-    return LLMError(f"The language model call failed ({reason}). Check model (KBQA_MODEL).")
+    else:
+        log.error("language model call failed", exc_info=exc)
+        message, fix = "The language model call failed.", "Check model (KBQA_MODEL)."
+    return LLMError(message, f"{reason}. {fix}" if fix else reason)
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """Whether the provider's reply (or its stream) was not valid JSON."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, json.JSONDecodeError):
+            return True
+        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
+    return False

@@ -187,6 +187,8 @@ def _summary(report: IndexReport) -> str:
     lines = []
     if report.rebuilt:
         lines.append(f"Rebuilt: {report.rebuilt}")
+    if report.repaired:
+        lines.append(f"Repaired: {report.repaired}")
     lines.append(
         f"Indexed {report.files} files, {report.chunks} chunks in {report.seconds:.1f} s "
         f"({report.changed_files} files changed; {report.embedded} chunks embedded, "
@@ -194,10 +196,10 @@ def _summary(report: IndexReport) -> str:
     )
     if report.warnings:
         lines.append(f"{len(report.warnings)} warning(s):")
-        lines += [f"  {path}: {message}" for path, message in report.warnings]
+        lines += [f"  {_safe(path)}: {message}" for path, message in report.warnings]
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)} file(s):")
-        lines += [f"  {path}: {reason}" for path, reason in report.skipped]
+        lines += [f"  {_safe(path)}: {reason}" for path, reason in report.skipped]
     return "\n".join(lines)
 
 
@@ -228,9 +230,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         for n, hit in enumerate(hits, 1):
             c = hit.chunk
             snippet = " ".join(c.text.split())[:200]
-            print(f"{n:>2}. {' > '.join(c.heading_path)}")
-            print(f"    {kb.url(c)}  ({c.path}:{c.line_start}, score {hit.score:.4f})")
-            print(f"    {snippet}")
+            print(f"{n:>2}. {_safe(' > '.join(c.heading_path))}")
+            print(
+                f"    {_safe(kb.url(c))}  ({_safe(c.path)}:{c.line_start}, score {hit.score:.4f})"
+            )
+            print(f"    {_safe(snippet)}")
     finally:
         kb.close()
     return 0
@@ -264,9 +268,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"  {key:<7} {result[key]:.3f}")
     if args.misses:
         for q, rank, top in misses:
-            print(f"- {q.question}\n    gold {q.gold} rank {rank}")
+            print(f"- {_safe(q.question)}\n    gold {_safe(str(q.gold))} rank {rank}")
             for h in top:
-                print(f"    got {h.chunk.path}#{h.chunk.anchor}")
+                print(f"    got {_safe(h.chunk.path)}#{_safe(h.chunk.anchor)}")
     return 0
 
 
@@ -323,7 +327,8 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
             citations = event.citations
         elif event.name == "error":
             print(file=sys.stdout)
-            print(f"kb-qa: {event.message}", file=sys.stderr)
+            detail = f" ({event.detail})" if event.detail else ""
+            print(f"kb-qa: {_safe(event.message + detail)}", file=sys.stderr)
             return 1
         elif event.name == "done":
             if not event.text.endswith("\n"):
@@ -436,9 +441,13 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         if item.reason:
             print(f"    reason: {_safe(item.reason)}")
         for c in item.citations[:5]:
-            print(
-                f"    cited: {_safe(' > '.join(c.get('heading_path') or []))}  {c.get('url', '')}"
+            heading = c.get("heading_path")
+            where = (
+                " > ".join(h for h in heading if isinstance(h, str))
+                if isinstance(heading, list)
+                else ""
             )
+            print(f"    cited: {_safe(where)}  {_safe(str(c.get('url', '')))}")
     return 0
 
 

@@ -36,7 +36,16 @@ class EmbeddingError(KbQaError):
 
 
 class LLMError(KbQaError):
-    """The language model did not produce an answer."""
+    """The language model did not produce an answer.
+
+    ``str(error)`` is safe to show to anyone; ``detail`` holds the provider's own words and
+    the setting to check, for the operator (the server log and the CLI), since a provider's
+    error body can carry an API key or internal addresses.
+    """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class LLMTimeoutError(LLMError):

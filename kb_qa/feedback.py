@@ -60,10 +60,22 @@ def parse(body: Any, max_question_chars: int) -> Feedback:
     citations = body.get("citations") or []
     if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
         raise ValueError(f"citations must be a list of at most {MAX_CITATIONS} items.")
-    kept = tuple(
-        {k: c[k] for k in CITATION_KEYS if k in c} for c in citations if isinstance(c, dict)
-    )
+    kept = tuple(_citation(c) for c in citations if isinstance(c, dict))
     return Feedback(rating, question, answer, reason.strip(), kept, time.time())
+
+
+def _citation(given: dict[str, Any]) -> dict[str, Any]:
+    """The known keys of one reported citation, each of the type it should have."""
+    kept: dict[str, Any] = {}
+    for key in CITATION_KEYS:
+        value = given.get(key)
+        if key == "number" and isinstance(value, int) and not isinstance(value, bool):
+            kept[key] = value
+        elif key == "heading_path" and isinstance(value, list):
+            kept[key] = [v for v in value if isinstance(v, str)][:20]
+        elif key not in ("number", "heading_path") and isinstance(value, str):
+            kept[key] = value[:2000]
+    return kept
 
 
 class FeedbackStore:
@@ -74,6 +86,8 @@ class FeedbackStore:
         self.path = folder / "feedback.sqlite3"
 
     def _connect(self) -> sqlite3.Connection:
+        # The index folder may have been deleted under a running server: make it again.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=10)
         conn.executescript(_SCHEMA)
         return conn

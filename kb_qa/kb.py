@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from kb_qa import chunking, embeddings, links, retrieval, vault
-from kb_qa.errors import EmbeddingError
+from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
@@ -81,6 +81,8 @@ class KnowledgeBase:
         """
         started = time.perf_counter()
         report = IndexReport()
+        if self.store.heal_folder():
+            report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
             site = load_site(self.settings.vault)
             report.warnings += [
@@ -91,7 +93,14 @@ class KnowledgeBase:
             self._check_fingerprint(site, report)
             # Only a run interrupted while writing leaves Chroma and the manifest apart.
             interrupted = self.store.meta("writing") == "1"
-            missing = self.store.reconcile() if interrupted else set()
+            problem = "" if interrupted else self.store.vector_problem()
+            if problem:
+                report.repaired = (
+                    f"{problem}: adding the missing vectors again (from the embedding cache "
+                    "where it has them)"
+                )
+                log.warning("%s", report.repaired)
+            missing = self.store.reconcile() if interrupted or problem else set()
             known = {p: r for p, r in self.store.files().items() if p not in missing}
             current = {f.path for f in files}
             removed = [p for p in known if p not in current]
@@ -153,12 +162,13 @@ class KnowledgeBase:
         docs: list[Document] = []
         touched: list[FileRow] = []
         stale_anchors = self._stale_anchor_paths(rendered)
+        boundary = vault.Boundary.of(self.settings)
         for info in files:
             row = known.get(info.path)
             unchanged = row and row.size == info.size and row.mtime_ns == info.mtime_ns
             if unchanged and info.path not in stale_anchors:
                 continue
-            result = vault.read_document(site, info)
+            result = vault.read_document(site, info, boundary)
             report.warnings += [(info.path, w) for w in result.warnings]
             if result.document is None:
                 # Keep what was indexed before: a file that cannot be read now loses nothing.
@@ -304,7 +314,7 @@ class KnowledgeBase:
                     # Another process wrote the index; an embedded Chroma client caches
                     # its segments, so only a fresh client sees the new vectors.
                     self.store.reopen()
-                chunks = self.store.chunks()
+                chunks = self._readable(self.store.chunks())
                 self._loaded = _Loaded(
                     generation=generation,
                     chunks=chunks,
@@ -314,6 +324,24 @@ class KnowledgeBase:
                     ),
                 )
             return self._loaded
+
+    def _readable(self, chunks: list[Chunk]) -> list[Chunk]:
+        """The chunks of files the vault boundary still allows.
+
+        An index written by an older version may hold a file reached through a symlink
+        that leads out of the vault: it is never returned, whatever the manifest says. A
+        file that is missing is kept until the next index run (a vault on a network drive
+        that blinks keeps serving).
+        """
+        allowed: dict[str, bool] = {}
+        kept = []
+        for c in chunks:
+            ok = allowed.get(c.path)
+            if ok is None:
+                ok = allowed[c.path] = self._allowed(c.path)
+            if ok:
+                kept.append(c)
+        return kept
 
     def search(
         self,
@@ -362,11 +390,28 @@ class KnowledgeBase:
     # -- status -----------------------------------------------------------------------------
 
     def pages(self) -> list[dict[str, str]]:
-        """Indexed pages: path, title and URL."""
+        """Indexed pages (only those the vault boundary allows): path, title and URL."""
         return [
             {"path": r.path, "title": r.title, "url": r.url}
             for r in sorted(self.store.files().values(), key=lambda r: r.path)
+            if self._allowed(r.path)
         ]
+
+    def _allowed(self, path: str) -> bool:
+        reason = vault.Boundary.of(self.settings).refuse(self.settings.vault / path)
+        return reason in ("", vault.MISSING)
+
+    def problem(self) -> str:
+        """What keeps search from working fully right now ("" when nothing does)."""
+        if not self.store.intact():
+            return (
+                f"the index folder {self.store.folder} was deleted; run `kb-qa index` "
+                "(`kb-qa serve --watch` makes it again by itself)"
+            )
+        try:
+            return self.store.vector_problem()
+        except IndexStateError as exc:
+            return str(exc)
 
     def stats(self) -> dict[str, Any]:
         """Index status for health checks."""

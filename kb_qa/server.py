@@ -36,8 +36,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from kb_qa import feedback, pages
+from kb_qa import feedback, pages, vault
 from kb_qa.answer import Done, Error, Event, Status, answer, citation_json, warm_up
+from kb_qa.errors import KbQaError, VaultError
 from kb_qa.guard import Guard, RateLimiter
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
@@ -203,7 +204,10 @@ class Api:
         """Thread limiter, and a warm start: the first question should not pay for loading."""
         self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
         # Loads the embedding model and the keyword index.
-        await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
+        try:
+            await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
+        except KbQaError as exc:  # serve anyway: health says what is wrong, search says 503
+            log.warning("starting without a working index: %s", exc)
         await warm_up(self.settings)
         mode = f"model {self.settings.model}" if self.settings.model else "extractive answers"
         log.info("serving %s (%s)", self.settings.vault, mode)
@@ -302,7 +306,10 @@ class Api:
             raise _reject(422, f"k must be between 1 and {MAX_K}.")
         include = _patterns({"include": params.getlist("include")}, "include")
         exclude = _patterns({"exclude": params.getlist("exclude")}, "exclude")
-        hits = await self._thread(self._search, q, k, include, exclude)
+        try:
+            hits = await self._thread(self._search, q, k, include, exclude)
+        except KbQaError as exc:
+            return JSONResponse({"error": str(exc), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
 
     def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
@@ -312,9 +319,12 @@ class Api:
     async def health(self, request: Request) -> Response:
         """GET /api/health"""
         stats = await self._thread(self.kb.stats)
+        problem = await self._thread(self.kb.problem)
+        status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return JSONResponse(
             {
-                "status": "ok" if stats["chunks"] else "empty",
+                "status": status,
+                "problem": problem or None,
                 "files": stats["files"],
                 "chunks": stats["chunks"],
                 "embed_model": stats["embed_model"],
@@ -372,11 +382,11 @@ class Api:
         path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
             return None
-        vault = self.settings.vault.resolve()
-        file = (vault / path).resolve()
-        if not file.is_relative_to(vault) or not file.is_file():
+        try:
+            data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
+        except VaultError:
             return None
-        source = file.read_text(encoding="utf-8", errors="replace")
+        source = data.decode("utf-8", errors="replace")
         chunks = self.kb.store.chunks(path)
         return pages.view_page(path, source, chunks)
 

@@ -15,10 +15,10 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,8 @@ from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Heading, Outline
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 
 SCHEMA_VERSION = "1"
 _SCHEMA = """
@@ -97,7 +99,36 @@ class Store:
             ) from exc
         self.name = collection_name(settings.vault)
         self._client = _chroma_client(settings)
-        self.collection = self._open_collection()
+        self._open_collection()
+
+    def intact(self) -> bool:
+        """Whether the manifest file is still where it was opened (cheap: one stat)."""
+        return (self.folder / "manifest.sqlite3").is_file()
+
+    def heal_folder(self) -> bool:
+        """Make the index folder again if it was deleted under us; True when it was.
+
+        The manifest went with it, so the collection is emptied too: the next run
+        indexes everything again (`kb-qa serve --watch` does that on its own).
+        """
+        if self.intact():
+            return False
+        log.warning("the index folder %s disappeared; creating it again", self.folder)
+        self.close()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise IndexStateError(
+                f"Cannot create the index again in {self.folder}: {exc}. Check permissions."
+            ) from exc
+        if not self.settings.chroma_url:
+            from chromadb.api.client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            self._client = _chroma_client(self.settings)
+        self.reset(keep_vectors=False)
+        return True
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -200,13 +231,15 @@ class Store:
         if changed:
             for i in range(0, len(changed), 1000):
                 part = changed[i : i + 1000]
-                self.collection.upsert(
-                    ids=[c.id for c in part],
-                    embeddings=np.stack([vectors[embed_key(c)] for c in part]),
-                    metadatas=[{"path": c.path} for c in part],
+                self.chroma(
+                    lambda col, part=part: col.upsert(
+                        ids=[c.id for c in part],
+                        embeddings=np.stack([vectors[embed_key(c)] for c in part]),
+                        metadatas=[{"path": c.path} for c in part],
+                    )
                 )
         if stale:
-            self.collection.delete(ids=stale)
+            self.chroma(lambda col: col.delete(ids=stale))
         with self.db:
             for path in paths:
                 self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
@@ -235,21 +268,81 @@ class Store:
             )
 
     def reconcile(self) -> set[str]:
-        """Drop vectors the manifest does not know; return paths whose vectors are missing."""
+        """Drop vectors the manifest does not know; forget files whose vectors are missing.
+
+        Returns the forgotten paths: the caller indexes them again as new files (their
+        embeddings usually come back from the cache, with no model work).
+        """
         known = dict(self.db.execute("SELECT id, path FROM chunks").fetchall())
-        present = set(self.collection.get(include=[])["ids"]) if self.collection.count() else set()
+        count = self.chroma(lambda col: col.count())
+        present = set(self.chroma(lambda col: col.get(include=[]))["ids"]) if count else set()
         orphans = sorted(present - set(known))
         for i in range(0, len(orphans), 1000):
-            self.collection.delete(ids=orphans[i : i + 1000])
+            self.chroma(lambda col, part=orphans[i : i + 1000]: col.delete(ids=part))
         if orphans:
             log.info("removed %d vectors left by an interrupted run", len(orphans))
-        return {known[i] for i in set(known) - present}
+        missing = sorted({known[i] for i in set(known) - present})
+        with self.db:  # one transaction: a kill here leaves them either known or new
+            for path in missing:
+                self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
+                self.db.execute("DELETE FROM files WHERE path=?", (path,))
+        return set(missing)
+
+    def vector_problem(self) -> str:
+        """Why Chroma does not hold the manifest's vectors ("" when it does); a quick check.
+
+        Compares counts and looks up a random sample of chunk ids, so a deleted Chroma
+        folder or a Chroma server restarted on an empty path is noticed on the next run.
+        """
+        rows = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        count = self.chroma(lambda col: col.count())
+        if count < rows:
+            return f"Chroma holds {count:,} vectors for {rows:,} indexed chunks"
+        sample = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM chunks ORDER BY random() LIMIT ?", (VECTOR_SAMPLE,)
+            )
+        ]
+        if not sample:
+            return ""
+        found = set(self.chroma(lambda col: col.get(ids=sample, include=[]))["ids"])
+        lost = len(set(sample) - found)
+        return f"{lost} of {len(sample)} sampled chunks have no vector in Chroma" if lost else ""
+
+    def chroma(self, call: Callable[[Any], T]) -> T:
+        """``call(collection)``, re-opening a collection that disappeared (a Chroma folder
+        deleted, a server restarted empty); an unreachable Chroma is an ``IndexStateError``.
+        """
+        from chromadb.errors import NotFoundError
+
+        try:
+            return call(self.collection)
+        except NotFoundError:
+            log.warning("the Chroma collection %s disappeared; creating it again", self.name)
+        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
+            raise self._unusable(exc) from exc
+        self._open_collection()
+        try:
+            return call(self.collection)
+        except Exception as exc:
+            raise self._unusable(exc) from exc
+
+    def _unusable(self, exc: Exception) -> IndexStateError:
+        log.error("Chroma failed: %s: %s", type(exc).__name__, exc)
+        where = self.settings.chroma_url or str(self.folder / "chroma")
+        fix = (
+            "Check that the Chroma server is running (e.g. `chroma run --path DIR --port 8000`)"
+            if self.settings.chroma_url
+            else "Check the index folder, or delete it and run `kb-qa index` to rebuild it"
+        )
+        return IndexStateError(f"The vector index at {where} cannot be used right now. {fix}.")
 
     def reset(self, keep_vectors: bool) -> None:
         """Empty the index (and the embedding cache unless ``keep_vectors``)."""
         with contextlib.suppress(Exception):
             self._client.delete_collection(self.name)
-        self.collection = self._open_collection()
+        self._open_collection()
         with self.db:
             self.db.execute("DELETE FROM chunks")
             self.db.execute("DELETE FROM files")
@@ -263,7 +356,7 @@ class Store:
         self, vector: np.ndarray, n: int, paths: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         """(chunk id, cosine distance) of the ``n`` nearest vectors, optionally within paths."""
-        count = self.collection.count()
+        count = self.chroma(lambda col: col.count())
         if count == 0 or n <= 0:
             return []
         where: dict[str, Any] | None = None
@@ -271,11 +364,13 @@ class Store:
             if not paths:
                 return []
             where = {"path": {"$in": list(paths)}}
-        result = self.collection.query(
-            query_embeddings=[np.asarray(vector, np.float32)],
-            n_results=min(n, count),
-            where=where,
-            include=["distances"],
+        result = self.chroma(
+            lambda col: col.query(
+                query_embeddings=[np.asarray(vector, np.float32)],
+                n_results=min(n, count),
+                where=where,
+                include=["distances"],
+            )
         )
         return list(zip(result["ids"][0], result["distances"][0]))
 
@@ -311,12 +406,15 @@ class Store:
 
         SharedSystemClient.clear_system_cache()
         self._client = _chroma_client(self.settings)
-        self.collection = self._open_collection()
+        self._open_collection()
 
-    def _open_collection(self):  # type: ignore[no-untyped-def]
-        return self._client.get_or_create_collection(
-            self.name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
+    def _open_collection(self) -> None:
+        try:
+            self.collection = self._client.get_or_create_collection(
+                self.name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
+            raise self._unusable(exc) from exc
 
 
 def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]

@@ -102,4 +102,5 @@ class IndexReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
+    repaired: str = ""  # what the self-check found missing in Chroma and put back
     seconds: float = 0.0

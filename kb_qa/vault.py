@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from kb_qa.settings import Settings
 from kb_qa.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.types import Document
 
+MISSING = "file disappeared before it could be read"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 _FRONT_MATTER = re.compile(
     r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
@@ -46,24 +48,99 @@ class ReadResult:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Boundary:
+    """The one rule for what may be read: a file whose real location is inside the vault
+    and outside the index folder. Symlinks that stay inside the vault are fine; ones that
+    lead out of it are refused, so a docs pull request cannot publish ``/etc/passwd``.
+    """
+
+    root: Path  # resolved vault folder
+    index_dir: Path  # resolved index folder (never read as a document)
+
+    @classmethod
+    def of(cls, settings: Settings) -> Boundary:
+        return cls(Path(settings.vault).resolve(), settings.index_path.resolve())
+
+    def refuse(self, path: Path) -> str:
+        """Why ``path`` may not be read, or "" when it may."""
+        try:
+            real = path.resolve(strict=True)
+        except FileNotFoundError:
+            return MISSING
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+            return f"cannot resolve the path: {getattr(exc, 'strerror', None) or exc}"
+        return self._refuse_real(real)
+
+    def _refuse_real(self, real: Path) -> str:
+        if not real.is_relative_to(self.root):
+            return "symlink that leads outside the vault (only files inside the vault are read)"
+        if real.is_relative_to(self.index_dir):
+            return "inside the kb-qa index folder"
+        return ""
+
+    def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+        """The bytes of a regular file inside the vault, checked on the opened file itself
+        (so swapping a symlink in after the check changes nothing); ``VaultError`` if refused.
+        """
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            raise VaultError(MISSING) from None
+        except OSError as exc:
+            raise VaultError(f"cannot read file: {exc.strerror or exc}") from exc
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise VaultError("not a regular file (a pipe, device or socket)")
+            real = _real_path(fd, path)
+            reason = self._refuse_real(real)
+            if reason:
+                raise VaultError(reason)
+            return f.read() if limit is None else f.read(limit + 1)
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the vault, POSIX separators."""
+        return path.relative_to(self.root).as_posix()
+
+
+def _real_path(fd: int, fallback: Path) -> Path:
+    """Where an open file really is (Linux: from /proc; elsewhere: resolve the name)."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return fallback.resolve()
+
+
 def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str, str]]]:
-    """List the vault's Markdown files (sorted), and the files skipped by size."""
+    """List the vault's Markdown files (sorted), and the files skipped, each with a reason."""
     root = settings.vault
     if not root.is_dir():
         raise VaultError(f"Vault folder {root} does not exist or is not a folder.")
+    boundary = Boundary.of(settings)
+    docs_dir = site.docs_dir.resolve()
+    if not docs_dir.is_relative_to(boundary.root):
+        raise VaultError(
+            f"docs_dir {docs_dir} is outside the vault {boundary.root}; kb-qa reads only "
+            "files inside the vault. Point it at the site's folder instead."
+        )
     ignore = pathspec.GitIgnoreSpec.from_lines(settings.ignore)
-    index_dir = settings.index_path.resolve()
     found: list[FileInfo] = []
     skipped: list[tuple[str, str]] = []
-    for path in _walk(site.docs_dir, index_dir):
-        rel = path.relative_to(root).as_posix()
-        doc_rel = path.relative_to(site.docs_dir).as_posix()
+    for path, refused in _walk(docs_dir, boundary):
+        rel = boundary.relative(path)
+        doc_rel = path.relative_to(docs_dir).as_posix()
         if ignore.match_file(rel) or site.excluded.match_file(doc_rel):
+            continue
+        if refused:
+            skipped.append((rel, refused))
             continue
         try:
             st = path.stat()
         except OSError as exc:
             skipped.append((rel, f"cannot read file information: {exc.strerror or exc}"))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            skipped.append((rel, "not a regular file (a pipe, device or socket)"))
             continue
         if st.st_size > settings.max_file_bytes:
             skipped.append(
@@ -79,29 +156,51 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
     return found, skipped
 
 
-def _walk(top: Path, index_dir: Path) -> Iterator[Path]:
-    """Markdown files under ``top``, skipping hidden folders, tool folders and the index."""
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
+    """Markdown files under ``top`` with the reason each may not be read ("" if it may).
+
+    Hidden folders, tool folders and the index are skipped; symlinked folders are followed
+    only when they lead to a folder inside the vault not walked yet (so links cannot loop).
+    """
+    seen: set[Path] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         here = Path(dirpath)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and d not in SKIP_DIRS and (here / d).resolve() != index_dir
-        )
+        keep = []
+        for d in sorted(dirnames):
+            if d.startswith(".") or d in SKIP_DIRS:
+                continue
+            sub = here / d
+            real = sub.resolve()
+            if real.is_relative_to(boundary.index_dir):
+                continue
+            if sub.is_symlink():
+                reason = boundary.refuse(sub)
+                if reason:
+                    yield sub, f"folder is a {reason}"
+                    continue
+                if real in seen or real.is_relative_to(top) or top.is_relative_to(real):
+                    continue  # already indexed under its own name, or a loop
+            seen.add(real)
+            keep.append(d)
+        dirnames[:] = keep
         for name in sorted(filenames):
-            if name.lower().endswith(MARKDOWN_SUFFIXES) and not name.startswith("."):
-                yield here / name
+            if not name.lower().endswith(MARKDOWN_SUFFIXES):
+                continue
+            path = here / name
+            if name.startswith("."):
+                yield path, "hidden file (its name starts with '.')"
+            elif path.is_symlink():
+                yield path, boundary.refuse(path)
+            else:
+                yield path, ""
 
 
-def read_document(site: Site, info: FileInfo) -> ReadResult:
-    """Read and decode one file; split off its front matter."""
-    full = site.root / info.path
+def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
+    """Read and decode one file (inside the vault only); split off its front matter."""
     try:
-        data = full.read_bytes()
-    except FileNotFoundError:
-        return ReadResult(None, "file disappeared before it could be read")
-    except OSError as exc:
-        return ReadResult(None, f"cannot read file: {exc.strerror or exc}")
+        data = boundary.read_bytes(site.root / info.path)
+    except VaultError as exc:
+        return ReadResult(None, str(exc))
     if b"\x00" in data[:8192]:
         return ReadResult(None, "binary file with a Markdown extension (contains NUL bytes)")
     warnings: list[str] = []

@@ -216,7 +216,7 @@ class Watcher:
             self._indexing = False
             self._indexed = started
             self._error = ""
-        if report.changed_files or report.deleted or report.rebuilt:
+        if report.changed_files or report.deleted or report.rebuilt or report.repaired:
             log.info(
                 "re-indexed %d changed file(s): %d chunks embedded, %d reused, %d deleted "
                 "(%.0f ms)",
@@ -256,4 +256,9 @@ class Watcher:
             self._schedule()
             with self._cond:
                 self._pending.add("<vault-returned>")
+                self._first_pending = self._last_event = 0.0
+        elif exists and not self.kb.store.intact():
+            # Someone deleted the index folder: index() makes it again and re-indexes.
+            with self._cond:
+                self._pending.add("<index-folder-deleted>")
                 self._first_pending = self._last_event = 0.0

@@ -41,7 +41,7 @@ from kb_qa.chunking import chunk_document
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.types import Heading
-from kb_qa.vault import read_document, scan
+from kb_qa.vault import Boundary, read_document, scan
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = REPO / "sample_site"
@@ -401,9 +401,10 @@ def kbqa_headings(site: Site) -> dict[str, list[Heading]]:
     settings = Settings(vault=site.root, index_dir=Path(tempfile.gettempdir()) / "kbqa-parity")
     files, _ = scan(site, settings)
     md = site.markdown()
+    boundary = Boundary.of(settings)
     pages: dict[str, list[Heading]] = {}
     for info in files:
-        doc = read_document(site, info).document
+        doc = read_document(site, info, boundary).document
         if doc is None:
             continue
         chunks = chunk_document(doc, md, 100_000)

@@ -6,6 +6,7 @@ Nothing of ours is mocked: the prompt is checked as the LLM server received it o
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -271,7 +272,8 @@ def test_persistent_500_is_a_readable_error(
     llm.script(Reply(status=500, text="model exploded"), Reply(status=500, text="model exploded"))
     error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
     assert error.code == "llm_error"
-    assert error.message.startswith("The language model service failed (HTTP 500: model exploded)")
+    assert error.message == "The language model service failed (HTTP 500). Try again shortly."
+    assert "model exploded" in error.detail  # the provider's words: for the operator only
     assert "litellm" not in error.message and "Traceback" not in error.message
     assert len(llm.requests) == 2
 
@@ -281,8 +283,27 @@ def test_client_errors_are_not_retried(
 ) -> None:
     llm.script(Reply(status=404, text="no such model"))
     error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
-    assert "'openai/test' was not found" in error.message and "KBQA_MODEL" in error.message
+    assert error.message == "The language model was not found."
+    assert "'openai/test'" in error.detail and "KBQA_MODEL" in error.detail
     assert len(llm.requests) == 1
+
+
+def test_provider_error_text_never_reaches_the_client(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(status=401, text="Incorrect API key provided: sk-live-abc123"))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert error.message == "The language model provider refused the request."
+    assert "sk-live" not in json.dumps(error.data())
+    assert "sk-live-abc123" in error.detail and "OPENAI_API_KEY" in error.detail
+
+
+def test_unreadable_reply_is_not_called_unreachable(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(*[Reply(text="abc", malformed_after=0)] * 2)
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert error.message == "The language model sent a reply that could not be read."
 
 
 def test_timeout_before_the_first_token(
@@ -337,7 +358,8 @@ def test_connection_closed_before_any_text_is_retried(
 def test_unreachable_llm(loop: asyncio.AbstractEventLoop, kb: KnowledgeBase) -> None:
     settings = kb.settings.replace(model="openai/test", api_base="http://127.0.0.1:9/v1")
     error = error_of(ask(loop, kb, settings=settings))
-    assert error.message.startswith("Could not reach the language model at http://127.0.0.1:9/v1")
+    assert error.message == "Could not reach the language model. Try again shortly."
+    assert "at http://127.0.0.1:9/v1" in error.detail and "KBQA_API_BASE" in error.detail
 
 
 def test_closing_the_stream_early_stops_the_llm_call(

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from chroma_server import chroma_server
 
 from kb_qa.errors import IndexStateError
 from kb_qa.kb import KnowledgeBase
@@ -19,51 +15,10 @@ from kb_qa.serving import free_port
 KB = Callable[..., KnowledgeBase]
 
 
-def chroma_script() -> str | None:
-    """The ``chroma`` console script installed beside this interpreter, else one on PATH."""
-    beside = Path(sys.executable).parent / "chroma"
-    return str(beside) if beside.exists() else shutil.which("chroma")
-
-
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    script = chroma_script()
-    if script is None:
-        pytest.skip("the `chroma` console script is not installed in this environment")
-    data = tmp_path_factory.mktemp("chroma-server")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    # The server logs every request: send it to a file, a pipe nobody reads would fill up.
-    with open(data / "server.log", "w") as log:
-        proc = subprocess.Popen(
-            [script, "run", "--path", str(data / "db"), "--port", str(port), "--host", "127.0.0.1"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(
-                        f"chroma exited with {proc.returncode}: "
-                        f"{(data / 'server.log').read_text()[-2000:]}"
-                    )
-                try:
-                    if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail("chroma server did not answer within 60 s")
-                time.sleep(0.1)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+    with chroma_server(tmp_path_factory.mktemp("chroma-server"), free_port()) as url:
+        yield url
 
 
 def test_index_and_search_through_the_server(

@@ -35,7 +35,7 @@ def chunk_file(root: Path, rel: str, chunk_chars: int = 1500) -> tuple[Document,
     files, skipped = vault.scan(site, Settings(vault=root))
     assert not skipped
     info = next(f for f in files if f.path == rel)
-    result = vault.read_document(site, info)
+    result = vault.read_document(site, info, vault.Boundary.of(Settings(vault=root)))
     assert result.document is not None, result.skipped
     return result.document, chunking.chunk_document(result.document, site.markdown(), chunk_chars)
 

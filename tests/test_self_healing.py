@@ -1,0 +1,134 @@
+"""The index checks itself: lost Chroma data is put back, a vanished collection or index
+folder is made again, and an unreachable Chroma is a 503 with a reason, never a 500.
+
+Real parts only: embedded Chroma in tmp_path, a real ``chroma run`` server that is stopped
+and restarted on an empty folder, real uvicorn + HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from chroma_server import chroma_server
+from uvicorn_thread import UvicornThread
+
+from kb_qa.errors import IndexStateError
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+from kb_qa.serving import free_port
+from kb_qa.watch import Watcher
+
+KB = Callable[..., KnowledgeBase]
+PAGES = {
+    "a.md": "# Alpha\n\n## Install\n\nRun the installer for the quokka tool.\n",
+    "b.md": "# Beta\n\n## Backup\n\nCopy the wombat folder nightly.\n",
+}
+
+
+def vector_ranked(index: KnowledgeBase, query: str) -> bool:
+    hits = index.search(query, 5)
+    return bool(hits) and hits[0].vector_rank is not None
+
+
+def test_deleted_chroma_folder_is_refilled_from_the_cache(
+    make_vault: Callable[..., Path], run_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    vault = make_vault(PAGES)
+    assert run_cli("index", str(vault)).returncode == 0
+    shutil.rmtree(vault / ".kb-qa" / "chroma")
+    result = run_cli("index", str(vault))
+    assert result.returncode == 0, result.stderr
+    assert "Repaired: Chroma holds 0 vectors for 4 indexed chunks" in result.stdout
+    assert "0 chunks embedded, 4 reused" in result.stdout  # no model work: the cache has them
+    hits = json.loads(run_cli("search", "wombat folder", "--vault", str(vault), "--json").stdout)
+    assert hits[0]["path"] == "b.md" and hits[0]["vector_rank"] is not None
+    again = run_cli("index", str(vault))
+    assert "Repaired" not in again.stdout and "0 files changed" in again.stdout
+
+
+def test_partly_lost_vectors_are_noticed(make_vault: Callable[..., Path], kb: KB) -> None:
+    index = kb(make_vault(PAGES))
+    index.index()
+    ids = [c.id for c in index.store.chunks() if c.path == "b.md"]
+    index.store.collection.delete(ids=ids)
+    report = index.index()
+    assert report.repaired and report.embedded == 0
+    assert index.store.collection.count() == 4
+    assert vector_ranked(index, "wombat folder")
+
+
+def test_chroma_server_restarted_empty_then_down(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    port = free_port()
+    vault = make_vault(PAGES)
+    with chroma_server(tmp_path / "chroma-1", port) as url:
+        serving = kb(vault, chroma_url=url, rate_limit=0)
+        serving.index()
+        app = create_app(serving, serving.settings)
+        with UvicornThread(app) as api:
+            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+    # The server comes back on an empty folder: the collection is gone.
+    with chroma_server(tmp_path / "chroma-2", port):
+        with UvicornThread(create_app(serving, serving.settings)) as api:
+            r = httpx.get(api.url + "/api/search", params={"q": "wombat"})
+            assert r.status_code == 200  # keyword results still come; no 500
+            health = httpx.get(api.url + "/api/health").json()
+            assert health["status"] == "degraded" and "0 vectors" in health["problem"]
+            # A re-index by another process heals it; the running server sees it at once.
+            writer = kb(vault, chroma_url=serving.settings.chroma_url)
+            assert writer.index().repaired
+            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+            hits = httpx.get(api.url + "/api/search", params={"q": "wombat folder"}).json()
+            assert hits["hits"][0]["vector_rank"] is not None
+    # Chroma is down: a clear 503, and health says why.
+    with UvicornThread(create_app(serving, serving.settings)) as api:
+        r = httpx.get(api.url + "/api/search", params={"q": "wombat"})
+        assert r.status_code == 503 and r.json()["code"] == "retrieval_error"
+        assert "Chroma server" in r.json()["error"]
+        health = httpx.get(api.url + "/api/health")
+        assert health.status_code == 200 and health.json()["status"] == "degraded"
+        r = httpx.post(
+            api.url + "/api/ask", json={"question": "wombat backup", "stream": False}, timeout=30
+        )
+        assert r.status_code == 503 and "Chroma server" in r.json()["error"]
+    with pytest.raises(IndexStateError, match="Chroma server"):
+        serving.search("wombat", 3)
+
+
+def test_watcher_recreates_a_deleted_index_folder(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    vault = make_vault(PAGES)
+    index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)
+    watcher = Watcher(index, debounce=0.1, retry_delay=0.2).start()
+    try:
+        assert watcher.wait_idle()
+        with UvicornThread(create_app(index, index.settings, watcher)) as api:
+            shutil.rmtree(vault / ".kb-qa")
+            deadline = time.monotonic() + 20
+            while (
+                time.monotonic() < deadline and not (vault / ".kb-qa" / "manifest.sqlite3").exists()
+            ):
+                time.sleep(0.1)
+            time.sleep(0.3)
+            assert watcher.wait_idle(timeout=20)
+            assert watcher.freshness().error == ""
+            assert {p["path"] for p in index.pages()} == set(PAGES)
+            assert vector_ranked(index, "wombat folder")
+            (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
+            time.sleep(0.3)
+            assert watcher.wait_idle(timeout=20)
+            assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
+            body = {"question": "q", "answer": "a", "rating": "up"}
+            assert httpx.post(api.url + "/api/feedback", json=body).status_code == 201
+            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+    finally:
+        watcher.stop()
