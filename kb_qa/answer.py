@@ -143,13 +143,13 @@ class _Prepared:
     retrieval_ms: float
 
 
-def _prepare(
+def prepare(
     kb: Any,
     settings: Settings,
     question: str,
-    history: Sequence[Turn],
-    include: Sequence[str],
-    exclude: Sequence[str],
+    history: Sequence[Turn] = (),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> _Prepared:
     """Retrieval and prompt assembly: blocking work, run in a worker thread."""
     started = time.perf_counter()
@@ -199,7 +199,7 @@ async def answer(
     yield Status("searching", "Searching your sources…")
     try:
         prepared = await anyio.to_thread.run_sync(
-            partial(_prepare, kb, settings, question, history, include, exclude), limiter=limiter
+            partial(prepare, kb, settings, question, history, include, exclude), limiter=limiter
         )
     except KbQaError as exc:
         yield Error(str(exc), "retrieval_error")

@@ -73,7 +73,13 @@ def chunk_document(
     if rendered is None and outline is not None and outline.key == key:
         rendered = outline.headings
     if rendered is None:
-        rendered = anchors.rendered_headings(md, body)
+        try:
+            rendered = anchors.rendered_headings(md, body)
+        except RecursionError:
+            # Nested too deep for Python-Markdown (MkDocs cannot render this page either).
+            # The ids depend only on the headings and their order, so render those alone.
+            only = "\n\n".join("#" * level + " " + raw for _, level, raw in raw_headings)
+            rendered = anchors.rendered_headings(md, only)
     if outline is not None:
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)

@@ -67,7 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="measure retrieval on a JSONL question set")
     p.add_argument("questions", type=Path)
     p.add_argument("--vault", default=None)
-    p.add_argument("--k", type=int, default=20)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--misses", action="store_true", help="list questions missed in the top 5")
     _common(p)
@@ -249,28 +248,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
         chunks = kb.store.chunks()
         _require_index(len(chunks))
         questions = evaluate.load_questions(args.questions, chunks)
-        ranks, page_ranks, misses = [], [], []
-        for q in questions:
-            hits = kb.search(q.question, max(args.k, 20))
-            rank = evaluate.rank_of(hits, q.gold)
-            ranks.append(rank)
-            page_ranks.append(evaluate.page_rank_of(hits, q.gold))
-            if rank is None or rank > 5:
-                misses.append((q, rank, hits[:3]))
-        result = evaluate.metrics(ranks, page_ranks)
+        outcomes = evaluate.run(kb, questions, kb.settings)
+        result = evaluate.summarize(outcomes)
     finally:
         kb.close()
     if args.json:
         print(json.dumps(result))
         return 0
     print(f"{result['n']} questions")
-    for key in ("R@1", "R@5", "R@10", "R@20", "MRR@20", "page@5"):
-        print(f"  {key:<7} {result[key]:.3f}")
+    for key in ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt"):
+        print(f"  {key:<9} {result[key]:.3f}")
     if args.misses:
-        for q, rank, top in misses:
-            print(f"- {_safe(q.question)}\n    gold {_safe(str(q.gold))} rank {rank}")
-            for h in top:
-                print(f"    got {_safe(h.chunk.path)}#{_safe(h.chunk.anchor)}")
+        for o in outcomes:
+            if o.rank is None or o.rank > 5:
+                gold = _safe(str(o.question.gold))
+                print(f"- {_safe(o.question.question)}\n    gold {gold} rank {o.rank}")
+                for h in o.top:
+                    print(f"    got {_safe(h.chunk.path)}#{_safe(h.chunk.anchor)}")
     return 0
 
 
@@ -346,6 +340,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.server import create_app
+    from kb_qa.serving import uvicorn_options
 
     kb, log = _open_indexed(args, "kb_qa.serve")
     watcher = _start_watcher(kb, log) if args.watch else None
@@ -357,7 +352,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             s.host,
         )
     try:
-        uvicorn.run(create_app(kb, watcher=watcher), host=s.host, port=s.port, log_config=None)
+        uvicorn.run(
+            create_app(kb, watcher=watcher),
+            host=s.host,
+            port=s.port,
+            log_config=None,
+            **uvicorn_options(s),
+        )
     finally:
         if watcher is not None:
             watcher.stop()

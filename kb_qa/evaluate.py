@@ -11,12 +11,17 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb_qa.anchors import match_text
 from kb_qa.errors import ConfigError
+from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Hit
 
-CUTOFFS = (1, 5, 10, 20)
+if TYPE_CHECKING:
+    from kb_qa.kb import KnowledgeBase
+
+CUTOFFS = (1, 5, 10, 20, 50)
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,12 @@ def page_rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | 
     return None
 
 
-def metrics(ranks: Sequence[int | None], page_ranks: Sequence[int | None]) -> dict[str, float]:
-    """R@1/5/10/20, MRR@20 and page-level R@5."""
+def metrics(
+    ranks: Sequence[int | None],
+    page_ranks: Sequence[int | None],
+    in_prompt: Sequence[bool] | None = None,
+) -> dict[str, float]:
+    """R@1/5/10/20/50, MRR@20, page-level R@5 and (when given) in-prompt recall."""
     n = len(ranks)
     if n == 0:
         return {"n": 0}
@@ -110,4 +119,45 @@ def metrics(ranks: Sequence[int | None], page_ranks: Sequence[int | None]) -> di
         result[f"R@{cut}"] = sum(1 for r in ranks if r is not None and r <= cut) / n
     result["MRR@20"] = sum(1 / r for r in ranks if r is not None and r <= 20) / n
     result["page@5"] = sum(1 for r in page_ranks if r is not None and r <= 5) / n
+    if in_prompt is not None:
+        result["in-prompt"] = sum(in_prompt) / n
     return result
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How retrieval did on one question."""
+
+    question: Question
+    rank: int | None  # of the first gold section among the search results (up to 50)
+    page_rank: int | None
+    in_prompt: bool  # a gold section is among the excerpts the answering model receives
+    top: tuple[Hit, ...]  # the first few results, to show misses
+
+
+def run(kb: KnowledgeBase, questions: Sequence[Question], settings: Settings) -> list[Outcome]:
+    """Search each question as `kb-qa search` does, and assemble its prompt as answering does."""
+    from kb_qa.answer import prepare
+
+    outcomes = []
+    for q in questions:
+        hits = kb.search(q.question, max(CUTOFFS))
+        excerpts = prepare(kb, settings, q.question).prompt.excerpts
+        wanted = set(q.gold)
+        outcomes.append(
+            Outcome(
+                q,
+                rank_of(hits, q.gold),
+                page_rank_of(hits, q.gold),
+                any((h.chunk.path, h.chunk.anchor) in wanted for h in excerpts),
+                tuple(hits[:3]),
+            )
+        )
+    return outcomes
+
+
+def summarize(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """:func:`metrics` of a list of outcomes."""
+    return metrics(
+        [o.rank for o in outcomes], [o.page_rank for o in outcomes], [o.in_prompt for o in outcomes]
+    )

@@ -76,8 +76,11 @@ class Guard:
             await send(message)
 
         path = scope.get("path", "")
-        if path.startswith("/api/") and scope.get("method") != "OPTIONS":
-            if self.rate is not None and path not in UNLIMITED_PATHS:
+        if scope.get("method") != "OPTIONS":
+            # Every route is limited (pages too: a big note is slow to render), except
+            # health checks and the widget's static files.
+            limited = path not in UNLIMITED_PATHS and not path.startswith("/kb-qa/")
+            if self.rate is not None and limited:
                 client = (scope.get("client") or ("unknown", 0))[0]
                 wait = self.rate.take(client)
                 if wait > 0:
@@ -89,7 +92,7 @@ class Guard:
                         [(b"retry-after", str(seconds).encode())],
                     )
                     return
-            if self.token and not self._authorized(scope):
+            if path.startswith("/api/") and self.token and not self._authorized(scope):
                 await _error(
                     send_nosniff,
                     401,

@@ -175,6 +175,11 @@ class KnowledgeBase:
                 report.skipped.append((info.path, result.skipped))
                 continue
             doc = result.document
+            failed = self.store.failure(doc.path, doc.file_hash)
+            if failed:
+                # Parsing it again would fail again (and can take long): report, move on.
+                report.skipped.append((doc.path, f"{failed} (unchanged since; not parsed again)"))
+                continue
             if row and row.hash == doc.file_hash and info.path not in stale_anchors:
                 touched.append(
                     FileRow(doc.path, doc.size, doc.mtime_ns, row.hash, row.title, row.url)
@@ -206,6 +211,7 @@ class KnowledgeBase:
     ) -> dict[str, list[Chunk]]:
         md = site.markdown()
         result: dict[str, list[Chunk]] = {}
+        failed: dict[str, tuple[str, str]] = {}
         for doc in list(docs):
             outlines[doc.path] = self.store.outline(doc.path)
             try:
@@ -216,10 +222,13 @@ class KnowledgeBase:
                     rendered.get(doc.path),
                     outlines[doc.path],
                 )
-            except Exception as exc:
-                log.exception("failed to parse %s", doc.path)
-                report.skipped.append((doc.path, f"could not be parsed as Markdown: {exc}"))
+            except Exception as exc:  # a parser bug must not stop the run
+                log.debug("failed to parse %s", doc.path, exc_info=True)
+                reason = f"could not be parsed as Markdown ({type(exc).__name__}: {exc})"
+                report.skipped.append((doc.path, reason))
+                failed[doc.path] = (doc.file_hash, reason)
                 docs.remove(doc)
+        self.store.set_failures(failed, cleared=result)
         return result
 
     def _ensure_model(self, docs: Sequence[Document]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ __all__ = ["create_app", "hit_json"]
 log = logging.getLogger(__name__)
 
 SEARCH_THREADS = 4  # blocking searches at once; more only queue up on two cores
+PAGE_THREADS = 2  # / and /view renders at once; more wait their turn
 MAX_K = 100
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 500
@@ -85,6 +87,11 @@ class AskRequest:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     stream: bool | None = None
+
+
+MAX_JSON_DEPTH = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,6}")
 
 
 def _reject(status: int, message: str) -> HTTPException:
@@ -168,9 +175,31 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise _reject(413, too_big)
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise _reject(400, f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.") from None
     except ValueError as exc:
         raise _reject(400, f"The request body is not valid JSON: {exc}.") from exc
+    _check_json(value)
+    return value
+
+
+def _check_json(value: Any) -> None:
+    """Refuse what parses but cannot be stored or searched: deep nesting, lone surrogates."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise _reject(400, f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.")
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise _reject(
+                    400, "The request contains an invalid Unicode character (a lone surrogate)."
+                )
+        elif isinstance(item, dict):
+            stack += [(k, depth + 1) for k in item] + [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
 
 
 def sse_frame(event: Event) -> str:
@@ -197,12 +226,14 @@ class Api:
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
         self.feedback_store = feedback.FeedbackStore(settings.index_path)
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
+        self.page_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         """Thread limiter, and a warm start: the first question should not pay for loading."""
         self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
+        self.page_limiter = anyio.CapacityLimiter(PAGE_THREADS)
         # Loads the embedding model and the keyword index.
         try:
             await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
@@ -298,10 +329,10 @@ class Api:
                 f"q is longer than {self.settings.max_question_chars:,} "
                 "characters (max_question_chars).",
             )
-        try:
-            k = int(params.get("k", self.settings.top_k))
-        except ValueError:
-            raise _reject(422, "k must be a whole number.") from None
+        given = params.get("k", str(self.settings.top_k))
+        if not _WHOLE_NUMBER.fullmatch(given):  # int() would take " 5 ", "1_0" and "٣"
+            raise _reject(422, "k must be a whole number written with the digits 0-9.")
+        k = int(given)
         if not 1 <= k <= MAX_K:
             raise _reject(422, f"k must be between 1 and {MAX_K}.")
         include = _patterns({"include": params.getlist("include")}, "include")
@@ -363,7 +394,10 @@ class Api:
         """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
         self._pages_allowed()
         wanted = request.path_params["path"]
-        rendered = await self._thread(self._render, wanted)
+        # Pages get threads of their own, so a huge note cannot starve the API.
+        rendered = await anyio.to_thread.run_sync(
+            partial(self._render, wanted), limiter=self.page_limiter
+        )
         if rendered is None:
             raise _reject(404, f"{wanted!r} is not an indexed page of this vault.")
         return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})

@@ -8,7 +8,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -18,6 +21,16 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """How uvicorn must treat forwarded headers: believe them only from configured proxies.
+
+    uvicorn's default believes X-Forwarded-For from loopback, so anything on the machine (or
+    a misconfigured proxy) could pick a new client address per request and never be limited.
+    """
+    allowed = ",".join(settings.forwarded_allow_ips)
+    return {"proxy_headers": bool(allowed), "forwarded_allow_ips": allowed}
 
 
 @dataclass
@@ -49,7 +62,12 @@ class BackgroundServer:
         )
         port = port or free_port(host)
         config = uvicorn.Config(
-            create_app(kb), host=host, port=port, log_level="warning", lifespan="on"
+            create_app(kb),
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            **uvicorn_options(kb.settings),
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, name="kb-qa-api", daemon=True)

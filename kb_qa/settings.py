@@ -70,6 +70,9 @@ class Settings:
     max_history_messages: int = 20
     max_history_chars: int = 20_000
     max_body_bytes: int = 65_536
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
+    # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
+    forwarded_allow_ips: tuple[str, ...] = ()
 
     @property
     def index_path(self) -> Path:

@@ -126,6 +126,9 @@ class _LenientLoader(yaml.SafeLoader):
 _LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
+_PROBE = "# Title\n\n## Part `code`\n\nText with a [link](other.md#part) and *emphasis*.\n"
+
+
 def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
     """Resolve the site's markdown_extensions, dropping (with a warning) those that fail."""
     names: list[str] = list(BUILTIN_EXTENSIONS)
@@ -145,7 +148,11 @@ def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
     usable: list[str] = []
     for name in names:
         try:
-            markdown.Markdown(extensions=[name], extension_configs={name: configs.get(name, {})})
+            # Some extensions load fine and fail on first use (material.extensions.preview
+            # needs MkDocs' own "relpath" processor): render a sample so they fail here.
+            markdown.Markdown(
+                extensions=[name], extension_configs={name: configs.get(name, {})}
+            ).convert(_PROBE)
         except Exception as exc:  # noqa: BLE001 - any third-party import/config failure
             site.warnings.append(
                 f"mkdocs.yml: markdown extension {name!r} could not be loaded ({exc}); "
@@ -164,14 +171,21 @@ def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path) -> None:
     fence options such as ``hl_lines`` and ``linenums``, so the fence is not a code block
     at all and everything after it parses differently (headings lost or misnumbered).
     """
-    toc = configs.setdefault("toc", {})
-    toc["permalink"] = False
-    toc["anchorlink"] = False
-    toc.pop("permalink_title", None)
+    # The site may name it "toc" or "markdown.extensions.toc" (a permalink sign would
+    # otherwise end every heading's text: "Build configuration¶").
+    for key in {"toc", *(k for k in configs if k == "markdown.extensions.toc")}:
+        toc = configs.setdefault(key, {})
+        toc["permalink"] = False
+        toc["anchorlink"] = False
+        toc.pop("permalink_title", None)
     if "pymdownx.snippets" in configs:
         base = configs["pymdownx.snippets"].get("base_path", ["."])
-        base = [base] if isinstance(base, str) else list(base)
-        configs["pymdownx.snippets"]["base_path"] = [str(root / b) for b in base]
+        base = base if isinstance(base, list) else [base]
+        # `!relative` values are MkDocs placeholders, not strings: they mean a folder of the
+        # site, and the site's root is the nearest answer without running MkDocs.
+        configs["pymdownx.snippets"]["base_path"] = [
+            str(root / b) if isinstance(b, str) else str(root) for b in base
+        ]
 
 
 def default_slugify() -> Callable[[str, str], str]:

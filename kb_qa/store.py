@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS outlines (
     path TEXT PRIMARY KEY, key TEXT NOT NULL, headings TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT);
 """
 
 
@@ -181,6 +182,22 @@ class Store:
             rows = self.db.execute("SELECT id, embed_key FROM chunks WHERE path=?", (path,))
             found.update(dict(rows.fetchall()))
         return found
+
+    def failure(self, path: str, file_hash: str) -> str:
+        """Why this exact content of ``path`` could not be chunked last time ("" if it could)."""
+        row = self.db.execute(
+            "SELECT reason FROM failures WHERE path=? AND hash=?", (path, file_hash)
+        ).fetchone()
+        return row[0] if row else ""
+
+    def set_failures(self, failed: dict[str, tuple[str, str]], cleared: Iterable[str]) -> None:
+        """Remember files that failed (path -> (hash, reason)); forget ``cleared`` ones."""
+        with self.db:
+            self.db.executemany("DELETE FROM failures WHERE path=?", [(p,) for p in cleared])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO failures(path, hash, reason) VALUES (?,?,?)",
+                [(p, h, r) for p, (h, r) in failed.items()],
+            )
 
     def outline(self, path: str) -> Outline:
         """The heading outline remembered for a file (empty when none)."""

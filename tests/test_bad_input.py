@@ -180,6 +180,26 @@ def test_missing_python_tag_in_mkdocs_yml_is_tolerated(
     assert index.url(index.store.chunks()[0]).startswith("https://example.org/")
 
 
+def test_extensions_that_fail_on_use_and_relative_tags_are_tolerated(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    # Both come from real sites (FastAPI's family, mkdocstrings): without this the first
+    # made every page fail to render (0 sections), the second stopped the run.
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: T\nmarkdown_extensions:\n  - material.extensions.preview\n"
+            "  - pymdownx.snippets:\n      base_path: !relative $config_dir\n"
+            "  - markdown.extensions.toc:\n      permalink: true\n",
+            "docs/a.md": GOOD,
+        }
+    )
+    index = kb(vault)
+    report = index.index()
+    assert [c.anchor for c in index.store.chunks()] == ["good", "section"]
+    assert any("material.extensions.preview" in w for _, w in report.warnings)
+    assert all("\u00b6" not in "".join(c.heading_path) for c in index.store.chunks())
+
+
 def test_invalid_mkdocs_yml_is_a_config_error(make_vault: Callable[..., Path], kb: KB) -> None:
     vault = make_vault({"mkdocs.yml": "site_name: [broken\nnav: {\n", "docs/a.md": GOOD})
     index = kb(vault)
@@ -239,11 +259,33 @@ def test_absurdly_deep_nesting_does_not_stop_the_run(
     report = index.index()
     assert "good.md" in indexed_paths(index)
     assert "quote.md" in indexed_paths(index)
-    for path, reason in report.skipped:
-        assert path == "list.md" and "parse" in reason
-    # Either indexed or skipped with a reason; never silently dropped.
-    assert ("list.md" in indexed_paths(index)) != bool(reasons(report.skipped, "list.md"))
+    # Too deep for Python-Markdown: the ids come from the headings alone, the file is kept.
+    assert not report.skipped
+    assert "list.md" in indexed_paths(index)
     assert index.search("otters", 1)[0].chunk.path == "good.md"
+
+
+def test_a_file_that_fails_to_parse_is_reported_not_parsed_again(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    # A missing snippet with check_paths makes pymdownx.snippets raise, as MkDocs would.
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: T\nmarkdown_extensions:\n  - pymdownx.snippets:\n"
+            "      check_paths: true\n",
+            "docs/good.md": GOOD,
+            "docs/bad.md": '# Bad\n\n--8<-- "missing.md"\n',
+        }
+    )
+    index = kb(vault)
+    [reason] = reasons(index.index().skipped, "docs/bad.md")
+    assert "could not be parsed" in reason and "missing.md" in reason
+    (vault / "docs" / "bad.md").touch()  # a new mtime, the same content
+    [again] = reasons(index.index().skipped, "docs/bad.md")
+    assert again.endswith("(unchanged since; not parsed again)")
+    (vault / "docs" / "bad.md").write_text("# Bad\n\nFixed now.\n")
+    report = index.index()
+    assert not report.skipped and "docs/bad.md" in indexed_paths(index)
 
 
 def test_headings_after_a_deep_outline_are_kept(make_vault: Callable[..., Path], kb: KB) -> None:

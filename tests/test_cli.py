@@ -114,7 +114,17 @@ def test_eval_metrics_match_hand_computed_ranks(
     result = run_cli("eval", str(file), "--vault", str(vault), "--json", env=env)
     assert result.returncode == 0, result.stderr
     metrics = json.loads(result.stdout)
-    assert set(metrics) == {"n", "R@1", "R@5", "R@10", "R@20", "MRR@20", "page@5"}
+    assert set(metrics) == {
+        "n",
+        "R@1",
+        "R@5",
+        "R@10",
+        "R@20",
+        "R@50",
+        "MRR@20",
+        "page@5",
+        "in-prompt",
+    }
     assert metrics == pytest.approx(
         {
             "n": 5,
@@ -122,14 +132,17 @@ def test_eval_metrics_match_hand_computed_ranks(
             "R@5": 4 / 5,
             "R@10": 4 / 5,
             "R@20": 4 / 5,
+            "R@50": 4 / 5,
             "MRR@20": (1 / 2 + 1 + 1 / 4 + 1) / 5,
             "page@5": 5 / 5,  # page ranks 2, 1, 4, 1, 2
+            # The whole little vault fits the prompt: every section that exists is in it.
+            "in-prompt": 4 / 5,
         }
     )
     # The human-readable form lists the misses (ranks above 5 or not found).
     text = run_cli("eval", str(file), "--vault", str(vault), "--misses", env=env)
     assert text.returncode == 0, text.stderr
-    assert "5 questions" in text.stdout and "R@1     0.400" in text.stdout
+    assert "5 questions" in text.stdout and "R@1       0.400" in text.stdout
     assert "gold (('a.md', 'nowhere'),) rank None" in text.stdout
 
 

@@ -1,0 +1,102 @@
+"""Hostile and malformed requests against a real uvicorn server: a 4xx with a message, never
+a 500, and no way around the rate limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from api_helpers import indexed_sample
+from uvicorn_thread import UvicornThread
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+from kb_qa.serving import uvicorn_options
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    kb = indexed_sample(tmp_path_factory.mktemp("hostile"))
+    yield kb
+    kb.close()
+
+
+@pytest.fixture(scope="module")
+def api(kb: KnowledgeBase) -> Iterator[str]:
+    with UvicornThread(create_app(kb, kb.settings.replace(rate_limit=0))) as server:
+        yield server.url
+
+
+def post(url: str, body: bytes) -> httpx.Response:
+    return httpx.post(url, content=body, headers={"Content-Type": "application/json"}, timeout=20)
+
+
+@pytest.mark.parametrize("route", ["/api/ask", "/api/feedback"])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"[" * 10_000 + b"]" * 10_000, "nested more than"),
+        (b'{"question": {"a": ' * 40 + b"1" + b"}" * 80, "nested more than"),
+        (b'{"question": "\\ud800 retry", "rating": "up", "answer": "x"}', "lone surrogate"),
+        (b'{"question": "ok", "rating": "up", "answer": "x", "reason": "\\udfff"}', "surrogate"),
+    ],
+    ids=["deep-array", "deep-object", "surrogate-question", "surrogate-reason"],
+)
+def test_unstorable_json_is_a_400(api: str, route: str, body: bytes, words: str) -> None:
+    response = post(api + route, body)
+    assert response.status_code == 400, response.text
+    assert words in response.json()["error"]
+
+
+@pytest.mark.parametrize("k", [" 5 ", "٣", "1_0", "+5", "5.0", "0x5", ""])
+def test_k_must_be_plain_digits(api: str, k: str) -> None:
+    response = httpx.get(api + "/api/search", params={"q": "retry", "k": k})
+    assert response.status_code == 422
+    assert "digits 0-9" in response.json()["error"]
+
+
+def test_plain_k_still_works(api: str) -> None:
+    response = httpx.get(api + "/api/search", params={"q": "retry", "k": "3"})
+    assert response.status_code == 200 and len(response.json()["hits"]) == 3
+
+
+def _limited_app(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
+    merged = kb.settings.replace(rate_limit=60, rate_burst=3, **settings)
+    return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))
+
+
+def test_pages_are_rate_limited_too(kb: KnowledgeBase) -> None:
+    with _limited_app(kb) as server:
+        codes = [httpx.get(server.url + "/").status_code for _ in range(5)]
+        assert codes[:3] == [200, 200, 200] and codes[3] == 429
+        assert httpx.get(server.url + "/api/health").status_code == 200  # never limited
+        assert httpx.get(server.url + "/kb-qa/kb-qa.js").status_code == 200  # static
+
+
+def test_rotating_x_forwarded_for_does_not_escape_the_limit(kb: KnowledgeBase) -> None:
+    with _limited_app(kb) as server:
+        codes = [
+            httpx.get(
+                server.url + "/api/search",
+                params={"q": "retry"},
+                headers={"X-Forwarded-For": f"203.0.113.{n}"},
+            ).status_code
+            for n in range(6)
+        ]
+        assert 429 in codes
+
+
+def test_a_configured_proxy_is_believed(kb: KnowledgeBase) -> None:
+    with _limited_app(kb, forwarded_allow_ips="127.0.0.1") as server:
+        codes = [
+            httpx.get(
+                server.url + "/api/search",
+                params={"q": "retry"},
+                headers={"X-Forwarded-For": f"203.0.113.{n}"},
+            ).status_code
+            for n in range(6)
+        ]
+        assert codes == [200] * 6  # each forwarded client has its own bucket
