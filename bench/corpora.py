@@ -29,3 +29,40 @@ def corpus_copy(name: str, fresh: bool = False) -> Path:
             elif p.is_dir():
                 p.chmod(0o755)
     return target
+
+
+REAL_QUESTIONS = QUESTIONS / "real"
+
+
+def _real_corpora() -> Path:
+    """Where the real-question projects' docs are laid out (not in git: see the README there).
+
+    $KBQA_REAL_CORPORA, else bench/corpora/ in this checkout, else ../shared/real-corpora.
+    """
+    if os.environ.get("KBQA_REAL_CORPORA"):
+        return Path(os.environ["KBQA_REAL_CORPORA"])
+    here = Path(__file__).resolve().parent / "corpora"
+    shared = SOURCE.parent / "real-corpora"
+    return here if here.is_dir() or not shared.is_dir() else shared
+
+
+REAL_CORPORA = _real_corpora()
+
+
+def real_projects() -> list[str]:
+    """Projects of the real-question set (bench/questions/real/<project>.jsonl), sorted."""
+    return sorted(
+        p.stem for p in REAL_QUESTIONS.glob("*.jsonl") if p.read_text(encoding="utf-8").strip()
+    )
+
+
+def eval_sets(which: str) -> list[tuple[str, str, Path, Path]]:
+    """(set, name, vault, questions file) for the "real" set, the "synthetic" one or "both"."""
+    sets: list[tuple[str, str, Path, Path]] = []
+    if which in ("real", "both"):
+        sets += [
+            ("real", p, REAL_CORPORA / p, REAL_QUESTIONS / f"{p}.jsonl") for p in real_projects()
+        ]
+    if which in ("synthetic", "both"):
+        sets += [("synthetic", c, corpus_copy(c), QUESTIONS / f"{c}.jsonl") for c in CORPORA]
+    return sets

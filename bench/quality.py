@@ -1,9 +1,15 @@
-"""Retrieval quality on the development question sets (bench/questions/*.jsonl).
+"""Retrieval quality on the real-question set (the one to tune on) and the synthetic one.
 
-    python bench/quality.py [--embed-model minilm] [--chunk-chars 1500]
+    python bench/quality.py [--set real|synthetic|both] [--baseline] [--misses]
+                            [--embed-model minilm] [--chunk-chars 1500] [KEY=VALUE ...]
 
-Indexes a copy of each corpus (reusing the index when it is current) and prints
-R@1/5/10/20, MRR@20 and page-level R@5 per corpus and overall.
+Real questions: bench/questions/real/<project>.jsonl over bench/corpora/<project>/ (users'
+GitHub questions, gold = the section a maintainer linked). Synthetic: bench/questions/*.jsonl
+over the four corpora in ../shared/corpora. Prints R@1/5/10/20/50, MRR@20, page@5 and
+in-prompt recall (a gold section among the excerpts the answering model receives) per
+corpus and per set; --baseline adds the naive hybrid baseline (bench/baseline.py) measured
+on the same questions. KEY=VALUE pairs change settings for the run (e.g. rrf_k=30).
+Indexes are kept under $KBQA_BENCH_DIR (default /tmp/kbqa-bench) and reused when current.
 """
 
 from __future__ import annotations
@@ -16,28 +22,46 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import CORPORA, QUESTIONS, corpus_copy
+from baseline import Baseline
+from corpora import WORK, eval_sets
 
 from kb_qa import KnowledgeBase, evaluate
+
+KEYS = ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt")
+
+
+def _value(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--set", default="both", choices=("real", "synthetic", "both"))
     parser.add_argument("--embed-model", default=None)
     parser.add_argument("--chunk-chars", type=int, default=None)
-    parser.add_argument("--corpora", nargs="*", default=list(CORPORA))
+    parser.add_argument("--corpora", nargs="*", default=None, help="only these corpora")
+    parser.add_argument("--baseline", action="store_true", help="also score the naive baseline")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("changes", nargs="*", help="settings as KEY=VALUE")
     args = parser.parse_args()
-    total_ranks: list[int | None] = []
-    total_pages: list[int | None] = []
-    print(
-        f"{'corpus':<16} {'n':>3} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'R@20':>6} {'MRR':>6} {'page@5':>7}"
-    )
-    for name in args.corpora:
-        vault = corpus_copy(name)
-        index_dir = vault / f".kb-qa-{args.embed_model or 'default'}-{args.chunk_chars or 'd'}"
+    changes = {k: _value(v) for k, v in (c.split("=", 1) for c in args.changes)}
+    totals: dict[str, list[evaluate.Outcome]] = {}
+    base_totals: dict[str, list[evaluate.Outcome]] = {}
+    print(f"{'set':<10} {'corpus':<20} {'n':>3} " + " ".join(f"{k:>9}" for k in KEYS))
+    for kind, name, vault, questions_file in eval_sets(args.set):
+        if args.corpora and name not in args.corpora:
+            continue
+        config = f"{args.embed_model or 'default'}-{args.chunk_chars or 'd'}"
         kb = KnowledgeBase(
-            vault, embed_model=args.embed_model, chunk_chars=args.chunk_chars, index_dir=index_dir
+            vault,
+            embed_model=args.embed_model,
+            chunk_chars=args.chunk_chars,
+            index_dir=WORK / "index" / f"{kind}-{name}-{config}",
         )
         t = time.perf_counter()
         report = kb.index()
@@ -47,32 +71,44 @@ def main() -> None:
                 f"{time.perf_counter() - t:.1f} s)",
                 file=sys.stderr,
             )
-        questions = evaluate.load_questions(QUESTIONS / f"{name}.jsonl", kb.store.chunks())
-        ranks, pages = [], []
-        for q in questions:
-            hits = kb.search(q.question, 20)
-            ranks.append(evaluate.rank_of(hits, q.gold))
-            pages.append(evaluate.page_rank_of(hits, q.gold))
-            if args.misses and (ranks[-1] is None or ranks[-1] > 5):
-                print(
-                    f"   miss r={ranks[-1]} {q.question[:90]!r} gold={q.gold[0][1]} "
-                    f"got={[h.chunk.anchor for h in hits[:3]]}"
+        kb.settings = kb.settings.replace(**changes)
+        chunks = kb.store.chunks()
+        questions = evaluate.load_questions(questions_file, chunks)
+        outcomes = evaluate.run(kb, questions, kb.settings)
+        totals.setdefault(kind, []).extend(outcomes)
+        _row(kind, name, evaluate.summarize(outcomes))
+        if args.misses:
+            for o in outcomes:
+                if o.rank is None or o.rank > 5:
+                    got = [f"{h.chunk.path}#{h.chunk.anchor}" for h in o.top]
+                    print(f"   miss r={o.rank} {o.question.question[:100]!r}")
+                    print(f"        gold={list(o.question.gold)} got={got}")
+        if args.baseline:
+            base = Baseline(chunks, kb.embedder, WORK / "baseline")
+            scored = [
+                evaluate.Outcome(
+                    q,
+                    evaluate.rank_of(hits := base.search(q.question, 50), q.gold),
+                    evaluate.page_rank_of(hits, q.gold),
+                    False,
+                    tuple(hits[:3]),
                 )
+                for q in questions
+            ]
+            base_totals.setdefault(kind, []).extend(scored)
+            _row(kind, f"  baseline:{name}", evaluate.summarize(scored), in_prompt=False)
         kb.close()
-        total_ranks += ranks
-        total_pages += pages
-        _row(name, evaluate.metrics(ranks, pages))
-    _row("all", evaluate.metrics(total_ranks, total_pages))
+    for kind, outcomes in totals.items():
+        summary = evaluate.summarize(outcomes)
+        _row(kind, "ALL", summary)
+        if kind in base_totals:
+            _row(kind, "  baseline:ALL", evaluate.summarize(base_totals[kind]), in_prompt=False)
+        print(json.dumps({"set": kind, **{k: round(v, 4) for k, v in summary.items()}}))
 
 
-def _row(name: str, m: dict[str, float]) -> None:
-    print(
-        f"{name:<16} {int(m['n']):>3} {m['R@1']:>6.3f} {m['R@5']:>6.3f} {m['R@10']:>6.3f} "
-        f"{m['R@20']:>6.3f} {m['MRR@20']:>6.3f} {m['page@5']:>7.3f}",
-        flush=True,
-    )
-    if name == "all":
-        print(json.dumps({k: round(v, 4) for k, v in m.items()}))
+def _row(kind: str, name: str, m: dict[str, float], in_prompt: bool = True) -> None:
+    cells = [f"{m[k]:>9.3f}" if (k != "in-prompt" or in_prompt) else f"{'':>9}" for k in KEYS]
+    print(f"{kind:<10} {name:<20} {int(m['n']):>3} " + " ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ class _Loaded:
     chunks: list[Chunk] = field(default_factory=list)
     by_id: dict[str, int] = field(default_factory=dict)
     keyword: KeywordIndex | None = None
+    history: set[str] = field(default_factory=set)  # changelog-like pages (retrieval.history_pages)
 
 
 class KnowledgeBase:
@@ -331,6 +332,7 @@ class KnowledgeBase:
                     keyword=KeywordIndex(
                         chunks, self._loaded.keyword.tokens if self._loaded.keyword else None
                     ),
+                    history=retrieval.history_pages(chunks, self.settings.history_pages),
                 )
             return self._loaded
 
@@ -392,6 +394,8 @@ class KnowledgeBase:
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
         )
+        hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
+        hits = retrieval.demote(hits, view.history, self.settings.history_weight)
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]

@@ -6,7 +6,9 @@ excerpts and lets it judge, so the candidate lists here are long.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import re
 from collections.abc import Sequence
 
 from kb_qa.types import Chunk, Hit
@@ -23,6 +25,67 @@ def path_matches(path: str, patterns: Sequence[str]) -> bool:
         if fnmatch.fnmatchcase(path, pattern):
             return True
     return False
+
+
+_HISTORY_NAME = re.compile(
+    r"change[-_ ]?log|changes|release[-_ ]?notes|releases|history|news|what'?s[-_ ]new",
+    re.IGNORECASE,
+)
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
+
+
+def history_pages(chunks: Sequence[Chunk], patterns: Sequence[str] = ()) -> set[str]:
+    """Pages that record history (changelogs, release notes, upgrade logs), not how-to.
+
+    Found by rule, not by list: the page's file name or title says so, or most of its
+    headings name a version; ``patterns`` (the ``history_pages`` setting) add paths/globs.
+    """
+    headings: dict[str, list[str]] = {}
+    titles: dict[str, str] = {}
+    for c in chunks:
+        headings.setdefault(c.path, []).append(c.heading)
+        titles.setdefault(c.path, c.heading_path[0] if c.heading_path else "")
+    found = set()
+    for path, heads in headings.items():
+        stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        named = _HISTORY_NAME.fullmatch(stem) or _HISTORY_NAME.fullmatch(titles[path].strip())
+        versioned = len(heads) >= 4 and sum(bool(_VERSION.search(h)) for h in heads) >= 0.5 * len(
+            heads
+        )
+        if named or versioned or (patterns and path_matches(path, patterns)):
+            found.add(path)
+    return found
+
+
+def demote(hits: Sequence[Hit], paths: set[str], factor: float) -> list[Hit]:
+    """Scale the score of hits on ``paths`` by ``factor`` and re-rank (1.0: no change)."""
+    if factor == 1.0 or not paths:
+        return list(hits)
+    scaled = [
+        dataclasses.replace(h, score=h.score * factor) if h.chunk.path in paths else h for h in hits
+    ]
+    return sorted(scaled, key=lambda h: -h.score)
+
+
+def page_boost(hits: Sequence[Hit], weight: float, rrf_k: int = 60) -> list[Hit]:
+    """Add a page-level ranking to each hit: pages whose sections match often rank high.
+
+    A page's score is the sum of its three best hits; pages are ranked by it, and each hit
+    gains ``weight / (rrf_k + its page's rank)``, as one more list in the fusion.
+    """
+    if not weight or not hits:
+        return list(hits)
+    best: dict[str, list[float]] = {}
+    for h in hits:
+        scores = best.setdefault(h.chunk.path, [])
+        if len(scores) < 3:
+            scores.append(h.score)
+    order = sorted(best, key=lambda p: -sum(best[p]))
+    rank = {p: n for n, p in enumerate(order, 1)}
+    boosted = [
+        dataclasses.replace(h, score=h.score + weight / (rrf_k + rank[h.chunk.path])) for h in hits
+    ]
+    return sorted(boosted, key=lambda h: -h.score)
 
 
 def fuse(

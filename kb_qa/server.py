@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -468,6 +469,15 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
 
 
+class _AnyPath(PathConvertor):
+    """Starlette's ``path`` with newlines too (``.*`` stops at one): file names may hold them."""
+
+    regex = "[\\s\\S]*"
+
+
+register_url_convertor("anypath", _AnyPath())
+
+
 def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -> Starlette:
     """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
 
@@ -486,7 +496,7 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/api/sources", api.sources, methods=["GET"]),
             Route("/api/feedback", api.feedback, methods=["POST"]),
             Route("/", api.home, methods=["GET"]),
-            Route("/view/{path:path}", api.view, methods=["GET"]),
+            Route("/view/{path:anypath}", api.view, methods=["GET"]),
             Route("/kb-qa/{name}", api.asset, methods=["GET"]),
         ],
         middleware=[

@@ -124,9 +124,6 @@ class Store:
                 f"Cannot create the index again in {self.folder}: {exc}. Check permissions."
             ) from exc
         if not self.settings.chroma_url:
-            from chromadb.api.client import SharedSystemClient
-
-            SharedSystemClient.clear_system_cache()
             self._client = _chroma_client(self.settings)
         self.reset(keep_vectors=False)
         return True
@@ -440,9 +437,10 @@ def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
     if not settings.chroma_url:
-        return chromadb.PersistentClient(
-            path=str(settings.index_path / "chroma"), settings=chroma_settings
-        )
+        path = settings.index_path / "chroma"
+        if not (path / "chroma.sqlite3").exists():
+            _forget_system(str(path))
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
     from urllib.parse import urlparse
 
     url = urlparse(settings.chroma_url)
@@ -463,6 +461,23 @@ def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
             "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
             "index."
         ) from exc
+
+
+def _forget_system(path: str) -> None:
+    """Drop chromadb's process-wide cached database for ``path`` if its files are gone.
+
+    chromadb keeps one open database per folder for the whole process; after the folder is
+    deleted (and made again) that handle writes to a vanished file ("attempt to write a
+    readonly database"), so the next client must open it afresh.
+    """
+    from chromadb.api.client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:
+        system = SharedSystemClient._identifier_to_system.pop(path, None)
+        SharedSystemClient._identifier_to_refcount.pop(path, None)
+    if system is not None:
+        with contextlib.suppress(Exception):
+            system.stop()
 
 
 def _headings_to_json(headings: Sequence[Heading]) -> str:

@@ -4,7 +4,8 @@ a 500, and no way around the rate limit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -100,3 +101,28 @@ def test_a_configured_proxy_is_believed(kb: KnowledgeBase) -> None:
             for n in range(6)
         ]
         assert codes == [200] * 6  # each forwarded client has its own bucket
+
+
+@pytest.fixture
+def kb_factory(tmp_path: Path) -> Iterator[Callable[..., KnowledgeBase]]:
+    opened: list[KnowledgeBase] = []
+
+    def make(vault: Path) -> KnowledgeBase:
+        opened.append(KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx"))
+        return opened[-1]
+
+    yield make
+    for instance in opened:
+        instance.close()
+
+
+def test_a_note_whose_name_holds_a_newline_opens(
+    make_vault: Callable[..., Path], kb_factory: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault({"new\nline.md": "# Odd name\n\nStill a note.\n", "a.md": "# A\n"})
+    index = kb_factory(vault)
+    index.index()
+    with UvicornThread(create_app(index, index.settings.replace(rate_limit=0))) as server:
+        response = httpx.get(server.url + "/view/new%0Aline.md")
+        assert response.status_code == 200 and "Still a note." in response.text
+        assert httpx.get(server.url + "/view/new%0Aother.md").status_code == 404

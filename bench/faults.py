@@ -1,0 +1,181 @@
+"""Faults an index must survive: for each, does the index end equal to a clean one, and how
+long did recovery take?
+
+    python bench/faults.py [--embed-model minilm] [--vault sample_site]
+
+Scenarios (real processes, real Chroma, a copy of the vault under $KBQA_BENCH_DIR):
+  kill-9        `kb-qa index` killed with SIGKILL mid-run, then run again
+  edits         200 editor-style saves in ~10 s under a watcher (`kb-qa serve --watch`'s)
+  rm-index      the whole index folder deleted under a running watcher
+  rm-chroma     the embedded chroma/ folder deleted, then `kb-qa index`
+  chroma-empty  the Chroma server restarted on an empty folder, then `kb-qa index`
+"Equal" means the same chunks (id and indexed text) in the manifest and exactly those ids
+in Chroma, compared with a fresh index of the final files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from corpora import WORK
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.serving import free_port
+from kb_qa.store import embed_key
+from kb_qa.watch import Watcher
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def state(kb: KnowledgeBase) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:
+    """(manifest chunk ids with their embed keys, Chroma ids)."""
+    chunks = frozenset((c.id, embed_key(c)) for c in kb.store.chunks())
+    ids = frozenset(kb.store.chroma(lambda col: col.get(include=[]))["ids"])
+    return chunks, ids
+
+
+def equals_clean(kb: KnowledgeBase, embed_model: str) -> str:
+    """ "yes", or what differs from a fresh index of the same vault."""
+    clean_dir = WORK / "faults" / "clean"
+    shutil.rmtree(clean_dir, ignore_errors=True)
+    with KnowledgeBase(kb.settings.vault, embed_model=embed_model, index_dir=clean_dir) as clean:
+        clean.index()
+        want_chunks, _ = state(clean)
+    got_chunks, got_ids = state(kb)
+    problems = []
+    if got_chunks != want_chunks:
+        problems.append(f"manifest differs by {len(got_chunks ^ want_chunks)} chunks")
+    if got_ids != {c for c, _ in got_chunks}:
+        problems.append(f"{len(got_ids ^ {c for c, _ in got_chunks})} Chroma ids off")
+    return "yes" if not problems else "NO: " + "; ".join(problems)
+
+
+def fresh_vault(source: Path) -> Path:
+    vault = WORK / "faults" / "vault"
+    shutil.rmtree(vault.parent, ignore_errors=True)
+    shutil.copytree(source, vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
+    return vault
+
+
+def cli(*args: str, embed_model: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBQA_")}
+    env["KBQA_EMBED_MODEL"] = embed_model
+    return subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def timed(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def kill_9(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    proc = cli("index", str(vault), embed_model=model)
+    time.sleep(4.0)  # model loaded, part of the vault embedded and written
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        seconds = timed(kb.index)
+        return equals_clean(kb, model), seconds
+
+
+def edits(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    pages = sorted(p for p in vault.rglob("*.md") if ".kb-qa" not in p.parts)
+    rng = random.Random(3)
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        watcher = Watcher(kb).start()
+        watcher.wait_idle(120)
+        for n in range(200):
+            page = rng.choice(pages)
+            tmp = page.with_name(page.name + ".tmp~")
+            tmp.write_text(page.read_text() + f"\n\nEdit {n}: the heron counted {n} fish.\n")
+            os.replace(tmp, page)
+            time.sleep(0.05)
+        time.sleep(0.5)
+        seconds = timed(lambda: watcher.wait_idle(120))
+        watcher.stop()
+        return equals_clean(kb, model), seconds
+
+
+def rm_index(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        watcher = Watcher(kb).start()
+        watcher.wait_idle(120)
+        started = time.perf_counter()
+        shutil.rmtree(vault / ".kb-qa")
+        while not kb.store.intact():
+            time.sleep(0.05)
+        time.sleep(0.3)
+        watcher.wait_idle(300)
+        seconds = time.perf_counter() - started
+        watcher.stop()
+        return equals_clean(kb, model), seconds
+
+
+def rm_chroma(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    cli("index", str(vault), embed_model=model).wait()
+    shutil.rmtree(vault / ".kb-qa" / "chroma")
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        seconds = timed(kb.index)
+        return equals_clean(kb, model), seconds
+
+
+def chroma_empty(source: Path, model: str) -> tuple[str, float]:
+    from chroma_server import chroma_server
+
+    vault = fresh_vault(source)
+    port = free_port()
+    with chroma_server(WORK / "faults" / "chroma-1", port) as url:
+        with KnowledgeBase(vault, embed_model=model, chroma_url=url) as kb:
+            kb.index()
+    with chroma_server(WORK / "faults" / "chroma-2", port) as url:
+        with KnowledgeBase(vault, embed_model=model, chroma_url=url) as kb:
+            seconds = timed(kb.index)
+            return equals_clean(kb, model), seconds
+
+
+SCENARIOS = {
+    "kill-9": kill_9,
+    "edits": edits,
+    "rm-index": rm_index,
+    "rm-chroma": rm_chroma,
+    "chroma-empty": chroma_empty,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--embed-model", default="minilm")
+    parser.add_argument("--vault", type=Path, default=ROOT / "sample_site")
+    parser.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
+    args = parser.parse_args()
+    print(f"{'scenario':<14} {'equals clean index':<30} recovery")
+    for name in args.scenarios:
+        verdict, seconds = SCENARIOS[name](args.vault, args.embed_model)
+        print(f"{name:<14} {verdict:<30} {seconds:.2f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Every hostile file at once, against a real `kb-qa serve`: no 500, no byte from outside the
+vault, the server keeps answering, and the index equals a clean re-index afterwards.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+from hostile.corpus import GOOD, OUTSIDE_MARK, write_hostile_vault
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.serving import free_port
+from kb_qa.store import embed_key
+
+QUERIES = ["otters", "zebracorn outside secret", "walnuts", "alert script", "deep quote", "PWNED"]
+
+
+def snapshot(
+    vault: Path, index_dir: Path, build: bool = False
+) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:
+    with KnowledgeBase(vault, embed_model="hash", index_dir=index_dir) as kb:
+        if build:
+            kb.index()
+        chunks = frozenset((c.id, embed_key(c)) for c in kb.store.chunks())
+        ids = frozenset(kb.store.chroma(lambda col: col.get(include=[]))["ids"])
+    return chunks, ids
+
+
+def test_hostile_vault_against_a_real_server(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    vault = write_hostile_vault(tmp_path)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port), "--watch"],
+        env=cli_env(KBQA_RATE_LIMIT="0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            try:
+                if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "kb-qa serve did not start"
+                time.sleep(0.2)
+        seen: list[str] = []
+        sources = httpx.get(url + "/api/sources").json()["pages"]
+        paths = {p["path"] for p in sources}
+        assert set(GOOD) <= paths and "alias.md" in paths
+        assert not paths & {"leak.md", "leak-relative.md", "pipe.md", "..md", "huge.md"}
+        assert not any(p.startswith(("leakdir/", "loop/")) for p in paths)
+        for q in QUERIES:
+            for route in ("/api/search",):
+                r = httpx.get(url + route, params={"q": q, "k": 50})
+                assert r.status_code == 200, r.text
+                seen.append(r.text)
+            r = httpx.post(url + "/api/ask", json={"question": q, "stream": False}, timeout=30)
+            assert r.status_code == 200, r.text
+            seen.append(r.text)
+        for page in [*sorted(paths), "leak.md", "leakdir/more.md", "../outside/secret.md"]:
+            r = httpx.get(url + "/view/" + quote(page))
+            assert r.status_code in (200, 404), (page, r.status_code)
+            assert "<script>alert" not in r.text
+            seen.append(r.text)
+        assert all(OUTSIDE_MARK not in text for text in seen)
+        health = httpx.get(url + "/api/health").json()
+        assert health["status"] == "ok", health
+    finally:
+        proc.terminate()
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+    assert "Traceback" not in out, out[-3000:]
+    # What the server left equals a clean index of the same files.
+    served = snapshot(vault, vault / ".kb-qa")
+    assert served[0] and served == snapshot(vault, tmp_path / "clean", build=True)

@@ -1,0 +1,77 @@
+"""Ranking rules tuned on real questions: history pages demoted, pages that match often lifted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kb_qa import retrieval
+from kb_qa.kb import KnowledgeBase
+from kb_qa.types import Chunk, Hit
+
+
+def chunk(path: str, heading: str, title: str = "Page") -> Chunk:
+    return Chunk(
+        id=f"{path}#{heading}",
+        path=path,
+        url=path,
+        anchor=heading.lower().replace(" ", "-"),
+        heading=heading,
+        heading_path=(title, heading),
+        level=2,
+        text=heading,
+        start=0,
+        end=1,
+        line_start=1,
+        line_end=1,
+        hash=f"{path}#{heading}",
+    )
+
+
+def test_history_pages_are_found_by_rule_not_by_list() -> None:
+    chunks = [
+        chunk("docs/changelog.md", "Fixes"),
+        chunk("docs/about/release-notes.md", "Intro"),
+        chunk("docs/news.md", "Upgrades", title="What's new"),
+        chunk("CHANGES.md", "Intro"),
+        *(chunk("docs/history/tool.md", f"Tool v1.{n}.0") for n in range(6)),
+        *(chunk("docs/guide.md", h) for h in ("Install", "Configure", "Deploy", "v2 upgrade")),
+        chunk("docs/notes/2024.md", "Meeting"),
+    ]
+    found = retrieval.history_pages(chunks, patterns=["docs/notes/*"])
+    assert found == {
+        "docs/changelog.md",
+        "docs/about/release-notes.md",
+        "docs/news.md",
+        "CHANGES.md",
+        "docs/history/tool.md",
+        "docs/notes/2024.md",
+    }
+
+
+def test_demote_and_page_boost_reorder() -> None:
+    a1, a2, b1 = chunk("a.md", "One"), chunk("a.md", "Two"), chunk("b.md", "Only")
+    hits = [Hit(b1, 0.0292), Hit(a1, 0.0290), Hit(a2, 0.0288)]
+    assert [h.chunk for h in retrieval.demote(hits, {"b.md"}, 0.5)] == [a1, a2, b1]
+    assert retrieval.demote(hits, {"b.md"}, 1.0) == hits
+    # a.md has two matching sections: its page ranks first, which lifts its best section
+    # over b.md's near-tie (a gentle tiebreak, as one more list in the fusion).
+    boosted = retrieval.page_boost(hits, 1.0)
+    assert [h.chunk for h in boosted] == [a1, b1, a2]
+    assert retrieval.page_boost(hits, 0.0) == hits
+
+
+def test_a_changelog_no_longer_outranks_the_guide(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    guide = (
+        "# Guide\n\n## Network\n\nUse the proxy option to route requests through a gateway; "
+        "it applies to every client and to each request they send.\n"
+    )
+    log = "# Changelog\n\n" + "".join(f"## v1.{n}.0\n\nproxy option fixed.\n" for n in range(5))
+    vault = make_vault({"guide.md": guide, "changelog.md": log})
+    plain = kb(vault, history_weight=1.0, page_weight=0.0)
+    plain.index()
+    assert plain.search("proxy option", 1)[0].chunk.path == "changelog.md"
+    plain.settings = plain.settings.replace(history_weight=0.5)
+    assert plain.search("proxy option", 1)[0].chunk.path == "guide.md"
