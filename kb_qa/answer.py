@@ -30,9 +30,10 @@ import anyio.to_thread
 
 from kb_qa import extractive
 from kb_qa.citations import Citation, CitationRenumberer, resolve
+from kb_qa.coverage import covered
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.prompt import Prompt, Turn, build_messages
-from kb_qa.retrieval import fuse_rankings, path_matches
+from kb_qa.retrieval import demote, fuse_rankings, path_matches
 from kb_qa.rewrite import rewrite
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -104,6 +105,9 @@ class Done:
     mode: str  # "llm" or "extractive"
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    # Retrieval's evidence says the sources cover the question (both modes; in LLM mode
+    # the model also says so in words)
+    covered: bool = True
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""
@@ -141,6 +145,7 @@ class _Prepared:
     ranked: list[tuple[int, Hit]]  # (excerpt number, hit) for the excerpts, best first
     candidates: int  # hits retrieved before the token budget
     retrieval_ms: float
+    covered: bool  # retrieval's evidence says the sources cover the question
 
 
 def prepare(
@@ -156,6 +161,8 @@ def prepare(
     queries = [question]
     if settings.rewrite_queries and settings.model:
         queries += rewrite(question, history, settings, _call_options(settings))
+    else:
+        queries += follow_up_queries(question, history)
     rankings = [
         kb.search(
             q,
@@ -181,9 +188,30 @@ def prepare(
         token_budget=settings.token_budget,
     )
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
-    ranked = [(numbers[h.chunk.id], h) for h in hits if h.chunk.id in numbers]
+    # What a reader is shown first (the extractive answer) ranks changelogs lower.
+    reader = demote(hits, kb.history_pages(), settings.history_weight)
+    ranked = [(numbers[h.chunk.id], h) for h in reader if h.chunk.id in numbers]
     elapsed = (time.perf_counter() - started) * 1000
-    return _Prepared(queries, prompt, ranked, len(hits), elapsed)
+    evidence = rankings[0][:10] if rankings else []
+    is_covered = covered(question, evidence, kb.embedder.name) if evidence else False
+    return _Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
+
+
+_DEPENDENT = re.compile(
+    r"\b(it|its|this|that|these|those|they|them|there|one|same|instead)\b|它|这个|那个|这些|那些",
+    re.IGNORECASE,
+)
+
+
+def follow_up_queries(question: str, history: Sequence[Turn]) -> list[str]:
+    """Without a model to rewrite it, a question that leans on the conversation (short, or
+    with "it", "this", "它"...) is also searched together with the previous user turn."""
+    previous = next((t.content for t in reversed(history) if t.role == "user"), "")
+    if not previous:
+        return []
+    if len(question.split()) > 8 and not _DEPENDENT.search(question):
+        return []
+    return [f"{previous}\n{question}"]
 
 
 async def answer(
@@ -224,7 +252,7 @@ async def answer(
     if settings.model:
         pieces = _llm_pieces(prompt, settings, usage)
     else:
-        pieces = _extractive_pieces(question, prepared.ranked)
+        pieces = _extractive_pieces(question, prepared.ranked, prepared.covered)
     renumberer = CitationRenumberer(n)
     text: list[str] = []
     first_token: float | None = None
@@ -291,12 +319,15 @@ async def answer(
         mode="llm" if settings.model else "extractive",
         timings=timings,
         counts=counts,
+        covered=prepared.covered,
     )
 
 
-async def _extractive_pieces(question: str, ranked: list[tuple[int, Hit]]) -> AsyncIterator[str]:
-    for line in extractive.extract(question, ranked):
-        yield line
+async def _extractive_pieces(
+    question: str, ranked: list[tuple[int, Hit]], is_covered: bool
+) -> AsyncIterator[str]:
+    for piece in extractive.extract(question, ranked, is_covered):
+        yield piece
 
 
 # -- the language model -----------------------------------------------------------------------

@@ -1,230 +1,217 @@
-"""Extractive answers: the most relevant sentences of the top passages, when no LLM is configured.
+"""Extractive answers, when no LLM is configured: the answering passage of the best sections.
 
-The answer cites the same global excerpt numbers an LLM would, so it goes through the same
-citation renumbering, events and widget. Sentences are chosen by keyword overlap with the
-question (stemmed, stopwords dropped, rarer words weighing more) from the best-ranked passages,
-with Markdown syntax stripped so they read as plain sentences.
+Retrieval decides first: the top-ranked section is the strongest evidence, so the answer
+opens with its best passage, verbatim and whole: a paragraph together with the list, code
+block or table it introduces, a table with its header, an admonition's or a tab's text
+(its title or label kept as a lead-in). A second section follows when one of the next hits
+matches the question about as well. Each passage is introduced by its heading path and its
+citation, so no marker ever lands inside code and no answer ends on a dangling ":".
+
+When retrieval's evidence says the docs do not cover the question (``covered``), the answer
+says so first and names the nearest sections instead.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
 
 from kb_qa.citations import strip_citations
 from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["LABEL", "extract", "sentences"]
+__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "extract", "passages"]
 
-LABEL = "No language model is configured; these are the most relevant passages from your sources:"
+LABEL = "No language model is configured; this is what your sources say:"
+NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
 NOTHING = "No passage in your sources matches this question."
-PASSAGES = 5  # best-ranked passages read
-MAX_SENTENCES = 6
-PER_PASSAGE = 3
-RELATIVE_FLOOR = 0.5  # a chosen sentence scores at least this share of the best one
-# A short code block (a command or two) is kept as inline code; a longer one is dropped.
-MAX_CODE_LINES = 3
-MAX_CODE_CHARS = 200
+CANDIDATES = 5  # best-ranked sections read
+SECOND_SHARE = 0.6  # a second section is shown when its passage scores this share of the first
+MAX_PASSAGE_CHARS = 1600
+MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_DROP_LINE = re.compile(
-    r"^\s*(#{1,6}\s|[!?]{3}\+?\s|===\s|\|?\s*:?-{3,}|<!--|-->|\[\^?[^\]]+\]:\s)"
-)
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_QUOTE = re.compile(r"^\s*>\s?")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_PARSER = MarkdownIt("commonmark", {"maxNesting": 100}).enable(["table", "strikethrough"])
+_CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
+_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])")
-_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
-_ATTRS = re.compile(r"\{\s*[#.:][^}]*\}")
-_HTML = re.compile(r"</?[A-Za-z][^>]*>")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPH = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|(?<=[。！？])")
-_CLOSING = ".!?:;。！？：；"
+_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
+_PROSE = ("paragraph_open", "blockquote_open")
+_BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
 
 
 @dataclass(frozen=True)
-class _Sentence:
+class Block:
+    """One top-level block of a section: its kind and its Markdown as it will be shown."""
+
+    kind: str  # "prose", "list", "code", "table"
     text: str
-    rank: int  # rank of its passage (0 = best)
-    position: int  # order within the passage
-    number: int  # the passage's global excerpt number
     tokens: frozenset[str]
 
 
-def _inline(text: str) -> str:
-    """Strip inline Markdown, leaving code spans exactly as written."""
-    out = []
-    last = 0
-    for m in _CODE_SPAN.finditer(text):
-        out.append(_plain(text[last : m.start()]))
-        out.append(m.group(0))
-        last = m.end()
-    out.append(_plain(text[last:]))
-    return re.sub(r"\s+", " ", "".join(out)).strip()
+def _flatten(markdown: str) -> str:
+    """Admonitions and tabs become a bold lead-in and their dedented content."""
+    out: list[str] = []
+    stack: list[int] = []  # content indent of each open container
+    for line in markdown.split("\n"):
+        indent = len(line) - len(line.lstrip(" "))
+        while stack and line.strip() and indent < stack[-1]:
+            stack.pop()
+        strip = stack[-1] if stack else 0
+        line = line[strip:] if line[:strip].strip() == "" else line.lstrip(" ")
+        m = _CONTAINER.match(line)
+        if m:
+            title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
+            if title:
+                out.append(f"**{title.strip()}:**")
+                out.append("")
+            stack.append(strip + len(m.group(1)) + 4)
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
-def _plain(text: str) -> str:
+def _reading_text(text: str) -> str:
+    """Prose as plain reading text: links as their words, no HTML, no attribute lists."""
+    text = _WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
+    text = _CALLOUT.sub(r"\1**\2:** ", text)
     text = _IMAGE.sub("", text)
-    text = _FOOTNOTE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
-    text = _HTML.sub("", text)
-    text = _STRONG.sub(r"\2", text)
-    return _EMPH.sub(r"\2", text)
+    text = _HTML_TAG.sub("", text)
+    return strip_citations(text).strip()
 
 
-def _units(markdown: str) -> Iterator[str]:
-    """Paragraphs, list items, table rows and short code blocks as plain text."""
-    paragraph: list[str] = []
-    fence = ""
-    code: list[str] = []
-    header_pending = False  # the next row of a table is its header: not a sentence
-    for line in markdown.splitlines():
-        if fence:
-            if line.strip().startswith(fence):
-                kept = [c.strip() for c in code if c.strip()]
-                body = "; ".join(kept)
-                short = len(kept) <= MAX_CODE_LINES and len(body) <= MAX_CODE_CHARS
-                if body and short and "`" not in body:
-                    yield f"`{body}`"
-                fence, code = "", []
-            else:
-                code.append(line)
+def passages(markdown: str) -> list[Block]:
+    """The blocks of a section's Markdown, in order, as they would be shown."""
+    source = _flatten(markdown)
+    lines = source.split("\n")
+    blocks: list[Block] = []
+    for token in _PARSER.parse(source):
+        if token.level != 0 or token.map is None or token.nesting == -1:
             continue
-        m = _FENCE.match(line)
-        if m:
-            yield from _flush(paragraph)
-            fence = m.group(1)
-            continue
-        stripped = line.strip()
-        if not stripped:
-            yield from _flush(paragraph)
-            header_pending = True
-            continue
-        if stripped.startswith("|"):
-            yield from _flush(paragraph)
-            cells = [c.strip() for c in stripped.strip("|").split("|")]
-            if header_pending or re.fullmatch(r"[\s|:-]+", stripped):
-                header_pending = False
+        raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
+        if token.type in _PROSE:
+            kind, text = "prose", _reading_text(raw)
+        elif token.type in ("bullet_list_open", "ordered_list_open"):
+            kind, text = "list", _reading_text(raw)
+        elif token.type in ("fence", "code_block"):
+            if len(raw) > MAX_CODE_CHARS:
                 continue
-            row = " — ".join(_inline(c) for c in cells if c)
-            if row:
-                yield row
+            if token.type == "code_block":  # indented code: show it fenced
+                raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
+            kind, text = "code", raw
+        elif token.type == "table_open":
+            kind, text = "table", _ATTRS.sub("", raw)
+        else:  # headings are shown as the heading path; raw HTML never is
             continue
-        header_pending = False
-        if _DROP_LINE.match(line):
-            yield from _flush(paragraph)
-            continue
-        if _BULLET.match(line):
-            yield from _flush(paragraph)
-            paragraph.append(_BULLET.sub("", line))
-            continue
-        paragraph.append(_QUOTE.sub("", line))
-    yield from _flush(paragraph)
+        if text.strip():
+            blocks.append(Block(kind, text, frozenset(keyword_tokens(text))))
+    return blocks
 
 
-def _flush(paragraph: list[str]) -> Iterator[str]:
-    if paragraph:
-        text = _inline(" ".join(p.strip() for p in paragraph))
-        paragraph.clear()
-        if text:
-            yield text
+@dataclass(frozen=True)
+class _Choice:
+    number: int
+    hit: Hit
+    text: str
+    score: float
 
 
-def sentences(markdown: str) -> list[str]:
-    """The plain-text sentences of a Markdown passage, in order."""
-    found = []
-    for unit in _units(markdown):
-        # Numbers in brackets in the source would read as citations once we add ours.
-        unit = strip_citations(unit)
-        for piece in _SENTENCE_END.split(unit):
-            piece = piece.strip()
-            if len(piece) > 1:
-                found.append(piece)
-    return found
+def _best_passage(
+    blocks: Sequence[Block], heading: frozenset[str], weight: dict[str, float]
+) -> tuple[str, float]:
+    """The best block of a section with what belongs to it, and its score."""
+    if not blocks:
+        return "", 0.0
+
+    def score(i: int) -> float:
+        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
+
+    best = max(range(len(blocks)), key=lambda i: (score(i), -i))
+    if score(best) == sum(weight.get(t, 0.0) for t in heading):
+        best = 0  # no block says more than the heading: the section's opening does
+    chosen = [best]
+    first, last = blocks[best], best
+    # A list, code block or table keeps the sentence that introduces it ...
+    if first.kind != "prose" and best > 0 and blocks[best - 1].kind == "prose":
+        chosen.insert(0, best - 1)
+    # ... and a sentence that introduces something keeps what it introduces.
+    while (
+        last + 1 < len(blocks)
+        and _introduces(blocks[last].text)
+        and sum(len(blocks[i].text) for i in chosen) < MAX_PASSAGE_CHARS
+    ):
+        last += 1
+        chosen.append(last)
+    text = "\n\n".join(blocks[i].text for i in chosen)
+    if text.rstrip().endswith(":"):  # nothing followed it: end like a sentence
+        text = text.rstrip()[:-1] + "."
+    return text, max(score(i) for i in chosen)
 
 
-def _cite(sentence: str, number: int) -> str:
-    """End a sentence with its citation, before its closing punctuation."""
-    tail = ""
-    while sentence and sentence[-1] in _CLOSING:
-        tail = sentence[-1] + tail
-        sentence = sentence[:-1]
-    cjk = bool(sentence) and ord(sentence[-1]) > 0x2E80
-    if not tail:  # a table row or list item: end it like a sentence
-        tail = "。" if cjk else "."
-    return f"{sentence.rstrip()}{'' if cjk else ' '}[{number}]{tail}"
+def _introduces(text: str) -> bool:
+    """Whether a block ends by announcing what follows ("Run this:", "**Tab:**")."""
+    return text.rstrip().rstrip("*").endswith(":")
 
 
-def _choose(question: str, candidates: list[_Sentence]) -> list[_Sentence]:
+def _where(hit: Hit) -> str:
+    return " › ".join(hit.chunk.heading_path) or hit.chunk.path
+
+
+def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> list[str]:
+    """The answer, as pieces to stream.
+
+    ``ranked`` holds (global excerpt number, hit) pairs, best first. The best section's
+    passage comes first, a second one when it matches about as well; each is introduced by
+    its heading path and its number in brackets, like an LLM's citation.
+    """
+    sections: list[tuple[int, Hit]] = []
+    for number, hit in ranked:
+        key = (hit.chunk.path, hit.chunk.anchor)
+        if all((h.chunk.path, h.chunk.anchor) != key for _, h in sections):
+            sections.append((number, hit))
+        if len(sections) == CANDIDATES:
+            break
+    if not sections:
+        return [f"{LABEL}\n\n", NOTHING]
+    if not covered:
+        nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
+        return [f"{NOT_COVERED}\n\n", nearest]
+    read = [(n, h, passages(h.chunk.text)) for n, h in sections]
     wanted = set(keyword_tokens(question))
     df: dict[str, int] = {}
-    for s in candidates:
-        for t in s.tokens & wanted:
+    for _, _h, blocks in read:
+        for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):
             df[t] = df.get(t, 0) + 1
-    n = len(candidates)
-
-    def score(s: _Sentence) -> float:
-        # Rarer question words say more about a sentence than ones every passage shares.
-        return sum(math.log(1 + n / df[t]) for t in s.tokens & wanted)
-
-    scored = sorted(
-        (s for s in candidates if score(s) > 0),
-        key=lambda s: (-score(s), s.rank, s.position),
-    )
-    if scored:
-        # Sentences matching far fewer question words than the best one are noise.
-        floor = RELATIVE_FLOOR * score(scored[0])
-        scored = [s for s in scored if score(s) >= floor]
-    chosen: list[_Sentence] = []
-    per: dict[int, int] = {}
-    for s in scored:
-        if len(chosen) == MAX_SENTENCES:
-            break
-        if per.get(s.rank, 0) < PER_PASSAGE:
-            chosen.append(s)
-            per[s.rank] = per.get(s.rank, 0) + 1
-    if not chosen:  # nothing overlaps: the opening sentence of the best passages still helps
-        firsts = {}
-        for s in candidates:
-            firsts.setdefault(s.rank, s)
-        chosen = list(firsts.values())[:3]
-    return sorted(chosen, key=lambda s: (s.rank, s.position))
-
-
-def extract(question: str, ranked: Sequence[tuple[int, Hit]]) -> list[str]:
-    """The answer, as lines to stream: a label, then one bullet per passage.
-
-    ``ranked`` holds (global excerpt number, hit) pairs, best first; each sentence ends with
-    its passage's number in brackets, like an LLM's answer.
-    """
-    candidates: list[_Sentence] = []
-    passages: list[Hit] = []
-    for number, hit in ranked:
-        if any(p.chunk.id == hit.chunk.id for p in passages):
-            continue
-        rank = len(passages)
-        passages.append(hit)
-        for position, text in enumerate(sentences(hit.chunk.text)):
-            tokens = frozenset(keyword_tokens(text))
-            candidates.append(_Sentence(text, rank, position, number, tokens))
-        if len(passages) == PASSAGES:
-            break
-    if not candidates:
-        return [f"{LABEL}\n\n", NOTHING]
-    chosen = _choose(question, candidates)
-    lines = [f"{LABEL}\n\n"]
-    by_rank: dict[int, list[_Sentence]] = {}
-    for s in chosen:
-        by_rank.setdefault(s.rank, []).append(s)
-    for rank, group in by_rank.items():
-        hit = passages[rank]
-        where = " › ".join(hit.chunk.heading_path) or hit.chunk.path
-        body = " ".join(_cite(s.text, s.number) for s in group)
-        lines.append(f"- **{where}**: {body}\n")
-    return lines
+    # Rarer question words say more about a passage than words every section shares.
+    weight = {t: math.log(1 + len(read) / df.get(t, 1)) for t in wanted}
+    choices = []
+    for n, h, blocks in read:
+        heading = frozenset(keyword_tokens(" ".join(h.chunk.heading_path))) & frozenset(wanted)
+        text, score = _best_passage(blocks, heading, weight)
+        if text:
+            choices.append(_Choice(n, h, text, score))
+    if not choices:
+        nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
+        return [f"{LABEL}\n\n", nearest]
+    first, rest = choices[0], choices[1:]
+    shown = [first]
+    runner = max(rest, key=lambda c: c.score, default=None)
+    if runner is not None and runner.score > 0 and runner.score >= SECOND_SHARE * first.score:
+        shown.append(runner)
+    pieces = [f"{LABEL}\n\n"]
+    for c in shown:
+        pieces.append(f"**{_where(c.hit)}** [{c.number}]\n\n{c.text}\n\n")
+    # The other strong sections, one click away: retrieval's top 5 are all worth a look.
+    others = [c for c in choices if c not in shown][: CANDIDATES - len(shown)]
+    if others:
+        listed = "; ".join(f"{_where(c.hit)} [{c.number}]" for c in others)
+        pieces.append(f"See also: {listed}.\n")
+    return pieces

@@ -336,6 +336,10 @@ class KnowledgeBase:
                 )
             return self._loaded
 
+    def history_pages(self) -> set[str]:
+        """Changelog-like pages of the index (see ``retrieval.history_pages``)."""
+        return self._view().history
+
     def _readable(self, chunks: list[Chunk]) -> list[Chunk]:
         """The chunks of files the vault boundary still allows.
 
@@ -389,7 +393,8 @@ class KnowledgeBase:
             allowed_paths = sorted(keep)
             allowed_mask = np.array([c.path in keep for c in view.chunks])
         vector = self.embedder.embed_query(question)
-        vector_ids = [i for i, _ in self.store.nearest(vector, n, allowed_paths)]
+        nearest = self.store.nearest(vector, n, allowed_paths)
+        vector_ids = [i for i, _ in nearest]
         keyword_idx = view.keyword.top(question, n, allowed_mask) if view.keyword else []
         hits = retrieval.fuse(
             view.chunks,
@@ -399,6 +404,7 @@ class KnowledgeBase:
             rrf_k=self.settings.rrf_k,
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
+            similarities=[1.0 - d for _, d in nearest],
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if demote_history:

@@ -97,22 +97,27 @@ def fuse(
     rrf_k: int = 60,
     vector_weight: float = 1.0,
     keyword_weight: float = 1.0,
+    similarities: Sequence[float] = (),
 ) -> list[Hit]:
-    """Reciprocal rank fusion of a vector ranking (chunk ids) and a keyword ranking (indexes)."""
+    """Reciprocal rank fusion of a vector ranking (chunk ids, with their cosine
+    ``similarities`` when known) and a keyword ranking (indexes)."""
     scores: dict[int, float] = {}
     vrank: dict[int, int] = {}
     krank: dict[int, int] = {}
+    sim: dict[int, float] = {}
     for rank, chunk_id in enumerate(vector_ids, 1):
         i = by_id.get(chunk_id)
         if i is None:  # a vector the manifest does not know (interrupted write): ignore
             continue
         vrank[i] = rank
+        if rank <= len(similarities):
+            sim[i] = similarities[rank - 1]
         scores[i] = scores.get(i, 0.0) + vector_weight / (rrf_k + rank)
     for rank, i in enumerate(keyword_idx, 1):
         krank[i] = rank
         scores[i] = scores.get(i, 0.0) + keyword_weight / (rrf_k + rank)
     order = sorted(scores, key=lambda i: (-scores[i], i))
-    return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i)) for i in order]
+    return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i)) for i in order]
 
 
 def by_section(hits: Sequence[Hit]) -> list[Hit]:
@@ -138,6 +143,4 @@ def fuse_rankings(rankings: Sequence[Sequence[Hit]], rrf_k: int = 60) -> list[Hi
             scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1 / (rrf_k + rank)
             first.setdefault(hit.chunk.id, hit)
     order = sorted(scores, key=lambda i: -scores[i])
-    return [
-        Hit(first[i].chunk, scores[i], first[i].vector_rank, first[i].keyword_rank) for i in order
-    ]
+    return [dataclasses.replace(first[i], score=scores[i]) for i in order]

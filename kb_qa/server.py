@@ -313,6 +313,7 @@ class Api:
                 "citations": [citation_json(c) for c in citations.citations],  # type: ignore[union-attr]
                 "model": last.model,
                 "mode": last.mode,
+                "covered": last.covered,
                 "timings": last.timings,
                 "counts": last.counts,
             }

@@ -87,6 +87,7 @@ class Hit:
     score: float
     vector_rank: int | None = None  # 1-based rank in the vector results
     keyword_rank: int | None = None  # 1-based rank in the keyword results
+    similarity: float | None = None  # cosine similarity to the question, when vector-ranked
 
 
 @dataclass

@@ -17,7 +17,7 @@ from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
 
 from kb_qa.answer import Citations, Delta, Done, Error, Event, Status, answer
-from kb_qa.extractive import LABEL, sentences
+from kb_qa.extractive import LABEL, passages
 from kb_qa.kb import KnowledgeBase
 from kb_qa.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.settings import Settings
@@ -197,11 +197,11 @@ def test_extractive_answer_without_a_model(
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", done.text)}
     assert cited == set(range(1, len(citations.citations) + 1))
     assert "five times" in done.text  # the sentence that answers it
-    for line in done.text.splitlines()[2:]:
-        assert line.startswith("- **")
-        # Every sentence ends with its citation; no Markdown table or emphasis syntax remains.
-        assert re.search(r"\[\d+\][.。!?:;]?$", line)
-        assert "|" not in line and "**" not in line[4:].split("**", 1)[1]
+    # Each passage is introduced by its heading path and citation, the other top sections
+    # are listed after "See also:"; markers sit nowhere else.
+    for line in done.text.splitlines():
+        if re.search(r"\[\d+\]", line):
+            assert re.fullmatch(r"\*\*.+\*\* \[\d+\]|See also: .+ \[\d+\]\.", line), line
     for c in citations.citations:
         assert c.url.startswith("https://lumen.example.com/")
 
@@ -230,24 +230,25 @@ def test_extractive_answer_for_a_chinese_question(
     assert events[-2].citations[0].path == "docs/zh/quickstart.md"  # type: ignore[union-attr]
 
 
-def test_markdown_is_stripped_from_extracted_sentences() -> None:
+def test_passages_are_shown_as_readers_see_them() -> None:
     markdown = (
         "## Heading {#custom}\n\n"
-        "Some **bold** and *em* text with a [link](https://x.example) and `co*de*`. "
-        "Second sentence [3] here.\n\n"
+        "Some **bold** text with a [link](https://x.example), [[Other note|a wikilink]] "
+        "and `co*de*`. Second sentence [3] here.{ .lead }\n\n"
         "| Key | Value |\n|---|---|\n| `a` | **1** |\n\n"
         '!!! note "Title"\n    Inside a note.\n\n'
-        "```bash\nlumen server\n```\n\n"
+        '=== "pip"\n\n    ```bash\n    pip install lumen\n    ```\n\n'
+        "<div>raw html</div>\n\n"
         "- item one\n- item two\n"
     )
-    assert sentences(markdown) == [
-        "Some bold and em text with a link and `co*de*`.",
-        "Second sentence here.",
-        "`a` — 1",
-        "Inside a note.",
-        "`lumen server`",
-        "item one",
-        "item two",
+    assert [(b.kind, b.text) for b in passages(markdown)] == [
+        ("prose", "Some **bold** text with a link, a wikilink and `co*de*`. Second sentence here."),
+        ("table", "| Key | Value |\n|---|---|\n| `a` | **1** |"),
+        ("prose", "**Title:**"),
+        ("prose", "Inside a note."),
+        ("prose", "**pip:**"),
+        ("code", "```bash\npip install lumen\n```"),
+        ("list", "- item one\n- item two"),
     ]
 
 

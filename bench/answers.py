@@ -1,0 +1,85 @@
+"""No-key answers on real questions: do they cite the section a maintainer pointed to, and do
+they say so when the docs don't cover a question?
+
+    python bench/answers.py [--set real|synthetic|both]
+
+Per corpus: how often the extractive answer cites a gold section at all and as its first
+citation; the share of on-topic questions marked ``covered: false`` (should be <= 5%) and
+of the 40 off-topic questions in bench/questions/offtopic.jsonl marked ``covered: false``
+on that corpus (should be >= 90%); p50 time to the first text. Uses the indexes
+bench/quality.py builds (default settings, MiniLM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpora import QUESTIONS, WORK, eval_sets
+
+from kb_qa import KnowledgeBase, evaluate
+from kb_qa.answer import Citations, Done, answer
+
+OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
+
+
+async def _run(kb: KnowledgeBase, question: str) -> tuple[Done, Citations]:
+    events = [e async for e in answer(kb, question)]
+    done, citations = events[-1], events[-2]
+    assert isinstance(done, Done) and isinstance(citations, Citations), events[-1]
+    return done, citations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--set", default="real", choices=("real", "synthetic", "both"))
+    args = parser.parse_args()
+    header = f"{'set':<10} {'corpus':<20} {'n':>3} {'cites gold':>10} {'first=gold':>10} "
+    print(header + f"{'on: not covered':>15} {'off: not covered':>16} {'first text p50':>14}")
+    totals: dict[str, list[list[float]]] = {}
+    for kind, name, vault, questions_file in eval_sets(args.set):
+        kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
+        kb.index()
+        questions = evaluate.load_questions(questions_file, kb.store.chunks())
+        cites, first, missed, firsts = [], [], [], []
+        for q in questions:
+            done, citations = asyncio.run(_run(kb, q.question))
+            cited = [(c.path, c.anchor) for c in citations.citations]
+            cites.append(any(c in q.gold for c in cited))
+            first.append(bool(cited) and cited[0] in q.gold)
+            missed.append(not getattr(done, "covered", True))
+            firsts.append(done.timings["first_token_ms"])
+        off = [not getattr(asyncio.run(_run(kb, q))[0], "covered", True) for q in OFFTOPIC]
+        row = [
+            sum(cites) / len(cites),
+            sum(first) / len(first),
+            sum(missed) / len(missed),
+            sum(off) / len(off),
+        ]
+        for total, values in zip(
+            totals.setdefault(kind, [[], [], [], [], []]), [cites, first, missed, off, firsts]
+        ):
+            total.extend(values)
+        _row(kind, name, len(questions), row, statistics.median(firsts))
+        kb.close()
+    for kind, (cites, first, missed, off, firsts) in totals.items():
+        row = [sum(v) / len(v) for v in (cites, first, missed, off)]
+        _row(kind, "ALL", len(cites), row, statistics.median(firsts))
+
+
+def _row(kind: str, name: str, n: int, row: list[float], p50: float) -> None:
+    a, b, c, d = row
+    print(
+        f"{kind:<10} {name:<20} {n:>3} {a:>10.3f} {b:>10.3f} {c:>15.3f} {d:>16.3f} {p50:>11.1f} ms",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()

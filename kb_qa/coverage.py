@@ -1,0 +1,38 @@
+"""Do the sources cover a question? Decided from evidence retrieval already has.
+
+The best vector match's cosine similarity separates questions the docs answer from ones
+they do not (other products, general knowledge, other languages) well for the default
+model: calibrated on 87 real user questions + 160 synthetic ones against 40 off-topic
+questions run over every corpus (bench/answers.py prints the rates). Other embedding
+models have other similarity scales and no calibration yet: for them a question counts as
+covered whenever anything matched. MiniLM reads no Chinese or Japanese, so for a question
+written in them the evidence is the keyword side: most of its character pairs must occur
+in the best passages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kb_qa.text import cjk_share, keyword_tokens
+from kb_qa.types import Hit
+
+# Cosine similarity of the best match at or above which the sources cover the question.
+THRESHOLDS = {"minilm": 0.38}
+CJK_SHARE = 0.3  # a question this CJK is judged by its words, not by MiniLM's vector
+CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain
+
+
+def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
+    """Whether ``hits`` (the question's results, best first) show the sources cover it."""
+    if not hits:
+        return False
+    threshold = THRESHOLDS.get(embed_model)
+    if threshold is None:
+        return True
+    if cjk_share(question) >= CJK_SHARE:
+        wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
+        found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
+        return bool(wanted) and len(wanted & found) >= CJK_MATCHED * len(wanted)
+    best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    return best >= threshold
