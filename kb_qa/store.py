@@ -90,6 +90,12 @@ class Store:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        self._create_manifest()
+        self.name = collection_name(settings.vault)
+        self._client = _chroma_client(settings)
+        self._open_collection()
+
+    def _create_manifest(self) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.db.executescript(_SCHEMA)
@@ -98,9 +104,6 @@ class Store:
                 f"Cannot open the index in {self.folder}: {exc}. Check permissions, or set "
                 "KBQA_INDEX_DIR to a writable folder."
             ) from exc
-        self.name = collection_name(settings.vault)
-        self._client = _chroma_client(settings)
-        self._open_collection()
 
     def intact(self) -> bool:
         """Whether the manifest file is still where it was opened (cheap: one stat)."""
@@ -116,13 +119,7 @@ class Store:
             return False
         log.warning("the index folder %s disappeared; creating it again", self.folder)
         self.close()
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self.db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise IndexStateError(
-                f"Cannot create the index again in {self.folder}: {exc}. Check permissions."
-            ) from exc
+        self._create_manifest()
         if not self.settings.chroma_url:
             self._client = _chroma_client(self.settings)
         self.reset(keep_vectors=False)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable
+import sys
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from subprocess import PIPE, STDOUT, Popen
 from typing import Any
 
+import httpx
+
 from kb_qa.kb import KnowledgeBase
+from kb_qa.serving import free_port
 
 SAMPLE_SITE = Path(__file__).resolve().parents[1] / "sample_site"
 
@@ -41,3 +47,32 @@ def parse_sse(lines: Iterable[str]) -> list[tuple[str, Any]]:
     if data:
         events.append((name, json.loads("\n".join(data))))
     return events
+
+
+def serve_process(vault: Path, env: dict[str, str], *args: str) -> Iterator[tuple[str, Popen[str]]]:
+    """Run the real `kb-qa serve VAULT ARGS` on a free port until the generator is closed;
+    yields (its URL, the process) once /api/health answers."""
+    port = free_port()
+    proc = Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port), *args],
+        env=env,
+        stdout=PIPE,
+        stderr=STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        try:
+            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "kb-qa serve did not start"
+            time.sleep(0.1)
+    try:
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

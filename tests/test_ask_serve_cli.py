@@ -13,10 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_helpers import indexed_sample
+from api_helpers import indexed_sample, serve_process
 from llm_server import LLMServer, Reply
-
-from kb_qa.serving import free_port
 
 QUESTION = "How many times is a failing job attempted by default?"
 
@@ -127,39 +125,9 @@ def served_watching(vault: Path, cli_env: Env) -> Iterator[tuple[str, subprocess
 
 
 def _serve(vault: Path, cli_env: Env, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kb_qa.cli",
-            "serve",
-            str(vault),
-            "--port",
-            str(port),
-            "--index-dir",
-            str(vault.parent / "index"),
-            *extra,
-        ],
-        env=cli_env(KBQA_RATE_LIMIT="0"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    yield from serve_process(
+        vault, cli_env(KBQA_RATE_LIMIT="0"), "--index-dir", str(vault.parent / "index"), *extra
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        try:
-            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "kb-qa serve did not start"
-            time.sleep(0.1)
-    yield url, proc
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
 
 
 def test_serve_indexes_then_answers_and_stops_cleanly(

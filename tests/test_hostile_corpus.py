@@ -5,17 +5,15 @@ vault, the server keeps answering, and the index equals a clean re-index afterwa
 from __future__ import annotations
 
 import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+from api_helpers import serve_process
 from hostile.corpus import GOOD, OUTSIDE_MARK, write_hostile_vault
 
 from kb_qa.kb import KnowledgeBase
-from kb_qa.serving import free_port
 from kb_qa.store import embed_key
 
 QUERIES = ["otters", "zebracorn outside secret", "walnuts", "alert script", "deep quote", "PWNED"]
@@ -36,25 +34,9 @@ def test_hostile_vault_against_a_real_server(
     tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
     vault = write_hostile_vault(tmp_path)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port), "--watch"],
-        env=cli_env(KBQA_RATE_LIMIT="0"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    served = serve_process(vault, cli_env(KBQA_RATE_LIMIT="0"), "--watch")
+    url, proc = next(served)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            try:
-                if httpx.get(url + "/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "kb-qa serve did not start"
-                time.sleep(0.2)
         seen: list[str] = []
         sources = httpx.get(url + "/api/sources").json()["pages"]
         paths = {p["path"] for p in sources}
@@ -84,6 +66,7 @@ def test_hostile_vault_against_a_real_server(
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
+        served.close()
     assert "Traceback" not in out, out[-3000:]
     # What the server left equals a clean index of the same files.
     served = snapshot(vault, vault / ".kb-qa")
