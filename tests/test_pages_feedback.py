@@ -128,6 +128,36 @@ def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) 
     assert item["rating"] == "down" and "text" not in item["citations"][0]
 
 
+def test_hostile_feedback_is_printed_harmlessly(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(NOTES, name="fb")
+    base = kb(vault)
+    base.index()
+    body = {
+        "question": "q \u001b[31mred",
+        "answer": "a",
+        "rating": "down",
+        "citations": [
+            {"url": "\u001b]0;PWNED\u0007\u001b[2J", "heading_path": "Garden"},
+            {"url": "ok.md", "heading_path": ["A", 7, "B"], "number": True},
+        ],
+    }
+    with UvicornThread(create_app(base, base.settings.replace(rate_limit=0))) as running:
+        assert httpx.post(running.url + "/api/feedback", json=body).status_code == 201
+    args = [sys.executable, "-m", "kb_qa.cli", "feedback", str(vault)]
+    args += ["--index-dir", str(base.settings.index_path)]
+    text = subprocess.run(args, env=cli_env(), capture_output=True, text=True, check=True).stdout
+    assert "\x1b" not in text and "\x07" not in text
+    assert "]0;PWNED" in text  # shown as harmless text
+    assert "G > a > r" not in text  # a string heading_path is not joined letter by letter
+    assert "cited: A > B  ok.md" in text
+    stored = json.loads(
+        subprocess.run([*args, "--json"], env=cli_env(), capture_output=True, text=True).stdout
+    )
+    assert stored["citations"][1] == {"url": "ok.md", "heading_path": ["A", "B"]}
+
+
 def test_pages_are_off_with_a_token(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:
