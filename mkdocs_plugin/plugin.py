@@ -106,7 +106,13 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
-            log.info("kb-qa: API for the chat widget at %s", self._api.url)
+            stats = self._api.kb.stats()
+            log.info(
+                "kb-qa: %d files, %d chunks indexed; API for the chat widget at %s",
+                stats["files"],
+                stats["chunks"],
+                self._api.url,
+            )
         return str(self._api.url)
 
     def on_page_context(
@@ -163,6 +169,26 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             shutil.copyfile(ASSETS / name, target / name)
         if self.config.index_on_build:
             self._index(config)
+        elif self._api is not None:
+            self._refresh_preview()
+
+    def _refresh_preview(self) -> None:
+        """Under `mkdocs serve`, every rebuild (an author's edit) updates the API's index,
+        so the chat answers from the text just saved."""
+        from kb_qa import KbQaError
+
+        try:
+            report = self._api.kb.index()
+        except KbQaError as exc:  # the preview must keep serving
+            log.warning("kb-qa: could not update the chat's index: %s", exc)
+            return
+        if report.changed_files or report.deleted:
+            log.info(
+                "kb-qa: chat index updated: %d file(s) changed, %d chunks embedded (%.1f s)",
+                report.changed_files,
+                report.embedded,
+                report.seconds,
+            )
 
     def _index(self, config: MkDocsConfig) -> None:
         from kb_qa import KbQaError, KnowledgeBase

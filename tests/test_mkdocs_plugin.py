@@ -199,7 +199,7 @@ def test_serve_starts_the_api_for_the_widget(
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
         cwd=vault,
         env=cli_env(),
         stdout=subprocess.DEVNULL,
@@ -236,6 +236,20 @@ def test_serve_starts_the_api_for_the_widget(
             timeout=10,
         )
         assert preflight.status_code == 200
+        # An author's edit is answered from the new text after the rebuild.
+        page_file = vault / "docs" / "guides" / "retries.md"
+        page_file.write_text(
+            page_file.read_text(encoding="utf-8") + "\n\nThe quokka clause resets retries.\n",
+            encoding="utf-8",
+        )
+        found = False
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not found:
+            time.sleep(1.0)  # one search a second stays inside the default rate limit
+            hits = httpx.get(api + "/api/search", params={"q": "quokka clause"}, timeout=10)
+            assert hits.status_code == 200, hits.text
+            found = any("quokka clause" in h["text"] for h in hits.json()["hits"])
+        assert found, "the edit never reached the chat's index"
     finally:
         server.terminate()
         try:
