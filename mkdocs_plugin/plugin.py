@@ -101,6 +101,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 f"http://localhost:{port}",
                 f"http://127.0.0.1:{port}",
             )
+            log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
             try:
                 self._api = BackgroundServer.start(vault, cors_origins=origins)
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
