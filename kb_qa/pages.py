@@ -9,9 +9,13 @@ and only indexed paths can be viewed: nothing outside the vault is reachable.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote
 
+from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from kb_qa.types import Chunk
 
@@ -27,7 +31,12 @@ color:#1f2328;background:#fff}
 pre{overflow:auto;padding:.75rem;background:rgba(127,127,127,.12);border-radius:6px}
 code{font-size:.9em}table{border-collapse:collapse}td,th{border:1px solid #8886;padding:.3rem}
 nav{font-size:.9rem;margin-bottom:1rem}
+.callout{border-left:4px solid #4f46e5;background:rgba(79,70,229,.08);padding:.5rem 1rem;
+margin:1rem 0;border-radius:4px}
+.callout-warning,.callout-caution,.callout-danger{border-color:#d97706}
 """
+_WIKILINK = re.compile(r"(!?)\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+_CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 # The pages run our widget and nothing else, even if a note smuggled markup through.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -59,10 +68,20 @@ def index_page(vault_name: str, pages: Sequence[dict[str, str]]) -> str:
     return _page(vault_name, body)
 
 
-def view_page(path: str, source: str, chunks: Sequence[Chunk]) -> str:
-    """``/view/<path>``: one note rendered, its headings carrying the indexed anchors."""
+def view_page(
+    path: str, source: str, chunks: Sequence[Chunk], notes: Mapping[str, str] | None = None
+) -> str:
+    """``/view/<path>``: one note rendered, its headings carrying the indexed anchors.
+
+    ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
+    so Obsidian ``[[wikilinks]]`` open the other note's view; callouts render as callouts.
+    """
     anchors = [c.anchor for c in chunks if c.piece == 0 and c.level > 0]
     tokens = _RENDERER.parse(source[_body_start(source, chunks) :])
+    _callouts(tokens)
+    for token in tokens:
+        if token.type == "inline" and token.children:
+            token.children = _wikilinks(token.children, notes or {})
     headings = [t for t in tokens if t.type == "heading_open"]
     # The chunker walked the same markdown-it headings in the same order.
     for token, anchor in zip(headings, anchors):
@@ -71,6 +90,60 @@ def view_page(path: str, source: str, chunks: Sequence[Chunk]) -> str:
     title = chunks[0].heading_path[0] if chunks else path
     nav = f'<nav><a href="/">All pages</a> · {html.escape(path)}</nav>'
     return _page(title, nav + _RENDERER.renderer.render(tokens, _RENDERER.options, {}))
+
+
+def _wikilinks(children: list[Token], notes: Mapping[str, str]) -> list[Token]:
+    """Text tokens holding ``[[note#heading|label]]`` become links to that note's view."""
+    out: list[Token] = []
+    for child in children:
+        if child.type != "text" or "[[" not in child.content:
+            out.append(child)
+            continue
+        last = 0
+        for m in _WIKILINK.finditer(child.content):
+            out.append(_text(child.content[last : m.start()]))
+            embed, target, heading, label = m.groups()
+            shown = label or heading or target.rsplit("/", 1)[-1]
+            found = notes.get(target.strip().lower().removesuffix(".md"))
+            if embed or found is None:  # embeds are never followed; unknown notes stay text
+                out.append(_text(shown))
+            else:
+                href = "/view/" + quote(found) + (f"#{slugify(heading, '-')}" if heading else "")
+                link = Token("link_open", "a", 1, attrs={"href": href})
+                out += [link, _text(shown), Token("link_close", "a", -1)]
+            last = m.end()
+        out.append(_text(child.content[last:]))
+    return [t for t in out if t.type != "text" or t.content]
+
+
+def _text(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token
+
+
+def _callouts(tokens: list[Token]) -> None:
+    """``> [!tip] Title`` blockquotes become callout boxes headed by their title."""
+    for i, token in enumerate(tokens[:-2]):
+        inline = tokens[i + 2]
+        if token.type != "blockquote_open" or tokens[i + 1].type != "paragraph_open":
+            continue
+        children = inline.children or []
+        m = _CALLOUT.match(children[0].content) if children and children[0].type == "text" else None
+        if inline.type != "inline" or m is None:
+            continue
+        kind, title = m.group(1).lower(), m.group(2).strip()
+        close = next(
+            t for t in tokens[i:] if t.type == "blockquote_close" and t.level == token.level
+        )
+        token.tag = close.tag = "div"
+        token.attrSet("class", f"callout callout-{kind}")
+        rest = (
+            children[2:] if len(children) > 1 and children[1].type == "softbreak" else children[1:]
+        )
+        strong = [Token("strong_open", "strong", 1), _text(title or kind.title())]
+        strong.append(Token("strong_close", "strong", -1))
+        inline.children = strong + ([Token("hardbreak", "br", 0), *rest] if rest else [])
 
 
 def _body_start(source: str, chunks: Sequence[Chunk]) -> int:

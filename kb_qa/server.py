@@ -424,7 +424,12 @@ class Api:
             return None
         source = data.decode("utf-8", errors="replace")
         chunks = self.kb.store.chunks(path)
-        return pages.view_page(path, source, chunks)
+        # Wikilinks name a note by file name, or by its path without ".md".
+        notes = {}
+        for p in indexed:
+            notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
+            notes[p["path"].removesuffix(".md").lower()] = p["path"]
+        return pages.view_page(path, source, chunks, notes)
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""

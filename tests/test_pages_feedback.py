@@ -62,6 +62,28 @@ def test_view_renders_anchors_and_escapes_html(server: tuple[str, KnowledgeBase,
     assert "title: My garden" not in page  # front matter is not shown
 
 
+def test_view_renders_wikilinks_as_links_and_callouts_as_callouts(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(
+        {
+            "home.md": "# Home\n\nSee [[Deep note#Far Down|the deep note]], [[nowhere]] and "
+            "![[Deep note]].\n\n> [!warning] Mind the gap\n> Step carefully.\n",
+            "sub/Deep note.md": "# Deep note\n\n## Far down\n\nDeep text.\n",
+        },
+        name="obsidian",
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        page = httpx.get(running.url + "/view/home.md").text
+    assert '<a href="/view/sub/Deep%20note.md#far-down">the deep note</a>' in page
+    assert "[[" not in page and " nowhere and Deep note." in page  # unknown and embeds: text
+    assert '<div class="callout callout-warning">' in page
+    assert "<strong>Mind the gap</strong><br />\nStep carefully." in page
+    assert "[!warning]" not in page
+
+
 def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path]) -> None:
     url, _, _ = server
     assert httpx.get(url + "/view/sub/deep.md").status_code == 200
