@@ -2,12 +2,18 @@
 they say so when the docs don't cover a question?
 
     python bench/answers.py [--set real|synthetic|both]
+    python bench/answers.py --followups
 
 Per corpus: how often the extractive answer cites a gold section at all and as its first
 citation; the share of on-topic questions marked ``covered: false`` (should be <= 5%) and
 of the 40 off-topic questions in bench/questions/offtopic.jsonl marked ``covered: false``
 on that corpus (should be >= 90%); p50 time to the first text. Uses the indexes
 bench/quality.py builds (default settings, MiniLM).
+
+--followups: bench/questions/followups.jsonl holds 20 follow-ups (5 per synthetic corpus)
+that lean on the previous question ("How do I shrink it?"), each with the same question
+written out in full. Prints R@5 of the gold section among the answer's excerpts for the
+follow-up with the conversation, the follow-up alone, and the full question.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import QUESTIONS, WORK, eval_sets
 
 from kb_qa import KnowledgeBase, evaluate
-from kb_qa.answer import Citations, Done, answer
+from kb_qa.answer import Citations, Done, answer, prepare
+from kb_qa.prompt import Turn
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
 
@@ -36,10 +43,47 @@ async def _run(kb: KnowledgeBase, question: str) -> tuple[Done, Citations]:
     return done, citations
 
 
+def _section_rank(kb: KnowledgeBase, question: str, history: list[Turn], gold: list) -> int:
+    """Rank of the first gold section among the answer's excerpts (999 when absent)."""
+    seen: list[tuple[str, str]] = []
+    for _, hit in prepare(kb, kb.settings, question, history).ranked:
+        key = (hit.chunk.path, hit.chunk.anchor)
+        if key not in seen:
+            seen.append(key)
+    return next((n for n, key in enumerate(seen, 1) if key in gold), 999)
+
+
+def followups() -> None:
+    rows = [json.loads(line) for line in (QUESTIONS / "followups.jsonl").open()]
+    found: dict[str, list[int]] = {"with the conversation": [], "follow-up alone": [], "full": []}
+    for kind, name, vault, _ in eval_sets("synthetic"):
+        kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
+        kb.index()
+        mine = [r for r in rows if r["corpus"] == name]
+        path = WORK / f"followups-{name}.jsonl"
+        path.write_text(
+            "\n".join(json.dumps({"question": r["full"], "gold": r["gold"]}) for r in mine)
+        )
+        golds = evaluate.load_questions(path, kb.store.chunks())
+        for row, q in zip(mine, golds):
+            gold = list(q.gold)
+            history = [Turn("user", row["previous"]), Turn("assistant", "(an answer)")]
+            found["with the conversation"].append(_section_rank(kb, row["followup"], history, gold))
+            found["follow-up alone"].append(_section_rank(kb, row["followup"], [], gold))
+            found["full"].append(_section_rank(kb, row["full"], [], gold))
+        kb.close()
+    for label, ranks in found.items():
+        print(f"{label:<24} R@5 {sum(r <= 5 for r in ranks) / len(ranks):.3f}  (n={len(ranks)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--set", default="real", choices=("real", "synthetic", "both"))
+    parser.add_argument("--followups", action="store_true")
     args = parser.parse_args()
+    if args.followups:
+        followups()
+        return
     header = f"{'set':<10} {'corpus':<20} {'n':>3} {'cites gold':>10} {'first=gold':>10} "
     print(header + f"{'on: not covered':>15} {'off: not covered':>16} {'first text p50':>14}")
     totals: dict[str, list[list[float]]] = {}
