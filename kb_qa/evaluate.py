@@ -142,7 +142,8 @@ def run(kb: KnowledgeBase, questions: Sequence[Question], settings: Settings) ->
     outcomes = []
     for q in questions:
         hits = kb.search(q.question, max(CUTOFFS))
-        excerpts = prepare(kb, settings, q.question).prompt.excerpts
+        # What an answering model would receive, model or not.
+        excerpts = prepare(kb, settings, q.question, for_model=True).prompt.excerpts
         wanted = set(q.gold)
         outcomes.append(
             Outcome(

@@ -26,7 +26,7 @@ from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
-from kb_qa.text import cjk_share
+from kb_qa.text import cjk_share, question_title
 from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport, Outline
 
 log = logging.getLogger(__name__)
@@ -336,9 +336,19 @@ class KnowledgeBase:
                 )
             return self._loaded
 
-    def history_pages(self) -> set[str]:
-        """Changelog-like pages of the index (see ``retrieval.history_pages``)."""
-        return self._view().history
+    def _query_vector(self, question: str) -> np.ndarray:
+        """The question's embedding, averaged with its title's when it is longer than one.
+
+        Real questions open with an issue-style title and go on with symptoms, logs and
+        config; the title alone says what is asked. On real questions R@1 0.310 -> 0.402
+        and MRR 0.421 -> 0.478 (bench/quality.py); a one-line question is unchanged.
+        """
+        full = self.embedder.embed_query(question)
+        title = question_title(question)
+        if title == question.strip():
+            return full
+        both = full + self.embedder.embed_query(title)
+        return both / max(float(np.linalg.norm(both)), 1e-9)
 
     def _readable(self, chunks: list[Chunk]) -> list[Chunk]:
         """The chunks of files the vault boundary still allows.
@@ -367,13 +377,14 @@ class KnowledgeBase:
         exclude: Sequence[str] = (),
         sections: bool = True,
         candidates: int | None = None,
-        demote_history: bool = True,
+        reader: bool = True,
     ) -> list[Hit]:
         """Hybrid search; ``sections`` keeps only the best piece of each heading section.
 
-        ``demote_history`` applies ``history_weight`` to changelog-like pages: right for
-        what a reader sees first, while an answering model is better served by seeing them
-        in their plain place (answering turns it off: in-prompt recall 0.943 -> 0.954).
+        ``reader`` ranks for what a person sees first (search results, no-key answers): the
+        question's title weighs in and changelog-like pages are scaled by
+        ``history_weight``. An answering model's prompt adds the plain ranking
+        (``reader=False``), which keeps more gold sections within the token budget.
         """
         k = k if k is not None else self.settings.top_k
         view = self._view()
@@ -392,7 +403,7 @@ class KnowledgeBase:
             }
             allowed_paths = sorted(keep)
             allowed_mask = np.array([c.path in keep for c in view.chunks])
-        vector = self.embedder.embed_query(question)
+        vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
         nearest = self.store.nearest(vector, n, allowed_paths)
         vector_ids = [i for i, _ in nearest]
         keyword_idx = view.keyword.top(question, n, allowed_mask) if view.keyword else []
@@ -407,7 +418,7 @@ class KnowledgeBase:
             similarities=[1.0 - d for _, d in nearest],
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
-        if demote_history:
+        if reader:
             hits = retrieval.demote(hits, view.history, self.settings.history_weight)
         if sections:
             hits = retrieval.by_section(hits)

@@ -39,6 +39,19 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+TITLE_WORDS = 14
+
+
+def question_title(question: str) -> str:
+    """The first line of a question, or its first words when it is one long line."""
+    text = question.strip()
+    first = text.split("\n", 1)[0].strip()
+    if first != text:
+        return first
+    words = text.split()
+    return " ".join(words[:TITLE_WORDS]) if len(words) > TITLE_WORDS else text
+
+
 def _wikilink_words(match: re.Match[str]) -> str:
     page, heading, shown = match.group(1), match.group(2), match.group(3)
     if shown:
