@@ -33,6 +33,8 @@ CANDIDATES = 5  # best-ranked sections read
 SECOND_SHARE = 0.6  # a second section is shown when its passage scores this share of the first
 MAX_PASSAGE_CHARS = 1600
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
+MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
+TABLE_ROW_SHARE = 0.5  # ... those scoring at least this share of the best row
 
 _PARSER = MarkdownIt("commonmark", {"maxNesting": 100}).enable(["table", "strikethrough"])
 _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
@@ -150,10 +152,30 @@ def _best_passage(
     ):
         last += 1
         chosen.append(last)
-    text = "\n\n".join(blocks[i].text for i in chosen)
+    shown = [
+        _rows(blocks[i].text, weight) if blocks[i].kind == "table" else blocks[i].text
+        for i in chosen
+    ]
+    text = "\n\n".join(shown)
     if text.rstrip().endswith(":"):  # nothing followed it: end like a sentence
         text = text.rstrip()[:-1] + "."
     return text, max(score(i) for i in chosen)
+
+
+def _rows(table: str, weight: dict[str, float]) -> str:
+    """A long table cut to its header and the rows that match the question (all rows when
+    none does): the row that answers should not drown among twenty others."""
+    lines = table.split("\n")
+    header, body = lines[:2], lines[2:]
+    if len(body) <= MAX_TABLE_ROWS:
+        return table
+    scores = [sum(weight.get(t, 0.0) for t in set(keyword_tokens(row))) for row in body]
+    best = max(scores)
+    if best <= 0:
+        return table
+    keep = sorted(range(len(body)), key=lambda i: -scores[i])[:MAX_TABLE_ROWS]
+    keep = [i for i in sorted(keep) if scores[i] >= TABLE_ROW_SHARE * best]
+    return "\n".join(header + [body[i] for i in keep])
 
 
 def _introduces(text: str) -> bool:

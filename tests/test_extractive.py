@@ -13,9 +13,10 @@ import pytest
 from api_helpers import indexed_sample
 
 from kb_qa.answer import Citations, Done, Event, answer
-from kb_qa.extractive import LABEL, NOT_COVERED
+from kb_qa.extractive import LABEL, NOT_COVERED, extract
 from kb_qa.kb import KnowledgeBase
 from kb_qa.prompt import Turn
+from kb_qa.types import Chunk, Hit
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,34 @@ def test_the_answer_carries_the_passage_that_answers(
     for fence in re.findall(r"```.*?```", done.text, re.S):
         assert not re.search(r"\s\[\d+\]", fence)
     assert citations.citations[0].number == 1
+
+
+def test_a_long_table_shows_its_header_and_the_rows_that_answer() -> None:
+    rows = [("--queue NAME", "default", "Target queue"), ("--priority N", "5", "Job priority")]
+    rows += [(f"--flag-{n}", "off", f"Unrelated switch {n}") for n in range(8)]
+    table = "| Option | Default | Description |\n|---|---|---|\n" + "\n".join(
+        f"| `{a}` | `{b}` | {c} |" for a, b, c in rows
+    )
+    text = "## Options\n\nOptions of enqueue:\n\n" + table + "\n"
+    chunk = Chunk(
+        "c",
+        "cli.md",
+        "cli/",
+        "options",
+        "Options",
+        ("CLI", "Options"),
+        2,
+        text,
+        0,
+        len(text),
+        1,
+        14,
+        "h",
+    )
+    answer = "".join(extract("Which option sets the job priority?", [(1, Hit(chunk, 1.0))]))
+    assert "Options of enqueue:\n\n| Option | Default | Description |\n|---|---|---|" in answer
+    assert "| `--priority N` | `5` | Job priority |" in answer
+    assert "--flag-3" not in answer  # rows that say nothing about the question
 
 
 def test_code_under_a_tab_keeps_its_label_and_stays_whole(kb: KnowledgeBase) -> None:
