@@ -9,6 +9,7 @@ holds for uncommitted work are ignored by search and cleaned up by the next run.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -152,7 +153,7 @@ class Store:
 
     def set_meta(self, **values: str) -> None:
         """Store values, committed at once."""
-        with self.db:
+        with self._writing():
             self.db.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
             )
@@ -186,7 +187,7 @@ class Store:
 
     def set_failures(self, failed: dict[str, tuple[str, str]], cleared: Iterable[str]) -> None:
         """Remember files that failed (path -> (hash, reason)); forget ``cleared`` ones."""
-        with self.db:
+        with self._writing():
             self.db.executemany("DELETE FROM failures WHERE path=?", [(p,) for p in cleared])
             self.db.executemany(
                 "INSERT OR REPLACE INTO failures(path, hash, reason) VALUES (?,?,?)",
@@ -216,7 +217,7 @@ class Store:
 
     def cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
         """Remember embeddings (committed at once, so an interrupted run keeps them)."""
-        with self.db:
+        with self._writing():
             self.db.executemany(
                 "INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
                 [(k, np.asarray(v, np.float32).tobytes()) for k, v in vectors.items()],
@@ -251,7 +252,7 @@ class Store:
                 )
         if stale:
             self.chroma(lambda col: col.delete(ids=stale))
-        with self.db:
+        with self._writing():
             for path in paths:
                 self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
                 self.db.execute("DELETE FROM files WHERE path=?", (path,))
@@ -272,7 +273,7 @@ class Store:
 
     def touch(self, rows: Sequence[FileRow]) -> None:
         """Record a new mtime for files whose content did not change."""
-        with self.db:
+        with self._writing():
             self.db.executemany(
                 "UPDATE files SET mtime_ns=?, size=? WHERE path=?",
                 [(r.mtime_ns, r.size, r.path) for r in rows],
@@ -293,7 +294,7 @@ class Store:
         if orphans:
             log.info("removed %d vectors left by an interrupted run", len(orphans))
         missing = sorted({known[i] for i in set(known) - present})
-        with self.db:  # one transaction: a kill here leaves them either known or new
+        with self._writing():  # one transaction: a kill here leaves them either known or new
             for path in missing:
                 self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
                 self.db.execute("DELETE FROM files WHERE path=?", (path,))
@@ -339,7 +340,27 @@ class Store:
         except Exception as exc:
             raise self._unusable(exc) from exc
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One manifest transaction; a full disk is said in one line, not a traceback."""
+        try:
+            with self.db:
+                yield
+        except (sqlite3.OperationalError, OSError) as exc:
+            if _disk_full(exc):
+                raise self._disk_full() from exc
+            raise
+
+    def _disk_full(self) -> IndexStateError:
+        return IndexStateError(
+            f"The disk holding the index ({self.folder}) is full. Free some space there (or "
+            "set KBQA_INDEX_DIR to a folder on another disk) and run `kb-qa index` again; "
+            "the index keeps serving what it had."
+        )
+
     def _unusable(self, exc: Exception) -> IndexStateError:
+        if _disk_full(exc) and not self.settings.chroma_url:
+            return self._disk_full()
         log.error("Chroma failed: %s: %s", type(exc).__name__, exc)
         where = self.settings.chroma_url or str(self.folder / "chroma")
         fix = (
@@ -354,7 +375,7 @@ class Store:
         with contextlib.suppress(Exception):
             self._client.delete_collection(self.name)
         self._open_collection()
-        with self.db:
+        with self._writing():
             self.db.execute("DELETE FROM chunks")
             self.db.execute("DELETE FROM files")
             self.db.execute("DELETE FROM outlines")
@@ -458,6 +479,14 @@ def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
             "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
             "index."
         ) from exc
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether an error from SQLite, Chroma or the OS means the disk is full."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    text = str(exc).lower()
+    return "disk is full" in text or "no space left" in text
 
 
 def _forget_system(path: str) -> None:

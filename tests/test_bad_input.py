@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -310,3 +312,43 @@ def test_file_that_grows_over_the_limit_leaves_the_index(
     assert reasons(report.skipped, "grows.md")
     assert report.deleted == 1
     assert indexed_paths(index) == ["good.md"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 24 MB tmpfs (needs root and mount rights: skipped elsewhere)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_the_next_run_recovers(
+    tiny_disk: Path, make_vault: Callable[..., Path], run_cli: Callable[..., Any]
+) -> None:
+    pages = {
+        f"p{i}.md": f"# Page {i}\n\n"
+        + "".join(f"## S{j}\n\n" + f"word{i} text {j} " * 30 + "\n\n" for j in range(8))
+        for i in range(60)
+    }
+    vault = make_vault(pages)
+    filler = tiny_disk / "filler"
+    filler.write_bytes(b"\0" * 24_000_000)
+    index_dir = str(tiny_disk / "idx")
+    full = run_cli("index", str(vault), "--index-dir", index_dir)
+    assert full.returncode == 1
+    assert "is full" in full.stderr and "Free some space" in full.stderr
+    assert "Traceback" not in full.stderr and full.stderr.count("kb-qa:") == 1
+    filler.unlink()
+    again = run_cli("index", str(vault), "--index-dir", index_dir)
+    assert again.returncode == 0, again.stderr
+    assert "Indexed 60 files, 540 chunks" in again.stdout
