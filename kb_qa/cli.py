@@ -193,6 +193,9 @@ def _summary(report: IndexReport) -> str:
         f"({report.changed_files} files changed; {report.embedded} chunks embedded, "
         f"{report.reused} reused, {report.deleted} deleted)."
     )
+    if report.embedded:  # a run that did real work says where its time went
+        spent = ", ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items())
+        lines.append(f"Time: {spent}.")
     if report.warnings:
         lines.append(f"{len(report.warnings)} warning(s):")
         lines += [f"  {_safe(path)}: {message}" for path, message in report.warnings]

@@ -107,15 +107,20 @@ class KnowledgeBase:
             removed = [p for p in known if p not in current]
 
             docs, touched = self._read_changed(site, files, known, report, rendered or {})
+            phase = _Phases(report.phases, started)
+            phase.done("reading")
             outlines: dict[str, Outline] = {}
             chunks_by_doc = self._chunk(site, docs, report, rendered or {}, outlines)
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
+            phase.done("chunking")
             self._ensure_model(docs)
             report.embedded, report.reused = self._embed(all_new, progress)
+            phase.done("embedding")
 
             self.store.set_meta(writing="1")
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
             self.store.set_meta(writing="0")
+            phase.done("writing")
             if touched:
                 self.store.touch(touched)
             report.changed_files = len(docs)
@@ -480,6 +485,18 @@ class KnowledgeBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Phases:
+    """Records how long each stage of an index run took, into ``IndexReport.phases``."""
+
+    def __init__(self, into: dict[str, float], started: float) -> None:
+        self.into, self.last = into, started
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = round(now - self.last, 3)
+        self.last = now
 
 
 def _fingerprint(site: Site, settings: Settings) -> str:

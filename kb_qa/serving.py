@@ -41,6 +41,8 @@ class BackgroundServer:
     thread: threading.Thread
     url: str
     kb: Any
+    report: Any = None  # the IndexReport of the index run made at start
+    ready_seconds: float = 0.0  # from start() to the API accepting requests
 
     @classmethod
     def start(
@@ -52,14 +54,9 @@ class BackgroundServer:
         from kb_qa.kb import KnowledgeBase
         from kb_qa.server import create_app
 
+        started = time.perf_counter()
         kb = KnowledgeBase(vault, **settings)
         report = kb.index()
-        log.info(
-            "kb-qa: %d files, %d chunks indexed (%d embedded)",
-            report.files,
-            report.chunks,
-            report.embedded,
-        )
         port = port or free_port(host)
         config = uvicorn.Config(
             create_app(kb),
@@ -77,7 +74,8 @@ class BackgroundServer:
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"the kb-qa API did not start on {host}:{port}")
             time.sleep(0.02)
-        return cls(server=server, thread=thread, url=f"http://{host}:{port}", kb=kb)
+        url = f"http://{host}:{port}"
+        return cls(server, thread, url, kb, report, time.perf_counter() - started)
 
     def stop(self) -> None:
         """Ask uvicorn to exit and wait for it."""

@@ -105,3 +105,5 @@ class IndexReport:
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
     repaired: str = ""  # what the self-check found missing in Chroma and put back
     seconds: float = 0.0
+    # Where the time went: "reading", "chunking", "embedding" (model load included), "writing"
+    phases: dict[str, float] = field(default_factory=dict)

@@ -107,12 +107,17 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
-            stats = self._api.kb.stats()
+            report = self._api.report
+            spent = ", ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items())
             log.info(
-                "kb-qa: %d files, %d chunks indexed; API for the chat widget at %s",
-                stats["files"],
-                stats["chunks"],
+                "kb-qa: %d files, %d chunks indexed (%d embedded; %s), API for the chat "
+                "widget at %s, ready in %.1f s",
+                report.files,
+                report.chunks,
+                report.embedded,
+                spent,
                 self._api.url,
+                self._api.ready_seconds,
             )
         return str(self._api.url)
 

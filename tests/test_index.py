@@ -392,3 +392,12 @@ def test_anchors_follow_heading_edits_after_body_edits(
     page.write_text("# P\n\n## Setup\n\nOne, edited.\n\n## Setup\n\nTwo.\n")
     base.index()
     assert [c.anchor for c in base.store.chunks()] == ["p", "setup", "setup_1"]
+
+
+def test_a_run_says_where_its_time_went(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    report = kb(make_vault({"a.md": "# A\n\n## B\n\ntext\n"})).index()
+    assert list(report.phases) == ["reading", "chunking", "embedding", "writing"]
+    assert all(v >= 0 for v in report.phases.values())
+    assert sum(report.phases.values()) <= report.seconds + 0.01
