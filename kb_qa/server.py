@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -382,7 +383,13 @@ class Api:
             item = feedback.parse(body, self.settings.max_question_chars)
         except ValueError as exc:
             raise _reject(422, str(exc)) from None
-        await self._thread(self.feedback_store.add, item)
+        try:
+            await self._thread(self.feedback_store.add, item)
+        except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder
+            log.error("could not store feedback: %s", exc)
+            return JSONResponse(
+                {"error": "Feedback cannot be stored right now; the server log says why."}, 503
+            )
         return JSONResponse({"ok": True}, status_code=201)
 
     async def home(self, request: Request) -> Response:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, VaultError
 from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
 
 KB = Callable[..., KnowledgeBase]
 
@@ -329,7 +333,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], check=False)
+        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_is_one_line_and_the_next_run_recovers(
@@ -349,6 +353,16 @@ def test_a_full_disk_is_one_line_and_the_next_run_recovers(
     assert "is full" in full.stderr and "Free some space" in full.stderr
     assert "Traceback" not in full.stderr and full.stderr.count("kb-qa:") == 1
     filler.unlink()
+    # The API's feedback store on the same full disk answers 503, not 500.
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tiny_disk / "fb") as fb:
+        with UvicornThread(create_app(fb, fb.settings.replace(rate_limit=0))) as server:
+            filler2 = tiny_disk / "filler2"
+            free = shutil.disk_usage(tiny_disk).free
+            filler2.write_bytes(b"\0" * max(0, free - 4096))
+            body = {"question": "q", "answer": "a" * 20000, "rating": "up"}
+            response = httpx.post(server.url + "/api/feedback", json=body)
+            assert response.status_code == 503 and "cannot be stored" in response.json()["error"]
+            filler2.unlink()
     again = run_cli("index", str(vault), "--index-dir", index_dir)
     assert again.returncode == 0, again.stderr
     assert "Indexed 60 files, 540 chunks" in again.stdout
