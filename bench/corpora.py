@@ -60,6 +60,12 @@ def eval_sets(which: str) -> list[tuple[str, str, Path, Path]]:
     """(set, name, vault, questions file) for the "real" set, the "synthetic" one or "both"."""
     sets: list[tuple[str, str, Path, Path]] = []
     if which in ("real", "both"):
+        missing = [p for p in real_projects() if not (REAL_CORPORA / p).is_dir()]
+        if missing:
+            raise SystemExit(
+                f"the docs of {', '.join(missing)} are not under {REAL_CORPORA}: set "
+                "KBQA_REAL_CORPORA, or lay them out as bench/questions/real/sources/*.md say"
+            )
         sets += [
             ("real", p, REAL_CORPORA / p, REAL_QUESTIONS / f"{p}.jsonl") for p in real_projects()
         ]
