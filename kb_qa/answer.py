@@ -197,8 +197,7 @@ def prepare(
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
     ranked = [(numbers[h.chunk.id], h) for h in reader_hits if h.chunk.id in numbers]
     elapsed = (time.perf_counter() - started) * 1000
-    evidence = rankings[0][:10] if rankings else []
-    is_covered = covered(question, evidence, kb.embedder.name) if evidence else False
+    is_covered = covered(question, rankings[0][:10], kb.embedder.name)
     return _Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
 
 

@@ -194,8 +194,7 @@ def _summary(report: IndexReport) -> str:
         f"{report.reused} reused, {report.deleted} deleted)."
     )
     if report.embedded:  # a run that did real work says where its time went
-        spent = ", ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items())
-        lines.append(f"Time: {spent}.")
+        lines.append(f"Time: {report.spent}.")
     if report.warnings:
         lines.append(f"{len(report.warnings)} warning(s):")
         lines += [f"  {_safe(path)}: {message}" for path, message in report.warnings]

@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ class _Loaded:
     by_id: dict[str, int] = field(default_factory=dict)
     keyword: KeywordIndex | None = None
     history: set[str] = field(default_factory=set)  # changelog-like pages (retrieval.history_pages)
+    refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
 
 
 class KnowledgeBase:
@@ -329,7 +330,8 @@ class KnowledgeBase:
                     # Another process wrote the index; an embedded Chroma client caches
                     # its segments, so only a fresh client sees the new vectors.
                     self.store.reopen()
-                chunks = self._readable(self.store.chunks())
+                refused = self._refused(self.store.files())
+                chunks = [c for c in self.store.chunks() if c.path not in refused]
                 self._loaded = _Loaded(
                     generation=generation,
                     chunks=chunks,
@@ -338,6 +340,7 @@ class KnowledgeBase:
                         chunks, self._loaded.keyword.tokens if self._loaded.keyword else None
                     ),
                     history=retrieval.history_pages(chunks, self.settings.history_pages),
+                    refused=refused,
                 )
             return self._loaded
 
@@ -355,23 +358,18 @@ class KnowledgeBase:
         both = full + self.embedder.embed_query(title)
         return both / max(float(np.linalg.norm(both)), 1e-9)
 
-    def _readable(self, chunks: list[Chunk]) -> list[Chunk]:
-        """The chunks of files the vault boundary still allows.
+    def _refused(self, paths: Iterable[str]) -> frozenset[str]:
+        """Indexed paths the vault boundary no longer allows (checked once per reload).
 
         An index written by an older version may hold a file reached through a symlink
         that leads out of the vault: it is never returned, whatever the manifest says. A
         file that is missing is kept until the next index run (a vault on a network drive
         that blinks keeps serving).
         """
-        allowed: dict[str, bool] = {}
-        kept = []
-        for c in chunks:
-            ok = allowed.get(c.path)
-            if ok is None:
-                ok = allowed[c.path] = self._allowed(c.path)
-            if ok:
-                kept.append(c)
-        return kept
+        boundary = vault.Boundary.of(self.settings)
+        return frozenset(
+            p for p in paths if boundary.refuse(self.settings.vault / p) not in ("", vault.MISSING)
+        )
 
     def search(
         self,
@@ -433,15 +431,12 @@ class KnowledgeBase:
 
     def pages(self) -> list[dict[str, str]]:
         """Indexed pages (only those the vault boundary allows): path, title and URL."""
+        refused = self._view().refused
         return [
             {"path": r.path, "title": r.title, "url": r.url}
             for r in sorted(self.store.files().values(), key=lambda r: r.path)
-            if self._allowed(r.path)
+            if r.path not in refused
         ]
-
-    def _allowed(self, path: str) -> bool:
-        reason = vault.Boundary.of(self.settings).refuse(self.settings.vault / path)
-        return reason in ("", vault.MISSING)
 
     def problem(self) -> str:
         """What keeps search from working fully right now ("" when nothing does)."""

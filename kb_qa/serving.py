@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kb_qa.settings import Settings
+    from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class BackgroundServer:
     thread: threading.Thread
     url: str
     kb: Any
-    report: Any = None  # the IndexReport of the index run made at start
+    report: IndexReport  # the index run made at start
     ready_seconds: float = 0.0  # from start() to the API accepting requests
 
     @classmethod

@@ -107,3 +107,8 @@ class IndexReport:
     seconds: float = 0.0
     # Where the time went: "reading", "chunking", "embedding" (model load included), "writing"
     phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def spent(self) -> str:
+        """The phases as people read them: "reading 0.0 s, chunking 0.2 s, …"."""
+        return ", ".join(f"{name} {secs:.1f} s" for name, secs in self.phases.items())

@@ -70,16 +70,17 @@ class Boundary:
             return MISSING
         except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
             return f"cannot resolve the path: {getattr(exc, 'strerror', None) or exc}"
-        return self._refuse_real(real)
+        return self.refuse_real(real)
 
-    def _refuse_real(self, real: Path) -> str:
+    def refuse_real(self, real: Path) -> str:
+        """Why a resolved path may not be read, or "" when it may."""
         if not real.is_relative_to(self.root):
             return "symlink that leads outside the vault (only files inside the vault are read)"
         if real.is_relative_to(self.index_dir):
             return "inside the kb-qa index folder"
         return ""
 
-    def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+    def read_bytes(self, path: Path) -> bytes:
         """The bytes of a regular file inside the vault, checked on the opened file itself
         (so swapping a symlink in after the check changes nothing); ``VaultError`` if refused.
         """
@@ -93,10 +94,10 @@ class Boundary:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise VaultError("not a regular file (a pipe, device or socket)")
             real = _real_path(fd, path)
-            reason = self._refuse_real(real)
+            reason = self.refuse_real(real)
             if reason:
                 raise VaultError(reason)
-            return f.read() if limit is None else f.read(limit + 1)
+            return f.read()
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the vault, POSIX separators."""
@@ -174,7 +175,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             if real.is_relative_to(boundary.index_dir):
                 continue
             if sub.is_symlink():
-                reason = boundary.refuse(sub)
+                reason = boundary.refuse_real(real)
                 if reason:
                     yield sub, f"folder is a {reason}"
                     continue

@@ -108,14 +108,13 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
             report = self._api.report
-            spent = ", ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items())
             log.info(
                 "kb-qa: %d files, %d chunks indexed (%d embedded; %s), API for the chat "
                 "widget at %s, ready in %.1f s",
                 report.files,
                 report.chunks,
                 report.embedded,
-                spent,
+                report.spent,
                 self._api.url,
                 self._api.ready_seconds,
             )
