@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.citations import strip_citations
-from kb_qa.text import keyword_tokens
+from kb_qa.text import WIKILINK, keyword_tokens
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "extract", "passages"]
@@ -42,7 +42,6 @@ _ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
-_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
 _CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
 _PROSE = ("paragraph_open", "blockquote_open")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
@@ -81,7 +80,7 @@ def _flatten(markdown: str) -> str:
 
 def _reading_text(text: str) -> str:
     """Prose as plain reading text: links as their words, no HTML, no attribute lists."""
-    text = _WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
+    text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
     text = _CALLOUT.sub(r"\1**\2:** ", text)
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)

@@ -17,6 +17,7 @@ from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 
 # html=False: raw HTML in a note is escaped, never interpreted.
@@ -35,7 +36,6 @@ nav{font-size:.9rem;margin-bottom:1rem}
 margin:1rem 0;border-radius:4px}
 .callout-warning,.callout-caution,.callout-danger{border-color:#d97706}
 """
-_WIKILINK = re.compile(r"(!?)\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 # The pages run our widget and nothing else, even if a note smuggled markup through.
 CSP = (
@@ -100,9 +100,10 @@ def _wikilinks(children: list[Token], notes: Mapping[str, str]) -> list[Token]:
             out.append(child)
             continue
         last = 0
-        for m in _WIKILINK.finditer(child.content):
+        for m in WIKILINK.finditer(child.content):
             out.append(_text(child.content[last : m.start()]))
-            embed, target, heading, label = m.groups()
+            embed = m.group(0).startswith("!")
+            target, heading, label = m.groups()
             shown = label or heading or target.rsplit("/", 1)[-1]
             found = notes.get(target.strip().lower().removesuffix(".md"))
             if embed or found is None:  # embeds are never followed; unknown notes stay text

@@ -15,7 +15,7 @@ import Stemmer
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
 # Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
-_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
 # Callout markers such as "> [!note]" or "> [!warning]-".
 _CALLOUT = re.compile(r"\[!([A-Za-z-]+)\][+-]?")
 # Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.
@@ -34,7 +34,7 @@ STOPWORDS = frozenset(
 def normalize(text: str) -> str:
     """NFKC, straight quotes, wikilinks as their words, collapsed whitespace."""
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    text = _WIKILINK.sub(_wikilink_words, text)
+    text = WIKILINK.sub(_wikilink_words, text)
     text = _CALLOUT.sub(r"\1:", text)
     return _SPACE.sub(" ", text).strip()
 
