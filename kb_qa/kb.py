@@ -408,17 +408,16 @@ class KnowledgeBase:
             allowed_mask = np.array([c.path in keep for c in view.chunks])
         vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
         nearest = self.store.nearest(vector, n, allowed_paths)
-        vector_ids = [i for i, _ in nearest]
-        keyword_idx = view.keyword.top(question, n, allowed_mask) if view.keyword else []
+        keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
         hits = retrieval.fuse(
             view.chunks,
-            vector_ids,
-            keyword_idx,
+            [(i, 1.0 - d) for i, d in nearest],
+            keyword,
             by_id=view.by_id,
             rrf_k=self.settings.rrf_k,
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
-            similarities=[1.0 - d for _, d in nearest],
+            method=self.settings.fusion,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:

@@ -46,6 +46,12 @@ class KeywordIndex:
 
     def top(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[int]:
         """Indexes of the ``n`` best-scoring chunks with a positive score."""
+        return [i for i, _ in self.top_scored(query, n, allowed)]
+
+    def top_scored(
+        self, query: str, n: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """(index, BM25 score) of the ``n`` best-scoring chunks with a positive score."""
         scores = self.scores(query)
         if allowed is not None:
             scores = np.where(allowed, scores, 0.0)
@@ -53,7 +59,7 @@ class KeywordIndex:
         if n <= 0:
             return []
         best = np.argpartition(-scores, n - 1)[:n]
-        return [int(i) for i in best[np.argsort(-scores[best], kind="stable")]]
+        return [(int(i), float(scores[i])) for i in best[np.argsort(-scores[best], kind="stable")]]
 
 
 def _keyword_text(chunk: Chunk) -> str:

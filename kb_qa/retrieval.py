@@ -11,6 +11,9 @@ import fnmatch
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
+from kb_qa.errors import ConfigError
 from kb_qa.types import Chunk, Hit
 
 
@@ -90,34 +93,72 @@ def page_boost(hits: Sequence[Hit], weight: float, rrf_k: int = 60) -> list[Hit]
 
 def fuse(
     chunks: Sequence[Chunk],
-    vector_ids: Sequence[str],
-    keyword_idx: Sequence[int],
+    vector: Sequence[tuple[str, float]],
+    keyword: Sequence[tuple[int, float]],
     *,
     by_id: dict[str, int],
     rrf_k: int = 60,
     vector_weight: float = 1.0,
     keyword_weight: float = 1.0,
-    similarities: Sequence[float] = (),
+    method: str = "zscore",
 ) -> list[Hit]:
-    """Reciprocal rank fusion of a vector ranking (chunk ids, with their cosine
-    ``similarities`` when known) and a keyword ranking (indexes)."""
-    scores: dict[int, float] = {}
+    """Fuse a vector ranking ((chunk id, cosine similarity), best first) and a keyword
+    ranking ((chunk index, BM25 score), best first) into one list of hits.
+
+    ``zscore`` (the default) standardises each list's scores (mean 0, deviation 1 over its
+    candidates; a chunk missing from a list gets that list's lowest score) and ranks by
+    their weighted sum, so one strong signal counts for more than two middling ranks.
+    ``rrf`` is reciprocal rank fusion. Either way a hit's ``score`` is
+    ``1 / (rrf_k + rank)`` (``rrf``: the sum over lists), the scale the page boost and
+    history demotion work on.
+    """
     vrank: dict[int, int] = {}
-    krank: dict[int, int] = {}
     sim: dict[int, float] = {}
-    for rank, chunk_id in enumerate(vector_ids, 1):
+    for rank, (chunk_id, similarity) in enumerate(vector, 1):
         i = by_id.get(chunk_id)
         if i is None:  # a vector the manifest does not know (interrupted write): ignore
             continue
-        vrank[i] = rank
-        if rank <= len(similarities):
-            sim[i] = similarities[rank - 1]
-        scores[i] = scores.get(i, 0.0) + vector_weight / (rrf_k + rank)
-    for rank, i in enumerate(keyword_idx, 1):
-        krank[i] = rank
-        scores[i] = scores.get(i, 0.0) + keyword_weight / (rrf_k + rank)
+        vrank.setdefault(i, rank)
+        sim.setdefault(i, similarity)
+    krank: dict[int, int] = {}
+    bm25: dict[int, float] = {}
+    for rank, (i, score) in enumerate(keyword, 1):
+        krank.setdefault(i, rank)
+        bm25.setdefault(i, score)
+    candidates = sorted(vrank.keys() | krank.keys())
+    if method == "rrf":
+        scores = {
+            i: (vector_weight / (rrf_k + vrank[i]) if i in vrank else 0.0)
+            + (keyword_weight / (rrf_k + krank[i]) if i in krank else 0.0)
+            for i in candidates
+        }
+    elif method == "zscore":
+        total = (vector_weight + keyword_weight) or 1.0
+        combined = vector_weight / total * _standard(sim, candidates) + (
+            keyword_weight / total
+        ) * _standard(bm25, candidates)
+        order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
+        scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
+    else:
+        raise ConfigError(f"Unknown fusion {method!r}: use 'zscore' or 'rrf'.")
     order = sorted(scores, key=lambda i: (-scores[i], i))
     return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i)) for i in order]
+
+
+def _standard(values: dict[int, float], candidates: Sequence[int]) -> np.ndarray:
+    """``values`` of ``candidates`` as z-scores; a candidate without one gets the minimum.
+
+    When the values do not spread (one keyword match, say), having one is all they say:
+    1 for candidates with a value, 0 for the rest.
+    """
+    if not values:
+        return np.zeros(len(candidates))
+    known = np.fromiter(values.values(), float, len(values))
+    mean, spread = known.mean(), known.std()
+    if spread <= 1e-9:
+        return np.array([1.0 if i in values else 0.0 for i in candidates])
+    column = np.array([values.get(i, known.min()) for i in candidates], float)
+    return (column - mean) / spread
 
 
 def by_section(hits: Sequence[Hit]) -> list[Hit]:

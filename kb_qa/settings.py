@@ -43,6 +43,8 @@ class Settings:
     # Candidates taken from each of the vector and keyword indexes before fusion
     candidates: int = 200
     rrf_k: int = 60
+    # How the vector and keyword rankings are combined: "zscore" or "rrf" (retrieval.fuse)
+    fusion: str = "zscore"
     keyword_weight: float = 1.0
     vector_weight: float = 1.0
     # Changelogs and release notes mention everything: their scores are multiplied by
