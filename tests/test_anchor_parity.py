@@ -1,7 +1,9 @@
-"""kb-qa's heading anchors equal the ids of a real ``mkdocs build`` (logic in tests/parity.py).
+"""kb-qa's heading anchors equal the ids of a real ``mkdocs build`` and of a real
+``zensical build`` (logic in tests/parity.py).
 
-sample_site must match 100%; each public corpus present beside the repo (``../shared/corpora``
-or ``KBQA_CORPORA``) at least 99%. All five sites build in about 30 s here.
+sample_site must match 100% (as it is, and as a Zensical project with its own zensical.toml);
+each public corpus present beside the repo (``../shared/corpora`` or ``KBQA_CORPORA``) at least
+99%. All five sites build in about 30 s here with MkDocs, about 60 s with Zensical.
 """
 
 from __future__ import annotations
@@ -14,22 +16,71 @@ import pytest
 SITES = parity.sites()
 
 
+@pytest.mark.parametrize("generator", parity.GENERATORS)
 @pytest.mark.parametrize("name", ["sample_site", *parity.CORPORA])
-def test_anchor_parity(name: str) -> None:
+def test_anchor_parity(name: str, generator: str) -> None:
     if name not in SITES:
         pytest.skip(f"corpus {name} not found under {parity.corpora_dir()}")
-    result = parity.check_site(name, SITES[name])
+    if generator == "zensical" and not parity.zensical_installed():
+        pytest.skip("zensical is not installed (pip install -e '.[test]')")
+    result = parity.check_site(name, SITES[name], generator=generator)
+    _assert_parity(name, result, 100.0 if name == "sample_site" else 99.0)
+
+
+def _assert_parity(name: str, result: parity.SiteResult, required: float) -> None:
     misses = "\n".join(
         f"{m.page}: ours={m.ours!r} rendered={m.rendered or None!r} h{m.level} {m.heading!r}"
         for m in result.misses
     )
     assert result.pages > 0 and result.headings > 0, f"{name}: nothing was compared"
     assert not result.unbuilt, f"{name}: no HTML at the url_for path of {result.unbuilt}"
-    required = 100.0 if name == "sample_site" else 99.0
     assert result.percent >= required, (
         f"{name}: {result.matched}/{result.headings} anchors match ({result.percent:.2f}%)\n"
         f"{misses}"
     )
+
+
+@pytest.mark.skipif(not parity.zensical_installed(), reason="zensical is not installed")
+def test_anchor_parity_zensical_toml(tmp_path: Path) -> None:
+    """sample_site as a Zensical project: zensical.toml's dotted extension tables, a custom
+    slugify given as {object, kwds}, use_directory_urls = false and exclude_docs are read as
+    Zensical reads them (every page is found at the URL kb-qa gives it)."""
+    root = parity.zensical_sample_site(tmp_path)
+    result = parity.check_site("sample_site_toml", root, generator="zensical")
+    _assert_parity("sample_site_toml", result, 100.0)
+    assert result.pages == 17  # changelog.md is excluded
+
+
+def test_zensical_toml_settings(tmp_path: Path) -> None:
+    from kb_qa.site import load_site
+
+    root = parity.zensical_sample_site(tmp_path)
+    site = load_site(root)
+    assert (site.generator, site.config_name) == ("zensical", "zensical.toml")
+    assert site.site_url == "https://lumen.example.com/docs/"
+    assert site.url_for("guides/retries.md") == "guides/retries.html"
+    assert site.url_for("index.md") == "index.html"
+    assert site.excluded.match_file("changelog.md")
+    # Zensical's superfences stands in for MkDocs' fenced_code; the slugify is a function.
+    assert "pymdownx.superfences" in site.extensions and "fenced_code" not in site.extensions
+    assert callable(site.extension_configs["toc"]["slugify"])
+    assert site.warnings == []
+    headings = parity.kbqa_headings(site)["zh/quickstart.md"]
+    assert all("-" not in h.anchor for h in headings)  # separator "_"
+    assert any(any(ord(ch) > 127 for ch in h.anchor) for h in headings)  # Unicode kept
+
+
+def test_zensical_defaults_without_markdown_extensions(tmp_path: Path) -> None:
+    """Zensical renders a site that sets no markdown_extensions with its own defaults
+    (attr_list among them): a mkdocs.yml built by Zensical needs generator "zensical"."""
+    from kb_qa.site import load_site
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("site_name: Plain\n", encoding="utf-8")
+    mkdocs_site = load_site(tmp_path)
+    zensical_site = load_site(tmp_path, "zensical")
+    assert "attr_list" not in mkdocs_site.extensions
+    assert {"attr_list", "pymdownx.tabbed", "pymdownx.emoji"} <= set(zensical_site.extensions)
 
 
 TRICKY_CONFIG = """\
