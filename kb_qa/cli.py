@@ -102,6 +102,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
     p.set_defaults(func=cmd_feedback)
 
+    p = sub.add_parser(
+        "init", help="wire the chat widget into a site (zensical.toml, mkdocs.yml or HTML pages)"
+    )
+    p.add_argument("site", nargs="?", default=".", help="site folder (default: .)")
+    p.add_argument("--endpoint", default=None, help="URL of the kb-qa API the site will use")
+    p.add_argument("--title", default=None, help="the chat's title")
+    p.add_argument(
+        "--suggested",
+        action="append",
+        default=None,
+        help="a suggested question (repeat for more)",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+    mode.add_argument("--check", action="store_true", help="exit 1 if the site is not wired up")
+    p.set_defaults(func=cmd_init)
+
     p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     p.add_argument("--watch", action="store_true", help="re-index files as they change")
@@ -451,6 +468,37 @@ def cmd_feedback(args: argparse.Namespace) -> int:
                 else ""
             )
             print(f"    cited: {_safe(where)}  {_safe(str(c.get('url', '')))}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """kb-qa init"""
+    from kb_qa import wiring
+
+    root = Path(args.site)
+    plan = wiring.plan(
+        root,
+        endpoint=args.endpoint,
+        title=args.title,
+        suggested_questions=args.suggested,
+    )
+    if not plan.changes:
+        print(f"{plan.root} ({plan.kind}) is wired up already: nothing to change.")
+        return 0
+    if args.check:
+        changed = ", ".join(c.path.relative_to(plan.root).as_posix() for c in plan.changes)
+        print(
+            f"{plan.root} ({plan.kind}) is not wired up (or is out of date): {changed} would "
+            "change. Run `kb-qa init` on it.",
+            file=sys.stderr,
+        )
+        return 1
+    sys.stdout.write(_safe(plan.diff()))
+    if args.dry_run:
+        print(f"(dry run: nothing written; {len(plan.changes)} file(s) would change)")
+        return 0
+    plan.apply()
+    print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
     return 0
 
 

@@ -29,7 +29,8 @@ BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
 # MkDocs' own default exclusions (dotfiles and the templates folder), gitignore syntax.
 DEFAULT_EXCLUDES = (".*", "/templates/")
-MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml")
+# ProperDocs (a maintained MkDocs 1.6 fork) reads properdocs.yml, then mkdocs.yml.
+MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
 # The order Zensical looks for its configuration in (its main.py).
 CONFIG_FILES = (zensical.CONFIG_FILE, *MKDOCS_FILES)
 GENERATORS = ("mkdocs", "zensical")
@@ -88,7 +89,8 @@ class Site:
 
 def find_config(root: Path, generator: str = "") -> Path | None:
     """The site's config file: the first of zensical.toml, mkdocs.yml, mkdocs.yaml (the
-    order Zensical uses), or only the mkdocs ones when ``generator`` is "mkdocs"."""
+    order Zensical uses), properdocs.yml; without zensical.toml when ``generator`` is
+    "mkdocs"."""
     if generator and generator not in GENERATORS:
         raise ConfigError(
             f"Setting generator (KBQA_GENERATOR) is {generator!r}: use mkdocs, zensical or "
