@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a suggested question (repeat for more)",
     )
+    p.add_argument(
+        "--preview-endpoint",
+        default=None,
+        help="the API while the site is previewed on this machine (default "
+        "http://127.0.0.1:8321, where `kb-qa serve` listens)",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
     mode.add_argument("--check", action="store_true", help="exit 1 if the site is not wired up")
@@ -359,12 +365,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.server import create_app
-    from kb_qa.serving import uvicorn_options
+    from kb_qa.serving import LOOPBACK, uvicorn_options
 
     kb, log = _open_indexed(args, "kb_qa.serve")
     watcher = _start_watcher(kb, log) if args.watch else None
-    s = kb.settings
-    if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
+    s = _with_preview_origins(kb.settings, log)
+    if s.host not in LOOPBACK and not s.api_token:
         log.warning(
             "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
             "address can use the API",
@@ -372,7 +378,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     try:
         uvicorn.run(
-            create_app(kb, watcher=watcher),
+            create_app(kb, watcher=watcher, settings=s),
             host=s.host,
             port=s.port,
             log_config=None,
@@ -383,6 +389,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
+    """On loopback with no cors_origins, allow the site generator's local preview (e.g.
+    `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
+    from kb_qa.serving import LOOPBACK, preview_origins
+    from kb_qa.site import load_site
+
+    if settings.cors_origins or settings.host not in LOOPBACK:
+        return settings
+    site = load_site(settings.vault, settings.generator)
+    if not site.dev_addr:
+        return settings
+    origins = preview_origins(site.dev_addr)
+    log.info(
+        "allowing the preview of %s at %s to call the API (set cors_origins to choose)",
+        site.config_name,
+        ", ".join(origins),
+    )
+    return settings.replace(cors_origins=origins)
 
 
 def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
@@ -481,6 +507,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         endpoint=args.endpoint,
         title=args.title,
         suggested_questions=args.suggested,
+        preview_endpoint=args.preview_endpoint,
     )
     if not plan.changes:
         print(f"{plan.root} ({plan.kind}) is wired up already: nothing to change.")

@@ -49,6 +49,8 @@ class Site:
     # Whose rules give the heading ids: "mkdocs" (also ProperDocs), "zensical", "" (no site)
     generator: str = ""
     config_name: str = ""  # the config file it was read from, e.g. "zensical.toml"
+    # Where the generator's preview server listens (`mkdocs serve`, `zensical serve`)
+    dev_addr: str = ""
     exclude_patterns: tuple[str, ...] = ()
     extensions: list[Any] = field(default_factory=list)
     extension_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -131,6 +133,11 @@ def load_site(root: Path, generator: str = "") -> Site:
         is_mkdocs=True,
         generator=generator,
         config_name=config_file.name,
+        # The defaults of Zensical (its config.py) and of MkDocs.
+        dev_addr=str(
+            config.get("dev_addr")
+            or ("localhost:8000" if generator == "zensical" else "127.0.0.1:8000")
+        ),
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
     if generator == "zensical":

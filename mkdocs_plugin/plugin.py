@@ -117,16 +117,11 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            from kb_qa.serving import BackgroundServer
+            from kb_qa.serving import BackgroundServer, preview_origins
 
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
-            port = config.dev_addr.port
-            origins = (
-                f"http://{config.dev_addr.host}:{port}",
-                f"http://localhost:{port}",
-                f"http://127.0.0.1:{port}",
-            )
+            origins = preview_origins(f"{config.dev_addr.host}:{config.dev_addr.port}")
             log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
             try:
                 self._api = BackgroundServer.start(vault, cors_origins=origins, generator="mkdocs")

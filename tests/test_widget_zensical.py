@@ -13,15 +13,18 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import tomlkit
 from llm_server import Reply
+from parity import zensical_sample_site
 from test_widget_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -185,3 +188,104 @@ def test_ask_cite_highlight_navigate_and_ask_again(
     page.wait_for_function(MARK_IN_VIEW)
     assert "grace period" in page.evaluate(MARKS_TEXT)
     assert page.evaluate("window.__sameDocument") is True
+
+
+def wait_for(url: str, process: subprocess.Popen[str], seconds: float = 120) -> httpx.Response:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"{process.args} exited: {process.communicate()[1][-3000:]}")
+        try:
+            response = httpx.get(url, timeout=5)
+            if response.status_code == 200:  # zensical serve answers 404 until it has built
+                return response
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{url} did not answer in {seconds} s")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+def test_preview_kb_qa_serve_watch_next_to_zensical_serve(
+    browser: Any, tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """`zensical serve` plus `kb-qa serve SITE --watch`: the Zensical equivalent of the API
+    under `mkdocs serve`. CORS for the preview's origin comes from zensical.toml's dev_addr
+    without configuring it; an edit is answered from the new text."""
+    from kb_qa.serving import free_port
+
+    site = zensical_sample_site(tmp_path)
+    api_port, preview_port = free_port(), free_port()
+    config = tomlkit.parse((site / "zensical.toml").read_text(encoding="utf-8"))
+    config["project"]["dev_addr"] = f"localhost:{preview_port}"
+    (site / "zensical.toml").write_text(tomlkit.dumps(config), encoding="utf-8")
+    env = cli_env()
+    api = f"http://127.0.0.1:{api_port}"
+    init = [sys.executable, "-m", "kb_qa.cli", "init", str(site), "--preview-endpoint", api]
+    subprocess.run(init, env=env, check=True, capture_output=True, timeout=120)
+    kbqa = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(site), "--watch", "--port", str(api_port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    preview = subprocess.Popen(
+        [str(ZENSICAL), "serve", "-a", f"127.0.0.1:{preview_port}"],
+        cwd=site,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        origin = f"http://localhost:{preview_port}"
+        assert "kb-qa/kb-qa-options.js" in wait_for(origin + "/index.html", preview).text
+        health = wait_for(api + "/api/health", kbqa)
+        assert health.status_code == 200 and health.json()["chunks"] > 0
+        for allowed in (origin, f"http://127.0.0.1:{preview_port}"):
+            response = httpx.get(api + "/api/health", headers={"Origin": allowed}, timeout=10)
+            assert response.headers.get("access-control-allow-origin") == allowed
+        other = httpx.get(api + "/api/health", headers={"Origin": "http://evil.test"}, timeout=10)
+        assert "access-control-allow-origin" not in other.headers
+
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.set_default_timeout(20_000)
+        context.route(
+            re.compile(r"^https?://(?!(127\.0\.0\.1|localhost)[:/])"), lambda r: r.abort()
+        )
+        page = context.new_page()
+        open_page(page, origin + "/guides/retries.html")
+        assert page.evaluate("window.KbQa.options.endpoint") == api
+        page.keyboard.press("Control+k")
+        ask(page, "What is the default retry backoff?")
+        sync_api.expect(page.locator(".kbq-answer").last).to_contain_text("retry")
+        assert page.locator("a.kbq-cite").count() >= 1
+
+        retries = site / "docs" / "guides" / "retries.md"
+        retries.write_text(
+            retries.read_text(encoding="utf-8")
+            + "\n\n## Quokka clause\n\nThe quokka clause resets every retry counter at noon.\n",
+            encoding="utf-8",
+        )
+        deadline = time.monotonic() + 60
+        found = False
+        while time.monotonic() < deadline and not found:
+            time.sleep(0.5)
+            hits = httpx.get(api + "/api/search", params={"q": "quokka clause"}, timeout=10)
+            found = any("quokka clause" in h["text"] for h in hits.json()["hits"])
+        assert found, "the edit never reached the index of kb-qa serve --watch"
+        ask(page, "What does the quokka clause do?")
+        sync_api.expect(page.locator(".kbq-answer").last).to_contain_text("resets every retry")
+        context.close()
+    finally:
+        stop(preview)
+        stop(kbqa)
