@@ -9,13 +9,13 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urljoin
 
 import httpx
 import pytest
+from processes import stop, wait_for
 from test_mkdocs_plugin import pages, widget_tags
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,15 +74,7 @@ def test_properdocs_serve_runs_the_api(
         text=True,
     )
     try:
-        page = ""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and server.poll() is None and not page:
-            try:
-                response = httpx.get(site + "/guides/retries/", timeout=5)
-                page = response.text if response.status_code == 200 else ""
-            except httpx.TransportError:
-                time.sleep(0.3)
-        assert page, server.communicate()[1][-3000:] if server.poll() is not None else "no page"
+        page = wait_for(site + "/guides/retries/", server).text
         raw = re.search(r'data-kb-qa-options="([^"]*)"', page)
         assert raw, "the served page has no widget"
         api = json.loads(html.unescape(raw.group(1)))["endpoint"]
@@ -91,9 +83,4 @@ def test_properdocs_serve_runs_the_api(
         assert health.status_code == 200 and health.json()["chunks"] > 0
         assert health.headers["access-control-allow-origin"] == site
     finally:
-        server.terminate()
-        try:
-            server.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.communicate()
+        stop(server)
