@@ -293,36 +293,18 @@ def _plan_toml(
 def _plan_yaml(
     path: Path, options: dict[str, Any]
 ) -> tuple[Change | None, Path, WidgetOptions, str]:
-    """Edit mkdocs.yml by inserting lines where ruamel.yaml says the entries are, so nothing
-    else is re-serialised (ruamel's own dump re-indents mixed-style files)."""
+    """mkdocs.yml edited line by line (``yaml_edit``): nothing else is re-serialised."""
+    from kb_qa import yaml_edit
+
     before = path.read_text(encoding="utf-8")
-    data = _load_yaml(path, before)
+    data = yaml_edit.load(before, str(path))
     known = options_from(data.get("extra")) or plugin_options(data) or WidgetOptions()
     wanted = known.merged(**options)
-    text = before
-    # Each edit re-reads the text, so positions always refer to the current text.
-    text = _yaml_ensure_item(text, _load_yaml(path, text), "extra_css", CSS_PATH)
-    text = _yaml_ensure_item(text, _load_yaml(path, text), "extra_javascript", LOADER_PATH)
-    text = _yaml_ensure_options(text, _load_yaml(path, text), wanted.as_config(), path)
+    text = yaml_edit.ensure_item(before, str(path), "extra_css", CSS_PATH, _entry_path)
+    text = yaml_edit.ensure_item(text, str(path), "extra_javascript", LOADER_PATH, _entry_path)
+    text = yaml_edit.ensure_mapping(text, str(path), "extra", EXTRA_KEY, wanted.as_config())
     docs_dir = path.parent / str(data.get("docs_dir") or "docs")
     return _change(path, before, text), docs_dir, wanted, str(data.get("site_url") or "")
-
-
-def _load_yaml(path: Path, text: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        data = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}. Fix it and run again.") from exc
-    if data is None:
-        from ruamel.yaml.comments import CommentedMap
-
-        return CommentedMap()
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings at the top level.")
-    return data
 
 
 def _entry_path(entry: Any) -> str:
@@ -330,106 +312,6 @@ def _entry_path(entry: Any) -> str:
     if isinstance(entry, dict):
         return str(entry.get("path", ""))
     return str(getattr(entry, "path", entry))  # MkDocs' ExtraScriptValue has .path
-
-
-def _yaml_ensure_item(text: str, data: Any, key: str, item: str) -> str:
-    entries = data.get(key)
-    if key not in data:
-        return _append_block(text, f"{key}:\n  - {item}\n")
-    if entries is None:  # `extra_css:` with nothing after it
-        line, col = data.lc.key(key)
-        lines = text.splitlines(keepends=True)
-        lines[line] = lines[line].rstrip("\n").rstrip() + f" [{item}]\n"
-        return "".join(lines)
-    if not isinstance(entries, list):
-        raise ConfigError(f"{key} must be a list in the site config. Fix it and run again.")
-    if any(_entry_path(e) == item for e in entries):
-        return text
-    lines = text.splitlines(keepends=True)
-    if entries.fa.flow_style() or not entries:
-        line, col = data.lc.value(key)
-        start = lines[line].index("[", col)
-        gap = "" if not entries else ", "
-        lines[line] = lines[line][: start + 1] + item + gap + lines[line][start + 1 :]
-        return "".join(lines)
-    line, col = entries.lc.item(0)
-    dash = lines[line].rindex("-", 0, col)
-    lines.insert(line, " " * dash + "- " + item + "\n")
-    return "".join(lines)
-
-
-def _yaml_ensure_options(text: str, data: Any, wanted: dict[str, Any], path: Path) -> str:
-    extra = data.get("extra")
-    if "extra" not in data or extra is None:
-        block = "extra:\n" + _yaml_options_block(wanted, 2)
-        if "extra" in data:  # `extra:` with nothing after it
-            lines = text.splitlines(keepends=True)
-            line, _ = data.lc.key("extra")
-            lines[line : line + 1] = [block]
-            return "".join(lines)
-        return _append_block(text, block)
-    if not isinstance(extra, dict) or (extra.fa.flow_style() and extra):
-        raise ConfigError(
-            f"{path}: extra is not a block mapping, so kb-qa cannot add its settings without "
-            f"rewriting it. Add these lines under extra: by hand:\n"
-            + _yaml_options_block(wanted, 2)
-        )
-    lines = text.splitlines(keepends=True)
-    if not extra:  # `extra: {}`
-        line, _ = data.lc.key("extra")
-        lines[line : line + 1] = ["extra:\n" + _yaml_options_block(wanted, 2)]
-        return "".join(lines)
-    current = extra.get(EXTRA_KEY)
-    if current is not None and _plain(current) == wanted:
-        return text
-    if current is None:
-        first = next(iter(extra))
-        line, col = extra.lc.key(first)
-        lines.insert(line, _yaml_options_block(wanted, col))
-        return "".join(lines)
-    # kb-qa owns extra.kb_qa: its lines are replaced, up to the next line indented as
-    # much as its key or less.
-    line, col = extra.lc.key(EXTRA_KEY)
-    end = line + 1
-    while end < len(lines):
-        stripped = lines[end].strip()
-        indent = len(lines[end]) - len(lines[end].lstrip())
-        if stripped and indent <= col:
-            break
-        end += 1
-    while end > line + 1 and not lines[end - 1].strip():
-        end -= 1
-    lines[line:end] = [_yaml_options_block(wanted, col)]
-    return "".join(lines)
-
-
-def _yaml_options_block(wanted: dict[str, Any], indent: int) -> str:
-    pad = " " * indent
-    out = [f"{pad}{EXTRA_KEY}:\n"]
-    for key, value in wanted.items():
-        if isinstance(value, list):
-            if not value:
-                out.append(f"{pad}  {key}: []\n")
-                continue
-            out.append(f"{pad}  {key}:\n")
-            out += [f"{pad}    - {json.dumps(v, ensure_ascii=False)}\n" for v in value]
-        else:
-            out.append(f"{pad}  {key}: {json.dumps(value, ensure_ascii=False)}\n")
-    return "".join(out)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _append_block(text: str, block: str) -> str:
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return text + ("\n" if text.strip() else "") + block
 
 
 def _change(path: Path, before: str, after: str) -> Change | None:

@@ -200,3 +200,11 @@ def test_compare_page_reports_wrong_and_missing_ids() -> None:
     assert result.matched == 1
     assert [(m.ours, m.rendered) for m in result.misses] == [("b_1", "b"), ("c", "")]
     assert [h.anchor for h in result.extra] == ["nested"]
+
+
+def test_unknown_generator_is_a_clear_error(tmp_path: Path) -> None:
+    from kb_qa.errors import ConfigError
+    from kb_qa.site import load_site
+
+    with pytest.raises(ConfigError, match="use mkdocs, zensical or leave it empty"):
+        load_site(tmp_path, "hugo")

@@ -246,3 +246,36 @@ def test_init_explains_a_folder_it_cannot_wire(
 ) -> None:
     code, out = init(capsys, str(tmp_path))
     assert code == 1 and "no zensical.toml, mkdocs.yml or .html pages" in out
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "site_name: A",  # no final newline
+        "site_name: A\nextra:\nextra_css:\n",
+        "site_name: A\nextra: {}\nextra_javascript: []\n",
+        "site_name: A\nextra:\n  kb_qa:\n    title: Old\n    # a stale comment\n\n  other: 1\n",
+    ],
+)
+def test_init_yaml_corner_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    assert init(capsys, str(tmp_path), "--title", "New")[0] == 0
+    data = YAML(typ="safe").load((tmp_path / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert data["site_name"] == "A"
+    assert data["extra_css"] == ["kb-qa/kb-qa.css"]
+    assert data["extra_javascript"] == ["kb-qa/kb-qa-options.js"]
+    assert data["extra"]["kb_qa"]["title"] == "New"
+    assert data["extra"].get("other", 1) == 1
+    assert init(capsys, str(tmp_path))[1].endswith("nothing to change.\n")
+
+
+def test_init_refuses_a_flow_extra_it_would_rewrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("site_name: A\nextra: {a: 1}\n", encoding="utf-8")
+    code, out = init(capsys, str(tmp_path))
+    assert code == 1 and "Add these lines under extra: by hand" in out
