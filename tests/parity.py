@@ -318,7 +318,7 @@ def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
         )
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     if generator == "zensical":
-        command = [_zensical_command(), "build", "--clean", "-f", str(config_file)]
+        command = [zensical_command(), "build", "--clean", "-f", str(config_file)]
     else:
         command = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file)]
         command += ["-d", str(site_dir)]
@@ -350,7 +350,7 @@ def _last_error_line(output: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _zensical_command() -> str:
+def zensical_command() -> str:
     """The ``zensical`` script next to this Python (the test venv), else on PATH."""
     beside = Path(sys.executable).with_name("zensical")
     return str(beside) if beside.is_file() else "zensical"

@@ -208,3 +208,38 @@ def test_unknown_generator_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="use mkdocs, zensical or leave it empty"):
         load_site(tmp_path, "hugo")
+
+
+@pytest.mark.skipif(not parity.zensical_installed(), reason="zensical is not installed")
+def test_zensical_builds_the_pages_kb_qa_indexes(tmp_path: Path) -> None:
+    """Dotfiles, templates/ and exclude_docs are left out by a real zensical build and by
+    kb-qa alike; every other page is built at the URL kb-qa gives it."""
+    import subprocess
+
+    from kb_qa.settings import Settings
+    from kb_qa.site import load_site
+    from kb_qa.vault import scan
+
+    pages = ["index.md", "a/b.md", "a/README.md", "templates/t.md", ".hid/h.md", ".dot.md"]
+    pages += ["drafts/skip.md"]
+    for page in pages:
+        (tmp_path / "docs" / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / page).write_text(f"# {page}\n", encoding="utf-8")
+    (tmp_path / "zensical.toml").write_text(
+        '[project]\nsite_name = "X"\nexclude_docs = """\ndrafts/\n"""\n', encoding="utf-8"
+    )
+    subprocess.run(
+        [parity.zensical_command(), "build"], cwd=tmp_path, check=True, capture_output=True
+    )
+    site = load_site(tmp_path)
+    files, _ = scan(site, Settings(vault=tmp_path, index_dir=tmp_path / "idx"))
+    indexed = sorted(f.doc_path for f in files)
+    assert indexed == ["a/README.md", "a/b.md", "index.md"]
+    built = sorted(
+        p.relative_to(tmp_path / "site").as_posix()
+        for p in (tmp_path / "site").rglob("*.html")
+        if p.name != "404.html"
+    )
+    assert built == sorted(
+        parity.html_path(site, Path("."), d).as_posix().removeprefix("./") for d in indexed
+    )
