@@ -1,5 +1,6 @@
 """The kb-qa plugin under ProperDocs (the maintained MkDocs 1.6 fork): `properdocs build` puts
-the widget on every page, `properdocs serve` runs the API for it, as MkDocs does."""
+the widget on every page, `properdocs serve` runs the API for it, as MkDocs does, also on a
+site that `kb-qa init` wired for the generators without plugins."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import httpx
 import pytest
 from processes import stop, wait_for
 from test_mkdocs_plugin import pages, widget_tags
+
+from kb_qa import wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERDOCS = Path(sys.executable).with_name("properdocs")
@@ -63,6 +66,8 @@ def test_properdocs_serve_runs_the_api(
     from kb_qa.serving import free_port
 
     vault = copy_site(tmp_path)
+    # Wired by `kb-qa init` as well: the plugin still runs the API and injects the widget once.
+    wiring.plan(vault).apply()
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -75,9 +80,10 @@ def test_properdocs_serve_runs_the_api(
     )
     try:
         page = wait_for(site + "/guides/retries/", server).text
-        raw = re.search(r'data-kb-qa-options="([^"]*)"', page)
-        assert raw, "the served page has no widget"
-        api = json.loads(html.unescape(raw.group(1)))["endpoint"]
+        raw = re.findall(r'data-kb-qa-options="([^"]*)"', page)
+        assert len(raw) == 1, "the served page should carry the widget once"
+        assert wiring.LOADER not in page
+        api = json.loads(html.unescape(raw[0]))["endpoint"]
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api) and api != site
         health = httpx.get(api + "/api/health", headers={"Origin": site}, timeout=10)
         assert health.status_code == 200 and health.json()["chunks"] > 0
