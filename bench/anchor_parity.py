@@ -1,16 +1,21 @@
-"""Anchor parity against real ``mkdocs build`` output.
+"""Anchor parity against real ``mkdocs build`` and ``zensical build`` output.
 
-    python bench/anchor_parity.py [--sites sample_site mkdocs ...] [--extra] [--keep DIR]
+    python bench/anchor_parity.py [--sites sample_site mkdocs ...] [--generator mkdocs|zensical]
+                                  [--extra] [--keep DIR]
 
 Builds ``sample_site/`` and each corpus in ``KBQA_CORPORA`` (default ``../shared/corpora``)
-with MkDocs (a copy, with what cannot work offline removed) and checks that every heading
-kb-qa chunks carries the id MkDocs rendered for it. The logic lives in ``tests/parity.py``.
+with MkDocs and with Zensical (a copy, with what cannot work offline removed; with Zensical,
+also ``sample_site`` as a Zensical project, ``tests/sites/sample_site.zensical.toml``) and
+checks that every heading kb-qa chunks carries the id the generator rendered for it. The
+logic lives in ``tests/parity.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,26 +29,50 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sites", nargs="*", default=list(available))
     parser.add_argument("--extra", action="store_true", help="list rendered headings kb-qa lacks")
-    parser.add_argument("--keep", type=Path, help="build into DIR/<site> and keep it")
+    parser.add_argument("--keep", type=Path, help="build into DIR/<generator>/<site> and keep it")
+    parser.add_argument(
+        "--generator", choices=parity.GENERATORS, action="append", help="default: both"
+    )
     args = parser.parse_args()
+    generators = args.generator or list(parity.GENERATORS)
+    if len(generators) > 1:
+        # One process per generator: Material's and Zensical's emoji indexes both add their
+        # icons to pymdownx's shared twemoji_db dict, so in one process the second one
+        # renders icons (and the ids of headings with icons) with the first one's files.
+        for generator in generators:
+            rest = ["--sites", *args.sites, *(["--extra"] if args.extra else [])]
+            rest += ["--keep", str(args.keep)] if args.keep else []
+            subprocess.run([sys.executable, __file__, *rest, "--generator", generator], check=True)
+        return
 
     results = []
     started = time.perf_counter()
-    for name in args.sites:
-        if name not in available:
-            print(f"{name}: not found (corpora folder {parity.corpora_dir()})", file=sys.stderr)
-            continue
-        workdir = None
-        if args.keep:
-            workdir = args.keep / name
-            workdir.mkdir(parents=True, exist_ok=False)
-        results.append(parity.check_site(name, available[name], workdir))
+    with tempfile.TemporaryDirectory() as tmp:
+        for generator in generators:
+            if generator == "zensical" and not parity.zensical_installed():
+                print("zensical: not installed (pip install zensical)", file=sys.stderr)
+                continue
+            todo = [(name, available.get(name)) for name in args.sites]
+            if generator == "zensical" and "sample_site" in args.sites:
+                todo.insert(1, ("sample_site_toml", parity.zensical_sample_site(Path(tmp))))
+            for name, source in todo:
+                if source is None:
+                    print(f"{name}: not found (corpora {parity.corpora_dir()})", file=sys.stderr)
+                    continue
+                workdir = None
+                if args.keep:
+                    workdir = args.keep / generator / name
+                    workdir.mkdir(parents=True, exist_ok=False)
+                try:
+                    results.append(parity.check_site(name, source, workdir, generator))
+                except RuntimeError as exc:  # the generator could not build it at all
+                    print(f"{name} ({generator}): {exc}", file=sys.stderr)
     total = time.perf_counter() - started
 
     print(parity.format_table(results))
     print(f"\ntotal {total:.1f} s")
     for r in results:
-        print(f"\n## {r.name}")
+        print(f"\n## {r.name} ({r.generator})")
         if r.removed:
             print("removed from the mkdocs.yml copy: " + "; ".join(r.removed))
         for warning in r.kbqa_warnings:

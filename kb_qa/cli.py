@@ -102,6 +102,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
     p.set_defaults(func=cmd_feedback)
 
+    p = sub.add_parser(
+        "init", help="wire the chat widget into a site (zensical.toml, mkdocs.yml or HTML pages)"
+    )
+    p.add_argument("site", nargs="?", default=".", help="site folder (default: .)")
+    p.add_argument("--endpoint", default=None, help="URL of the kb-qa API the site will use")
+    p.add_argument("--title", default=None, help="the chat's title")
+    p.add_argument(
+        "--suggested",
+        action="append",
+        default=None,
+        help="a suggested question (repeat for more)",
+    )
+    p.add_argument(
+        "--preview-endpoint",
+        default=None,
+        help="the API while the site is previewed on this machine (default "
+        "http://127.0.0.1:8321, where `kb-qa serve` listens)",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+    mode.add_argument("--check", action="store_true", help="exit 1 if the site is not wired up")
+    p.set_defaults(func=cmd_init)
+
     p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     p.add_argument("--watch", action="store_true", help="re-index files as they change")
@@ -342,12 +365,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.server import create_app
-    from kb_qa.serving import uvicorn_options
+    from kb_qa.serving import LOOPBACK, uvicorn_options
 
     kb, log = _open_indexed(args, "kb_qa.serve")
     watcher = _start_watcher(kb, log) if args.watch else None
-    s = kb.settings
-    if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
+    s = _with_preview_origins(kb.settings, log)
+    if s.host not in LOOPBACK and not s.api_token:
         log.warning(
             "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
             "address can use the API",
@@ -355,7 +378,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     try:
         uvicorn.run(
-            create_app(kb, watcher=watcher),
+            create_app(kb, watcher=watcher, settings=s),
             host=s.host,
             port=s.port,
             log_config=None,
@@ -366,6 +389,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
+    """On loopback with no cors_origins, allow the site generator's local preview (e.g.
+    `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
+    from kb_qa.serving import LOOPBACK, preview_origins
+    from kb_qa.site import load_site
+
+    if settings.cors_origins or settings.host not in LOOPBACK:
+        return settings
+    site = load_site(settings.vault, settings.generator)
+    if not site.dev_addr:
+        return settings
+    origins = preview_origins(site.dev_addr)
+    log.info(
+        "allowing the preview of %s at %s to call the API (set cors_origins to choose)",
+        site.config_name,
+        ", ".join(origins),
+    )
+    return settings.replace(cors_origins=origins)
 
 
 def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
@@ -451,6 +494,38 @@ def cmd_feedback(args: argparse.Namespace) -> int:
                 else ""
             )
             print(f"    cited: {_safe(where)}  {_safe(str(c.get('url', '')))}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """kb-qa init"""
+    from kb_qa import wiring
+
+    root = Path(args.site)
+    plan = wiring.plan(
+        root,
+        endpoint=args.endpoint,
+        title=args.title,
+        suggested_questions=args.suggested,
+        preview_endpoint=args.preview_endpoint,
+    )
+    if not plan.changes:
+        print(f"{plan.root} ({plan.kind}) is wired up already: nothing to change.")
+        return 0
+    if args.check:
+        changed = ", ".join(c.path.relative_to(plan.root).as_posix() for c in plan.changes)
+        print(
+            f"{plan.root} ({plan.kind}) is not wired up (or is out of date): {changed} would "
+            "change. Run `kb-qa init` on it.",
+            file=sys.stderr,
+        )
+        return 1
+    sys.stdout.write(_safe(plan.diff()))
+    if args.dry_run:
+        print(f"(dry run: nothing written; {len(plan.changes)} file(s) would change)")
+        return 0
+    plan.apply()
+    print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
     return 0
 
 

@@ -86,10 +86,9 @@ class KnowledgeBase:
         if self.store.heal_folder():
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
-            site = load_site(self.settings.vault)
-            report.warnings += [
-                ("mkdocs.yml", w.removeprefix("mkdocs.yml: ")) for w in site.warnings
-            ]
+            site = load_site(self.settings.vault, self.settings.generator)
+            prefix = f"{site.config_name}: "
+            report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
             self._check_fingerprint(site, report)
@@ -150,8 +149,8 @@ class KnowledgeBase:
             self._embedder = None
         elif self.store.meta("fingerprint") not in ("", fingerprint):
             report.rebuilt = (
-                "chunking settings or mkdocs.yml heading/URL rules changed: re-chunking every "
-                "file (cached embeddings are reused)"
+                "chunking settings or the site config's heading/URL rules changed: re-chunking "
+                "every file (cached embeddings are reused)"
             )
             self.store.reset(keep_vectors=True)
         self.store.set_meta(fingerprint=fingerprint)
@@ -507,4 +506,6 @@ def _fingerprint(site: Site, settings: Settings) -> str:
         # Function objects in extension configs print with their address: drop it.
         "configs": re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))),
     }
+    if site.generator == "zensical":  # only then, so that existing indexes stay current
+        data["generator"] = site.generator
     return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

@@ -17,6 +17,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def preview_origins(dev_addr: str) -> tuple[str, ...]:
+    """The origins a browser may load a local preview from (``mkdocs serve``, ``zensical
+    serve``) at ``dev_addr`` (host:port): as given, and as localhost and 127.0.0.1."""
+    host, _, port = dev_addr.rpartition(":")
+    hosts = dict.fromkeys([host or "127.0.0.1", "localhost", "127.0.0.1"])
+    return tuple(f"http://{h}:{port}" for h in hosts)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

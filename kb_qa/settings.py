@@ -39,6 +39,10 @@ class Settings:
     # Citation links: "site" (URL#anchor; the default with mkdocs.yml), "file" (path:line),
     # "vscode" (vscode://file/...), "obsidian" (obsidian://open?...); empty = automatic
     link_style: str = ""
+    # Whose heading-id rules apply: "mkdocs", "zensical", or empty to decide by the config
+    # file (zensical.toml: Zensical's; mkdocs.yml: MkDocs'). Zensical building a mkdocs.yml
+    # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
+    generator: str = ""
     top_k: int = 10
     # Candidates taken from each of the vector and keyword indexes before fusion
     candidates: int = 200

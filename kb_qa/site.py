@@ -1,7 +1,9 @@
-"""What a vault's ``mkdocs.yml`` says about pages: where they are, their URLs, their heading ids.
+"""What a site's configuration says about pages: where they are, their URLs, their heading ids.
 
-A vault without ``mkdocs.yml`` is a plain folder of notes: every Markdown file is a page
-and headings get Python-Markdown's default ids.
+The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs) or ``zensical.toml`` (Zensical, which
+also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ). A vault without
+either is a plain folder of notes: every Markdown file is a page and headings get
+Python-Markdown's default ids.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import markdown
 import pathspec
 import yaml
 
+from kb_qa import zensical
 from kb_qa.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -26,6 +29,11 @@ BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
 # MkDocs' own default exclusions (dotfiles and the templates folder), gitignore syntax.
 DEFAULT_EXCLUDES = (".*", "/templates/")
+# ProperDocs (a maintained MkDocs 1.6 fork) reads properdocs.yml, then mkdocs.yml.
+MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
+# The order Zensical looks for its configuration in (its main.py).
+CONFIG_FILES = (zensical.CONFIG_FILE, *MKDOCS_FILES)
+GENERATORS = ("mkdocs", "zensical")
 
 
 @dataclass
@@ -36,7 +44,13 @@ class Site:
     docs_dir: Path
     site_url: str = ""
     use_directory_urls: bool = True
+    # Pages are addressed like MkDocs does it (Zensical does the same): the site has a config.
     is_mkdocs: bool = False
+    # Whose rules give the heading ids: "mkdocs" (also ProperDocs), "zensical", "" (no site)
+    generator: str = ""
+    config_name: str = ""  # the config file it was read from, e.g. "zensical.toml"
+    # Where the generator's preview server listens (`mkdocs serve`, `zensical serve`)
+    dev_addr: str = ""
     exclude_patterns: tuple[str, ...] = ()
     extensions: list[Any] = field(default_factory=list)
     extension_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -75,17 +89,36 @@ class Site:
         )
 
 
-def load_site(root: Path) -> Site:
-    """Read ``root/mkdocs.yml`` if there is one; otherwise describe a plain vault."""
-    names = ("mkdocs.yml", "mkdocs.yaml")
-    config_file = next((root / n for n in names if (root / n).is_file()), None)
+def find_config(root: Path, generator: str = "") -> Path | None:
+    """The site's config file: the first of zensical.toml, mkdocs.yml, mkdocs.yaml (the
+    order Zensical uses), properdocs.yml; without zensical.toml when ``generator`` is
+    "mkdocs"."""
+    if generator and generator not in GENERATORS:
+        raise ConfigError(
+            f"Setting generator (KBQA_GENERATOR) is {generator!r}: use mkdocs, zensical or "
+            "leave it empty to decide by the config file."
+        )
+    names = MKDOCS_FILES if generator == "mkdocs" else CONFIG_FILES
+    return next((root / n for n in names if (root / n).is_file()), None)
+
+
+def load_site(root: Path, generator: str = "") -> Site:
+    """Read the site's config (see ``find_config``); otherwise describe a plain vault.
+
+    ``generator`` says whose rules give heading ids: empty means Zensical's for
+    ``zensical.toml`` and MkDocs' for ``mkdocs.yml``; "zensical" also applies Zensical's
+    rules to a ``mkdocs.yml`` that Zensical builds.
+    """
+    config_file = find_config(root, generator)
     if config_file is None:
         site = Site(root=root, docs_dir=root)
-        _set_extensions(site, [], root)
+        _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         return site
-    config = _read_yaml(config_file)
+    is_toml = config_file.name == zensical.CONFIG_FILE
+    config = zensical.read_project(config_file) if is_toml else _read_yaml(config_file)
     if not isinstance(config, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
+    generator = "zensical" if is_toml else (generator or "mkdocs")
     docs_dir = (root / str(config.get("docs_dir") or "docs")).resolve()
     if not docs_dir.is_dir():
         raise ConfigError(
@@ -98,9 +131,19 @@ def load_site(root: Path) -> Site:
         site_url=str(config.get("site_url") or ""),
         use_directory_urls=bool(config.get("use_directory_urls", True)),
         is_mkdocs=True,
+        generator=generator,
+        config_name=config_file.name,
+        # The defaults of Zensical (its config.py) and of MkDocs.
+        dev_addr=str(
+            config.get("dev_addr")
+            or ("localhost:8000" if generator == "zensical" else "127.0.0.1:8000")
+        ),
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
-    _set_extensions(site, config.get("markdown_extensions") or [], root)
+    if generator == "zensical":
+        _set_extensions(site, zensical.extension_entries(config), root, zensical.BUILTIN_EXTENSIONS)
+    else:
+        _set_extensions(site, config.get("markdown_extensions") or [], root, BUILTIN_EXTENSIONS)
     return site
 
 
@@ -129,9 +172,12 @@ _LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 _PROBE = "# Title\n\n## Part `code`\n\nText with a [link](other.md#part) and *emphasis*.\n"
 
 
-def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
+def _set_extensions(
+    site: Site, configured: list[Any], root: Path, builtins: tuple[str, ...]
+) -> None:
     """Resolve the site's markdown_extensions, dropping (with a warning) those that fail."""
-    names: list[str] = list(BUILTIN_EXTENSIONS)
+    source = site.config_name or "mkdocs.yml"
+    names: list[str] = list(builtins)
     configs: dict[str, dict[str, Any]] = {}
     for item in configured:
         if isinstance(item, dict) and len(item) == 1:
@@ -140,10 +186,12 @@ def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
         elif isinstance(item, str):
             name = item
         else:
-            site.warnings.append(f"mkdocs.yml: ignoring markdown_extensions entry {item!r}")
+            site.warnings.append(f"{source}: ignoring markdown_extensions entry {item!r}")
             continue
         if name not in names:
             names.append(name)
+    if site.generator == "zensical":
+        site.warnings += zensical.resolve_callables(configs)
     _tune_for_ids(configs, root)
     usable: list[str] = []
     for name in names:
@@ -155,7 +203,7 @@ def _set_extensions(site: Site, configured: list[Any], root: Path) -> None:
             ).convert(_PROBE)
         except Exception as exc:  # noqa: BLE001 - any third-party import/config failure
             site.warnings.append(
-                f"mkdocs.yml: markdown extension {name!r} could not be loaded ({exc}); "
+                f"{source}: markdown extension {name!r} could not be loaded ({exc}); "
                 "heading ids are computed without it"
             )
             continue

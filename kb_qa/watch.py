@@ -22,12 +22,11 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from kb_qa.errors import KbQaError
-from kb_qa.site import MARKDOWN_SUFFIXES
+from kb_qa.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)
 
-CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
 IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
 
 
@@ -59,7 +58,7 @@ def relevant(path: str, is_directory: bool) -> bool:
         return not name.startswith(".")
     if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
         return False  # editor swap/backup/probe files
-    return name.lower().endswith(MARKDOWN_SUFFIXES) or name in CONFIG_NAMES
+    return name.lower().endswith(MARKDOWN_SUFFIXES) or name in CONFIG_FILES
 
 
 class _Recorder(FileSystemEventHandler):

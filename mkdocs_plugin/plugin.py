@@ -1,6 +1,9 @@
 """``plugins: [search, kb-qa]``: the kb-qa chat widget on every page of an MkDocs site.
 
 - injects the widget's script and stylesheet into every page and copies them into the site;
+  a site wired by ``kb-qa init`` (its extra_javascript loads ``kb-qa/kb-qa-options.js``, for
+  generators without plugins) gets the widget once: those entries are dropped from this
+  build and the plugin injects it, with the settings of ``extra.kb_qa``;
 - ``index_on_build``: refreshes the kb-qa index after a build, taking heading ids from the
   rendered pages' table of contents so citations land on exactly the ids the site has;
 - ``serve_api``: during ``mkdocs serve``, runs the kb-qa API in the same process on a free
@@ -10,7 +13,6 @@
 from __future__ import annotations
 
 import html
-import json
 import logging
 import re
 import shutil
@@ -27,9 +29,12 @@ from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink
 from mkdocs.utils import get_relative_url
 
+from kb_qa import wiring
+from kb_qa.wiring import inject
+
 log = logging.getLogger("mkdocs.plugins.kb-qa")
 
-ASSET_DIR = "kb-qa"
+ASSET_DIR = wiring.ASSET_DIR
 _SHORTCUT = re.compile(r"^((mod|ctrl|alt|shift|meta)\+)*[a-z0-9/.,;]$", re.I)
 _TAGS = re.compile(r"<[^>]+>")
 
@@ -56,6 +61,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
         self._site_url = ""
+        self._options = wiring.WidgetOptions()
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -77,6 +83,9 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 "'mod+k', 'ctrl+shift+k' or '/'."
             )
         self._endpoint = endpoint.rstrip("/")
+        self._options = self._widget_options(config)
+        if not endpoint and self._options.endpoint:
+            self._endpoint = self._options.endpoint.rstrip("/")
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy).
         self._site_url = config.site_url or ""
@@ -89,21 +98,33 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self._toc = {}
         return config
 
+    def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
+        """The widget's title and questions: the plugin's own, or on a site wired by
+        ``kb-qa init``, those of ``extra.kb_qa`` (what every generator shows). A wired site
+        loses its kb-qa extra_javascript/extra_css entries for this build, so the widget is
+        on each page once (injected here, pointing at the API under serve)."""
+        if not wiring.is_wired(config.extra_javascript):
+            return wiring.WidgetOptions(
+                title=self.config.title,
+                suggested_questions=tuple(self.config.suggested_questions),
+            )
+        config.extra_javascript = [e for e in config.extra_javascript if not wiring.is_wired([e])]
+        config.extra_css = [
+            e for e in config.extra_css if not str(e).lstrip("/").endswith(wiring.CSS_PATH)
+        ]
+        log.info("kb-qa: the site is wired by `kb-qa init`: the plugin adds the widget, once")
+        return wiring.options_from(config.extra) or wiring.WidgetOptions()
+
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            from kb_qa.serving import BackgroundServer
+            from kb_qa.serving import BackgroundServer, preview_origins
 
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
-            port = config.dev_addr.port
-            origins = (
-                f"http://{config.dev_addr.host}:{port}",
-                f"http://localhost:{port}",
-                f"http://127.0.0.1:{port}",
-            )
+            origins = preview_origins(f"{config.dev_addr.host}:{config.dev_addr.port}")
             log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
             try:
-                self._api = BackgroundServer.start(vault, cors_origins=origins)
+                self._api = BackgroundServer.start(vault, cors_origins=origins, generator="mkdocs")
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
@@ -150,18 +171,14 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             root = get_relative_url(".", page_url)
         options = {
             "endpoint": self._endpoint,
-            "title": self.config.title,
+            "title": self._options.title,
             "placeholder": self.config.placeholder,
-            "suggested": list(self.config.suggested_questions),
+            "suggested": list(self._options.suggested_questions),
             "shortcut": self.config.shortcut,
             "root": root,
             "site_url": self._site_url,
         }
-        data = html.escape(json.dumps(options, ensure_ascii=False), quote=True)
-        return (
-            f'<link rel="stylesheet" href="{html.escape(css)}" data-kb-qa>\n'
-            f'<script src="{html.escape(js)}" defer data-kb-qa-options="{data}"></script>\n'
-        )
+        return wiring.widget_tags(css, js, options)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:
@@ -208,7 +225,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 except ValueError:
                     continue
         try:
-            with KnowledgeBase(vault) as kb:
+            with KnowledgeBase(vault, generator="mkdocs") as kb:
                 report = kb.index(rendered=rendered)
         except KbQaError as exc:
             raise PluginError(f"kb-qa: indexing failed: {exc}") from exc
@@ -226,14 +243,6 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if self._api is not None:
             self._api.stop()
             self._api = None
-
-
-def inject(output: str, tags: str) -> str:
-    """Put the widget's tags at the end of <head> (or the start of the document)."""
-    marker = output.find("</head>")
-    if marker == -1:
-        return tags + output
-    return output[:marker] + tags + output[marker:]
 
 
 def _flatten(items: list[AnchorLink]) -> list[Any]:

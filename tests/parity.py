@@ -1,4 +1,5 @@
-"""Anchor parity: kb-qa's heading anchors against the ids of a real ``mkdocs build``.
+"""Anchor parity: kb-qa's heading anchors against the ids of a real ``mkdocs build`` or
+``zensical build``.
 
 Used by ``tests/test_anchor_parity.py`` and ``bench/anchor_parity.py`` (the one place
 this logic lives).
@@ -10,7 +11,8 @@ For a site (``sample_site/`` or a corpus folder holding ``mkdocs.yml`` + ``docs/
    is always kept), ``hooks``, ``INHERIT``, a missing ``custom_dir`` or ``watch`` path,
    markdown extensions whose module is not installed, and ``strict`` (warnings about the
    removed parts must not stop the build);
-2. run the real ``mkdocs build`` on it;
+2. run the real ``mkdocs build`` (or ``zensical build``: ``generator="zensical"``) on it;
+   a ``zensical.toml`` is built as it is (Zensical ignores what it does not know);
 3. for every Markdown page kb-qa indexes, read the heading ids (h1-h6 ``id`` inside the page's
    main content) from the built HTML, found with the same rule as ``Site.url_for``;
 4. line them up with the headings kb-qa chunked (``chunk_document``), in order, and count
@@ -45,7 +47,10 @@ from kb_qa.vault import Boundary, read_document, scan
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = REPO / "sample_site"
+# sample_site's pages with a zensical.toml instead of mkdocs.yml (URLs and slugs changed).
+SAMPLE_ZENSICAL_TOML = Path(__file__).resolve().parent / "sites" / "sample_site.zensical.toml"
 CORPORA = ("mkdocs", "mkdocs-material", "pydantic", "uv")
+GENERATORS = ("mkdocs", "zensical")
 # Installed plugins that fetch things from the internet while building.
 NETWORK_PLUGINS = frozenset({"social", "material/social", "privacy", "material/privacy"})
 
@@ -54,6 +59,19 @@ def corpora_dir() -> Path:
     """Where the public corpora live: ``KBQA_CORPORA`` or ``shared/corpora`` beside the repo."""
     env = os.environ.get("KBQA_CORPORA")
     return Path(env) if env else REPO.parent / "shared" / "corpora"
+
+
+def zensical_installed() -> bool:
+    """Whether ``zensical build`` can run here (it is in the test extras)."""
+    return _module_installed("zensical")
+
+
+def zensical_sample_site(workdir: Path) -> Path:
+    """A copy of sample_site's docs with ``tests/sites/sample_site.zensical.toml`` as its config."""
+    root = workdir / "sample_site_toml"
+    shutil.copytree(SAMPLE_SITE / "docs", root / "docs")
+    shutil.copyfile(SAMPLE_ZENSICAL_TOML, root / "zensical.toml")
+    return root
 
 
 def sites() -> dict[str, Path]:
@@ -267,8 +285,9 @@ class Build:
     log: str
 
 
-def build_site(source: Path, workdir: Path) -> Build:
-    """Copy ``source`` into ``workdir``, make its mkdocs.yml work here and run ``mkdocs build``."""
+def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
+    """Copy ``source`` into ``workdir``, make its config work here and build it with
+    ``generator`` (``mkdocs build``, or ``zensical build``)."""
     root = workdir / "src"
     # Not a previous build or kb-qa index at the top of the site folder.
     top = str(source)
@@ -277,38 +296,70 @@ def build_site(source: Path, workdir: Path) -> Build:
     )
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-    config_file = next(p for p in (root / "mkdocs.yml", root / "mkdocs.yaml") if p.is_file())
-    config = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
-    config, removed = offline_config(config, root)
-    removed += _stub_missing_templates(config, root)
-    config_file.write_text(
-        yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False), encoding="utf-8"
-    )
     site_dir = workdir / "site"
+    removed: list[str] = []
+    toml_file = root / "zensical.toml"
+    if generator == "zensical" and toml_file.is_file():
+        config_file = toml_file
+        project = _zensical_project(toml_file)
+        site_dir = root / str(project.get("site_dir") or "site")
+    else:
+        config_file = next(p for p in (root / "mkdocs.yml", root / "mkdocs.yaml") if p.is_file())
+        config = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+        config, removed = offline_config(config, root)
+        removed += _stub_missing_templates(config, root)
+        if generator == "zensical":
+            # Zensical has no --site-dir and wants the output inside the project.
+            config["site_dir"] = "site"
+            site_dir = root / "site"
+        config_file.write_text(
+            yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False),
+            encoding="utf-8",
+        )
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if generator == "zensical":
+        command = [zensical_command(), "build", "--clean", "-f", str(config_file)]
+    else:
+        command = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file)]
+        command += ["-d", str(site_dir)]
     started = time.perf_counter()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "build",
-            "-q",
-            "-f",
-            str(config_file),
-            "-d",
-            str(site_dir),
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 and generator == "zensical" and config_file.suffix != ".toml":
+        # Zensical renders MkDocs themes' templates with its own engine; some it cannot
+        # (the mkdocs theme's {% trans %}, an override including a missing icon). The theme
+        # does not change heading ids: say why and build with Zensical's own theme.
+        reason = _last_error_line(proc.stdout + proc.stderr)
+        config["theme"] = {"name": "material"}
+        removed.append(f"theme (Zensical cannot build it: {reason}; built with its own)")
+        removed += _stub_missing_templates(config, root)
+        config_file.write_text(
+            yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False),
+            encoding="utf-8",
+        )
+        proc = subprocess.run(
+            command, cwd=root, env=env, capture_output=True, text=True, check=False
+        )
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
-        raise RuntimeError(f"mkdocs build of {source} failed:\n{proc.stdout}\n{proc.stderr}")
-    return Build(source, root, site_dir, removed, seconds, proc.stderr)
+        raise RuntimeError(f"{generator} build of {source} failed:\n{proc.stdout}\n{proc.stderr}")
+    return Build(source, root, site_dir, removed, seconds, proc.stdout + proc.stderr)
+
+
+def _last_error_line(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def zensical_command() -> str:
+    """The ``zensical`` script next to this Python (the test venv), else on PATH."""
+    beside = Path(sys.executable).with_name("zensical")
+    return str(beside) if beside.is_file() else "zensical"
+
+
+def _zensical_project(path: Path) -> dict[str, Any]:
+    from kb_qa.zensical import read_project
+
+    return read_project(path)
 
 
 # --- headings of a built page -------------------------------------------------------------
@@ -483,6 +534,8 @@ def compare_page(page: str, ours: list[Heading], rendered: list[Heading]) -> Pag
 @dataclass
 class SiteResult:
     name: str
+    generator: str = "mkdocs"
+    build_log: str = ""
     pages: int = 0
     headings: int = 0
     matched: int = 0
@@ -498,13 +551,17 @@ class SiteResult:
         return 100.0 * self.matched / self.headings if self.headings else 100.0
 
 
-def check_site(name: str, source: Path, workdir: Path | None = None) -> SiteResult:
-    """Build ``source`` with MkDocs and compare every page's ids with kb-qa's anchors."""
+def check_site(
+    name: str, source: Path, workdir: Path | None = None, generator: str = "mkdocs"
+) -> SiteResult:
+    """Build ``source`` with ``generator`` and compare every page's ids with kb-qa's anchors."""
     with tempfile.TemporaryDirectory(prefix=f"kbqa-parity-{name}-") as tmp:
-        build = build_site(source, Path(workdir or tmp))
-        site = load_site(source)
+        build = build_site(source, Path(workdir or tmp), generator)
+        site = load_site(source, generator)
         result = SiteResult(
             name,
+            generator=generator,
+            build_log=build.log,
             removed=build.removed,
             kbqa_warnings=list(site.warnings),
             build_seconds=build.seconds,
@@ -525,13 +582,13 @@ def check_site(name: str, source: Path, workdir: Path | None = None) -> SiteResu
 
 
 def format_table(results: Iterable[SiteResult]) -> str:
-    rows = [
-        ("corpus", "pages", "headings", "matched", "%", "misses", "extra", "unbuilt", "build s")
-    ]
+    header = ("corpus", "built by", "pages", "headings", "matched", "%", "misses", "extra")
+    rows = [(*header, "unbuilt", "build s")]
     for r in results:
         rows.append(
             (
                 r.name,
+                r.generator,
                 str(r.pages),
                 str(r.headings),
                 str(r.matched),

@@ -1,0 +1,197 @@
+"""What Zensical does differently from MkDocs when it reads a site's configuration.
+
+Zensical (``zensical build``) reads ``zensical.toml`` (its settings under ``[project]``) or
+``mkdocs.yml``. For heading ids and URLs three things differ from MkDocs, all read from
+Zensical 0.0.73's ``zensical/config.py``:
+
+- without a ``markdown_extensions`` setting it renders with its own default set
+  (``DEFAULT_EXTENSIONS`` below), not MkDocs' bare ``toc``/``tables``/``fenced_code``;
+- its built-in extensions are ``toc`` and ``tables``, and ``pymdownx.superfences`` is added
+  last when the site does not list it (instead of MkDocs' ``fenced_code``);
+- in TOML, callables are written as strings (``emoji_generator = "module.func"``) or as
+  ``{object = "module.func", kwds = {...}}`` (a ``slugify`` factory), and extensions may be
+  nested tables (``[project.markdown_extensions.pymdownx.tabbed]``).
+
+This module turns that into the MkDocs-style list that ``site.py`` already resolves. It does
+not import Zensical: kb-qa reads a Zensical site without Zensical installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from kb_qa.errors import ConfigError
+
+CONFIG_FILE = "zensical.toml"
+BUILTIN_EXTENSIONS = ("toc", "tables")
+FENCES = "pymdownx.superfences"
+
+# Zensical's defaults for a site that does not set markdown_extensions (its config.py
+# DEFAULT_MARKDOWN_EXTENSIONS); callables named as strings, resolved like the site's own.
+DEFAULT_EXTENSIONS: dict[str, dict[str, Any]] = {
+    "abbr": {},
+    "admonition": {},
+    "attr_list": {},
+    "def_list": {},
+    "footnotes": {},
+    "md_in_html": {},
+    "toc": {"permalink": True},
+    "pymdownx.arithmatex": {"generic": True},
+    "pymdownx.betterem": {},
+    "pymdownx.caret": {},
+    "pymdownx.details": {},
+    "pymdownx.emoji": {
+        "emoji_generator": "zensical.extensions.emoji.to_svg",
+        "emoji_index": "zensical.extensions.emoji.twemoji",
+    },
+    "pymdownx.highlight": {
+        "anchor_linenums": True,
+        "line_spans": "__span",
+        "pygments_lang_class": True,
+    },
+    "pymdownx.inlinehilite": {},
+    "pymdownx.keys": {},
+    "pymdownx.magiclink": {},
+    "pymdownx.mark": {},
+    "pymdownx.smartsymbols": {},
+    "pymdownx.superfences": {"custom_fences": [{"name": "mermaid", "class": "mermaid"}]},
+    "pymdownx.tabbed": {"alternate_style": True, "combine_header_slug": True},
+    "pymdownx.tasklist": {"custom_checkbox": True},
+    "pymdownx.tilde": {},
+}
+
+# Zensical ships copies of Material's emoji functions; Material's give the same HTML, and
+# they are what is installed when Zensical is not.
+_STAND_INS = {"zensical.extensions.emoji.": "material.extensions.emoji."}
+_MATERIAL = "material.extensions"
+
+
+def read_project(path: Path) -> dict[str, Any]:
+    """The settings of a ``zensical.toml``: its ``[project]`` table, as plain Python values."""
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}. Fix the file and run again.") from exc
+    config = document.unwrap()
+    project = config.get("project", config)
+    if not isinstance(project, dict):
+        raise ConfigError(f"{path}: [project] must be a table of settings.")
+    return project
+
+
+def extension_entries(config: dict[str, Any]) -> list[Any]:
+    """The site's markdown_extensions as MkDocs writes them (names, or one-key mappings),
+    with Zensical's defaults when the setting is absent and superfences added last."""
+    value = config.get("markdown_extensions", DEFAULT_EXTENSIONS)
+    if value is None:
+        value = []
+    if isinstance(value, dict):
+        items = list(_hoist(value).items())
+    elif isinstance(value, list):
+        items = []
+        for item in value:
+            if isinstance(item, str):
+                items.append((item, {}))
+            elif isinstance(item, dict) and len(item) == 1:
+                name, cfg = next(iter(item.items()))
+                items.append((str(name), cfg))
+            else:
+                items.append(("", item))  # site.py warns about it
+    else:
+        raise ConfigError(
+            f"markdown_extensions must be a list or a table, not {type(value).__name__}."
+        )
+    if FENCES not in {name for name, _ in items}:
+        items.append((FENCES, {}))
+    return [({name: cfg or {}} if name else cfg) for name, cfg in items]
+
+
+def _hoist(value: dict[str, Any]) -> dict[str, Any]:
+    """``pymdownx = {tabbed = {...}}`` (unquoted dotted keys in TOML) -> ``pymdownx.tabbed``."""
+    result = dict(value)
+    for prefix in ("pymdownx", "zensical"):
+        nested = result.pop(prefix, None)
+        if not isinstance(nested, dict):
+            if nested is not None:
+                result[prefix] = nested
+            continue
+        for name, cfg in nested.items():
+            deeper = prefix == "pymdownx" and name == "blocks"
+            deeper = deeper or (prefix == "zensical" and name == "extensions")
+            if deeper and isinstance(cfg, dict):
+                for block, block_cfg in cfg.items():
+                    result[f"{prefix}.{name}.{block}"] = block_cfg
+            else:
+                result[f"{prefix}.{name}"] = cfg
+    return result
+
+
+def resolve_callables(configs: dict[str, dict[str, Any]]) -> list[str]:
+    """Turn the callables Zensical accepts as strings or ``{object, kwds}`` into objects.
+
+    Returns a warning for each that cannot be imported (its extension then fails to load
+    and is left out, with site.py's warning).
+    """
+    problems: list[str] = []
+
+    def resolve(value: Any, default: str) -> Any:
+        try:
+            if isinstance(value, str):
+                return _resolve(value)
+            if isinstance(value, dict):
+                made = _resolve(str(value.get("object") or default))
+                return made(**dict(value.get("kwds") or {}))
+        except (ImportError, AttributeError, ValueError, TypeError) as exc:
+            problems.append(
+                f"{CONFIG_FILE}: cannot use {value!r} ({exc}); install the package that "
+                "provides it, or fix the name"
+            )
+        return value
+
+    emoji = configs.get("pymdownx.emoji", {})
+    for key in ("emoji_generator", "emoji_index"):
+        value = emoji.get(key)
+        if callable(value) and value.__module__.startswith(_MATERIAL):
+            # Zensical reads mkdocs.yml with Material's emoji functions swapped for its own,
+            # whose icons keep their <title> (part of the heading text, so of its id).
+            module = value.__module__.replace(_MATERIAL, "zensical.extensions")
+            value = f"{module}.{value.__name__}"
+            with contextlib.suppress(ImportError, AttributeError, ValueError):
+                emoji[key] = _resolve(value)
+        elif isinstance(value, str):
+            emoji[key] = resolve(value, "")
+    for name in ("toc", "pymdownx.tabbed", "pymdownx.blocks.tab"):
+        cfg = configs.get(name, {})
+        if isinstance(cfg.get("slugify"), dict):
+            cfg["slugify"] = resolve(cfg["slugify"], "pymdownx.slugs.slugify")
+    fences = configs.get(FENCES, {}).get("custom_fences", [])
+    inline = configs.get("pymdownx.inlinehilite", {}).get("custom_inline", [])
+    for entry in [*fences, *inline]:
+        if not isinstance(entry, dict):
+            continue
+        for key in ("format", "validator"):
+            if isinstance(entry.get(key), (str, dict)):
+                entry[key] = resolve(entry[key], "pymdownx.superfences.fence_code_format")
+    return problems
+
+
+def _resolve(symbol: str) -> Any:
+    """Import ``module.name``; Zensical's own emoji functions fall back to Material's."""
+    candidates = [symbol]
+    for prefix, stand_in in _STAND_INS.items():
+        if symbol.startswith(prefix):
+            candidates.append(stand_in + symbol.removeprefix(prefix))
+    for candidate in candidates[:-1]:
+        module_name, _, attr = candidate.rpartition(".")
+        try:
+            return getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError):
+            continue
+    module_name, _, attr = candidates[-1].rpartition(".")
+    return getattr(importlib.import_module(module_name), attr)
