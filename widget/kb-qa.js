@@ -343,6 +343,7 @@
   var GLUE = /[A-Za-z0-9_\]]/;
   var CITE = /\[(\d{1,3})\]/y;
   var AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
+  var SPECIAL = /[\\`[\]<hH*_]/g;
   var TRAILING = /[).,;:!?'"\]]/;
   var BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
   function backtickRuns(s) {
@@ -406,7 +407,7 @@
     const right = !SPACE.test(before) && (!PUNCT.test(before) || SPACE.test(after) || PUNCT.test(after));
     const open = ch === "*" ? left : left && (!right || PUNCT.test(before));
     const close = ch === "*" ? right : right && (!left || PUNCT.test(after));
-    return { t: "delim", ch, count: j - i, orig: j - i, open, close, opens: [], closes: [], prev: null, next: null };
+    return { t: "delim", ch, count: j - i, orig: j - i, open, close, opens: null, closes: null, prev: null, next: null };
   }
   function processEmphasis(list, bottom) {
     const openersBottom = /* @__PURE__ */ new Map();
@@ -441,8 +442,8 @@
       const type = use === 2 ? "strong" : "em";
       opener.count -= use;
       closer.count -= use;
-      opener.opens.push(type);
-      closer.closes.push(type);
+      (opener.opens || (opener.opens = [])).push(type);
+      (closer.closes || (closer.closes = [])).push(type);
       opener.next = closer;
       closer.prev = opener;
       if (!opener.count) unlink(list, opener);
@@ -477,118 +478,95 @@
     const runs = backtickRuns(s);
     let run = 0;
     let text = "";
-    const flush = () => {
+    let from = 0;
+    const piece = (p, end) => {
+      text += s.slice(from, i);
       if (text) pieces.push({ t: "text", v: text });
       text = "";
+      pieces.push(p);
+      i = from = end;
     };
     let i = 0;
     while (i < s.length) {
+      SPECIAL.lastIndex = i;
+      const next = SPECIAL.exec(s);
+      if (!next) break;
+      i = next.index;
       const ch = s[i];
       let m;
       if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
-        text += s[i + 1];
-        i += 2;
-        continue;
-      }
-      if (ch === "`") {
+        text += s.slice(from, i) + s[i + 1];
+        i = from = i + 2;
+      } else if (ch === "`") {
         while (runs[run].at + runs[run].len <= i) run++;
         const open = runs[run];
-        if (open.at !== i) {
-          text += s.slice(i, open.at + open.len);
-          i = open.at + open.len;
-          run++;
-        } else if (open.next !== -1) {
+        if (open.at === i && open.next !== -1) {
           const close = runs[open.next];
           const code = s.slice(i + open.len, close.at);
-          flush();
-          pieces.push({ t: "code", v: /^ [^]* $/.test(code) && code.trim() ? code.slice(1, -1) : code });
-          i = close.at + close.len;
+          piece({ t: "code", v: /^ [^]* $/.test(code) && code.trim() ? code.slice(1, -1) : code }, close.at + close.len);
           run = open.next + 1;
         } else {
-          text += s.slice(i, i + open.len);
-          i += open.len;
+          i = open.at + open.len;
           run++;
         }
-        continue;
-      }
-      if (ch === "[") {
-        CITE.lastIndex = i;
-        if ((m = CITE.exec(s)) && s[i + m[0].length] !== "(") {
-          const prev = pieces[pieces.length - 1];
-          const glued = text ? GLUE.test(text[text.length - 1]) : !!prev && prev.t === "code";
-          flush();
-          pieces.push({ t: "cite", n: parseInt(m[1], 10), glued });
-          i += m[0].length;
-          continue;
-        }
-        flush();
-        const piece = { t: "bracket", link: null };
-        pieces.push(piece);
-        brackets.push({ piece, delims: delims.tail });
-        i++;
-        continue;
-      }
-      if (ch === "]" && brackets.length) {
+      } else if (ch === "[" && (CITE.lastIndex = i, m = CITE.exec(s)) && s[i + m[0].length] !== "(") {
+        const before = i > from ? s[i - 1] : text[text.length - 1];
+        const prev = pieces[pieces.length - 1];
+        const glued = before ? GLUE.test(before) : !!prev && prev.t === "code";
+        piece({ t: "cite", n: parseInt(m[1], 10), glued }, i + m[0].length);
+      } else if (ch === "[") {
+        const open = { t: "bracket", link: null, delims: delims.tail };
+        brackets.push(open);
+        piece(open, i + 1);
+      } else if (ch === "]" && brackets.length) {
         const opener = brackets.pop();
         const target = brackets.length >= inactiveBelow ? linkTarget(s, i + 1) : null;
         inactiveBelow = Math.min(inactiveBelow, brackets.length);
         if (target) {
-          flush();
           processEmphasis(delims, opener.delims);
-          opener.piece.link = target.href;
-          pieces.push({ t: "end" });
+          opener.link = target.href;
+          piece({ t: "end" }, target.end);
           inactiveBelow = brackets.length;
-          i = target.end;
-          continue;
+        } else {
+          i++;
         }
-        text += ch;
-        i++;
-        continue;
-      }
-      if (ch === "<") {
-        AUTOLINK.lastIndex = i;
-        if (m = AUTOLINK.exec(s)) {
-          flush();
-          pieces.push({ t: "url", v: m[1] });
-          i += m[0].length;
-          continue;
-        }
-      }
-      if ((ch === "h" || ch === "H") && !WORDY.test(s[i - 1] || "")) {
-        BARE_URL.lastIndex = i;
-        if (m = BARE_URL.exec(s)) {
-          let end = m[0].length;
-          while (end > 0 && TRAILING.test(m[0][end - 1])) end--;
-          const url = m[0].slice(0, end);
-          flush();
-          pieces.push({ t: "url", v: url });
-          i += url.length;
-          continue;
-        }
-      }
-      if (ch === "*" || ch === "_") {
-        flush();
+      } else if (ch === "<" && (AUTOLINK.lastIndex = i, m = AUTOLINK.exec(s))) {
+        piece({ t: "url", v: m[1] }, i + m[0].length);
+      } else if ((ch === "h" || ch === "H") && !WORDY.test(s[i - 1] || "") && (BARE_URL.lastIndex = i, m = BARE_URL.exec(s))) {
+        let end = m[0].length;
+        while (end > 0 && TRAILING.test(m[0][end - 1])) end--;
+        piece({ t: "url", v: m[0].slice(0, end) }, i + end);
+      } else if (ch === "*" || ch === "_") {
         const d = delimiter(s, i, ch);
-        pieces.push(d);
         push(delims, d);
-        i += d.count;
-        continue;
+        piece(d, i + d.count);
+      } else {
+        i++;
       }
-      text += ch;
-      i++;
     }
-    flush();
+    i = s.length;
+    text += s.slice(from, i);
+    if (text) pieces.push({ t: "text", v: text });
     processEmphasis(delims, null);
     return pieces;
   }
   function parseInline(s) {
     const root = { children: [] };
     const stack = [{ node: root, after: "" }];
+    let parts = [];
+    const settle = () => {
+      if (!parts.length) return;
+      const joined = parts.join("");
+      parts = [];
+      if (joined) stack[stack.length - 1].node.children.push({ type: "text", text: joined });
+    };
     const add = (node) => {
-      const children = stack[stack.length - 1].node.children;
-      const last = children[children.length - 1];
-      if (node.type === "text" && last && last.type === "text") last.text += node.text;
-      else if (node.type !== "text" || node.text) children.push(node);
+      if (node.type === "text") {
+        parts.push(node.text);
+        return;
+      }
+      settle();
+      stack[stack.length - 1].node.children.push(node);
     };
     const open = (node, before, after) => {
       if (stack.length > MAX_DEPTH) {
@@ -600,8 +578,11 @@
       stack.push({ node, after: "" });
     };
     const close = () => {
-      const top = stack.pop();
-      if (top.flat) add({ type: "text", text: top.after });
+      if (stack[stack.length - 1].flat) add({ type: "text", text: stack.pop().after });
+      else {
+        settle();
+        stack.pop();
+      }
     };
     scan(String(s || "")).forEach((p) => {
       if (p.t === "text") add({ type: "text", text: p.v });
@@ -614,14 +595,15 @@
       } else if (p.t === "end") {
         close();
       } else {
-        p.closes.forEach(close);
+        if (p.closes) p.closes.forEach(close);
         add({ type: "text", text: p.ch.repeat(p.count) });
-        for (let k = p.opens.length - 1; k >= 0; k--) {
+        for (let k = p.opens ? p.opens.length - 1 : -1; k >= 0; k--) {
           const mark = p.opens[k] === "strong" ? p.ch + p.ch : p.ch;
           open({ type: p.opens[k], children: [] }, mark, mark);
         }
       }
     });
+    settle();
     return root.children;
   }
 
@@ -629,8 +611,13 @@
   var FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
   var BULLET = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
   var RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+  function fenceOf(line) {
+    const f = FENCE.exec(line);
+    if (f && f[1][0] === "`" && line.indexOf("`", f[0].length) !== -1) return null;
+    return f;
+  }
   function startsBlock(line) {
-    return FENCE.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
+    return !!fenceOf(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
   }
   function indentOf(line) {
     return /^\s*/.exec(line)[0].replace(/\t/g, "    ").length;
@@ -679,7 +666,7 @@
         i++;
         continue;
       }
-      let f = FENCE.exec(line);
+      const f = fenceOf(line);
       if (f) {
         let body = [];
         let closed = false;

@@ -18,6 +18,7 @@ const WORDY = /[\p{L}\p{N}]/u;
 const GLUE = /[A-Za-z0-9_\]]/; // "arr[0]": a marker glued to this is indexing unless known
 const CITE = /\[(\d{1,3})\]/y;
 const AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
+const SPECIAL = /[\\`[\]<hH*_]/g;
 const TRAILING = /[).,;:!?'"\]]/;
 const BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
 
@@ -87,7 +88,7 @@ function delimiter(s, i, ch) {
   const right = !SPACE.test(before) && (!PUNCT.test(before) || SPACE.test(after) || PUNCT.test(after));
   const open = ch === "*" ? left : left && (!right || PUNCT.test(before));
   const close = ch === "*" ? right : right && (!left || PUNCT.test(after));
-  return { t: "delim", ch: ch, count: j - i, orig: j - i, open: open, close: close, opens: [], closes: [], prev: null, next: null };
+  return { t: "delim", ch: ch, count: j - i, orig: j - i, open: open, close: close, opens: null, closes: null, prev: null, next: null };
 }
 
 /**
@@ -127,8 +128,8 @@ function processEmphasis(list, bottom) {
     const type = use === 2 ? "strong" : "em";
     opener.count -= use;
     closer.count -= use;
-    opener.opens.push(type);
-    closer.closes.push(type);
+    (opener.opens || (opener.opens = [])).push(type);
+    (closer.closes || (closer.closes = [])).push(type);
     opener.next = closer; // the delimiters in between can no longer match
     closer.prev = opener;
     if (!opener.count) unlink(list, opener);
@@ -163,114 +164,83 @@ function push(list, d) {
 function scan(s) {
   const pieces = [];
   const delims = { head: null, tail: null };
-  const brackets = [];
+  const brackets = []; // the "[" pieces still open
   let inactiveBelow = 0; // brackets below this index were open around a link: never links
   const runs = backtickRuns(s);
   let run = 0;
+  // Text is taken from the source as slices: s[from, i) is text not yet added to ``text``.
   let text = "";
-  const flush = () => {
+  let from = 0;
+  const piece = (p, end) => {
+    text += s.slice(from, i);
     if (text) pieces.push({ t: "text", v: text });
     text = "";
+    pieces.push(p);
+    i = from = end;
   };
   let i = 0;
   while (i < s.length) {
+    SPECIAL.lastIndex = i;
+    const next = SPECIAL.exec(s);
+    if (!next) break;
+    i = next.index;
     const ch = s[i];
     let m;
     if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
-      text += s[i + 1];
-      i += 2;
-      continue;
-    }
-    if (ch === "`") {
+      text += s.slice(from, i) + s[i + 1];
+      i = from = i + 2;
+    } else if (ch === "`") {
       while (runs[run].at + runs[run].len <= i) run++;
       const open = runs[run];
-      if (open.at !== i) {
-        // The rest of a run whose first backtick was escaped: text.
-        text += s.slice(i, open.at + open.len);
-        i = open.at + open.len;
-        run++;
-      } else if (open.next !== -1) {
+      if (open.at === i && open.next !== -1) {
         const close = runs[open.next];
         const code = s.slice(i + open.len, close.at);
-        flush();
-        pieces.push({ t: "code", v: /^ [^]* $/.test(code) && code.trim() ? code.slice(1, -1) : code });
-        i = close.at + close.len;
+        piece({ t: "code", v: /^ [^]* $/.test(code) && code.trim() ? code.slice(1, -1) : code }, close.at + close.len);
         run = open.next + 1;
       } else {
-        text += s.slice(i, i + open.len);
-        i += open.len;
+        // No closing run (or the rest of a run whose first backtick was escaped): text.
+        i = open.at + open.len;
         run++;
       }
-      continue;
-    }
-    if (ch === "[") {
-      CITE.lastIndex = i;
-      if ((m = CITE.exec(s)) && s[i + m[0].length] !== "(") {
-        const prev = pieces[pieces.length - 1];
-        const glued = text ? GLUE.test(text[text.length - 1]) : !!prev && prev.t === "code";
-        flush();
-        pieces.push({ t: "cite", n: parseInt(m[1], 10), glued: glued });
-        i += m[0].length;
-        continue;
-      }
-      flush();
-      const piece = { t: "bracket", link: null };
-      pieces.push(piece);
-      brackets.push({ piece: piece, delims: delims.tail });
-      i++;
-      continue;
-    }
-    if (ch === "]" && brackets.length) {
+    } else if (ch === "[" && ((CITE.lastIndex = i), (m = CITE.exec(s))) && s[i + m[0].length] !== "(") {
+      const before = i > from ? s[i - 1] : text[text.length - 1];
+      const prev = pieces[pieces.length - 1];
+      const glued = before ? GLUE.test(before) : !!prev && prev.t === "code";
+      piece({ t: "cite", n: parseInt(m[1], 10), glued: glued }, i + m[0].length);
+    } else if (ch === "[") {
+      const open = { t: "bracket", link: null, delims: delims.tail };
+      brackets.push(open);
+      piece(open, i + 1);
+    } else if (ch === "]" && brackets.length) {
       const opener = brackets.pop();
       const target = brackets.length >= inactiveBelow ? linkTarget(s, i + 1) : null;
       inactiveBelow = Math.min(inactiveBelow, brackets.length);
       if (target) {
-        flush();
         processEmphasis(delims, opener.delims);
-        opener.piece.link = target.href;
-        pieces.push({ t: "end" });
-        // No links inside links: the brackets still open before this one stay text.
+        opener.link = target.href;
+        piece({ t: "end" }, target.end);
+        // No links inside links: the brackets still open around this one stay text.
         inactiveBelow = brackets.length;
-        i = target.end;
-        continue;
+      } else {
+        i++;
       }
-      text += ch;
-      i++;
-      continue;
-    }
-    if (ch === "<") {
-      AUTOLINK.lastIndex = i;
-      if ((m = AUTOLINK.exec(s))) {
-        flush();
-        pieces.push({ t: "url", v: m[1] });
-        i += m[0].length;
-        continue;
-      }
-    }
-    if ((ch === "h" || ch === "H") && !WORDY.test(s[i - 1] || "")) {
-      BARE_URL.lastIndex = i;
-      if ((m = BARE_URL.exec(s))) {
-        let end = m[0].length;
-        while (end > 0 && TRAILING.test(m[0][end - 1])) end--; // a loop: a regex here rescans
-        const url = m[0].slice(0, end);
-        flush();
-        pieces.push({ t: "url", v: url });
-        i += url.length;
-        continue;
-      }
-    }
-    if (ch === "*" || ch === "_") {
-      flush();
+    } else if (ch === "<" && ((AUTOLINK.lastIndex = i), (m = AUTOLINK.exec(s)))) {
+      piece({ t: "url", v: m[1] }, i + m[0].length);
+    } else if ((ch === "h" || ch === "H") && !WORDY.test(s[i - 1] || "") && ((BARE_URL.lastIndex = i), (m = BARE_URL.exec(s)))) {
+      let end = m[0].length;
+      while (end > 0 && TRAILING.test(m[0][end - 1])) end--; // a loop: a regex here rescans
+      piece({ t: "url", v: m[0].slice(0, end) }, i + end);
+    } else if (ch === "*" || ch === "_") {
       const d = delimiter(s, i, ch);
-      pieces.push(d);
       push(delims, d);
-      i += d.count;
-      continue;
+      piece(d, i + d.count);
+    } else {
+      i++;
     }
-    text += ch;
-    i++;
   }
-  flush();
+  i = s.length;
+  text += s.slice(from, i);
+  if (text) pieces.push({ t: "text", v: text });
   processEmphasis(delims, null);
   return pieces;
 }
@@ -279,11 +249,22 @@ function scan(s) {
 export function parseInline(s) {
   const root = { children: [] };
   const stack = [{ node: root, after: "" }];
+  // Adjacent text is joined once, not by repeated "+=" (a million one-character pieces
+  // would make a rope that long).
+  let parts = [];
+  const settle = () => {
+    if (!parts.length) return;
+    const joined = parts.join("");
+    parts = [];
+    if (joined) stack[stack.length - 1].node.children.push({ type: "text", text: joined });
+  };
   const add = (node) => {
-    const children = stack[stack.length - 1].node.children;
-    const last = children[children.length - 1];
-    if (node.type === "text" && last && last.type === "text") last.text += node.text;
-    else if (node.type !== "text" || node.text) children.push(node);
+    if (node.type === "text") {
+      parts.push(node.text);
+      return;
+    }
+    settle();
+    stack[stack.length - 1].node.children.push(node);
   };
   const open = (node, before, after) => {
     // Past MAX_DEPTH the markup stays as the characters it was written with.
@@ -296,8 +277,11 @@ export function parseInline(s) {
     stack.push({ node: node, after: "" });
   };
   const close = () => {
-    const top = stack.pop();
-    if (top.flat) add({ type: "text", text: top.after });
+    if (stack[stack.length - 1].flat) add({ type: "text", text: stack.pop().after });
+    else {
+      settle(); // the text so far belongs inside the element being closed
+      stack.pop();
+    }
   };
   scan(String(s || "")).forEach((p) => {
     if (p.t === "text") add({ type: "text", text: p.v });
@@ -311,13 +295,14 @@ export function parseInline(s) {
       close();
     } else {
       // A delimiter run: closes use its first characters, opens its last ones.
-      p.closes.forEach(close);
+      if (p.closes) p.closes.forEach(close);
       add({ type: "text", text: p.ch.repeat(p.count) });
-      for (let k = p.opens.length - 1; k >= 0; k--) {
+      for (let k = p.opens ? p.opens.length - 1 : -1; k >= 0; k--) {
         const mark = p.opens[k] === "strong" ? p.ch + p.ch : p.ch;
         open({ type: p.opens[k], children: [] }, mark, mark);
       }
     }
   });
+  settle();
   return root.children;
 }

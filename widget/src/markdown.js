@@ -12,8 +12,15 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
 const BULLET = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
+/** The opening fence of a code block on ``line``, or null ("``` a ```" is inline code). */
+function fenceOf(line) {
+  const f = FENCE.exec(line);
+  if (f && f[1][0] === "`" && line.indexOf("`", f[0].length) !== -1) return null;
+  return f;
+}
+
 function startsBlock(line) {
-  return FENCE.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
+  return !!fenceOf(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
 }
 
 function indentOf(line) {
@@ -73,7 +80,7 @@ export function parseBlocks(md, depth) {
       i++;
       continue;
     }
-    let f = FENCE.exec(line);
+    const f = fenceOf(line);
     if (f) {
       let body = [];
       let closed = false;
