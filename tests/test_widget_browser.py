@@ -68,7 +68,8 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     timing = page.evaluate("window.KbQa.timing")
     enter_to_status = probe["status"] - probe["enter"]
     print(
-        f"\nEnter -> status line {enter_to_status:.1f} ms ({probe['statusText']!r}); "
+        f"\nEnter -> status line {enter_to_status:.1f} ms ({probe['statusText']!r}), "
+        f"Enter -> first text {probe['text'] - probe['enter']:.1f} ms; "
         f"status event received {timing['status'] - timing['submitted']:.0f} ms, "
         f"first text {timing['delta'] - timing['submitted']:.0f} ms, "
         f"done {timing['done'] - timing['submitted']:.0f} ms after submit"

@@ -54,9 +54,8 @@ def test_tooltips_join_the_lines_a_writer_wrapped(new_page: Any, stack: Stack) -
 
 
 def test_a_long_answer_is_shown_from_its_start(new_page: Any, stack: Stack) -> None:
-    paragraphs = [
-        f"Step {i}: a failed job waits longer each time before it runs again." for i in range(1, 41)
-    ]
+    # Taller than the log, short enough to stream in about a second.
+    paragraphs = [f"Step {i}: wait longer." for i in range(1, 26)]
     stack.llm.template = "\n\n".join(paragraphs) + " {{Retries and backoff > Default retry policy}}"
     page = new_page()
     open_page(page, stack.site + "/")

@@ -54,10 +54,11 @@ CITE = re.compile(r"\{\{(.+?)\}\}")
 ENTER_TO_STATUS_MS = 100
 
 # Records, inside the page, when Enter reaches the widget, when the first status line from the
-# server is in the DOM, and every length the answer text had while it streamed.
+# server and the first answer text are in the DOM, and every length the answer text had while
+# it streamed.
 PROBE = """() => {
   const root = document.getElementById("kb-qa").shadowRoot;
-  const probe = (window.__probe = { enter: 0, status: 0, statusText: "", lengths: [] });
+  const probe = (window.__probe = { enter: 0, status: 0, text: 0, statusText: "", lengths: [] });
   root.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !probe.enter) probe.enter = performance.now();
   }, true);
@@ -69,6 +70,7 @@ PROBE = """() => {
     }
     const answers = root.querySelectorAll(".kbq-answer");
     const n = answers.length ? answers[answers.length - 1].textContent.length : 0;
+    if (n && !probe.text) probe.text = performance.now();
     if (n && n !== probe.lengths[probe.lengths.length - 1]) probe.lengths.push(n);
   }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
 }"""
