@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from llm_server import Reply
-from widget_stack import CHROMIUM, Stack, ask, open_page, shot
+from widget_stack import CHROMIUM, Stack, answered, ask, open_page, shot
 
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
@@ -24,24 +24,18 @@ HOSTILE = ["*a ", "_a ", "**a ", "[", "[a](", "[[[a]]] ", "`" * 7 + " ", "| " * 
 
 
 def test_an_index_in_brackets_is_not_a_citation(new_page: Any, stack: Stack) -> None:
-    stack.llm.template = (
+    template = (
         "Take the first job with jobs[0] or arr[0] {{Retries and backoff > Default retry policy}}."
     )
-    page = new_page()
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do I take the first job?")
+    page = answered(new_page, stack, template, "How do I take the first job?")
     answer = page.locator(".kbq-answer").inner_text()
     assert "jobs[0] or arr[0]" in answer
     assert page.locator(".kbq-cite").all_text_contents() == ["1"]
 
 
 def test_tooltips_join_the_lines_a_writer_wrapped(new_page: Any, stack: Stack) -> None:
-    stack.llm.template = "Clocks jumping forward skip a run {{Daylight saving time}}."
-    page = new_page()
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "What happens when clocks jump forward?")
+    template = "Clocks jumping forward skip a run {{Daylight saving time}}."
+    page = answered(new_page, stack, template, "What happens when clocks jump forward?")
     page.locator("a.kbq-cite").first.hover()
     tip = page.locator(".kbq-tip-text")
     sync_api.expect(tip).to_be_visible()
@@ -56,11 +50,8 @@ def test_tooltips_join_the_lines_a_writer_wrapped(new_page: Any, stack: Stack) -
 def test_a_long_answer_is_shown_from_its_start(new_page: Any, stack: Stack) -> None:
     # Taller than the log, short enough to stream in about a second.
     paragraphs = [f"Step {i}: wait longer." for i in range(1, 26)]
-    stack.llm.template = "\n\n".join(paragraphs) + " {{Retries and backoff > Default retry policy}}"
-    page = new_page()
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "Walk me through retries step by step")
+    template = "\n\n".join(paragraphs) + " {{Retries and backoff > Default retry policy}}"
+    page = answered(new_page, stack, template, "Walk me through retries step by step")
     # The question and the first line of the answer are in view, not the answer's end.
     in_log = """el => {
       const log = el.closest('.kbq-log').getBoundingClientRect();

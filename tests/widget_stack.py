@@ -281,6 +281,17 @@ def ask(page: Any, question: str) -> None:
     sync_api.expect(answers.nth(before)).to_have_attribute("aria-busy", "false")
 
 
+def answered(new_page: Callable[..., Any], stack: Stack, template: str, question: str) -> Any:
+    """A fresh page of the site's home with the panel open and ``question`` answered from
+    ``template`` (see :class:`ScriptedLLM`)."""
+    stack.llm.template = template
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, question)
+    return page
+
+
 def in_shadow(page: Any, script: str) -> Any:
     """Run ``script`` (a function body) with ``root`` bound to the widget's shadow root."""
     root = "const root = document.getElementById('kb-qa').shadowRoot;"
