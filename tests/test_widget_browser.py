@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
 import pytest
 from llm_server import Reply
 from widget_stack import (
@@ -433,3 +434,25 @@ def test_drop_in_script_on_a_plain_page(new_page: Any, stack: Stack) -> None:
     # The Material page has the widget too, with the same conversation (same API endpoint).
     page.evaluate("window.KbQa.open()")
     sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Tokens rotate")
+
+
+def test_kb_qa_serve_pages_run_the_bundle_under_their_csp(new_page: Any, stack: Stack) -> None:
+    """`kb-qa serve`'s own pages (script-src 'self') mount the widget, answer and highlight."""
+    stack.llm.template = "Dead jobs move to the _dead queue {{The dead-letter queue}}."
+    page = new_page()
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
+    view = stack.api + "/view/docs/guides/retries.md"
+    assert "script-src 'self'" in httpx.get(view).headers["content-security-policy"]
+    open_page(page, view)
+    page.keyboard.press("Control+k")
+    ask(page, "Where do failed jobs end up?")
+    assert page.locator("a.kbq-cite").all_text_contents() == ["1"]
+    page.evaluate(
+        """() => KbQa.highlight('the-dead-letter-queue',
+             {passage: 'When a job exhausts its attempts'}, false)"""
+    )
+    page.wait_for_function(MARK_IN_VIEW)
+    assert page.evaluate(MARKS_TEXT).startswith("When a job exhausts its attempts")
+    assert blocked == []
+    shot(page, "16-kb-qa-serve-view")
