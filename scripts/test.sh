@@ -12,6 +12,12 @@ fi
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "warning: could not install chromium; browser tests will be skipped"
 fi
+# The widget's build and test tools (esbuild, axe-core), exactly as package-lock.json pins them.
+if command -v npm >/dev/null; then
+    (cd widget && npm ci --no-audit --no-fund --loglevel=error)
+else
+    echo "warning: npm is missing; the widget's bundle and accessibility checks will fail"
+fi
 .venv/bin/ruff check kb_qa mkdocs_plugin tests bench
 .venv/bin/ruff format --check --quiet kb_qa mkdocs_plugin tests bench
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import LLMServer
+from widget_stack import browser, new_page, stack  # noqa: F401 - the widget tests' fixtures
 
 from kb_qa.kb import KnowledgeBase
 

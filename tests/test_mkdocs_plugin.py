@@ -141,6 +141,21 @@ def test_widget_unit_tests_pass() -> None:
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_widget_bundle_is_what_its_modules_build() -> None:
+    """kb-qa.js is esbuild's bundle of widget/src/: a change to a module without a rebuild fails."""
+    esbuild = ASSETS / "node_modules" / "esbuild"
+    assert esbuild.is_dir(), "esbuild is missing: run `npm ci` in widget/ (scripts/test.sh does)"
+    result = subprocess.run(
+        ["node", str(ASSETS / "build.mjs"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_index_on_build_uses_the_rendered_ids(built: Path) -> None:
     site = built / "site"
     with KnowledgeBase(built, embed_model="hash") as kb:

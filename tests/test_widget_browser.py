@@ -1,36 +1,33 @@
-"""The chat widget end to end: headless Chromium, the built sample site, a live kb-qa API.
+"""The chat widget end to end: asking, streaming, citations that open and highlight passages,
+Material's instant navigation and palettes, the drop-in tag, keyboard and phone use.
 
-The site is a real ``mkdocs build`` of sample_site (Material, instant navigation) with the
-``kb-qa`` plugin pointing at a real uvicorn server; answers come from the OpenAI-compatible
-test LLM server, scripted to cite sections by their heading path. Screenshots are written to
-test-artifacts/ for a person to look at.
+The stack (built sample site, live API, scripted LLM, Chromium) is in ``widget_stack.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import shutil
-import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
-from llm_server import LLMServer, Reply
-from uvicorn_thread import UvicornThread
+from llm_server import Reply
+from widget_stack import (
+    CHROMIUM,
+    ENTER_TO_STATUS_MS,
+    MARK_IN_VIEW,
+    MARKS,
+    MARKS_TEXT,
+    PANEL_COVERS_MARKS,
+    PROBE,
+    Stack,
+    ask,
+    in_shadow,
+    open_page,
+    settle,
+    shot,
+)
 
-from kb_qa.kb import KnowledgeBase
-from kb_qa.server import create_app
-
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(
         "Debian's chromium is not installed (apt-get install chromium); Playwright cannot "
@@ -38,240 +35,6 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
-
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
-CITE = re.compile(r"\{\{(.+?)\}\}")
-ENTER_TO_STATUS_MS = 100
-
-# Records, inside the page, when Enter reaches the widget, when the first status line from the
-# server is in the DOM, and every length the answer text had while it streamed.
-PROBE = """() => {
-  const root = document.getElementById("kb-qa").shadowRoot;
-  const probe = (window.__probe = { enter: 0, status: 0, statusText: "", lengths: [] });
-  root.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !probe.enter) probe.enter = performance.now();
-  }, true);
-  new MutationObserver(() => {
-    const st = root.querySelector(".kbq-status:not([hidden]):not([data-stage=sending])");
-    if (st && !probe.status) {
-      probe.status = performance.now();
-      probe.statusText = st.textContent;
-    }
-    const answers = root.querySelectorAll(".kbq-answer");
-    const n = answers.length ? answers[answers.length - 1].textContent.length : 0;
-    if (n && n !== probe.lengths[probe.lengths.length - 1]) probe.lengths.push(n);
-  }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
-}"""
-
-MARKS = "[...document.querySelectorAll('mark.kb-qa-highlight')]"
-MARKS_TEXT = f"{MARKS}.map(m => m.textContent).join(' ')"
-MARK_IN_VIEW = f"""() => {{
-  const marks = {MARKS};
-  if (!marks.length) return false;
-  const r = marks[0].getBoundingClientRect();
-  return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
-}}"""
-
-
-class ScriptedLLM(LLMServer):
-    """The test LLM server; ``template`` cites sections as ``{{Page > Heading}}``.
-
-    Each ``{{...}}`` becomes the ``[n]`` the prompt gave that section, so the answer cites
-    exactly the passages a test wants, whatever order retrieval put them in.
-    """
-
-    template = ""
-    missing: list[str]
-
-    def _take(self, body: dict[str, Any]) -> Reply:
-        reply = super()._take(body)
-        if not self.template:
-            return reply
-        user = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        sections = SECTION.findall(str(user[-1].get("content", ""))) if user else []
-
-        def cite(match: re.Match[str]) -> str:
-            wanted = match.group(1)
-            for number, section in sections:
-                if section == wanted or section.endswith(" > " + wanted):
-                    return f"[{number}]"
-            self.missing.append(wanted)
-            return ""
-
-        return dataclasses.replace(reply, text=CITE.sub(cite, self.template))
-
-
-class _QuietFiles(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Files(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # the browser drops connections it no longer needs
-
-
-@dataclass
-class Stack:
-    site: str  # the static site's origin, e.g. http://127.0.0.1:PORT
-    api: str
-    llm: ScriptedLLM
-
-
-@pytest.fixture(scope="module")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]
-) -> Iterator[Stack]:
-    tmp = tmp_path_factory.mktemp("widget")
-    vault = tmp / "vault"
-    shutil.copytree(ROOT / "sample_site", vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
-    site_dir = tmp / "site"
-    site_dir.mkdir()
-    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(site_dir)))
-    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
-    origin = f"http://127.0.0.1:{files.server_address[1]}"
-
-    # The site is built for where it is served, as `mkdocs serve` does: Material's instant
-    # navigation only handles links whose host and port match the sitemap's URLs.
-    config_file = vault / "mkdocs.yml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    config["site_url"] = origin + "/"
-    suggested = ["How do retries back off?", "How do I rotate an API token?"]
-    config["plugins"] = ["search", {"kb-qa": {"suggested_questions": suggested}}]
-
-    llm = ScriptedLLM(Reply(chunk_size=6, chunk_delay=0.01))
-    llm.missing = []
-    llm.start()
-    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    kb = KnowledgeBase(
-        vault,
-        embed_model="hash",
-        index_dir=tmp / "index",
-        model="openai/test",
-        api_base=llm.url,
-        cors_origins=(origin,),
-        rate_limit=0,
-    )
-    kb.index()
-    api = UvicornThread(create_app(kb))
-    try:
-        with api:
-            config["plugins"][1]["kb-qa"]["endpoint"] = api.url
-            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-            subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site_dir)],
-                cwd=vault,
-                env=cli_env(),
-                check=True,
-                timeout=300,
-            )
-            # The drop-in form on a plain page: one script tag, no MkDocs, no Material.
-            (site_dir / "plain.html").write_text(
-                "<!doctype html><html><head><meta charset=utf-8><title>Plain</title></head>"
-                "<body><h1>A plain page</h1><p>No theme here.</p>"
-                f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}" '
-                f'data-site-url="{origin}/"></script></body></html>',
-                encoding="utf-8",
-            )
-            # One question first, as any running server has had: the first answer after
-            # startup pays one-off costs (~150 ms here) that the Enter -> status timing
-            # below is not about.
-            httpx.post(api.url + "/api/ask", json={"question": "warm up"}, timeout=60)
-            llm.reset()
-            yield Stack(site=origin, api=api.url, llm=llm)
-    finally:
-        llm.stop()
-        kb.close()
-        files.shutdown()
-        files.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    # Playwright starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
-    with sync_api.sync_playwright() as p:
-        instance = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield instance
-        instance.close()
-
-
-@pytest.fixture
-def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
-    contexts: list[Any] = []
-
-    def make(**options: Any) -> Any:
-        options.setdefault("viewport", {"width": 1280, "height": 800})
-        context = browser.new_context(**options)
-        context.set_default_timeout(15_000)
-        # Nothing may leave the machine. The theme's own outside requests (web fonts, the
-        # repository's stars) are expected; the widget must add none.
-        context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), outside)
-        contexts.append(context)
-        return context.new_page()
-
-    outside_requests: list[str] = []
-
-    def outside(route: Any) -> None:
-        outside_requests.append(route.request.url)
-        route.abort()
-
-    stack.llm.template = ""
-    stack.llm.missing = []
-    stack.llm.reset()
-    yield make
-    for context in contexts:
-        context.close()
-    theme = re.compile(r"^https://(fonts\.googleapis\.com|fonts\.gstatic\.com|api\.github\.com)/")
-    assert [url for url in outside_requests if not theme.match(url)] == []
-    assert not stack.llm.missing, f"the prompt had no excerpt for {stack.llm.missing}"
-
-
-def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"widget-{name}.png"))
-
-
-def settle(page: Any) -> None:
-    """Wait until the page stops scrolling (smooth scrolling takes a few hundred ms)."""
-    page.wait_for_function(
-        "() => { const same = window.__lastY === scrollY; window.__lastY = scrollY; return same; }",
-        polling=150,
-    )
-
-
-def open_page(page: Any, url: str) -> None:
-    page.goto(url)
-    page.wait_for_function("window.KbQa && window.KbQa.mounted")
-
-
-def ask(page: Any, question: str) -> None:
-    """Ask in the open widget and wait until the answer has finished (or failed)."""
-    answers = page.locator(".kbq-bot")
-    before = answers.count()
-    page.locator(".kbq-input").fill(question)
-    page.locator(".kbq-input").press("Enter")
-    sync_api.expect(answers).to_have_count(before + 1)
-    sync_api.expect(answers.nth(before)).to_have_attribute("aria-busy", "false")
-
-
-def in_shadow(page: Any, script: str) -> Any:
-    """Run ``script`` (a function body) with ``root`` bound to the widget's shadow root."""
-    root = "const root = document.getElementById('kb-qa').shadowRoot;"
-    return page.evaluate(f"(() => {{ {root} {script} }})()")
 
 
 def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Stack) -> None:
@@ -306,7 +69,8 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     timing = page.evaluate("window.KbQa.timing")
     enter_to_status = probe["status"] - probe["enter"]
     print(
-        f"\nEnter -> status line {enter_to_status:.1f} ms ({probe['statusText']!r}); "
+        f"\nEnter -> status line {enter_to_status:.1f} ms ({probe['statusText']!r}), "
+        f"Enter -> first text {probe['text'] - probe['enter']:.1f} ms; "
         f"status event received {timing['status'] - timing['submitted']:.0f} ms, "
         f"first text {timing['delta'] - timing['submitted']:.0f} ms, "
         f"done {timing['done'] - timing['submitted']:.0f} ms after submit"
@@ -343,13 +107,28 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     settle(page)
     assert page.evaluate(MARK_IN_VIEW)
     assert page.locator("#kb-qa").count() == 1
-    # The panel stepped aside so that it does not cover the passage; the conversation stays.
+    # The panel docks beside the page instead of covering the passage, and stays open for the
+    # next citation; closing it gives the page its width back.
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    assert not page.evaluate(PANEL_COVERS_MARKS)
+    shot(page, "05-highlight-other-page-docked")
+    page.locator("a.kbq-cite").nth(1).click()
+    page.wait_for_url(re.compile(r"/operations/authentication/\?kbqa-hl=[^#]+#token-rotation$"))
+    page.wait_for_function(f"{MARKS}.some(m => m.textContent.includes('grace period'))")
+    page.wait_for_function(MARK_IN_VIEW)
+    assert not page.evaluate(PANEL_COVERS_MARKS)
+    # Docked, the panel sits beside the page rather than over it: not modal while it does.
+    assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
+    page.locator(".kbq-panel button[aria-label='Close']").click()
     sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
-    shot(page, "05-highlight-other-page")
+    assert page.evaluate("document.documentElement.hasAttribute('data-kb-qa-docked')") is False
     page.keyboard.press("Control+k")
     sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Retries back off")
     shot(page, "05b-reopened")
+    page.go_back()
+    page.wait_for_url(re.compile(r"/guides/retries/"))
 
+    page.wait_for_function(f"{MARKS}.length > 0")
     page.wait_for_function(f"{MARKS}.every(m => m.classList.contains('kb-qa-highlight--faded'))")
 
     # The link is shareable: a fresh browser (no session storage) highlights the same passage.
@@ -655,3 +434,25 @@ def test_drop_in_script_on_a_plain_page(new_page: Any, stack: Stack) -> None:
     # The Material page has the widget too, with the same conversation (same API endpoint).
     page.evaluate("window.KbQa.open()")
     sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Tokens rotate")
+
+
+def test_kb_qa_serve_pages_run_the_bundle_under_their_csp(new_page: Any, stack: Stack) -> None:
+    """`kb-qa serve`'s own pages (script-src 'self') mount the widget, answer and highlight."""
+    stack.llm.template = "Dead jobs move to the _dead queue {{The dead-letter queue}}."
+    page = new_page()
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
+    view = stack.api + "/view/docs/guides/retries.md"
+    assert "script-src 'self'" in httpx.get(view).headers["content-security-policy"]
+    open_page(page, view)
+    page.keyboard.press("Control+k")
+    ask(page, "Where do failed jobs end up?")
+    assert page.locator("a.kbq-cite").all_text_contents() == ["1"]
+    page.evaluate(
+        """() => KbQa.highlight('the-dead-letter-queue',
+             {passage: 'When a job exhausts its attempts'}, false)"""
+    )
+    page.wait_for_function(MARK_IN_VIEW)
+    assert page.evaluate(MARKS_TEXT).startswith("When a job exhausts its attempts")
+    assert blocked == []
+    shot(page, "16-kb-qa-serve-view")

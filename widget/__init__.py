@@ -1,7 +1,8 @@
-"""The kb-qa chat widget: plain JavaScript and CSS, no build step.
+"""The kb-qa chat widget: one plain script (esbuild's bundle of ``src/``) and one stylesheet.
 
 Installed as the ``kb_qa_widget`` package so the MkDocs plugin and ``kb-qa serve`` can
-find the files; ``ASSETS`` is the folder that holds them.
+find the files; ``ASSETS`` is the folder that holds them. The wheel ships the built
+``kb-qa.js`` and ``kb-qa.css`` only: the modules, tests and build tools stay in the repository.
 """
 
 from pathlib import Path

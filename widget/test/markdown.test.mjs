@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
+import { readdir, readFile } from "node:fs/promises";
+import * as kbqa from "../src/markdown.js";
 
 // A tiny stand-in for `document`: just the calls the widget's Markdown renderer may make.
 // It records elements and text nodes, so tests can check that nothing was parsed as HTML.
@@ -72,7 +73,6 @@ function text(node) {
   return "text" in node ? node.text : node.children.map(text).join("");
 }
 
-const kbqa = createRequire(import.meta.url)("../kb-qa.js");
 
 const render = (md, ctx = {}) => kbqa.renderMarkdown(md, fakeDocument, { base: "https://docs.example.com/", origin: "https://docs.example.com", ...ctx });
 const tags = (frag) => elements(frag).map((e) => e.tagName.toLowerCase());
@@ -179,7 +179,11 @@ test("parseInline splits citation groups written back to back", () => {
 });
 
 test("the widget source never assigns innerHTML or uses eval", async () => {
-  const { readFile } = await import("node:fs/promises");
-  const source = await readFile(new URL("../kb-qa.js", import.meta.url), "utf8");
-  assert.ok(!/\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function/.test(source));
+  const src = new URL("../src/", import.meta.url);
+  const files = (await readdir(src)).map((name) => new URL(name, src));
+  files.push(new URL("../kb-qa.js", import.meta.url));
+  for (const file of files) {
+    const source = await readFile(file, "utf8");
+    assert.ok(!/\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function/.test(source), file.pathname);
+  }
 });

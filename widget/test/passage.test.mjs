@@ -2,9 +2,7 @@
 // HTML. findPassage must find the same words in the page's text despite the differences.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
-
-const kbqa = createRequire(import.meta.url)("../kb-qa.js");
+import * as kbqa from "../src/passage.js";
 
 // Text of rendered sections as the widget collects it: text nodes in page order, a newline
 // between block elements, permalinks ("¶") and buttons left out.

@@ -1,0 +1,185 @@
+/** Asking: the question and the conversation go to POST /api/ask; the answer streams back as
+ * Server-Sent Events (status, delta, citations, done, error) into the message being shown. */
+import { renderAll, renderMessage, updateMessage } from "./messages.js";
+import { setBusy } from "./panel.js";
+import { parseSSE } from "./sse.js";
+
+const HISTORY_MESSAGES = 8;
+const HISTORY_CHARS = 12000;
+
+/** The conversation before message ``before``, as the API's ``history``. */
+export function historyFor(messages, before) {
+  let turns = [];
+  let chars = 0;
+  for (let i = before - 1; i >= 0 && turns.length < HISTORY_MESSAGES; i--) {
+    const m = messages[i];
+    if (m.role === "assistant" && (!m.text || m.error && !m.done)) continue;
+    let content = m.text; // the server drops old citation numbers itself
+    if (chars + content.length > HISTORY_CHARS) break;
+    chars += content.length;
+    turns.unshift({ role: m.role, content: content });
+  }
+  // The API wants a user turn first.
+  while (turns.length && turns[0].role !== "user") turns.shift();
+  return turns;
+}
+
+/** Asking: ``w.submit()`` sends the question box, ``w.stop()`` stops the answer streaming now. */
+export function initChat(w) {
+  w.controller = null; // AbortController of the answer streaming now
+  w.apiUrl = (path) => (w.options.endpoint || location.origin) + path;
+  w.submit = () => submit(w);
+  w.stop = () => {
+    if (!w.controller) return false;
+    w.controller.abort();
+    return true;
+  };
+}
+
+function submit(w) {
+  const { input, log } = w.ui;
+  const state = w.state;
+  const question = input.value.trim();
+  if (!question || w.controller) return;
+  w.flushFeedback();
+  const history = historyFor(state.messages, state.messages.length);
+  let user = { role: "user", text: question };
+  let bot = { role: "assistant", text: "", citations: [], status: { stage: "sending", message: "" } };
+  state.messages.push(user, bot);
+  input.value = "";
+  state.draft = "";
+  w.autosize();
+  if (state.messages.length === 2) renderAll(w);
+  else {
+    log.appendChild(renderMessage(w, user));
+    log.appendChild(renderMessage(w, bot));
+  }
+  log.scrollTop = log.scrollHeight;
+  w.save();
+  stream(w, question, history, bot);
+}
+
+function fail(w, bot, message) {
+  bot.error = message;
+  updateMessage(w, bot);
+}
+
+function httpError(res) {
+  return res.text().then(function (body) {
+    let message = "";
+    try {
+      message = JSON.parse(body).error || "";
+    } catch (e) {
+      message = "";
+    }
+    if (res.status === 429) {
+      let wait = parseInt(res.headers.get("Retry-After") || "", 10);
+      return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
+    }
+    return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+  });
+}
+
+function stream(w, question, history, bot) {
+  let ctl = new AbortController();
+  w.controller = ctl;
+  setBusy(w.ui, true);
+  let timing = { submitted: performance.now() };
+  w.timing = timing;
+  let frameReq = 0;
+  let schedule = function () {
+    if (!frameReq) frameReq = requestAnimationFrame(function () {
+      frameReq = 0;
+      updateMessage(w, bot);
+    });
+  };
+  let finished = false;
+  let handle = function (ev) {
+    let data;
+    try {
+      data = JSON.parse(ev.data);
+    } catch (e) {
+      return;
+    }
+    if (ev.event === "status") {
+      if (!timing.status) timing.status = performance.now();
+      bot.status = data;
+      updateMessage(w, bot); // at once: the status line is the first sign of life
+    } else if (ev.event === "delta") {
+      if (!timing.delta) timing.delta = performance.now();
+      bot.text += data.text || "";
+      schedule();
+    } else if (ev.event === "citations") {
+      bot.citations = data.citations || [];
+      schedule();
+    } else if (ev.event === "done") {
+      finished = true;
+      timing.done = performance.now();
+      if (typeof data.text === "string" && data.text) bot.text = data.text;
+      bot.done = true;
+      bot.mode = data.mode;
+      updateMessage(w, bot);
+    } else if (ev.event === "error") {
+      finished = true;
+      fail(w, bot, data.message || "The answer failed. Try again.");
+    }
+  };
+  fetch(w.apiUrl("/api/ask"), {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify({ question: question, history: history }),
+    signal: ctl.signal,
+    credentials: "omit",
+    cache: "no-store",
+  })
+    .then(function (res) {
+      if (!res.ok) return httpError(res).then(function (message) {
+        finished = true;
+        fail(w, bot, message);
+      });
+      if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
+        return res.json().then(function (data) {
+          finished = true;
+          bot.text = data.answer || "";
+          bot.citations = data.citations || [];
+          bot.done = true;
+          updateMessage(w, bot);
+        });
+      }
+      let reader = res.body.getReader();
+      let decoder = new TextDecoder();
+      let buffer = "";
+      let pump = function () {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) {
+            buffer += decoder.decode();
+            parseSSE(buffer + "\n\n").events.forEach(handle);
+            return;
+          }
+          let parsed = parseSSE(buffer + decoder.decode(chunk.value, { stream: true }));
+          buffer = parsed.rest;
+          parsed.events.forEach(handle);
+          return pump();
+        });
+      };
+      return pump();
+    })
+    .then(function () {
+      if (!finished) fail(w, bot, "The answer was cut off: the connection closed early. Try again.");
+    })
+    .catch(function (err) {
+      if (ctl.signal.aborted) {
+        bot.stopped = true;
+        updateMessage(w, bot);
+      } else if (!finished) {
+        let where = w.options.endpoint || location.origin;
+        fail(w, bot, "Could not reach the answer service at " + where + " (" + (err && err.message ? err.message : "network error") + "). Check your connection and try again.");
+      }
+    })
+    .then(function () {
+      if (w.controller === ctl) w.controller = null;
+      setBusy(w.ui, false);
+      w.save(true);
+    });
+}
+

@@ -1,0 +1,33 @@
+/** Reader feedback: a thumb up or down on an answer, with an optional reason, sent once. */
+
+function questionOf(messages, m) {
+  for (let i = messages.indexOf(m) - 1; i >= 0; i--) if (messages[i].role === "user") return messages[i].text;
+  return "";
+}
+
+/** POST /api/feedback for answer ``m`` (best effort: the reader is never told it failed). */
+export function sendFeedback(w, m, reason) {
+  if (!m.rating || m.feedbackSent) return;
+  m.feedbackSent = true;
+  w.save();
+  const body = { question: questionOf(w.state.messages, m), answer: m.text, citations: m.citations || [], rating: m.rating };
+  if (reason) body.reason = reason;
+  try {
+    fetch(w.apiUrl("/api/feedback"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      keepalive: true,
+      credentials: "omit",
+    }).catch(() => {});
+  } catch (e) {
+    /* feedback is best effort */
+  }
+}
+
+/** A thumb pressed but no reason sent yet still counts (on close, new question, page exit). */
+export function flushFeedback(w) {
+  w.state.messages.forEach((m) => {
+    if (m.rating && !m.feedbackSent) sendFeedback(w, m, "");
+  });
+}

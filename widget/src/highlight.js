@@ -1,0 +1,139 @@
+/** Highlighting in the page: find the cited passage in its section, wrap it in <mark>, open the
+ * collapsed admonition or tab that holds it, and scroll it into view. */
+import { findPassage } from "./passage.js";
+
+const SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation__index, [data-kb-qa-host]";
+const BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
+const FADE_MS = 4000;
+let highlightTimer = 0;
+
+function contentRoot() {
+  return document.querySelector(".md-content__inner, article, main, [role=main]") || document.body;
+}
+
+/** The heading with ``anchor`` and its section: siblings up to the next heading as high. */
+function section(anchor) {
+  let el = anchor ? document.getElementById(anchor) : null;
+  if (!el) return { nodes: [contentRoot()], heading: null };
+  let m = /^H([1-6])$/.exec(el.tagName);
+  let level = m ? +m[1] : 7;
+  let nodes = [el];
+  for (let n = el.nextElementSibling; n; n = n.nextElementSibling) {
+    let h = /^H([1-6])$/.exec(n.tagName);
+    if (h && +h[1] <= level) break;
+    nodes.push(n);
+  }
+  return { nodes: nodes, heading: m ? el : null };
+}
+
+function collectText(nodes, heading) {
+  let segs = [];
+  let text = "";
+  let lastBlock = null;
+  let headingEnd = 0;
+  nodes.forEach(function (root) {
+    let walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        let parent = node.parentElement;
+        return parent && !parent.closest(SKIP) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+      },
+    });
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      let block = node.parentElement.closest(BLOCKS);
+      if (block !== lastBlock) text += "\n";
+      lastBlock = block;
+      segs.push({ node: node, start: text.length, end: text.length + node.data.length });
+      text += node.data;
+      if (heading && heading.contains(node)) headingEnd = text.length;
+    }
+  });
+  return { text: text, segs: segs, headingEnd: headingEnd };
+}
+
+export function clearHighlights() {
+  clearTimeout(highlightTimer);
+  document.querySelectorAll("mark.kb-qa-highlight").forEach(function (mark) {
+    let parent = mark.parentNode;
+    while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
+    parent.removeChild(mark);
+    parent.normalize();
+  });
+}
+
+function wrap(segs, start, end) {
+  let marks = [];
+  segs.forEach(function (seg) {
+    if (seg.end <= start || seg.start >= end) return;
+    let node = seg.node;
+    let from = Math.max(start, seg.start) - seg.start;
+    let to = Math.min(end, seg.end) - seg.start;
+    if (!node.data.slice(from, to).trim()) return;
+    if (from > 0) node = node.splitText(from);
+    if (to - from < node.data.length) node.splitText(to - from);
+    let mark = document.createElement("mark");
+    mark.className = "kb-qa-highlight";
+    node.parentNode.insertBefore(mark, node);
+    mark.appendChild(node);
+    marks.push(mark);
+  });
+  return marks;
+}
+
+function reveal(el) {
+  // Open collapsed admonitions and select the content tab that holds the passage.
+  for (let d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+  let block = el.closest(".tabbed-block");
+  if (block && block.parentElement) {
+    let index = Array.prototype.indexOf.call(block.parentElement.children, block);
+    let set = block.closest(".tabbed-set");
+    let input = set && set.querySelectorAll(":scope > input")[index];
+    if (input) input.checked = true;
+  }
+}
+
+/** Highlight the passage ``spec`` (fingerprint or {passage}) in the section of ``anchor``. */
+export function highlight(anchor, spec, smooth) {
+  clearHighlights();
+  let sec = section(anchor);
+  let col = collectText(sec.nodes, sec.heading);
+  let span = findPassage(col.text, spec);
+  if (span && sec.heading && span.start < col.headingEnd && span.end > col.headingEnd) {
+    // The passage starts with its own heading: mark the text under it, not the title.
+    let body = /\S/.exec(col.text.slice(col.headingEnd, span.end));
+    if (body) span.start = col.headingEnd + body.index;
+  }
+  let marks = span ? wrap(col.segs, span.start, span.end) : [];
+  if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
+  if (!marks.length) return [];
+  marks.forEach(reveal);
+  scrollToMarks(marks, smooth);
+  highlightTimer = setTimeout(function () {
+    marks.forEach(function (mark) {
+      mark.classList.add("kb-qa-highlight--faded");
+    });
+  }, FADE_MS);
+  return marks;
+}
+
+/** Centre the passage in the window, or show its start below the header when it is tall. */
+export function scrollToMarks(marks, smooth) {
+  let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
+  let behavior = smooth && !reduce ? "smooth" : "auto";
+  let doc = document.scrollingElement || document.documentElement;
+  if (doc.scrollHeight <= window.innerHeight) {
+    marks[0].scrollIntoView({ block: "center", behavior: behavior }); // an inner scroller
+    return;
+  }
+  let top = Infinity;
+  let bottom = -Infinity;
+  marks.forEach(function (m) {
+    let r = m.getBoundingClientRect();
+    top = Math.min(top, r.top);
+    bottom = Math.max(bottom, r.bottom);
+  });
+  let header = document.querySelector(".md-header, header");
+  let offset = (header && getComputedStyle(header).position !== "static" ? header.getBoundingClientRect().bottom : 0) + 16;
+  let room = window.innerHeight - offset;
+  let y = bottom - top <= room ? top - offset - (room - (bottom - top)) / 2 : top - offset;
+  window.scrollTo({ top: Math.max(0, window.scrollY + y), behavior: behavior });
+}

@@ -1,0 +1,119 @@
+/*! kb-qa chat widget: grounded answers whose citations open and highlight the cited passage.
+ *
+ * Built from widget/src/ by esbuild into one plain script (widget/README.md says why); no
+ * dependencies, no requests except to the kb-qa API.
+ *
+ *   MkDocs: plugins: [search, kb-qa]   (injects this file with data-kb-qa-options="{json}")
+ *   Any static site:
+ *     <script src="/kb-qa/kb-qa.js" defer data-endpoint="https://docs-api.example.com"></script>
+ *     (optional: data-title, data-placeholder, data-suggested="a|b", data-shortcut="mod+k",
+ *      data-root="/docs/", data-site-url="https://docs.example.com/")
+ *
+ * Model and document text only ever reach the page as text nodes: nothing here parses HTML from
+ * the API.
+ */
+import { initChat } from "./chat.js";
+import { el } from "./dom.js";
+import { flushFeedback, sendFeedback } from "./feedback.js";
+import { highlight } from "./highlight.js";
+import { citationHref, citationUrl, HL_PARAM, safeHref } from "./links.js";
+import { parseBlocks, parseInline, renderMarkdown } from "./markdown.js";
+import { renderAll } from "./messages.js";
+import { onPage, openCitation } from "./navigate.js";
+import { readOptions, widgetScript } from "./options.js";
+import { buildPanel, initPanel } from "./panel.js";
+import { findPassage, fingerprint, stripMarkdown, tokenize } from "./passage.js";
+import { matchesShortcut, parseShortcut } from "./shortcut.js";
+import { parseSSE } from "./sse.js";
+import { createStore } from "./state.js";
+import { initTooltip, preview, sourceTarget } from "./tooltip.js";
+
+/** Material: data-md-color-scheme="slate" is dark; elsewhere the CSS follows prefers-color-scheme. */
+function syncScheme(host) {
+  const scheme = document.body.getAttribute("data-md-color-scheme") || document.documentElement.getAttribute("data-md-color-scheme");
+  if (scheme) host.setAttribute("data-scheme", scheme === "slate" || /dark/.test(scheme) ? "dark" : "light");
+  else host.removeAttribute("data-scheme");
+}
+
+/** The widget: one object the modules share (options, state, elements, and their behaviours). */
+function create() {
+  const options = readOptions(widgetScript());
+  const apple = /Mac|iPhone|iPad|iPod/.test((navigator.userAgentData && navigator.userAgentData.platform) || navigator.platform || "");
+  const shortcut = parseShortcut(options.shortcut, apple);
+  const store = createStore("kb-qa:v1:" + (options.endpoint || location.origin));
+  const w = {
+    options: options,
+    links: { root: options.root, siteUrl: options.siteUrl },
+    shortcut: shortcut,
+    state: store.state,
+    save: store.save,
+    ui: buildPanel(options, shortcut, apple),
+    timing: null,
+  };
+  w.renderAll = () => renderAll(w);
+  w.sendFeedback = (m, reason) => sendFeedback(w, m, reason);
+  w.flushFeedback = () => flushFeedback(w);
+  initTooltip(w);
+  initChat(w);
+  initPanel(w);
+  w.ui.log.addEventListener("click", (ev) => {
+    const t = sourceTarget(ev);
+    if (!t || !t._href || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    ev.preventDefault();
+    w.hideTip();
+    openCitation(w, t._href);
+  });
+  return w;
+}
+
+function mount(w) {
+  const host = w.ui.host;
+  if (!document.body.contains(host)) document.body.appendChild(host);
+  // Light-DOM styles (the passage highlight, docking) for drop-in use without the <link> tag.
+  if (!document.querySelector("link[data-kb-qa]")) document.head.appendChild(el("link", { rel: "stylesheet", href: w.options.css, "data-kb-qa": "" }));
+  syncScheme(host);
+  new MutationObserver(() => syncScheme(host)).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+  if (w.state.open) w.setOpen(true, false);
+  else w.renderAll();
+  w.autosize();
+  window.addEventListener("pagehide", () => {
+    w.flushFeedback();
+    w.save(true);
+  });
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    // Material re-renders the page on instant navigation; the body (and our host) stays.
+    window.document$.subscribe(() => {
+      if (!document.body.contains(host)) document.body.appendChild(host);
+      onPage(w);
+    });
+  } else {
+    onPage(w);
+    window.addEventListener("popstate", () => onPage(w));
+  }
+}
+
+// Loaded once, even if a page includes the script twice.
+if (typeof window !== "undefined" && !(window.KbQa && window.KbQa.mounted)) {
+  const w = create();
+  window.KbQa = {
+    mounted: true,
+    version: "0.2.0",
+    open: () => w.setOpen(true),
+    close: () => w.setOpen(false),
+    ask: (q) => {
+      w.setOpen(true);
+      w.ui.input.value = q;
+      w.submit();
+    },
+    highlight: highlight,
+    state: w.state,
+    get timing() {
+      return w.timing;
+    },
+    options: w.options,
+    // The pure parts, for tests and benchmarks in a real browser.
+    _test: { HL_PARAM, tokenize, stripMarkdown, fingerprint, findPassage, citationUrl, citationHref, safeHref, parseSSE, parseBlocks, parseInline, renderMarkdown, parseShortcut, matchesShortcut, preview },
+  };
+  if (document.body) mount(w);
+  else document.addEventListener("DOMContentLoaded", () => mount(w));
+}

@@ -1,0 +1,275 @@
+/** The Markdown of answers -> DOM nodes, never HTML: blocks here, inline markup in inline.js.
+ *
+ * The subset models write: paragraphs, headings, fenced code, lists, quotes, tables, rules;
+ * emphasis, code, links and citation numbers inline. Elements are made with createElement and
+ * text with createTextNode, so model or document text can never become markup.
+ */
+import { MAX_DEPTH, parseInline } from "./inline.js";
+import { safeHref } from "./links.js";
+
+export { parseInline };
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
+const BULLET = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/** The opening fence of a code block on ``line``, or null ("``` a ```" is inline code). */
+function fenceOf(line) {
+  const f = FENCE.exec(line);
+  if (f && f[1][0] === "`" && line.indexOf("`", f[0].length) !== -1) return null;
+  return f;
+}
+
+function startsBlock(line) {
+  return !!fenceOf(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
+}
+
+function indentOf(line) {
+  return /^\s*/.exec(line)[0].replace(/\t/g, "    ").length;
+}
+
+function cells(line) {
+  let parts = [];
+  let cur = "";
+  let code = false;
+  let body = line.trim().replace(/^\|/, "").replace(/\|$/, "");
+  for (let i = 0; i < body.length; i++) {
+    let ch = body[i];
+    if (ch === "\\" && body[i + 1] === "|") {
+      cur += "|";
+      i++;
+    } else if (ch === "`") {
+      code = !code;
+      cur += ch;
+    } else if (ch === "|" && !code) {
+      parts.push(cur.trim());
+      cur = "";
+    } else {
+      cur += ch;
+    }
+  }
+  parts.push(cur.trim());
+  return parts;
+}
+
+/** An ATX heading line -> {level, text}, or null. A loop, not a regex: "# " and a million
+ * spaces must not be rescanned. */
+function heading(line) {
+  const m = /^ {0,3}(#{1,6})(?=\s)/.exec(line);
+  if (!m) return null;
+  let end = line.length;
+  while (end > m[0].length && /\s/.test(line[end - 1])) end--;
+  let hashes = end;
+  while (hashes > m[0].length && line[hashes - 1] === "#") hashes--;
+  if (hashes < end && /\s/.test(line[hashes - 1])) end = hashes; // a closing "###"
+  return { level: m[1].length, text: line.slice(m[0].length, end).trim() };
+}
+
+/**
+ * Markdown -> block nodes: {type: p|h|code|ul|ol|quote|table|hr, ...}. Never HTML. Quotes and
+ * lists nested deeper than MAX_DEPTH are read as paragraphs, so each line is looked at a
+ * bounded number of times.
+ */
+export function parseBlocks(md, depth) {
+  depth = depth || 0;
+  let lines = String(md || "").replace(/\r\n?/g, "\n").split("\n");
+  let blocks = [];
+  let i = 0;
+  while (i < lines.length) {
+    let line = lines[i];
+    if (!line.trim()) {
+      i++;
+      continue;
+    }
+    const f = fenceOf(line);
+    if (f) {
+      let body = [];
+      let closed = false;
+      let pad = indentOf(line);
+      for (i++; i < lines.length; i++) {
+        let c = /^\s*(`{3,}|~{3,})\s*$/.exec(lines[i]);
+        if (c && c[1][0] === f[1][0] && c[1].length >= f[1].length) {
+          closed = true;
+          i++;
+          break;
+        }
+        body.push(lines[i].slice(Math.min(pad, indentOf(lines[i]))));
+      }
+      blocks.push({ type: "code", lang: f[2], text: body.join("\n"), closed: closed });
+      continue;
+    }
+    const h = heading(line);
+    if (h) {
+      blocks.push({ type: "h", level: h.level, text: h.text });
+      i++;
+      continue;
+    }
+    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) {
+      blocks.push({ type: "hr" });
+      i++;
+      continue;
+    }
+    if (depth < MAX_DEPTH && /^\s{0,3}>/.test(line)) {
+      let quoted = [];
+      while (i < lines.length && /^\s{0,3}>/.test(lines[i])) quoted.push(lines[i++].replace(/^\s{0,3}>\s?/, ""));
+      blocks.push({ type: "quote", children: parseBlocks(quoted.join("\n"), depth + 1) });
+      continue;
+    }
+    if (depth < MAX_DEPTH && BULLET.test(line)) {
+      i = parseList(lines, i, blocks, depth);
+      continue;
+    }
+    if (line.indexOf("|") !== -1 && i + 1 < lines.length && RULE.test(lines[i + 1]) && lines[i + 1].indexOf("-") !== -1) {
+      let head = cells(line);
+      let rows = [];
+      for (i += 2; i < lines.length && lines[i].trim() && lines[i].indexOf("|") !== -1; i++) rows.push(cells(lines[i]));
+      blocks.push({ type: "table", head: head, rows: rows });
+      continue;
+    }
+    let para = [line.trim()];
+    for (i++; i < lines.length && lines[i].trim() && !(depth < MAX_DEPTH && startsBlock(lines[i])); i++) para.push(lines[i].trim());
+    blocks.push({ type: "p", text: para.join("\n") });
+  }
+  return blocks;
+}
+
+function parseList(lines, i, blocks, depth) {
+  let first = BULLET.exec(lines[i]);
+  let base = indentOf(lines[i]);
+  let ordered = /\d/.test(first[2]);
+  let list = { type: ordered ? "ol" : "ul", start: ordered ? parseInt(first[2], 10) : 1, items: [] };
+  while (i < lines.length) {
+    let m = BULLET.exec(lines[i]);
+    if (!m || indentOf(lines[i]) > base + 1 || /\d/.test(m[2]) !== ordered) break;
+    let inner = indentOf(lines[i]) + m[2].length + 1;
+    let content = [m[3]];
+    for (i++; i < lines.length; i++) {
+      let line = lines[i];
+      if (!line.trim()) {
+        let next = lines[i + 1];
+        if (next !== undefined && next.trim() && indentOf(next) > base) {
+          content.push("");
+          continue;
+        }
+        break;
+      }
+      if (indentOf(line) > base) content.push(line.slice(Math.min(inner, indentOf(line))));
+      else if (!startsBlock(line) && !BULLET.test(line)) content.push(line.trim());
+      else break;
+    }
+    list.items.push(parseBlocks(content.join("\n"), depth + 1));
+    while (i < lines.length && !lines[i].trim() && lines[i + 1] !== undefined && BULLET.test(lines[i + 1]) && indentOf(lines[i + 1]) <= base + 1) i++;
+  }
+  blocks.push(list);
+  return i;
+}
+
+const BLOCK_TAGS = { p: "p", ul: "ul", ol: "ol", quote: "blockquote", hr: "hr" };
+
+/**
+ * Block nodes -> a DocumentFragment built with createElement / createTextNode only.
+ * ``ctx.cite(n)`` makes a citation element; ``ctx.copy(text)`` a code block's copy button;
+ * ``ctx.base`` resolves relative links.
+ */
+function renderBlocks(blocks, doc, ctx) {
+  let frag = doc.createDocumentFragment();
+  blocks.forEach(function (b) {
+    let el;
+    if (b.type === "code") {
+      el = doc.createElement("div");
+      el.className = "kbq-code";
+      let pre = doc.createElement("pre");
+      let code = doc.createElement("code");
+      if (b.lang) code.setAttribute("data-lang", b.lang);
+      code.appendChild(doc.createTextNode(b.text));
+      pre.appendChild(code);
+      el.appendChild(pre);
+      if (ctx && ctx.copy && b.closed) el.appendChild(ctx.copy(b.text));
+    } else if (b.type === "h") {
+      el = doc.createElement("h" + Math.min(6, Math.max(3, b.level + 2)));
+      el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+    } else if (b.type === "ul" || b.type === "ol") {
+      el = doc.createElement(b.type);
+      if (b.type === "ol" && b.start !== 1) el.setAttribute("start", String(b.start));
+      b.items.forEach(function (item) {
+        let li = doc.createElement("li");
+        // A tight item is one paragraph: show it without the paragraph's margins.
+        if (item.length === 1 && item[0].type === "p") li.appendChild(renderInline(parseInline(item[0].text), doc, ctx));
+        else li.appendChild(renderBlocks(item, doc, ctx));
+        el.appendChild(li);
+      });
+    } else if (b.type === "quote") {
+      el = doc.createElement("blockquote");
+      el.appendChild(renderBlocks(b.children, doc, ctx));
+    } else if (b.type === "table") {
+      el = doc.createElement("div");
+      el.className = "kbq-table";
+      let table = doc.createElement("table");
+      let thead = doc.createElement("thead");
+      let tbody = doc.createElement("tbody");
+      let row = function (list, tag, parent) {
+        let tr = doc.createElement("tr");
+        list.forEach(function (cell) {
+          let td = doc.createElement(tag);
+          td.appendChild(renderInline(parseInline(cell), doc, ctx));
+          tr.appendChild(td);
+        });
+        parent.appendChild(tr);
+      };
+      row(b.head, "th", thead);
+      b.rows.forEach(function (r) {
+        row(r, "td", tbody);
+      });
+      table.appendChild(thead);
+      table.appendChild(tbody);
+      el.appendChild(table);
+    } else {
+      el = doc.createElement(BLOCK_TAGS[b.type] || "p");
+      if (b.type === "p") el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+    }
+    frag.appendChild(el);
+  });
+  return frag;
+}
+
+function renderInline(nodes, doc, ctx) {
+  let frag = doc.createDocumentFragment();
+  nodes.forEach(function (n) {
+    if (n.type === "text") {
+      frag.appendChild(doc.createTextNode(n.text));
+    } else if (n.type === "code") {
+      let code = doc.createElement("code");
+      code.appendChild(doc.createTextNode(n.text));
+      frag.appendChild(code);
+    } else if (n.type === "strong" || n.type === "em") {
+      let el = doc.createElement(n.type);
+      el.appendChild(renderInline(n.children, doc, ctx));
+      frag.appendChild(el);
+    } else if (n.type === "cite") {
+      // Citations count from 1; "arr[1]" is indexing unless the answer cites a source 1.
+      const known = n.n > 0 && (!n.glued || (ctx && ctx.known && ctx.known(n.n)));
+      frag.appendChild(known && ctx && ctx.cite ? ctx.cite(n.n) : doc.createTextNode("[" + n.n + "]"));
+    } else if (n.type === "link") {
+      let href = safeHref(n.href, ctx && ctx.base);
+      let inner = renderInline(n.children, doc, ctx);
+      if (!href) {
+        frag.appendChild(inner);
+        return;
+      }
+      let a = doc.createElement("a");
+      a.setAttribute("href", href);
+      if (/^https?:/i.test(href) && !(ctx && ctx.origin && href.indexOf(ctx.origin + "/") === 0)) {
+        a.setAttribute("target", "_blank");
+        a.setAttribute("rel", "noopener noreferrer");
+      }
+      a.appendChild(inner);
+      frag.appendChild(a);
+    }
+  });
+  return frag;
+}
+
+/** Markdown -> a DocumentFragment of elements and text nodes (see renderBlocks). */
+export function renderMarkdown(md, doc, ctx) {
+  return renderBlocks(parseBlocks(md), doc, ctx);
+}
+

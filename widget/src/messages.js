@@ -1,0 +1,203 @@
+/** The conversation in the log: questions, answers (Markdown with citation chips), sources,
+ * copy buttons and the thumbs-up/down feedback form. */
+import { copyText, el, flashDone, iconButton } from "./dom.js";
+import { citationHref } from "./links.js";
+import { renderMarkdown } from "./markdown.js";
+import { IDS } from "./panel.js";
+
+export function renderAll(w) {
+  const { log, input } = w.ui;
+  const state = w.state;
+  log.textContent = "";
+  if (!state.messages.length) {
+    let empty = el("div", { class: "kbq-empty" }, [el("p", { text: "Ask anything about these docs. Every answer cites the passages it comes from: click a number to open and highlight it." })]);
+    if (w.options.suggested.length) {
+      let list = el("ul", { class: "kbq-suggest", "aria-label": "Suggested questions" });
+      w.options.suggested.forEach(function (q) {
+        let b = el("button", { type: "button", class: "kbq-chip", text: q });
+        b.addEventListener("click", function () {
+          input.value = q;
+          w.submit();
+        });
+        list.appendChild(el("li", null, [b]));
+      });
+      empty.appendChild(list);
+    }
+    log.appendChild(empty);
+    return;
+  }
+  state.messages.forEach(function (m) {
+    m._node = null;
+    log.appendChild(renderMessage(w, m));
+  });
+  const last = state.messages[state.messages.length - 1];
+  showStart(log, last._node);
+}
+
+/**
+ * Scroll the log to its end, or, when the latest answer is taller than the log, so that its
+ * question stays at the top: the reader starts reading an answer at its start.
+ */
+export function showStart(log, node) {
+  const end = log.scrollHeight - log.clientHeight;
+  const question = node.classList.contains("kbq-bot") && node.previousElementSibling ? node.previousElementSibling : node;
+  const top = question.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+  log.scrollTop = Math.max(0, Math.min(end, top - 8));
+}
+
+export function renderMessage(w, m) {
+  if (m.role === "user") {
+    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", text: m.text })]);
+    return m._node;
+  }
+  if (!m._node) {
+    m._node = el("div", { class: "kbq-msg kbq-bot" });
+    m._status = el("p", { class: "kbq-status", role: "status" });
+    m._answer = el("div", { class: "kbq-answer" });
+    m._extra = el("div", { class: "kbq-extra" });
+    m._node.appendChild(m._status);
+    m._node.appendChild(m._answer);
+    m._node.appendChild(m._extra);
+  }
+  let streaming = !m.done && !m.error && !m.stopped;
+  m._node.setAttribute("aria-busy", String(streaming));
+  // Status line
+  let st = streaming ? m.status : null;
+  m._status.hidden = !st;
+  if (st) {
+    m._status.setAttribute("data-stage", st.stage || "");
+    m._status.textContent = "";
+    m._status.appendChild(el("span", { class: "kbq-spin", "aria-hidden": "true" }));
+    m._status.appendChild(document.createTextNode((st.message || "").replace(/(…|\.\.\.)?$/, st.message ? "…" : "")));
+  }
+  // Answer text
+  const byNumber = {};
+  (m.citations || []).forEach(function (c) {
+    byNumber[c.number] = c;
+  });
+  m._answer.textContent = "";
+  m._answer.appendChild(
+    renderMarkdown(m.text || "", document, {
+      base: w.options.root,
+      origin: location.origin,
+      known: (n) => !!byNumber[n],
+      cite: (n) => citeChip(w, n, byNumber[n]),
+      copy: codeCopyButton,
+    })
+  );
+  if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
+  // Sources, errors, actions
+  m._extra.textContent = "";
+  if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
+  if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
+  if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", role: "alert", text: m.error }));
+  if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
+  if (m.done && m.text) m._extra.appendChild(actions(w, m));
+  return m._node;
+}
+
+/** Re-render a message in place; a reader at the end of the log keeps seeing it from its start. */
+export function updateMessage(w, m) {
+  const log = w.ui.log;
+  const following = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+  if (!m._node || !m._node.parentNode) renderAll(w);
+  else renderMessage(w, m);
+  if (following) showStart(log, m._node);
+}
+
+export function headingPath(c) {
+  return (c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › ");
+}
+
+function citeChip(w, n, c) {
+  const href = c ? citationHref(c, w.links) : null;
+  let chip = el(href ? "a" : "span", {
+    class: "kbq-cite",
+    href: href,
+    "data-n": String(n),
+    "aria-label": c ? "Source " + n + ": " + headingPath(c) : "Source " + n,
+    "aria-describedby": c ? IDS.tip : null,
+    tabindex: href ? null : "-1",
+  }, [String(n)]);
+  if (c) {
+    chip._citation = c;
+    chip._href = href;
+  }
+  return el("sup", { class: "kbq-sup" }, [chip]);
+}
+
+function sourcesList(w, citations) {
+  let list = el("ol", { class: "kbq-sources", "aria-label": "Sources" });
+  citations.forEach(function (c) {
+    const href = citationHref(c, w.links);
+    let link = el(href ? "a" : "span", { class: "kbq-source", href: href }, [
+      el("span", { class: "kbq-source-n", text: String(c.number) }),
+      el("span", { class: "kbq-source-t", text: headingPath(c) }),
+    ]);
+    link._citation = c;
+    link._href = href;
+    list.appendChild(el("li", null, [link]));
+  });
+  return list;
+}
+
+function codeCopyButton(text) {
+  let b = iconButton("copy", "Copy code", "kbq-copy-code");
+  b.addEventListener("click", function () {
+    copyText(text).then(function () {
+      flashDone(b, "Copied");
+    }, function () {});
+  });
+  return b;
+}
+
+function answerAsText(w, m) {
+  let out = m.text;
+  if (m.citations && m.citations.length) {
+    out += "\n\nSources:\n" + m.citations.map(function (c) {
+      return "[" + c.number + "] " + headingPath(c) + " — " + (citationHref(c, w.links) || c.url);
+    }).join("\n");
+  }
+  return out;
+}
+
+function actions(w, m) {
+  let row = el("div", { class: "kbq-actions" });
+  let copy = iconButton("copy", "Copy answer");
+  copy.addEventListener("click", function () {
+    copyText(answerAsText(w, m)).then(function () {
+      flashDone(copy, "Copied");
+    }, function () {});
+  });
+  row.appendChild(copy);
+  if (m.feedbackSent) {
+    row.appendChild(el("span", { class: "kbq-note", text: "Thanks for the feedback." }));
+    return row;
+  }
+  ["up", "down"].forEach(function (rating) {
+    let b = iconButton(rating, rating === "up" ? "Helpful" : "Not helpful", "kbq-rate");
+    b.setAttribute("aria-pressed", String(m.rating === rating));
+    b.addEventListener("click", function () {
+      m.rating = rating;
+      w.save();
+      renderMessage(w, m);
+      let box = m._node.querySelector(".kbq-reason input");
+      if (box) box.focus();
+    });
+    row.appendChild(b);
+  });
+  let wrapRow = el("div", null, [row]);
+  if (m.rating) {
+    let reason = el("input", { type: "text", maxlength: "1000", "aria-label": "Reason (optional)", placeholder: m.rating === "up" ? "What helped? (optional)" : "What was wrong or missing? (optional)" });
+    let reasonForm = el("form", { class: "kbq-reason" }, [reason, el("button", { type: "submit", class: "kbq-small", text: "Send" })]);
+    reasonForm.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      w.sendFeedback(m, reason.value.trim());
+      renderMessage(w, m);
+      w.ui.input.focus();
+    });
+    wrapRow.appendChild(reasonForm);
+  }
+  return wrapRow;
+}
+

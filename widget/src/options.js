@@ -1,0 +1,42 @@
+/** The widget's options: from the MkDocs plugin's data-kb-qa-options="{json}", or from the
+ * drop-in tag's data-* attributes. */
+
+/** The <script> tag that loaded the widget (the plugin's, or the drop-in one). */
+export function widgetScript() {
+  return document.currentScript || document.querySelector("script[data-kb-qa-options]") || document.querySelector('script[src*="kb-qa.js"]');
+}
+
+export function readOptions(script) {
+  let opts = {};
+  let data = script && script.getAttribute("data-kb-qa-options");
+  if (data) {
+    try {
+      opts = JSON.parse(data) || {};
+    } catch (e) {
+      opts = {};
+    }
+  } else if (script) {
+    let d = script.dataset;
+    opts = {
+      endpoint: d.endpoint,
+      title: d.title,
+      placeholder: d.placeholder,
+      suggested: d.suggested ? d.suggested.split("|").filter(Boolean) : [],
+      shortcut: d.shortcut,
+      root: d.root,
+      site_url: d.siteUrl,
+    };
+  }
+  let src = script && script.src ? script.src : location.href;
+  return {
+    endpoint: String(opts.endpoint || "").replace(/\/+$/, ""),
+    title: opts.title || "Ask the docs",
+    placeholder: opts.placeholder || "Ask a question about these docs…",
+    suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
+    shortcut: opts.shortcut || "mod+k",
+    // Resolved once: after instant navigation the page URL no longer matches this script tag.
+    root: new URL(opts.root != null ? opts.root : "/", location.href).href,
+    siteUrl: opts.site_url || "",
+    css: src.replace(/\.js(\?.*)?$/, ".css$1"),
+  };
+}

@@ -1,0 +1,197 @@
+/** The panel: launcher, dialog, question box, in a Shadow DOM; opening, closing, the focus trap,
+ * the keyboard shortcut, and docking beside the page while a cited passage is shown. */
+import { el, icon, iconButton } from "./dom.js";
+import { ariaShortcut, matchesShortcut, shortcutLabel } from "./shortcut.js";
+
+export const IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
+const DOCKED = "data-kb-qa-docked"; // on <html>: kb-qa.css makes room for the docked panel
+const MIN_PAGE_WIDTH = 600; // narrower than this beside the panel, the page is not readable
+
+/** The widget's elements (nothing is shown until the stylesheet has loaded). */
+export function buildPanel(options, shortcut, apple) {
+  const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
+  const shadow = host.attachShadow({ mode: "open" });
+  const keys = shortcutLabel(shortcut, apple);
+  const launcher = el(
+    "button",
+    {
+      type: "button",
+      class: "kbq-launcher",
+      "aria-haspopup": "dialog",
+      "aria-expanded": "false",
+      "aria-controls": IDS.panel,
+      "aria-keyshortcuts": ariaShortcut(shortcut),
+      "aria-label": options.title + " (" + keys + ")",
+      title: options.title + " (" + keys + ")",
+    },
+    [icon("chat"), el("span", { class: "kbq-launcher-label", text: options.title })]
+  );
+  const newButton = iconButton("reset", "New conversation");
+  const closeButton = iconButton("close", "Close");
+  const log = el("div", { class: "kbq-log", role: "log", "aria-label": "Conversation", tabindex: "-1" });
+  const input = el("textarea", { id: IDS.input, class: "kbq-input", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
+  const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
+  const form = el("form", { class: "kbq-form" }, [input, sendButton]);
+  const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
+    el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
+    log,
+    form,
+    el("p", { class: "kbq-foot", text: "Answers come from these docs and can be wrong: check the sources. " + keys + " opens, Esc closes." }),
+  ]);
+  const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
+  const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip]);
+  const styleLink = el("link", { rel: "stylesheet", href: options.css });
+  const show = () => frame.removeAttribute("style");
+  styleLink.addEventListener("load", show);
+  styleLink.addEventListener("error", show);
+  shadow.appendChild(styleLink);
+  shadow.appendChild(frame);
+  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip };
+}
+
+/**
+ * Open/close behaviour on ``w`` (the widget: options, shortcut, state, save, ui, and the
+ * renderAll / submit / hideTip / flushFeedback / stop functions the other modules add).
+ */
+export function initPanel(w) {
+  const ui = w.ui;
+  let lastFocus = null;
+
+  w.setOpen = (open, focusInput) => {
+    if (w.state.open === open && !ui.panel.hidden === open) return;
+    w.state.open = open;
+    ui.panel.hidden = !open;
+    ui.launcher.hidden = open;
+    ui.launcher.setAttribute("aria-expanded", String(open));
+    w.hideTip();
+    if (open) {
+      const active = document.activeElement;
+      if (active && active !== ui.host && active !== document.body) lastFocus = active;
+      w.renderAll();
+      w.autosize();
+      if (focusInput !== false) ui.input.focus(); // at once: the next keystroke belongs here
+    } else {
+      dock(w, false);
+      w.flushFeedback();
+      if (focusInput !== false) (lastFocus && document.contains(lastFocus) ? lastFocus : ui.launcher).focus({ preventScroll: true });
+      lastFocus = null;
+    }
+    w.save();
+  };
+
+  w.autosize = () => {
+    ui.input.style.height = "auto";
+    if (ui.input.scrollHeight) ui.input.style.height = Math.min(ui.input.scrollHeight, 160) + "px";
+  };
+
+  // Keystrokes typed in the widget stay in it: Material (and other sites) bind single keys such
+  // as "s", "/", "f", "n" and "p" on window and would see them, since document.activeElement is
+  // the shadow host, not our textarea.
+  ["keydown", "keyup", "keypress"].forEach((type) => ui.host.addEventListener(type, (ev) => ev.stopPropagation()));
+
+  ui.frame.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") {
+      ev.preventDefault();
+      if (!ui.tip.hidden) w.hideTip();
+      else w.setOpen(false);
+    } else if (matchesShortcut(ev, w.shortcut)) {
+      ev.preventDefault();
+      w.setOpen(!w.state.open);
+    } else if (ev.key === "Tab" && w.state.open) {
+      trapFocus(ui, ev);
+    }
+  });
+
+  window.addEventListener("keydown", (ev) => {
+    // A site that handles the same keys first (calls preventDefault) keeps them.
+    if (ev.defaultPrevented || !matchesShortcut(ev, w.shortcut)) return;
+    const sc = w.shortcut;
+    if (!(sc.ctrl || sc.meta || sc.alt)) {
+      const t = ev.target;
+      if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    }
+    ev.preventDefault();
+    w.setOpen(!w.state.open);
+  });
+
+  ui.launcher.addEventListener("click", () => w.setOpen(true));
+  ui.closeButton.addEventListener("click", () => w.setOpen(false));
+  ui.newButton.addEventListener("click", () => {
+    w.stop();
+    w.flushFeedback();
+    w.state.messages = [];
+    w.renderAll();
+    w.save(true);
+    ui.input.focus();
+  });
+
+  ui.input.value = w.state.draft;
+  ui.input.addEventListener("input", () => {
+    w.state.draft = ui.input.value;
+    w.autosize();
+    w.save();
+  });
+  ui.input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing && ev.keyCode !== 229) {
+      ev.preventDefault();
+      w.submit();
+    }
+  });
+  ui.form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (!w.stop()) w.submit();
+  });
+}
+
+function trapFocus(ui, ev) {
+  const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);
+  if (!list.length) return;
+  const at = list.indexOf(ui.shadow.activeElement);
+  if (ev.shiftKey && at <= 0) {
+    ev.preventDefault();
+    list[list.length - 1].focus();
+  } else if (!ev.shiftKey && (at === list.length - 1 || at === -1)) {
+    ev.preventDefault();
+    list[0].focus();
+  }
+}
+
+/** The send button as Send, or as Stop while an answer streams. */
+export function setBusy(ui, busy) {
+  ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
+  ui.sendButton.setAttribute("aria-label", busy ? "Stop answering" : "Send question");
+  ui.sendButton.title = busy ? "Stop" : "Send";
+  ui.sendButton.classList.toggle("kbq-busy", busy);
+}
+
+/** True when the open panel hides part of the highlighted passage. */
+export function panelCovers(ui, marks) {
+  if (ui.panel.hidden || !marks.length) return false;
+  const p = ui.panel.getBoundingClientRect();
+  return marks.some((m) => {
+    const r = m.getBoundingClientRect();
+    return r.right > p.left && r.left < p.right; // scrolling cannot uncover it
+  });
+}
+
+/**
+ * Dock the open panel at the right edge, the page narrowed beside it (true), or float it again
+ * (false). Returns false when the window is too narrow to show the page next to the panel.
+ */
+export function dock(w, on) {
+  const root = document.documentElement;
+  if (!on) {
+    root.removeAttribute(DOCKED);
+    root.style.removeProperty("--kb-qa-dock-width");
+    w.ui.panel.classList.remove("kbq-docked");
+    w.ui.panel.setAttribute("aria-modal", "true");
+    return true;
+  }
+  const width = Math.min(440, Math.round(window.innerWidth * 0.4));
+  if (window.innerWidth - width < MIN_PAGE_WIDTH) return false;
+  root.style.setProperty("--kb-qa-dock-width", width + "px");
+  root.setAttribute(DOCKED, "");
+  w.ui.panel.classList.add("kbq-docked");
+  w.ui.panel.setAttribute("aria-modal", "false"); // beside the page, not over it
+  return true;
+}

@@ -1,0 +1,42 @@
+/** The conversation in sessionStorage: it survives page loads in the same tab, not the tab. */
+
+const KEPT_MESSAGES = 40;
+
+/** {state, save(now)}: the saved state of ``key`` (or an empty one) and a debounced writer. */
+export function createStore(key) {
+  const state = { open: false, messages: [], draft: "", highlighted: 0 };
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(key) || "null");
+    if (saved && Array.isArray(saved.messages)) {
+      state.open = !!saved.open;
+      state.draft = String(saved.draft || "");
+      state.messages = saved.messages.map((m) => {
+        // An answer still streaming when the page was left cannot resume.
+        if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = "The answer was interrupted when the page changed. Ask again to get a full answer.";
+        return m;
+      });
+    }
+  } catch (e) {
+    /* storage blocked or corrupt: start empty */
+  }
+  let timer = 0;
+  const write = () => {
+    try {
+      // Keys starting with "_" hold DOM nodes and other things of this page only.
+      const messages = state.messages.map((m) => {
+        const copy = {};
+        for (const k in m) if (k[0] !== "_") copy[k] = m[k];
+        return copy;
+      });
+      sessionStorage.setItem(key, JSON.stringify({ open: state.open, draft: state.draft, messages: messages.slice(-KEPT_MESSAGES) }));
+    } catch (e) {
+      /* quota or privacy mode: the conversation just does not survive a reload */
+    }
+  };
+  const save = (now) => {
+    clearTimeout(timer);
+    if (now) write();
+    else timer = setTimeout(write, 300);
+  };
+  return { state: state, save: save };
+}

@@ -1,0 +1,104 @@
+/** The tooltip of a citation chip or source: its heading path and a preview of the passage. */
+import { el } from "./dom.js";
+import { headingPath } from "./messages.js";
+import { stripMarkdown } from "./passage.js";
+
+const PREVIEW_CHARS = 420;
+// Lines that start a row of their own; any other line continues the one before it.
+const ROW = /^\s*(\||[-*+]\s|\d{1,9}[.)]\s|>)/;
+const TITLE = /^\s*(#{1,6}\s|!!!|\?\?\?|===)/;
+const FENCE = /^\s*(```|~~~)/;
+
+/**
+ * The passage as a reader would say it: lines a writer wrapped by hand joined again, one line
+ * per list item, table row, title and code line. Its own heading is left out (the path above
+ * the preview names it).
+ */
+export function preview(c) {
+  const heading = c.heading_path && c.heading_path[c.heading_path.length - 1];
+  const rows = []; // {md, open}: ``open`` rows take the continuation lines that follow
+  let fence = false;
+  String(c.text || "")
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .forEach((line) => {
+      const last = rows[rows.length - 1];
+      if (FENCE.test(line)) {
+        fence = !fence;
+      } else if (fence) {
+        rows.push({ text: line.trim(), open: false });
+      } else if (!line.trim()) {
+        if (last) last.open = false;
+      } else if (last && last.open && !ROW.test(line) && !TITLE.test(line)) {
+        last.md += " " + line.trim();
+      } else {
+        rows.push({ md: line, open: !TITLE.test(line) && !/^\s*\|/.test(line) });
+      }
+    });
+  const out = [];
+  rows.forEach((row, i) => {
+    const text = row.text != null ? row.text : stripMarkdown(row.md).replace(/\s*\n\s*/g, " ");
+    if (!text || (i === 0 && /^\s*#/.test(row.md || "") && text === heading)) return;
+    out.push(text);
+  });
+  return out.join("\n");
+}
+
+/** Tooltip behaviour on ``w``: shown on hover and focus, hidden on leave, blur and scroll. */
+export function initTooltip(w) {
+  const { log, tip } = w.ui;
+  let tipFor = null;
+  let tipTimer = 0;
+
+  const show = (target) => {
+    const c = target._citation;
+    clearTimeout(tipTimer);
+    tipFor = target;
+    tip.textContent = "";
+    tip.appendChild(el("p", { class: "kbq-tip-path", text: headingPath(c) }));
+    let passage = preview(c);
+    if (passage.length > PREVIEW_CHARS) passage = passage.slice(0, PREVIEW_CHARS).replace(/\s+\S*$/, "") + " …";
+    if (passage) tip.appendChild(el("p", { class: "kbq-tip-text", text: passage }));
+    tip.appendChild(el("p", { class: "kbq-tip-hint", text: "Open the page with this passage highlighted" }));
+    tip.hidden = false;
+    const r = target.getBoundingClientRect();
+    const width = Math.min(360, window.innerWidth - 16);
+    tip.style.width = width + "px";
+    const left = Math.max(8, Math.min(r.left + r.width / 2 - width / 2, window.innerWidth - width - 8));
+    const h = tip.offsetHeight;
+    const top = r.top - h - 8 >= 8 ? r.top - h - 8 : Math.min(r.bottom + 8, window.innerHeight - h - 8);
+    tip.style.left = left + "px";
+    tip.style.top = Math.max(8, top) + "px";
+  };
+  const hide = () => {
+    clearTimeout(tipTimer);
+    tip.hidden = true;
+    tipFor = null;
+  };
+  const later = () => {
+    tipTimer = setTimeout(hide, 150);
+  };
+  w.hideTip = hide;
+
+  log.addEventListener("mouseover", (ev) => {
+    const t = sourceTarget(ev);
+    if (t && t !== tipFor) show(t);
+  });
+  log.addEventListener("mouseout", (ev) => {
+    if (sourceTarget(ev)) later();
+  });
+  log.addEventListener("focusin", (ev) => {
+    const t = sourceTarget(ev);
+    if (t) show(t);
+  });
+  log.addEventListener("focusout", (ev) => {
+    if (sourceTarget(ev)) hide();
+  });
+  log.addEventListener("scroll", hide, { passive: true });
+}
+
+/** The chip or source link an event happened on, if it carries a citation. */
+export function sourceTarget(ev) {
+  const t = ev.target && ev.target.closest ? ev.target.closest(".kbq-cite, .kbq-source") : null;
+  return t && t._citation ? t : null;
+}

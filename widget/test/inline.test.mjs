@@ -1,0 +1,66 @@
+// Inline Markdown: CommonMark's emphasis rules, links, code spans, citations, and bounded work
+// on input built to be slow.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { MAX_DEPTH, parseInline } from "../src/inline.js";
+
+/** Nodes as compact HTML-like text, to compare structure at a glance. */
+function show(nodes) {
+  return nodes
+    .map((n) => {
+      if (n.type === "text") return n.text;
+      if (n.type === "code") return `<code>${n.text}</code>`;
+      if (n.type === "cite") return `{${n.n}${n.glued ? " glued" : ""}}`;
+      if (n.type === "link") return `<a ${n.href}>${show(n.children)}</a>`;
+      return `<${n.type}>${show(n.children)}</${n.type}>`;
+    })
+    .join("");
+}
+const md = (s) => show(parseInline(s));
+
+test("emphasis follows CommonMark's delimiter rules", () => {
+  assert.equal(md("*a* **b** ***c***"), "<em>a</em> <strong>b</strong> <em><strong>c</strong></em>");
+  assert.equal(md("snake_case_name and __init__"), "snake_case_name and <strong>init</strong>");
+  assert.equal(md("2 * 3 * 4"), "2 * 3 * 4");
+  assert.equal(md("**unclosed and *em*"), "**unclosed and <em>em</em>");
+  assert.equal(md("*a **b** c*"), "<em>a <strong>b</strong> c</em>");
+  assert.equal(md("**a*"), "*<em>a</em>");
+});
+
+test("links nest no links, keep emphasis, and stop at a bounded target", () => {
+  assert.equal(md("[*a*](http://x.org/p_(1))"), "<a http://x.org/p_(1)><em>a</em></a>");
+  assert.equal(md("[[a](b)](c)"), "[<a b>a</a>](c)");
+  assert.equal(md('[t](u "title") [t](<v w>)'), "<a u>t</a> [t](<v w>)");
+  assert.equal(md("[a](" + "x".repeat(5000) + ")"), "[a](" + "x".repeat(5000) + ")");
+  assert.equal(md("see https://x.org/a). and <https://y.org>"), "see <a https://x.org/a>https://x.org/a</a>). and <a https://y.org>https://y.org</a>");
+});
+
+test("code spans match runs of the same length and hide markup", () => {
+  assert.equal(md("`a` ``b ` c`` ```d"), "<code>a</code> <code>b ` c</code> ```d");
+  assert.equal(md("`*not em*` *em*"), "<code>*not em*</code> <em>em</em>");
+  assert.equal(md("\\`not code`"), "`not code`");
+});
+
+test("a number glued to a word is marked, so the renderer can leave indexing as text", () => {
+  assert.equal(md("Retries back off [1][2]. Tokens.[3] arr[0] word[4] `x`[5] [6](u)"), "Retries back off {1}{2}. Tokens.{3} arr{0 glued} word{4 glued} <code>x</code>{5 glued} <a u>6</a>");
+});
+
+test("nesting deeper than MAX_DEPTH stays text", () => {
+  const deep = "*".repeat(40) + "a" + "*".repeat(40);
+  let depth = 0;
+  for (let nodes = parseInline(deep); nodes.length; depth++) nodes = nodes.find((n) => n.children)?.children || [];
+  assert.ok(depth <= MAX_DEPTH + 1, `depth ${depth}`);
+  // The levels past the limit are shown as the asterisks they were written with.
+  const flat = show(parseInline(deep)).replace(/<\/?\w+>/g, "");
+  assert.match(flat, /^\*+a\*+$/);
+  const links = "[".repeat(30) + "a" + "](u)".repeat(30);
+  assert.ok(md(links).includes("<a u>a</a>"));
+});
+
+test("input built to be slow parses to its own text", () => {
+  for (const p of ["*a ", "_a ", "**a ", "[", "[a](", "[[[a]]] ", "](", "` ``", "<https://"]) {
+    const s = p.repeat(20000);
+    const text = show(parseInline(s));
+    assert.ok(text.length >= s.length * 0.9, p);
+  }
+});

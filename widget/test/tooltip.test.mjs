@@ -1,0 +1,31 @@
+// The tooltip's preview of a passage: the writer's hard line wraps are joined.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { preview } from "../src/tooltip.js";
+
+test("wrapped list items, paragraphs and admonitions read as one line each", () => {
+  const text = [
+    "### Daylight saving time",
+    "",
+    "- When clocks jump **forward**, a time that does not exist (for example 02:30",
+    "  on the spring transition in `Europe/Berlin`) fires at the next valid minute,",
+    "  03:00.",
+    "- When clocks jump **back**, a time that occurs twice fires only once, at its",
+    "  first occurrence.",
+    "",
+    "!!! note",
+    "    Schedules declared with `every` ignore time zones entirely; a 15-minute",
+    "    interval is always 15 minutes of elapsed time.",
+  ].join("\n");
+  assert.deepEqual(preview({ text, heading_path: ["Cron schedules", "Time zones", "Daylight saving time"] }).split("\n"), [
+    "When clocks jump forward, a time that does not exist (for example 02:30 on the spring transition in Europe/Berlin) fires at the next valid minute, 03:00.",
+    "When clocks jump back, a time that occurs twice fires only once, at its first occurrence.",
+    "note",
+    "Schedules declared with every ignore time zones entirely; a 15-minute interval is always 15 minutes of elapsed time.",
+  ]);
+});
+
+test("table rows and code lines stay lines", () => {
+  const text = "| a | b |\n|---|---|\n| 1 | 2 |\n\n```bash\nlumen jobs retry 1\nlumen jobs retry 2\n```";
+  assert.deepEqual(preview({ text }).split("\n"), ["a b", "1 2", "lumen jobs retry 1", "lumen jobs retry 2"]);
+});
