@@ -26,9 +26,8 @@ import tomlkit
 from llm_server import Reply
 from parity import zensical_sample_site
 from processes import stop, wait_for
-from test_widget_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+from uvicorn_thread import UvicornThread
+from widget_stack import (
     MARK_IN_VIEW,
     MARKS,
     MARKS_TEXT,
@@ -39,7 +38,6 @@ from test_widget_browser import (
     open_page,
     sync_api,
 )
-from uvicorn_thread import UvicornThread
 
 from kb_qa import wiring
 from kb_qa.kb import KnowledgeBase
@@ -112,16 +110,6 @@ def zensical_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zensica
         files.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        instance = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield instance
-        instance.close()
-
-
 @pytest.fixture
 def zpage(browser: Any, zensical_stack: ZensicalStack) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -153,8 +141,9 @@ def test_ask_cite_highlight_navigate_and_ask_again(
     open_page(page, stack.site + "/index.html")
     assert page.locator("#kb-qa").count() == 1
     assert page.evaluate("typeof window.document$.subscribe") == "function"  # Zensical's
-    # Not Ctrl+K: Zensical's own search takes it when its handler was registered first.
-    page.evaluate("window.KbQa.open()")
+    # Ctrl+K is Zensical's own search; on a Zensical page the widget listens to Ctrl+/.
+    assert page.locator(".kbq-launcher").get_attribute("aria-keyshortcuts") == "Control+/"
+    page.keyboard.press("Control+/")
     sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
     assert page.locator(".kbq-chip").all_text_contents() == ["How do retries back off?"]
     ask(page, "How do retries back off?")
@@ -243,7 +232,7 @@ def test_preview_kb_qa_serve_watch_next_to_zensical_serve(
         page = context.new_page()
         open_page(page, origin + "/guides/retries.html")
         assert page.evaluate("window.KbQa.options.endpoint") == api
-        page.evaluate("window.KbQa.open()")  # Ctrl+K is Zensical's search
+        page.keyboard.press("Control+/")  # Ctrl+K is Zensical's search
         ask(page, "What is the default retry backoff?")
         sync_api.expect(page.locator(".kbq-answer").last).to_contain_text("retry")
         assert page.locator("a.kbq-cite").count() >= 1

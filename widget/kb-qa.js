@@ -1655,12 +1655,17 @@
       title: opts.title || "Ask the docs",
       placeholder: opts.placeholder || "Ask a question about these docs…",
       suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
-      shortcut: opts.shortcut || "mod+k",
+      shortcut: opts.shortcut || defaultShortcut(document),
       // Resolved once: after instant navigation the page URL no longer matches this script tag.
       root: new URL(opts.root != null ? opts.root : "/", location.href).href,
       siteUrl: opts.site_url || "",
       css: src.replace(/\.js(\?.*)?$/, ".css$1")
     };
+  }
+  function defaultShortcut(doc) {
+    let meta = doc.querySelector('meta[name="generator"]');
+    let generator = meta ? String(meta.getAttribute("content") || "").toLowerCase() : "";
+    return generator.startsWith("zensical") ? "mod+/" : "mod+k";
   }
 
   // src/state.js
