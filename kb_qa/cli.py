@@ -81,8 +81,18 @@ def _parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser("serve", help="index the vault, then serve the HTTP API")
-    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p = sub.add_parser(
+        "serve",
+        help="index the vault, then serve the HTTP API (with --chroma-url and --workspace "
+        "and no vault: a read-only replica)",
+    )
+    p.add_argument(
+        "vault",
+        nargs="?",
+        default=None,
+        help="vault folder (default: KBQA_VAULT or .; none with --chroma-url and --workspace: "
+        "serve that workspace read-only)",
+    )
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8321)")
     p.add_argument("--watch", action="store_true", help="re-index files as they change")
@@ -127,6 +137,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000"
     )
     p.add_argument(
+        "--workspace",
+        default=None,
+        help="name of the index on Chroma (default: site_name, else the vault folder's name)",
+    )
+    p.add_argument(
         "--embed-model",
         default=None,
         help="auto, minilm, e5-multilingual, hash, or a litellm model",
@@ -140,6 +155,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         args.vault,
         index_dir=args.index_dir,
         chroma_url=args.chroma_url,
+        workspace=args.workspace,
         embed_model=args.embed_model,
         chunk_chars=args.chunk_chars,
         model=getattr(args, "model", None),
@@ -344,8 +360,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kb_qa.server import create_app
     from kb_qa.serving import uvicorn_options
 
-    kb, log = _open_indexed(args, "kb_qa.serve")
-    watcher = _start_watcher(kb, log) if args.watch else None
+    if _is_replica(args):
+        kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
+    else:
+        kb, log = _open_indexed(args, "kb_qa.serve")
+        watcher = _start_watcher(kb, log) if args.watch else None
     s = kb.settings
     if s.host not in ("127.0.0.1", "localhost", "::1") and not s.api_token:
         log.warning(
@@ -366,6 +385,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _is_replica(args: argparse.Namespace) -> bool:
+    """`serve` with a Chroma server and a workspace but no vault: a read-only replica."""
+    settings = _settings(args)
+    no_vault = args.vault is None and not os.environ.get("KBQA_VAULT")
+    return no_vault and bool(settings.chroma_url and settings.workspace)
+
+
+def _open_replica(args: argparse.Namespace) -> Any:
+    from kb_qa.replica import Replica
+
+    _plain_logs()
+    if args.watch:
+        raise IndexStateError(
+            "A read-only replica (no vault, --chroma-url and --workspace) cannot --watch: run "
+            "`kb-qa watch VAULT` with the same --chroma-url and --workspace as the writer."
+        )
+    return Replica(_settings(args)).start()
 
 
 def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
