@@ -109,7 +109,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     p.add_argument("--rating", default="", help="only 'up' or only 'down'")
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
+    p.add_argument(
+        "--index-dir",
+        action="append",
+        default=[],
+        help="index folder (default <vault>/.kb-qa); repeat it to read several, e.g. each "
+        "replica's",
+    )
     p.set_defaults(func=cmd_feedback)
 
     p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
@@ -464,8 +470,11 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
     from kb_qa.feedback import FeedbackStore
 
-    settings = Settings.from_env(args.vault, index_dir=args.index_dir)
-    items = FeedbackStore(settings.index_path).all(args.rating)
+    items = []
+    for folder in args.index_dir or [None]:  # replicas each keep their own file
+        settings = Settings.from_env(args.vault, index_dir=folder)
+        items += FeedbackStore(settings.index_path).all(args.rating)
+    items.sort(key=lambda item: item.at, reverse=True)
     if args.json:
         for item in items:
             print(json.dumps(asdict(item), ensure_ascii=False))

@@ -140,6 +140,19 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
             "https://lumen.example.com/"
         )
         assert httpx.get(urls[0] + "/").status_code == 404  # no vault to show pages from
+        # Feedback: each replica keeps its own file; `kb-qa feedback` reads them together.
+        for n, url in enumerate(urls, 1):
+            rating = {"question": f"question {n}", "answer": "a", "rating": "up"}
+            assert httpx.post(url + "/api/feedback", json=rating).status_code == 201
+        folders_args = [arg for f in folders for arg in ("--index-dir", str(f / ".kb-qa"))]
+        listed = subprocess.run(
+            [sys.executable, "-m", "kb_qa.cli", "feedback", *folders_args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "2 ratings: 2 up, 0 down" in listed and "question 1" in listed
 
         # An edit the writer's watcher picks up reaches both replicas.
         _save(vault / "docs" / "faq.md", "\n\n## Mascot\n\nThe mascot is a narwhal.\n")
@@ -170,8 +183,12 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
             _save(vault / "docs" / "faq.md", "\n\nThe mascot's name is Wendell.\n")
             _wait("an edit after the restart", lambda: _shows(urls[1], "mascot", "Wendell"), 60)
     local.close()
-    # A replica writes nothing: its folder is as empty as it started.
-    assert [list(folder.iterdir()) for folder in folders] == [[], []]
+    # A replica writes nothing but the feedback it was sent.
+    for folder in folders:
+        assert [p.relative_to(folder) for p in sorted(folder.rglob("*"))] == [
+            Path(".kb-qa"),
+            Path(".kb-qa/feedback.sqlite3"),
+        ]
 
 
 @pytest.fixture(scope="module")
