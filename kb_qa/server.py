@@ -371,6 +371,7 @@ class Api:
             "workspace": stats["workspace"],
             "generation": stats["generation"],
             "loaded": stats["loaded"],
+            "load_seconds": stats.get("load_seconds"),  # a replica's last load from Chroma
             "replica": self.replica,
             "model": self.settings.model,
             "mode": "llm" if self.settings.model else "extractive",

@@ -103,18 +103,19 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
     local = indexed_sample(tmp_path / "local")  # the same docs, indexed the ordinary way
     logs = tmp_path / "logs"
     logs.mkdir()
-    replica_args = ("--workspace", WORKSPACE)
     with contextlib.ExitStack() as stack:
         server = chroma_server(data, port)
         chroma = stack.enter_context(server)
         log = stack.enter_context(open(logs / "writer.log", "w"))
         stack.enter_context(_writer(vault, chroma, env, log))
         replicas = []
-        for n, folder in enumerate(folders, 1):
+        # One replica is told by flags, the other by environment (as compose.yaml does).
+        flags = ("--chroma-url", chroma, "--workspace", WORKSPACE)
+        by_env = {**env, "KBQA_CHROMA_URL": chroma, "KBQA_WORKSPACE": WORKSPACE}
+        ways = [(env, flags), (by_env, ())]
+        for n, (folder, (how_env, how_args)) in enumerate(zip(folders, ways), 1):
             out = stack.enter_context(open(logs / f"replica-{n}.log", "w"))
-            served = serve_process(
-                None, env, "--chroma-url", chroma, *replica_args, cwd=folder, output=out
-            )
+            served = serve_process(None, how_env, *how_args, cwd=folder, output=out)
             stack.callback(served.close)
             replicas.append(next(served))
         urls = [url for url, _ in replicas]
