@@ -5,7 +5,8 @@
 #
 #   docker build -t kb-qa .
 #   docker run --rm -p 8321:8321 -e KBQA_CHROMA_URL=http://chroma:8000 -e KBQA_WORKSPACE=docs kb-qa
-FROM python:3.12-slim
+# The Python the test suite runs on here.
+FROM python:3.11-slim
 
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

@@ -177,6 +177,11 @@ class Collection:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
 
+    def new_client(self) -> None:
+        """A new embedded client (its folder was made again); the server's stays."""
+        if not self.settings.chroma_url:
+            self.client = chroma_client(self.settings, self.folder)
+
     def reconnect(self) -> None:
         """A fresh embedded client: sees what other processes wrote, or a re-made folder."""
         if self.settings.chroma_url:

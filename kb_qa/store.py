@@ -149,7 +149,7 @@ class Store:
         self._create_manifest()
         if self._writer_id:
             self.set_meta(writer=self._writer_id)  # still the same vault's writer
-        self.vectors.reconnect()
+        self.vectors.new_client()
         self.reset(keep_vectors=False)
         return True
 
