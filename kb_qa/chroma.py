@@ -113,18 +113,18 @@ class Collection:
         self, vector: np.ndarray, n: int, paths: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         """(chunk id, cosine distance) of the ``n`` nearest vectors, optionally within paths."""
-        count = self.chroma(lambda col: col.count())
-        if count == 0 or n <= 0:
+        if n <= 0:
             return []
         where: dict[str, Any] | None = None
         if paths is not None:
             if not paths:
                 return []
             where = {"path": {"$in": list(paths)}}
+        # Chroma returns what it has when asked for more (one round trip, no count first).
         result = self.chroma(
             lambda col: col.query(
                 query_embeddings=[np.asarray(vector, np.float32)],
-                n_results=min(n, count),
+                n_results=n,
                 where=where,
                 include=["distances"],
             )
