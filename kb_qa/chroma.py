@@ -81,6 +81,7 @@ class Collection:
             raise self.unusable(exc) from exc
 
     def not_found(self) -> IndexStateError:
+        """The error for a workspace this Chroma does not hold: how to make it."""
         where = self.settings.chroma_url or str(self.folder / "chroma")
         workspace = self.name.removeprefix("kbqa-")
         return IndexStateError(
@@ -133,11 +134,12 @@ class Collection:
 
     def record(self) -> WorkspaceRecord:
         """The workspace record as Chroma holds it now (empty when there is none yet)."""
-        return WorkspaceRecord.of(self.chroma(lambda col: self._fresh(col).metadata))
-
-    def _fresh(self, col: Any) -> Any:
-        # A collection object caches its metadata from when it was fetched.
-        return self.client.get_collection(self.name, embedding_function=None)
+        # Fetched afresh: a collection object keeps the metadata it was fetched with.
+        return WorkspaceRecord.of(
+            self.chroma(
+                lambda _: self.client.get_collection(self.name, embedding_function=None).metadata
+            )
+        )
 
     def publish(self, record: WorkspaceRecord) -> None:
         """Replace the workspace record (the writer's last step after changing records)."""
