@@ -171,7 +171,11 @@ def bench_ask(url: str, questions: list[str], label: str) -> None:
     )
 
 
-def bench_search(url: str, questions: list[str]) -> None:
+def search_throughput(
+    urls: list[str], questions: list[str], clients: int = SEARCH_CLIENTS
+) -> tuple[float, list[float]]:
+    """(requests/s, latencies in ms) of SEARCH_REQUESTS /api/search requests from
+    ``clients`` threads, spread round-robin over ``urls`` (as a load balancer would)."""
     latencies: list[float] = []
     lock = threading.Lock()
     counter = iter(range(SEARCH_REQUESTS))
@@ -181,20 +185,24 @@ def bench_search(url: str, questions: list[str]) -> None:
             for i in counter:  # shared iterator: SEARCH_REQUESTS in all
                 started = time.perf_counter()
                 q = questions[i % len(questions)]
-                response = http.get(url + "/api/search", params={"q": q, "k": 10})
+                response = http.get(urls[i % len(urls)] + "/api/search", params={"q": q, "k": 10})
                 response.raise_for_status()
                 with lock:
                     latencies.append((time.perf_counter() - started) * 1000)
 
-    threads = [threading.Thread(target=client) for _ in range(SEARCH_CLIENTS)]
+    threads = [threading.Thread(target=client) for _ in range(clients)]
     started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    elapsed = time.perf_counter() - started
+    return len(latencies) / (time.perf_counter() - started), latencies
+
+
+def bench_search(url: str, questions: list[str]) -> None:
+    rate, latencies = search_throughput([url], questions)
     print(
-        f"/api/search {SEARCH_CLIENTS} clients: {len(latencies) / elapsed:6.1f} requests/s, "
+        f"/api/search {SEARCH_CLIENTS} clients: {rate:6.1f} requests/s, "
         f"latency p50 {statistics.median(latencies):.1f} ms p95 {pct(latencies, 0.95):.1f} ms "
         f"({len(latencies)} requests)",
         flush=True,

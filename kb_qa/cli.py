@@ -81,8 +81,18 @@ def _parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser("serve", help="index the vault, then serve the HTTP API")
-    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p = sub.add_parser(
+        "serve",
+        help="index the vault, then serve the HTTP API (with --chroma-url and --workspace "
+        "and no vault: a read-only replica)",
+    )
+    p.add_argument(
+        "vault",
+        nargs="?",
+        default=None,
+        help="vault folder (default: KBQA_VAULT or .; none with --chroma-url and --workspace: "
+        "serve that workspace read-only)",
+    )
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8321)")
     p.add_argument("--watch", action="store_true", help="re-index files as they change")
@@ -99,7 +109,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     p.add_argument("--rating", default="", help="only 'up' or only 'down'")
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    p.add_argument("--index-dir", default=None, help="index folder (default <vault>/.kb-qa)")
+    p.add_argument(
+        "--index-dir",
+        action="append",
+        default=[],
+        help="index folder (default <vault>/.kb-qa); repeat it to read several, e.g. each "
+        "replica's",
+    )
     p.set_defaults(func=cmd_feedback)
 
     p = sub.add_parser(
@@ -150,6 +166,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000"
     )
     p.add_argument(
+        "--workspace",
+        default=None,
+        help="name of the index on Chroma (default: site_name, else the vault folder's name)",
+    )
+    p.add_argument(
         "--embed-model",
         default=None,
         help="auto, minilm, e5-multilingual, hash, or a litellm model",
@@ -163,6 +184,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         args.vault,
         index_dir=args.index_dir,
         chroma_url=args.chroma_url,
+        workspace=args.workspace,
         embed_model=args.embed_model,
         chunk_chars=args.chunk_chars,
         model=getattr(args, "model", None),
@@ -367,9 +389,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kb_qa.server import create_app
     from kb_qa.serving import LOOPBACK, uvicorn_options
 
-    kb, log = _open_indexed(args, "kb_qa.serve")
-    watcher = _start_watcher(kb, log) if args.watch else None
-    s = _with_preview_origins(kb.settings, log)
+    if _is_replica(args):
+        kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
+        s = kb.settings
+    else:
+        kb, log = _open_indexed(args, "kb_qa.serve")
+        watcher = _start_watcher(kb, log) if args.watch else None
+        s = _with_preview_origins(kb.settings, log)
     if s.host not in LOOPBACK and not s.api_token:
         log.warning(
             "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
@@ -409,6 +435,25 @@ def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
         ", ".join(origins),
     )
     return settings.replace(cors_origins=origins)
+
+
+def _is_replica(args: argparse.Namespace) -> bool:
+    """`serve` with a Chroma server and a workspace but no vault: a read-only replica."""
+    settings = _settings(args)
+    no_vault = args.vault is None and not os.environ.get("KBQA_VAULT")
+    return no_vault and bool(settings.chroma_url and settings.workspace)
+
+
+def _open_replica(args: argparse.Namespace) -> Any:
+    from kb_qa.replica import Replica
+
+    _plain_logs()
+    if args.watch:
+        raise IndexStateError(
+            "A read-only replica (no vault, --chroma-url and --workspace) cannot --watch: run "
+            "`kb-qa watch VAULT` with the same --chroma-url and --workspace as the writer."
+        )
+    return Replica(_settings(args)).start()
 
 
 def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
@@ -469,8 +514,11 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
     from kb_qa.feedback import FeedbackStore
 
-    settings = Settings.from_env(args.vault, index_dir=args.index_dir)
-    items = FeedbackStore(settings.index_path).all(args.rating)
+    items = []
+    for folder in args.index_dir or [None]:  # replicas each keep their own file
+        settings = Settings.from_env(args.vault, index_dir=folder)
+        items += FeedbackStore(settings.index_path).all(args.rating)
+    items.sort(key=lambda item: item.at, reverse=True)
     if args.json:
         for item in items:
             print(json.dumps(asdict(item), ensure_ascii=False))

@@ -82,7 +82,7 @@ class FeedbackStore:
     """Append-only feedback log in ``<index folder>/feedback.sqlite3``."""
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        # Made on the first write: a read-only replica that gets no feedback writes nothing.
         self.path = folder / "feedback.sqlite3"
 
     def _connect(self) -> sqlite3.Connection:

@@ -1,9 +1,9 @@
 """Request guards of the HTTP API: per-client rate limit and optional bearer token.
 
 A plain ASGI middleware (no BaseHTTPMiddleware), so streamed answers pass through untouched.
-Every ``/api/`` request is rate limited (but the health check) and, when a token is configured,
-must carry ``Authorization: Bearer <token>``. The rate limit runs first, so guessing the token
-is as slow as everything else.
+Every ``/api/`` request is rate limited (but the health and readiness checks) and, when a
+token is configured, must carry ``Authorization: Bearer <token>``. The rate limit runs first,
+so guessing the token is as slow as everything else.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ Send = Callable[[dict[str, Any]], Any]
 ASGIApp = Callable[[Scope, Receive, Send], Any]
 
 MAX_CLIENTS = 10_000  # buckets kept before full (idle) ones are forgotten
-UNLIMITED_PATHS = frozenset({"/api/health"})
+UNLIMITED_PATHS = frozenset({"/api/health", "/api/ready"})
 
 
 class RateLimiter:

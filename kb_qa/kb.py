@@ -49,6 +49,25 @@ class _Loaded:
     refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
 
 
+def load_view(
+    generation: str,
+    chunks: list[Chunk],
+    previous: _Loaded,
+    settings: Settings,
+    refused: frozenset[str] = frozenset(),
+) -> _Loaded:
+    """The in-memory view search runs on (a replica builds the same from Chroma's records);
+    keyword tokens of chunks unchanged since ``previous`` are reused."""
+    return _Loaded(
+        generation=generation,
+        chunks=chunks,
+        by_id={c.id: i for i, c in enumerate(chunks)},
+        keyword=KeywordIndex(chunks, previous.keyword.tokens if previous.keyword else None),
+        history=retrieval.history_pages(chunks, settings.history_pages),
+        refused=refused,
+    )
+
+
 class KnowledgeBase:
     """A vault, its index, and search over it."""
 
@@ -91,7 +110,11 @@ class KnowledgeBase:
             report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
+            moved = self.store.settle_workspace(explicit=bool(self.settings.workspace))
             self._check_fingerprint(site, report)
+            if moved and not report.rebuilt:
+                report.rebuilt = f"{moved}: re-chunking every file once (embeddings are reused)"
+                log.warning("%s", report.rebuilt)
             # Only a run interrupted while writing leaves Chroma and the manifest apart.
             interrupted = self.store.meta("writing") == "1"
             problem = "" if interrupted else self.store.vector_problem()
@@ -126,11 +149,11 @@ class KnowledgeBase:
             report.changed_files = len(docs)
             report.files = len(self.store.files())
             report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            link_style = "site" if site.is_mkdocs else "file"
             self.store.set_meta(
-                last_indexed=str(time.time()),
-                site_url=site.site_url,
-                link_style="site" if site.is_mkdocs else "file",
+                last_indexed=str(time.time()), site_url=site.site_url, link_style=link_style
             )
+            self.store.publish(site.site_url, link_style)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -331,16 +354,7 @@ class KnowledgeBase:
                     self.store.reopen()
                 refused = self._refused(self.store.files())
                 chunks = [c for c in self.store.chunks() if c.path not in refused]
-                self._loaded = _Loaded(
-                    generation=generation,
-                    chunks=chunks,
-                    by_id={c.id: i for i, c in enumerate(chunks)},
-                    keyword=KeywordIndex(
-                        chunks, self._loaded.keyword.tokens if self._loaded.keyword else None
-                    ),
-                    history=retrieval.history_pages(chunks, self.settings.history_pages),
-                    refused=refused,
-                )
+                self._loaded = load_view(generation, chunks, self._loaded, self.settings, refused)
             return self._loaded
 
     def _query_vector(self, question: str) -> np.ndarray:
@@ -458,6 +472,9 @@ class KnowledgeBase:
             "embed_model": self.store.meta("embed_model"),
             "last_indexed": float(last) if last else None,
             "chroma": self.settings.chroma_url or str(self.settings.index_path / "chroma"),
+            "workspace": self.store.workspace,
+            "generation": self.store.meta("generation"),
+            "loaded": self._loaded.keyword is not None,
         }
 
     def url(self, chunk: Chunk) -> str:

@@ -5,6 +5,7 @@
                           or one JSON object with "stream": false / Accept: application/json
     GET  /api/search   ?q=&k=&include=&exclude=    ranked hits
     GET  /api/health   index status
+    GET  /api/ready    200 when health is ok and the index is loaded, else 503 (readiness)
     GET  /api/sources  the indexed pages
     POST /api/feedback {question, answer, citations, rating: up|down, reason?}
     GET  /             the vault's pages with the chat widget (for vaults that are not sites)
@@ -230,6 +231,7 @@ class Api:
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
+        self.replica = bool(getattr(kb, "replica", False))  # kb_qa.replica.Replica
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -243,7 +245,12 @@ class Api:
             log.warning("starting without a working index: %s", exc)
         await warm_up(self.settings)
         mode = f"model {self.settings.model}" if self.settings.model else "extractive answers"
-        log.info("serving %s (%s)", self.settings.vault, mode)
+        what = (
+            f"workspace {self.kb.workspace} from {self.settings.chroma_url} (read-only replica)"
+            if self.replica
+            else str(self.settings.vault)
+        )
+        log.info("serving %s (%s)", what, mode)
         yield
 
     async def _thread(self, func: Any, *args: Any) -> Any:
@@ -350,25 +357,38 @@ class Api:
         hits = self.kb.search(q, k, include=include, exclude=exclude)
         return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
 
-    async def health(self, request: Request) -> Response:
-        """GET /api/health"""
+    async def _status(self) -> dict[str, Any]:
         stats = await self._thread(self.kb.stats)
         problem = await self._thread(self.kb.problem)
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
-        return JSONResponse(
-            {
-                "status": status,
-                "problem": problem or None,
-                "files": stats["files"],
-                "chunks": stats["chunks"],
-                "embed_model": stats["embed_model"],
-                "last_indexed": stats["last_indexed"],
-                "model": self.settings.model,
-                "mode": "llm" if self.settings.model else "extractive",
-                "answering": self.answering,
-                "freshness": self.watcher.freshness().as_dict() if self.watcher else None,
-            }
-        )
+        return {
+            "status": status,
+            "problem": problem or None,
+            "files": stats["files"],
+            "chunks": stats["chunks"],
+            "embed_model": stats["embed_model"],
+            "last_indexed": stats["last_indexed"],
+            "workspace": stats["workspace"],
+            "generation": stats["generation"],
+            "loaded": stats["loaded"],
+            "load_seconds": stats.get("load_seconds"),  # a replica's last load from Chroma
+            "replica": self.replica,
+            "model": self.settings.model,
+            "mode": "llm" if self.settings.model else "extractive",
+            "answering": self.answering,
+            "freshness": self.watcher.freshness().as_dict() if self.watcher else None,
+        }
+
+    async def health(self, request: Request) -> Response:
+        """GET /api/health"""
+        return JSONResponse(await self._status())
+
+    async def ready(self, request: Request) -> Response:
+        """GET /api/ready: for a load balancer's readiness check (health ok, index loaded)."""
+        status = await self._status()
+        ready = status["status"] == "ok" and status["loaded"]
+        body = {"ready": ready, **{k: status[k] for k in ("status", "problem", "generation")}}
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     def _updating(self) -> bool:
         if self.watcher is None:
@@ -416,6 +436,8 @@ class Api:
         # deployment does not show notes as pages at all.
         if self.settings.api_token:
             raise _reject(404, "Pages are off when api_token is set; use the API.")
+        if self.replica:
+            raise _reject(404, "A read-only replica has no vault to show pages from; use the API.")
 
     def _render(self, wanted: str) -> str | None:
         # Only paths the index knows are served; the file is then read from inside the vault.
@@ -506,6 +528,7 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/api/ask", api.ask, methods=["POST"]),
             Route("/api/search", api.search, methods=["GET"]),
             Route("/api/health", api.health, methods=["GET"]),
+            Route("/api/ready", api.ready, methods=["GET"]),
             Route("/api/sources", api.sources, methods=["GET"]),
             Route("/api/feedback", api.feedback, methods=["POST"]),
             Route("/", api.home, methods=["GET"]),

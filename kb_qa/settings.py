@@ -27,6 +27,11 @@ class Settings:
     index_dir: Path | None = None
     # Use a Chroma server instead of the embedded database, e.g. http://127.0.0.1:8000
     chroma_url: str = ""
+    # Name of the index (its Chroma collection); default: site_name from mkdocs.yml, else
+    # the vault folder's name, slugged. Replicas name it to serve it without the vault.
+    workspace: str = ""
+    # Seconds between a read-only replica's checks for a new generation of the workspace
+    replica_poll: float = 1.0
     # "auto", "minilm", "e5-multilingual", "hash", or any litellm embedding model
     embed_model: str = "auto"
     # API base for a litellm embedding model served locally (e.g. Ollama)

@@ -147,6 +147,19 @@ def load_site(root: Path, generator: str = "") -> Site:
     return site
 
 
+def site_name(root: Path) -> str:
+    """The ``site_name`` of ``root/mkdocs.yml`` ("" without one, or when it cannot be read)."""
+    names = ("mkdocs.yml", "mkdocs.yaml")
+    config_file = next((root / n for n in names if (root / n).is_file()), None)
+    if config_file is None:
+        return ""
+    try:
+        config = _read_yaml(config_file)
+    except (ConfigError, OSError):
+        return ""  # indexing reports the broken file; the name falls back to the folder's
+    return str(config.get("site_name") or "") if isinstance(config, dict) else ""
+
+
 def _read_yaml(path: Path) -> Any:
     """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently."""
     from mkdocs.utils.yaml import get_yaml_loader

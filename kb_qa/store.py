@@ -9,13 +9,13 @@ holds for uncommitted work are ignored by search and cleaned up by the next run.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import json
 import logging
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,9 +23,19 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from kb_qa.chroma import Collection, disk_full, disk_full_error
 from kb_qa.errors import ConfigError, IndexStateError, VaultError
 from kb_qa.settings import Settings
+from kb_qa.site import site_name
 from kb_qa.types import Chunk, Heading, Outline
+from kb_qa.workspace import (
+    RECORDS_VERSION,
+    WorkspaceRecord,
+    chunk_record,
+    collection_name,
+    workspace_name,
+    writer_source,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,8 +80,8 @@ def embed_key(chunk: Chunk) -> str:
     return hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
 
 
-def collection_name(vault: Path) -> str:
-    """One Chroma collection per vault (3-63 safe characters)."""
+def legacy_collection_name(vault: Path) -> str:
+    """The collection kb-qa used before workspaces had names (one per vault path)."""
     digest = hashlib.sha1(str(vault.resolve()).encode()).hexdigest()[:10]
     stem = "".join(ch if ch.isalnum() else "-" for ch in vault.resolve().name.lower())[:40]
     return f"kbqa-{stem.strip('-') or 'vault'}-{digest}"
@@ -92,9 +102,25 @@ class Store:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._create_manifest()
-        self.name = collection_name(settings.vault)
-        self._client = _chroma_client(settings)
-        self._open_collection()
+        self.workspace = workspace_name(
+            settings.workspace, site_name(settings.vault), settings.vault
+        )
+        self.name = collection_name(self.workspace)
+        self.vectors = Collection(settings, self.name, self.folder)
+        self._writer_id = ""
+
+    @property
+    def writer_id(self) -> str:
+        """This index folder's id in the workspace record (made on first use)."""
+        if not self._writer_id:
+            self._writer_id = self.meta("writer") or uuid.uuid4().hex
+            self.set_meta(writer=self._writer_id)
+        return self._writer_id
+
+    @property
+    def collection(self) -> Any:
+        """The Chroma collection object (prefer :meth:`chroma`, which heals)."""
+        return self.vectors.collection
 
     def _create_manifest(self) -> None:
         try:
@@ -121,8 +147,9 @@ class Store:
         log.warning("the index folder %s disappeared; creating it again", self.folder)
         self.close()
         self._create_manifest()
-        if not self.settings.chroma_url:
-            self._client = _chroma_client(self.settings)
+        if self._writer_id:
+            self.set_meta(writer=self._writer_id)  # still the same vault's writer
+        self.vectors.new_client()
         self.reset(keep_vectors=False)
         return True
 
@@ -171,11 +198,14 @@ class Store:
             rows = self.db.execute("SELECT data FROM chunks ORDER BY path, ord")
         return [_chunk_from_json(r[0]) for r in rows]
 
-    def _embed_keys(self, paths: Iterable[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
+    def _records(self, paths: Iterable[str]) -> dict[str, tuple[str, str, int]]:
+        """id -> (embed key, chunk JSON, order) of the chunks of ``paths``."""
+        found: dict[str, tuple[str, str, int]] = {}
         for path in paths:
-            rows = self.db.execute("SELECT id, embed_key FROM chunks WHERE path=?", (path,))
-            found.update(dict(rows.fetchall()))
+            rows = self.db.execute(
+                "SELECT id, embed_key, data, ord FROM chunks WHERE path=?", (path,)
+            )
+            found.update({r[0]: (r[1], r[2], r[3]) for r in rows})
         return found
 
     def failure(self, path: str, file_hash: str) -> str:
@@ -233,23 +263,29 @@ class Store:
         removed: Sequence[str] = (),
         outlines: Sequence[Outline] = (),
     ) -> int:
-        """Replace the chunks of ``files`` and drop ``removed`` paths; returns chunks deleted."""
+        """Replace the chunks of ``files`` and drop ``removed`` paths; returns chunks deleted.
+
+        Chroma's record of each chunk carries its text and address (what a replica
+        serves), so a chunk is written again when any of that changed, not only its vector.
+        """
         paths = [f.path for f in files] + list(removed)
-        old = self._embed_keys(paths)
+        old = self._records(paths)
         new_ids = {c.id for c in chunks}
         stale = sorted(set(old) - new_ids)
-        # A chunk whose id and embedded text are unchanged already has the right vector.
-        changed = [c for c in chunks if old.get(c.id) != embed_key(c)]
-        if changed:
-            for i in range(0, len(changed), 1000):
-                part = changed[i : i + 1000]
-                self.chroma(
-                    lambda col, part=part: col.upsert(
-                        ids=[c.id for c in part],
-                        embeddings=np.stack([vectors[embed_key(c)] for c in part]),
-                        metadatas=[{"path": c.path} for c in part],
-                    )
+        titles = {f.path: f.title for f in files}
+        rows = [(c, embed_key(c), _chunk_to_json(c), n) for c, n in _in_file_order(chunks)]
+        changed = [(c, n) for c, key, data, n in rows if old.get(c.id) != (key, data, n)]
+        for i in range(0, len(changed), 1000):
+            part = changed[i : i + 1000]
+            records = [chunk_record(c, titles.get(c.path, ""), n) for c, n in part]
+            self.chroma(
+                lambda col, part=part, records=records: col.upsert(
+                    ids=[c.id for c, _ in part],
+                    embeddings=np.stack([vectors[embed_key(c)] for c, _ in part]),
+                    documents=[text for text, _ in records],
+                    metadatas=[meta for _, meta in records],
                 )
+            )
         if stale:
             self.chroma(lambda col: col.delete(ids=stale))
         with self._writing():
@@ -267,7 +303,7 @@ class Store:
             )
             self.db.executemany(
                 "INSERT OR REPLACE INTO chunks(id, path, ord, embed_key, data) VALUES (?,?,?,?,?)",
-                [(c.id, c.path, n, embed_key(c), _chunk_to_json(c)) for n, c in enumerate(chunks)],
+                [(c.id, c.path, n, key, data) for c, key, data, n in rows],
             )
         return len(stale)
 
@@ -326,19 +362,7 @@ class Store:
         """``call(collection)``, re-opening a collection that disappeared (a Chroma folder
         deleted, a server restarted empty); an unreachable Chroma is an ``IndexStateError``.
         """
-        from chromadb.errors import NotFoundError
-
-        try:
-            return call(self.collection)
-        except NotFoundError:
-            log.warning("the Chroma collection %s disappeared; creating it again", self.name)
-        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
-            raise self._unusable(exc) from exc
-        self._open_collection()
-        try:
-            return call(self.collection)
-        except Exception as exc:
-            raise self._unusable(exc) from exc
+        return self.vectors.chroma(call)
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -347,34 +371,13 @@ class Store:
             with self.db:
                 yield
         except (sqlite3.OperationalError, OSError) as exc:
-            if _disk_full(exc):
-                raise self._disk_full() from exc
+            if disk_full(exc):
+                raise disk_full_error(self.folder) from exc
             raise
-
-    def _disk_full(self) -> IndexStateError:
-        return IndexStateError(
-            f"The disk holding the index ({self.folder}) is full. Free some space there (or "
-            "set KBQA_INDEX_DIR to a folder on another disk) and run `kb-qa index` again; "
-            "the index keeps serving what it had."
-        )
-
-    def _unusable(self, exc: Exception) -> IndexStateError:
-        if _disk_full(exc) and not self.settings.chroma_url:
-            return self._disk_full()
-        log.error("Chroma failed: %s: %s", type(exc).__name__, exc)
-        where = self.settings.chroma_url or str(self.folder / "chroma")
-        fix = (
-            "Check that the Chroma server is running (e.g. `chroma run --path DIR --port 8000`)"
-            if self.settings.chroma_url
-            else "Check the index folder, or delete it and run `kb-qa index` to rebuild it"
-        )
-        return IndexStateError(f"The vector index at {where} cannot be used right now. {fix}.")
 
     def reset(self, keep_vectors: bool) -> None:
         """Empty the index (and the embedding cache unless ``keep_vectors``)."""
-        with contextlib.suppress(Exception):
-            self._client.delete_collection(self.name)
-        self._open_collection()
+        self.vectors.drop()
         with self._writing():
             self.db.execute("DELETE FROM chunks")
             self.db.execute("DELETE FROM files")
@@ -382,29 +385,92 @@ class Store:
             if not keep_vectors:
                 self.db.execute("DELETE FROM vectors")
 
+    # -- the workspace in Chroma -------------------------------------------------------------
+
+    def settle_workspace(self, explicit: bool) -> str:
+        """Before a write: claim the workspace and move an index that lives elsewhere.
+
+        Returns why the index is rewritten ("" when it is not); cached embeddings are
+        reused, so nothing is embedded again.
+        """
+        why = self._claim(explicit)
+        moved = self._moved()
+        if moved and not why:
+            previous = self.meta("collection") or legacy_collection_name(self.settings.vault)
+            if previous != self.name:
+                self.vectors.delete_other(previous)
+            self.reset(keep_vectors=True)
+            why = moved
+        self.set_meta(records=RECORDS_VERSION, collection=self.name)
+        return why
+
+    def _moved(self) -> str:
+        """Why the index must be rewritten into this workspace's collection ("" if not).
+
+        Indexes from before workspaces had names live in a collection named after the
+        vault's path and hold only vectors; a renamed workspace lives under the old name.
+        """
+        if not self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            return ""
+        if self.meta("records") != RECORDS_VERSION:
+            return (
+                f"the index now lives in workspace {self.workspace!r} and keeps each chunk's "
+                "text in Chroma"
+            )
+        previous = self.meta("collection")
+        if previous and previous != self.name:
+            was = previous.removeprefix("kbqa-")
+            return f"the workspace is now {self.workspace!r} (was {was!r})"
+        return ""
+
+    def _claim(self, explicit: bool) -> str:
+        """Make sure this vault may write the workspace on a shared Chroma server.
+
+        Another vault's workspace of the same name is refused, unless the ``workspace``
+        setting names it on purpose (then this vault takes it over: returns why the index
+        is rebuilt).
+        """
+        if not self.settings.chroma_url:
+            return ""  # an embedded index belongs to its folder
+        record = self.vectors.record()
+        if not record.writer or record.writer == self.writer_id:
+            return ""
+        same_vault = record.source == writer_source(self.settings.vault)
+        if not explicit and not same_vault:
+            raise ConfigError(
+                f"The Chroma server at {self.settings.chroma_url} already holds workspace "
+                f"{self.workspace!r}, written from {record.source or 'another index folder'}. "
+                "Give this vault its own name with --workspace NAME (KBQA_WORKSPACE), or pass "
+                f"--workspace {self.workspace} to make this vault its writer from now on."
+            )
+        self.reset(keep_vectors=True)
+        return (
+            f"this vault takes over workspace {self.workspace!r} from "
+            f"{record.source or 'another index folder'}: rewriting it"
+        )
+
+    def publish(self, site_url: str, link_style: str) -> None:
+        """Tell readers what the workspace holds now (only when it changed)."""
+        record = WorkspaceRecord(
+            generation=self.meta("generation"),
+            site_url=site_url,
+            link_style=link_style,
+            embed_model=self.meta("embed_model"),
+            writer=self.writer_id,
+            source=writer_source(self.settings.vault),
+            vault=str(self.settings.vault),
+            records=RECORDS_VERSION,
+        )
+        if self.vectors.record() != record:
+            self.vectors.publish(record)
+
     # -- reading ----------------------------------------------------------------------------
 
     def nearest(
         self, vector: np.ndarray, n: int, paths: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         """(chunk id, cosine distance) of the ``n`` nearest vectors, optionally within paths."""
-        count = self.chroma(lambda col: col.count())
-        if count == 0 or n <= 0:
-            return []
-        where: dict[str, Any] | None = None
-        if paths is not None:
-            if not paths:
-                return []
-            where = {"path": {"$in": list(paths)}}
-        result = self.chroma(
-            lambda col: col.query(
-                query_embeddings=[np.asarray(vector, np.float32)],
-                n_results=min(n, count),
-                where=where,
-                include=["distances"],
-            )
-        )
-        return list(zip(result["ids"][0], result["distances"][0]))
+        return self.vectors.nearest(vector, n, paths)
 
     @contextlib.contextmanager
     def writer_lock(self) -> Iterator[None]:
@@ -432,78 +498,16 @@ class Store:
 
     def reopen(self) -> None:
         """Reconnect to Chroma to see what other processes wrote (embedded mode)."""
-        if self.settings.chroma_url:
-            return  # a server already serves every writer's data
-        from chromadb.api.client import SharedSystemClient
-
-        SharedSystemClient.clear_system_cache()
-        self._client = _chroma_client(self.settings)
-        self._open_collection()
-
-    def _open_collection(self) -> None:
-        try:
-            self.collection = self._client.get_or_create_collection(
-                self.name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
-        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
-            raise self._unusable(exc) from exc
+        self.vectors.reconnect()
 
 
-def _chroma_client(settings: Settings):  # type: ignore[no-untyped-def]
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if not settings.chroma_url:
-        path = settings.index_path / "chroma"
-        if not (path / "chroma.sqlite3").exists():
-            _forget_system(str(path))
-        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-    from urllib.parse import urlparse
-
-    url = urlparse(settings.chroma_url)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        raise ConfigError(
-            f"chroma_url {settings.chroma_url!r} is not an http(s) URL such as http://127.0.0.1:8000."
-        )
-    try:
-        return chromadb.HttpClient(
-            host=url.hostname,
-            port=url.port or (443 if url.scheme == "https" else 80),
-            ssl=url.scheme == "https",
-            settings=chroma_settings,
-        )
-    except Exception as exc:
-        raise IndexStateError(
-            f"Cannot reach the Chroma server at {settings.chroma_url}: {exc}. Start it (e.g. "
-            "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
-            "index."
-        ) from exc
-
-
-def _disk_full(exc: BaseException) -> bool:
-    """Whether an error from SQLite, Chroma or the OS means the disk is full."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return True
-    text = str(exc).lower()
-    return "disk is full" in text or "no space left" in text
-
-
-def _forget_system(path: str) -> None:
-    """Drop chromadb's process-wide cached database for ``path`` if its files are gone.
-
-    chromadb keeps one open database per folder for the whole process; after the folder is
-    deleted (and made again) that handle writes to a vanished file ("attempt to write a
-    readonly database"), so the next client must open it afresh.
-    """
-    from chromadb.api.client import SharedSystemClient
-
-    with SharedSystemClient._refcount_lock:
-        system = SharedSystemClient._identifier_to_system.pop(path, None)
-        SharedSystemClient._identifier_to_refcount.pop(path, None)
-    if system is not None:
-        with contextlib.suppress(Exception):
-            system.stop()
+def _in_file_order(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, int]]:
+    """Each chunk with its position among its own file's chunks."""
+    seen: dict[str, int] = {}
+    for c in chunks:
+        n = seen.get(c.path, 0)
+        seen[c.path] = n + 1
+        yield c, n
 
 
 def _headings_to_json(headings: Sequence[Heading]) -> str:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from subprocess import PIPE, STDOUT, Popen
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -49,14 +49,24 @@ def parse_sse(lines: Iterable[str]) -> list[tuple[str, Any]]:
     return events
 
 
-def serve_process(vault: Path, env: dict[str, str], *args: str) -> Iterator[tuple[str, Popen[str]]]:
+def serve_process(
+    vault: Path | None,
+    env: dict[str, str],
+    *args: str,
+    cwd: Path | None = None,
+    output: IO[str] | None = None,
+) -> Iterator[tuple[str, Popen[str]]]:
     """Run the real `kb-qa serve VAULT ARGS` on a free port until the generator is closed;
-    yields (its URL, the process) once /api/health answers."""
+    yields (its URL, the process) once /api/health answers. Without a vault it is a
+    read-only replica (ARGS name --chroma-url and --workspace); ``output`` takes the log
+    instead of a pipe (which fills up unless someone reads it)."""
     port = free_port()
+    where = [str(vault)] if vault is not None else []
     proc = Popen(
-        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port), *args],
+        [sys.executable, "-m", "kb_qa.cli", "serve", *where, "--port", str(port), *args],
         env=env,
-        stdout=PIPE,
+        cwd=cwd,
+        stdout=output or PIPE,
         stderr=STDOUT,
         text=True,
     )

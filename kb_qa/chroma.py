@@ -1,0 +1,262 @@
+"""One Chroma collection (embedded or on a server), for the writer's Store and for replicas.
+
+Every call goes through :meth:`Collection.chroma`, which re-opens a collection that
+disappeared (a deleted Chroma folder, a server restarted on an empty path) and turns any
+failure into an ``IndexStateError`` that says what to check. A read-only collection
+(``create=False``, a replica) never creates, writes or deletes anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.settings import Settings
+from kb_qa.types import Chunk
+from kb_qa.workspace import WorkspaceRecord, chunk_from_record
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+READ_BATCH = 2000  # records fetched per request when a replica loads a workspace
+
+
+class Collection:
+    """A Chroma collection by name, with errors in words."""
+
+    def __init__(self, settings: Settings, name: str, folder: Path, *, create: bool = True) -> None:
+        self.settings = settings
+        self.name = name
+        self.folder = folder  # the embedded database lives in folder/chroma
+        self.create = create
+        self.client = chroma_client(settings, folder)
+        self.collection: Any = None
+        self._failure = ""  # the last failure logged
+        if create:
+            self.open()
+
+    def open(self) -> None:
+        """(Re)open the collection; a writer creates it when missing, a replica does not."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            if self.create:
+                self.collection = self.client.get_or_create_collection(
+                    self.name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+                )
+            else:
+                self.collection = self.client.get_collection(self.name, embedding_function=None)
+        except NotFoundError as exc:
+            raise self.not_found() from exc
+        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
+            raise self.unusable(exc) from exc
+
+    def chroma(self, call: Callable[[Any], T]) -> T:
+        """``call(collection)``, re-opening a collection that disappeared."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            if self.collection is None:
+                self.open()
+            result = call(self.collection)
+            self._failure = ""
+            return result
+        except NotFoundError:
+            if self.create:
+                log.warning("the Chroma collection %s disappeared; creating it again", self.name)
+        except IndexStateError:
+            raise
+        except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
+            raise self.unusable(exc) from exc
+        self.open()
+        try:
+            return call(self.collection)
+        except Exception as exc:
+            raise self.unusable(exc) from exc
+
+    def not_found(self) -> IndexStateError:
+        """The error for a workspace this Chroma does not hold: how to make it."""
+        where = self.settings.chroma_url or str(self.folder / "chroma")
+        workspace = self.name.removeprefix("kbqa-")
+        return IndexStateError(
+            f"The Chroma server at {where} holds no workspace {workspace!r}. Index it first "
+            f"(`kb-qa index VAULT --chroma-url {where} --workspace {workspace}`), or check "
+            "the --workspace name."
+        )
+
+    def unusable(self, exc: Exception) -> IndexStateError:
+        """The error for a Chroma that failed: what to check, never a traceback."""
+        if disk_full(exc) and not self.settings.chroma_url:
+            return disk_full_error(self.folder)
+        failure = f"{type(exc).__name__}: {exc}"
+        # Said once per outage, not on every poll or search while Chroma is away.
+        log.log(
+            logging.DEBUG if failure == self._failure else logging.ERROR,
+            "Chroma failed: %s",
+            failure,
+        )
+        self._failure = failure
+        where = self.settings.chroma_url or str(self.folder / "chroma")
+        fix = (
+            "Check that the Chroma server is running (e.g. `chroma run --path DIR --port 8000`)"
+            if self.settings.chroma_url
+            else "Check the index folder, or delete it and run `kb-qa index` to rebuild it"
+        )
+        return IndexStateError(f"The vector index at {where} cannot be used right now. {fix}.")
+
+    def nearest(
+        self, vector: np.ndarray, n: int, paths: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """(chunk id, cosine distance) of the ``n`` nearest vectors, optionally within paths."""
+        if n <= 0:
+            return []
+        where: dict[str, Any] | None = None
+        if paths is not None:
+            if not paths:
+                return []
+            where = {"path": {"$in": list(paths)}}
+        # Chroma returns what it has when asked for more (one round trip, no count first).
+        result = self.chroma(
+            lambda col: col.query(
+                query_embeddings=[np.asarray(vector, np.float32)],
+                n_results=n,
+                where=where,
+                include=["distances"],
+            )
+        )
+        return list(zip(result["ids"][0], result["distances"][0]))
+
+    def record(self) -> WorkspaceRecord:
+        """The workspace record as Chroma holds it now (empty when there is none yet)."""
+        # Fetched afresh: a collection object keeps the metadata it was fetched with.
+        return WorkspaceRecord.of(
+            self.chroma(
+                lambda _: self.client.get_collection(self.name, embedding_function=None).metadata
+            )
+        )
+
+    def publish(self, record: WorkspaceRecord) -> None:
+        """Replace the workspace record (the writer's last step after changing records)."""
+        self.chroma(lambda col: col.modify(metadata=record.metadata()))
+
+    def chunks(self) -> tuple[list[Chunk], dict[str, str]]:
+        """Every chunk in the collection in path and document order, and each page's title."""
+        found: list[tuple[str, int, Chunk]] = []
+        titles: dict[str, str] = {}
+        offset = 0
+        while True:
+            page = self.chroma(
+                lambda col, offset=offset: col.get(
+                    include=["documents", "metadatas"], limit=READ_BATCH, offset=offset
+                )
+            )
+            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"]):
+                if "ord" not in meta:  # a record an older kb-qa wrote (the writer rebuilds it)
+                    continue
+                chunk = chunk_from_record(chunk_id, text or "", meta)
+                found.append((chunk.path, int(meta["ord"]), chunk))
+                titles.setdefault(chunk.path, str(meta.get("title", "")))
+            if len(page["ids"]) < READ_BATCH:
+                break
+            offset += READ_BATCH
+        found.sort(key=lambda item: (item[0], item[1]))
+        return [c for _, _, c in found], titles
+
+    def drop(self) -> None:
+        """Delete the collection and create it empty (writers only)."""
+        with contextlib.suppress(Exception):
+            self.client.delete_collection(self.name)
+        self.open()
+
+    def delete_other(self, name: str) -> None:
+        """Delete another collection of this client if it exists (an index that moved)."""
+        with contextlib.suppress(Exception):
+            self.client.delete_collection(name)
+
+    def new_client(self) -> None:
+        """A new embedded client (its folder was made again); the server's stays."""
+        if not self.settings.chroma_url:
+            self.client = chroma_client(self.settings, self.folder)
+
+    def reconnect(self) -> None:
+        """A fresh embedded client: sees what other processes wrote, or a re-made folder."""
+        if self.settings.chroma_url:
+            return  # a server already serves every writer's data
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+        self.client = chroma_client(self.settings, self.folder)
+        self.open()
+
+
+def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-def]
+    """An embedded client on ``folder/chroma``, or an HTTP client for ``chroma_url``."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if not settings.chroma_url:
+        path = folder / "chroma"
+        if not (path / "chroma.sqlite3").exists():
+            _forget_system(str(path))
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    from urllib.parse import urlparse
+
+    url = urlparse(settings.chroma_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(
+            f"chroma_url {settings.chroma_url!r} is not an http(s) URL such as http://127.0.0.1:8000."
+        )
+    try:
+        return chromadb.HttpClient(
+            host=url.hostname,
+            port=url.port or (443 if url.scheme == "https" else 80),
+            ssl=url.scheme == "https",
+            settings=chroma_settings,
+        )
+    except Exception as exc:
+        raise IndexStateError(
+            f"Cannot reach the Chroma server at {settings.chroma_url}: {exc}. Start it (e.g. "
+            "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
+            "index."
+        ) from exc
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether an error from SQLite, Chroma or the OS means the disk is full."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    text = str(exc).lower()
+    return "disk is full" in text or "no space left" in text
+
+
+def disk_full_error(folder: Path) -> IndexStateError:
+    """What to do about a full disk under the index folder."""
+    return IndexStateError(
+        f"The disk holding the index ({folder}) is full. Free some space there (or "
+        "set KBQA_INDEX_DIR to a folder on another disk) and run `kb-qa index` again; "
+        "the index keeps serving what it had."
+    )
+
+
+def _forget_system(path: str) -> None:
+    """Drop chromadb's process-wide cached database for ``path`` if its files are gone.
+
+    chromadb keeps one open database per folder for the whole process; after the folder is
+    deleted (and made again) that handle writes to a vanished file ("attempt to write a
+    readonly database"), so the next client must open it afresh.
+    """
+    from chromadb.api.client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:
+        system = SharedSystemClient._identifier_to_system.pop(path, None)
+        SharedSystemClient._identifier_to_refcount.pop(path, None)
+    if system is not None:
+        with contextlib.suppress(Exception):
+            system.stop()
