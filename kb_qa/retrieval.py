@@ -74,19 +74,26 @@ def page_boost(hits: Sequence[Hit], weight: float, rrf_k: int = 60) -> list[Hit]
     """Add a page-level ranking to each hit: pages whose sections match often rank high.
 
     A page's score is the sum of its three best hits; pages are ranked by it, and each hit
-    gains ``weight / (rrf_k + its page's rank)``, as one more list in the fusion.
+    gains ``weight / (rrf_k + its page's rank)``, as one more list in the fusion. Under
+    zscore fusion only hits better than the average candidate (``fused`` > 0) count: a page
+    of two unrelated sections must not outrank the one section that matches.
     """
     if not weight or not hits:
         return list(hits)
     best: dict[str, list[float]] = {}
     for h in hits:
+        if h.fused is not None and h.fused <= 0:
+            continue
         scores = best.setdefault(h.chunk.path, [])
         if len(scores) < 3:
             scores.append(h.score)
     order = sorted(best, key=lambda p: -sum(best[p]))
     rank = {p: n for n, p in enumerate(order, 1)}
     boosted = [
-        dataclasses.replace(h, score=h.score + weight / (rrf_k + rank[h.chunk.path])) for h in hits
+        dataclasses.replace(h, score=h.score + weight / (rrf_k + rank[h.chunk.path]))
+        if h.chunk.path in rank
+        else h
+        for h in hits
     ]
     return sorted(boosted, key=lambda h: -h.score)
 
@@ -137,12 +144,17 @@ def fuse(
         combined = vector_weight / total * _standard(sim, candidates) + (
             keyword_weight / total
         ) * _standard(bm25, candidates)
+        fused = {i: float(z) for i, z in zip(candidates, combined)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
     else:
         raise ConfigError(f"Unknown fusion {method!r}: use 'zscore' or 'rrf'.")
     order = sorted(scores, key=lambda i: (-scores[i], i))
-    return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i)) for i in order]
+    if method == "rrf":
+        return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i)) for i in order]
+    return [
+        Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i), fused[i]) for i in order
+    ]
 
 
 def _standard(values: dict[int, float], candidates: Sequence[int]) -> np.ndarray:

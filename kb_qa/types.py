@@ -88,6 +88,9 @@ class Hit:
     vector_rank: int | None = None  # 1-based rank in the vector results
     keyword_rank: int | None = None  # 1-based rank in the keyword results
     similarity: float | None = None  # cosine similarity to the question, when vector-ranked
+    # zscore fusion: the weighted sum of the hit's standardised scores; above 0 means better
+    # than the average candidate, the hits that count as evidence for their page
+    fused: float | None = None
 
 
 @dataclass
