@@ -1,0 +1,267 @@
+"""The question log: what readers asked through the API and what happened to each question.
+
+One row per question answered (or failed) by ``kb-qa serve`` or the plugin's API, in the
+same SQLite file as reader feedback (``<index folder>/feedback.sqlite3``): when, the
+question, its turn in the conversation, answer mode, whether retrieval found the sources
+cover it, the sections cited, retrieval and first-text times, and the error if any. No
+client address, user agent or cookie is ever stored. ``kb-qa insights`` reads it.
+
+Writes go through one writer thread, so an answer never waits on the disk; rows older than
+``question_log_days`` are deleted when the log opens and every hour after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import queue
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "feedback.sqlite3"  # shared with kb_qa.feedback, so feedback can point at a question
+PRUNE_EVERY = 3600.0  # seconds between retention passes of a running server
+LINK_WINDOW = 86_400.0  # feedback without an id links to the same question asked this recently
+BATCH = 200  # rows written per transaction at most
+MAX_REF_CHARS = 64
+
+_SCHEMA = """
+PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS questions (
+    id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, at REAL NOT NULL, question TEXT NOT NULL,
+    turn INTEGER NOT NULL, mode TEXT NOT NULL, model TEXT NOT NULL, covered INTEGER,
+    citations TEXT NOT NULL, retrieval_ms REAL, first_token_ms REAL, total_ms REAL,
+    error TEXT NOT NULL, error_message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS questions_at ON questions(at);
+CREATE INDEX IF NOT EXISTS questions_text ON questions(question, at);
+"""
+_COLUMNS = (
+    "ref, at, question, turn, mode, model, covered, citations, retrieval_ms, first_token_ms, "
+    "total_ms, error, error_message"
+)
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A section an answer cited."""
+
+    path: str
+    anchor: str
+    heading_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One logged question and what became of it."""
+
+    ref: str  # random id, sent to the client as ``question_id`` so feedback can name it
+    at: float  # Unix time the question arrived
+    question: str
+    turn: int  # 1 for a first question, 2 for the first follow-up, …
+    mode: str  # "llm" or "extractive"
+    model: str = ""
+    covered: bool | None = None  # None when the answer failed before retrieval judged it
+    citations: tuple[Cited, ...] = ()
+    retrieval_ms: float | None = None
+    first_token_ms: float | None = None
+    total_ms: float | None = None
+    error: str = ""  # an answer error code, or "disconnected" when the reader left first
+    error_message: str = ""
+
+
+def new_ref() -> str:
+    """An id nobody can guess, so feedback cannot be pinned on someone else's question."""
+    return secrets.token_urlsafe(12)
+
+
+def connect(folder: Path) -> sqlite3.Connection:
+    """The shared database in ``folder`` with the question table in place."""
+    # The index folder may have been deleted under a running server: make it again.
+    folder.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(folder / DB_NAME, timeout=10, check_same_thread=False)
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _row(e: Entry) -> tuple[object, ...]:
+    cited = [
+        {"path": c.path, "anchor": c.anchor, "heading_path": list(c.heading_path)}
+        for c in e.citations
+    ]
+    covered = None if e.covered is None else int(e.covered)
+    return (
+        e.ref,
+        e.at,
+        e.question,
+        e.turn,
+        e.mode,
+        e.model,
+        covered,
+        json.dumps(cited, ensure_ascii=False),
+        e.retrieval_ms,
+        e.first_token_ms,
+        e.total_ms,
+        e.error,
+        e.error_message,
+    )
+
+
+def _entry(r: tuple) -> Entry:  # type: ignore[type-arg]
+    cited = tuple(
+        Cited(c.get("path", ""), c.get("anchor", ""), tuple(c.get("heading_path", ())))
+        for c in json.loads(r[7])
+    )
+    covered = None if r[6] is None else bool(r[6])
+    return Entry(*r[:6], covered, cited, *r[8:])
+
+
+class QuestionLog:
+    """The log of one index folder: writes in a background thread, reads on demand."""
+
+    def __init__(self, folder: Path, days: int = 90) -> None:
+        self.folder = folder
+        self.days = days  # 0 keeps rows forever
+        self._queue: queue.Queue[Entry | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pruned = 0.0
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def record(self, entry: Entry) -> None:
+        """Queue one entry; returns at once (the writer thread stores it)."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._write_loop, name="kb-qa-question-log", daemon=True
+                )
+                self._thread.start()
+        self._queue.put(entry)
+
+    def flush(self) -> None:
+        """Wait until every queued entry is stored (or given up on)."""
+        if self._thread is not None:
+            self._queue.join()
+
+    def close(self) -> None:
+        """Store what is queued and stop the writer thread."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None and thread.is_alive():
+            self._queue.put(None)
+            thread.join(timeout=10)
+
+    def _write_loop(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while True:
+            first = self._queue.get()
+            batch = [first]
+            while first is not None and len(batch) < BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            entries = [e for e in batch if e is not None]
+            try:
+                conn = conn or connect(self.folder)
+                if not (self.folder / DB_NAME).exists():  # deleted with the index folder
+                    conn.close()
+                    conn = connect(self.folder)
+                with conn:
+                    conn.executemany(
+                        f"INSERT OR IGNORE INTO questions({_COLUMNS}) VALUES "  # noqa: S608
+                        "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        [_row(e) for e in entries],
+                    )
+                if time.time() - self._pruned > PRUNE_EVERY:
+                    self._prune(conn)
+            except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder
+                log.error("could not log %d question(s): %s", len(entries), exc)
+                if conn is not None:
+                    conn.close()
+                conn = None
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if None in batch:
+                if conn is not None:
+                    conn.close()
+                return
+
+    def prune(self, now: float | None = None) -> int:
+        """Delete rows older than ``days`` (none when days is 0); returns how many went."""
+        with contextlib.closing(connect(self.folder)) as conn:
+            return self._prune(conn, now)
+
+    def _prune(self, conn: sqlite3.Connection, now: float | None = None) -> int:
+        now = time.time() if now is None else now
+        self._pruned = now
+        if not self.days:
+            return 0
+        with conn:
+            cursor = conn.execute("DELETE FROM questions WHERE at < ?", (now - self.days * 86400,))
+        if cursor.rowcount:
+            log.info(
+                "question log: deleted %d question(s) older than %d days",
+                cursor.rowcount,
+                self.days,
+            )
+        return cursor.rowcount
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def match(self, question: str, ref: str, at: float) -> str:
+        """The ref of the logged question a piece of feedback is about, or "".
+
+        An id sent back by the client counts only with the same question text; without one,
+        the latest same question asked within a day before the feedback is taken.
+        """
+        self.flush()
+        with self._reading() as conn:
+            if conn is None:
+                return ""
+            if ref:
+                row = conn.execute(
+                    "SELECT ref FROM questions WHERE ref = ? AND question = ?", (ref, question)
+                ).fetchone()
+                if row:
+                    return str(row[0])
+            row = conn.execute(
+                "SELECT ref FROM questions WHERE question = ? AND at BETWEEN ? AND ? "
+                "ORDER BY at DESC LIMIT 1",
+                (question, at - LINK_WINDOW, at),
+            ).fetchone()
+        return str(row[0]) if row else ""
+
+    def entries(self, since: float | None = None) -> Iterator[Entry]:
+        """Logged questions asked at or after ``since`` (all when None), oldest first."""
+        with self._reading() as conn:
+            if conn is None:
+                return
+            cursor = conn.execute(
+                f"SELECT {_COLUMNS} FROM questions WHERE at >= ? ORDER BY at, id",  # noqa: S608
+                (since if since is not None else float("-inf"),),
+            )
+            for row in cursor:
+                yield _entry(row)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection | None]:
+        """A connection when the log exists (None otherwise): reading never creates it."""
+        path = self.folder / DB_NAME
+        if not path.exists():
+            yield None
+            return
+        with contextlib.closing(sqlite3.connect(path, timeout=10)) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'questions'"
+            ).fetchone()
+            yield conn if found else None
