@@ -246,11 +246,16 @@ def _nearest(kb: Any, question: str) -> list[dict[str, Any]]:
 
 
 def _citations(kb: Any, entries: Sequence[Entry]) -> dict[str, Any]:
-    """Pages and sections by how many answers cited them; indexed pages never cited."""
+    """Pages and sections by how many answers cited them; indexed pages never cited.
+
+    Only covered answers count: a not-covered one cites the nearest sections to say what
+    the docs have instead, which says nothing about those sections being useful.
+    """
     by_page: Counter[str] = Counter()
     by_section: Counter[tuple[str, str]] = Counter()
     headings: dict[tuple[str, str], tuple[str, ...]] = {}
-    for e in entries:
+    covered = [e for e in entries if _ok(e) and e.covered]
+    for e in covered:
         by_page.update({c.path for c in e.citations})
         sections = {(c.path, c.anchor) for c in e.citations}
         by_section.update(sections)
@@ -285,7 +290,7 @@ def _citations(kb: Any, entries: Sequence[Entry]) -> dict[str, Any]:
     ranked_sections = by_section.most_common()
     never = [p for path, p in sorted(pages.items()) if path not in by_page]
     return {
-        "answers_citing": sum(1 for e in entries if e.citations),
+        "answers_citing": sum(1 for e in covered if e.citations),
         "pages_indexed": len(pages),
         "pages_cited": len(by_page),
         "most_pages": [page(p, n) for p, n in ranked_pages[:TOP]],

@@ -51,7 +51,7 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
         for s in topic["sections"][:2]:
             lines.append(f"       nearest: {safe(' > '.join(s['heading_path']))}  {safe(s['url'])}")
     c = report["citations"]
-    lines += ["", f"Cited: {c['pages_cited']} of {c['pages_indexed']} indexed pages"]
+    lines += ["", f"Cited by covered answers: {c['pages_cited']} of {c['pages_indexed']} pages"]
     for p in c["most_pages"][:5]:
         lines.append(f"  {p['citations']:>5}  {safe(p['path'])}")
     if c["never_cited_count"]:
@@ -251,8 +251,9 @@ def _citations_html(c: dict[str, Any]) -> str:
 
     never = [[_link(p["url"], p["title"] or p["path"]), _e(p["path"])] for p in c["never_cited"]]
     return (
-        f'<p class="muted">{c["answers_citing"]} answers cited {c["pages_cited"]} of '
-        f"{c['pages_indexed']} indexed pages.</p>"
+        f'<p class="muted">{c["answers_citing"]} covered answers cited {c["pages_cited"]} of '
+        f"{c['pages_indexed']} indexed pages (not-covered answers, which cite the nearest "
+        "sections, do not count).</p>"
         '<div class="grid"><div><h3>Most cited pages</h3>'
         + _table(["page", "path", "#"], pages(c["most_pages"]), "Nothing cited yet.")
         + "</div><div><h3>Least cited pages</h3>"

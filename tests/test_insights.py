@@ -29,6 +29,17 @@ from kb_qa.kb import KnowledgeBase
 from kb_qa.questionlog import Entry, QuestionLog, new_ref
 from kb_qa.server import create_app
 
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ADMIN = "admin-" + "t" * 16
 API = "api-" + "t" * 16
 ORIGIN = "https://docs.example.com"
@@ -205,6 +216,56 @@ def test_the_html_escapes_questions(scripted: Scripted) -> None:
     assert "<script>window.__pwned" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert page.count("<script") == 3  # the data block, Chart.js, the charts
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_the_html_report_renders_in_chromium(scripted: Scripted, run_cli: Any) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    ARTIFACTS.mkdir(exist_ok=True)
+    written = ARTIFACTS / "insights.html"
+    where = [str(scripted.vault), "--index-dir", str(scripted.index)]
+    result = run_cli("insights", *where, "--html", str(written))
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            show_report(browser, "file", written.as_uri(), {})
+            served = scripted.url + "/insights"
+            show_report(browser, "served", served, {"Authorization": f"Bearer {ADMIN}"})
+        finally:
+            browser.close()
+
+
+def show_report(browser: Any, name: str, url: str, headers: dict[str, str]) -> None:
+    """Open the report, check it drew and stayed quiet, and screenshot it."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, extra_http_headers=headers
+    )
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url)
+    # Five charts drawn by the inlined Chart.js under the page's own CSP.
+    page.wait_for_function(
+        "window.Chart && Object.keys(Chart.instances).length === 5", timeout=15_000
+    )
+    assert problems == [], (name, problems)
+    assert requests == [url], name  # nothing fetched: self-contained
+    assert page.evaluate("window.__pwned") is None
+    assert page.get_by_text(HOSTILE).count() >= 1  # shown as text
+    assert page.locator(".topic").count() >= 3
+    drawn = page.evaluate(
+        "[...document.querySelectorAll('canvas')].every(c => c.width > 0 && "
+        "c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some(v => v))"
+    )
+    assert drawn, name
+    page.screenshot(path=str(ARTIFACTS / f"insights-{name}.png"), full_page=True)
+    context.close()
 
 
 def test_the_cli_prints_exports_and_refuses_a_bad_since(scripted: Scripted, run_cli: Any) -> None:
