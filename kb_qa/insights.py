@@ -15,6 +15,7 @@ import csv
 import datetime
 import itertools
 import re
+import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -28,7 +29,9 @@ from kb_qa.feedback import Feedback, FeedbackStore
 from kb_qa.questionlog import Entry, QuestionLog
 from kb_qa.settings import Settings
 
-MAX_GAP_TEXTS = 2000  # distinct gap questions embedded, most frequent first
+# Distinct gap questions grouped, most frequent first: embedding them is most of a report's
+# time (~8 ms each on 2 idle cores); their vectors are kept for the next report.
+MAX_GAP_TEXTS = 1000
 MAX_TOPICS = 30
 REPRESENTATIVE = 3  # questions shown per topic
 NEAREST_SECTIONS = 3
@@ -81,7 +84,7 @@ def build(
         "totals": _totals(entries, ratings),
         "volume": _volume(entries, ratings, since, now),
         "feedback": _feedback(ratings),
-        "gaps": _gaps(kb, entries, ratings),
+        "gaps": _gaps(kb, entries, ratings, log),
         "citations": _citations(kb, entries),
         "latency": _latency(entries),
         "errors": _errors(entries),
@@ -173,7 +176,9 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-def _gaps(kb: Any, entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dict[str, Any]:
+def _gaps(
+    kb: Any, entries: Sequence[Entry], ratings: Sequence[Feedback], log: QuestionLog
+) -> dict[str, Any]:
     """Not-covered and thumbs-down questions grouped into topics, largest first."""
     asked: dict[str, dict[str, Any]] = {}
 
@@ -194,7 +199,7 @@ def _gaps(kb: Any, entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dic
     if not kept:
         return result
     try:
-        vectors = _embed(kb, [i["question"] for i in kept])
+        vectors = _embed(kb, [i["question"] for i in kept], log)
     except KbQaError as exc:  # the report still says everything else
         result["problem"] = f"questions were not grouped: {exc}"
         return result
@@ -216,17 +221,25 @@ def _gaps(kb: Any, entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dic
     return result
 
 
-def _embed(kb: Any, texts: list[str]) -> np.ndarray:
-    """Unit vectors of ``texts`` in their order, embedded shortest first in batches."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    out = np.zeros((len(texts), 0), dtype=np.float32)
-    for start in range(0, len(order), EMBED_BATCH):
-        batch = order[start : start + EMBED_BATCH]
-        vectors = np.asarray(kb.embedder.embed_passages([texts[i] for i in batch]), np.float32)
-        if out.shape[1] == 0:
-            out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-        out[batch] = vectors
-    return out
+def _embed(kb: Any, texts: list[str], log: QuestionLog) -> np.ndarray:
+    """Unit vectors of ``texts`` in their order: kept ones reused, the rest embedded
+    shortest first in batches (and kept)."""
+    model = kb.embedder.name
+    try:
+        known = log.vectors(model, texts)
+    except sqlite3.Error:
+        known = {}
+    missing = sorted({t for t in texts if t not in known}, key=len)
+    made: dict[str, np.ndarray] = {}
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
+        made.update(zip(batch, np.asarray(kb.embedder.embed_passages(batch), np.float32)))
+    if made:
+        try:
+            log.keep_vectors(model, made)
+        except (OSError, sqlite3.Error):  # a read-only index folder: embed again next time
+            pass
+    return np.stack([known.get(t, made.get(t)) for t in texts])
 
 
 def _nearest(kb: Any, question: str) -> list[dict[str, Any]]:

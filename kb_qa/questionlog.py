@@ -20,9 +20,11 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,10 @@ CREATE TABLE IF NOT EXISTS questions (
 );
 CREATE INDEX IF NOT EXISTS questions_at ON questions(at);
 CREATE INDEX IF NOT EXISTS questions_text ON questions(question, at);
+CREATE TABLE IF NOT EXISTS question_vectors (
+    model TEXT NOT NULL, question TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (model, question)
+);
 """
 _COLUMNS = (
     "ref, at, question, turn, mode, model, covered, citations, retrieval_ms, first_token_ms, "
@@ -114,13 +120,17 @@ def _row(e: Entry) -> tuple[object, ...]:
     )
 
 
-def _entry(r: tuple) -> Entry:  # type: ignore[type-arg]
-    cited = tuple(
-        Cited(c.get("path", ""), c.get("anchor", ""), tuple(c.get("heading_path", ())))
-        for c in json.loads(r[7])
-    )
+def _entry(r: tuple, known: dict[tuple[str, str], Cited]) -> Entry:  # type: ignore[type-arg]
+    # The same few hundred sections are cited over and over: one Cited object each.
+    cited = []
+    for c in json.loads(r[7]):
+        key = (c.get("path", ""), c.get("anchor", ""))
+        found = known.get(key)
+        if found is None:
+            found = known[key] = Cited(*key, tuple(c.get("heading_path", ())))
+        cited.append(found)
     covered = None if r[6] is None else bool(r[6])
-    return Entry(*r[:6], covered, cited, *r[8:])
+    return Entry(*r[:6], covered, tuple(cited), *r[8:])
 
 
 class QuestionLog:
@@ -208,6 +218,18 @@ class QuestionLog:
             return 0
         with conn:
             cursor = conn.execute("DELETE FROM questions WHERE at < ?", (now - self.days * 86400,))
+            if cursor.rowcount:  # a vector goes with the last question it was made from
+                has_feedback = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'"
+                ).fetchone()
+                conn.execute(
+                    "DELETE FROM question_vectors WHERE question NOT IN "
+                    "(SELECT question FROM questions) AND question NOT IN "
+                    "(SELECT question FROM feedback)"
+                    if has_feedback
+                    else "DELETE FROM question_vectors WHERE question NOT IN "
+                    "(SELECT question FROM questions)"
+                )
         if cursor.rowcount:
             log.info(
                 "question log: deleted %d question(s) older than %d days",
@@ -225,7 +247,7 @@ class QuestionLog:
         the latest same question asked within a day before the feedback is taken.
         """
         self.flush()
-        with self._reading() as conn:
+        with self._existing() as conn:
             if conn is None:
                 return ""
             if ref:
@@ -243,19 +265,46 @@ class QuestionLog:
 
     def entries(self, since: float | None = None) -> Iterator[Entry]:
         """Logged questions asked at or after ``since`` (all when None), oldest first."""
-        with self._reading() as conn:
+        with self._existing() as conn:
             if conn is None:
                 return
             cursor = conn.execute(
                 f"SELECT {_COLUMNS} FROM questions WHERE at >= ? ORDER BY at, id",  # noqa: S608
                 (since if since is not None else float("-inf"),),
             )
+            known: dict[tuple[str, str], Cited] = {}
             for row in cursor:
-                yield _entry(row)
+                yield _entry(row, known)
+
+    def vectors(self, model: str, questions: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embeddings of ``questions`` stored by an earlier report, by question text."""
+        found: dict[str, np.ndarray] = {}
+        with self._existing() as conn:
+            if conn is None:
+                return found
+            wanted = set(questions)
+            rows = conn.execute(
+                "SELECT question, vector FROM question_vectors WHERE model = ?", (model,)
+            )
+            found.update((q, np.frombuffer(v, np.float32)) for q, v in rows if q in wanted)
+        return found
+
+    def keep_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        """Store embeddings for the next report (deleted with the last question they embed);
+        nothing when there is no log (question_log off)."""
+        with self._existing() as conn:
+            if conn is None:
+                return
+            with conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO question_vectors(model, question, vector) "
+                    "VALUES (?,?,?)",
+                    [(model, q, np.asarray(v, np.float32).tobytes()) for q, v in vectors.items()],
+                )
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A connection when the log exists (None otherwise): reading never creates it."""
+    def _existing(self) -> Iterator[sqlite3.Connection | None]:
+        """A connection when the log exists, else None: reading never creates one."""
         path = self.folder / DB_NAME
         if not path.exists():
             yield None

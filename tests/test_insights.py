@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from api_helpers import parse_sse
 from conftest import write_files
@@ -174,6 +175,15 @@ def test_citations_count_pages_and_sections(report: dict[str, Any]) -> None:
     assert c["most_sections"][0]["heading_path"]
 
 
+def test_a_second_report_reuses_the_question_vectors(
+    scripted: Scripted, report: dict[str, Any]
+) -> None:
+    log = QuestionLog(scripted.index)
+    kept = log.vectors("minilm", FRANCE + BREAD)
+    assert set(kept) == set(FRANCE + BREAD)  # kept by the first report
+    assert all(v.shape == (384,) for v in kept.values())
+
+
 def test_insights_needs_the_admin_token(scripted: Scripted) -> None:
     url = scripted.url
     assert httpx.get(url + "/insights").status_code == 401
@@ -305,11 +315,15 @@ def test_retention_deletes_old_rows(tmp_path: Path) -> None:
     log = QuestionLog(tmp_path, days=30)
     for age_days in (45, 31, 29, 1):
         log.record(Entry(new_ref(), now - age_days * 86_400, f"{age_days} days ago", 1, "llm"))
-    log.flush()  # the writer's first pass applies the retention
+    log.flush()
+    log.prune(now)  # the writer applies it too, after its first write and every hour
     assert [e.question for e in log.entries()] == ["29 days ago", "1 days ago"]
-    # A day later the 29-day-old row is past 30 days too.
+    # Two days later the 29-day-old row is past 30 days too.
+    log.keep_vectors("hash", {"1 days ago": np.ones(4), "29 days ago": np.ones(4)})
     assert log.prune(now + 2 * 86_400) == 1
     assert [e.question for e in log.entries()] == ["1 days ago"]
+    # Vectors kept for the coverage-gap topics go with the last question they embed.
+    assert set(log.vectors("hash", ["1 days ago", "29 days ago"])) == {"1 days ago"}
     forever = QuestionLog(tmp_path, days=0)
     assert forever.prune(now + 10 * 365 * 86_400) == 0
     log.close()
