@@ -18,12 +18,12 @@ feedback), then times the real ``kb-qa insights`` command: text, --json, --html,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import resource
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -39,7 +39,7 @@ from uvicorn_thread import UvicornThread  # noqa: E402
 
 from kb_qa.feedback import Feedback, FeedbackStore  # noqa: E402
 from kb_qa.kb import KnowledgeBase  # noqa: E402
-from kb_qa.questionlog import Cited, Entry, QuestionLog, new_ref  # noqa: E402
+from kb_qa.questionlog import Cited, Entry, QuestionLog, connect, new_ref  # noqa: E402
 from kb_qa.server import create_app  # noqa: E402
 
 WORK = Path(os.environ.get("KBQA_BENCH_DIR", "/tmp/kbqa-bench"))
@@ -177,6 +177,11 @@ def fill_log(index: Path, kb: KnowledgeBase, rows: int) -> None:
         store.add(item)
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def bench_report(rows: int) -> None:
     index = WORK / f"insights-{rows}-index"
     vault = sample_vault()
@@ -205,15 +210,15 @@ def bench_report(rows: int) -> None:
         ("--since 7d --json", ["--since", "7d", "--json"], False),
     ):
         if cold:  # no vectors kept from an earlier report: every gap question is embedded
-            with sqlite3.connect(index / "feedback.sqlite3") as conn:
+            with contextlib.closing(connect(index)) as conn, conn:
                 conn.execute("DELETE FROM question_vectors")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run([*base, *extra], env=env, capture_output=True, text=True, check=True)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, _children_cpu() - cpu
         size = f"{len(done.stdout.encode()) / 1e6:.1f} MB out" if done.stdout else ""
         if extra[:1] == ["--html"]:
             size = f"{html.stat().st_size / 1e6:.2f} MB file"
-        print(f"  {label:<18} {seconds:6.1f} s  {size}")
+        print(f"  {label:<18} {seconds:6.1f} s wall, {cpu:5.1f} s CPU  {size}")
         if label == "--json, cold":
             gaps = json.loads(done.stdout)["gaps"]
             print(
