@@ -22,6 +22,7 @@ import httpx
 import numpy as np
 import pytest
 from api_helpers import parse_sse
+from browser import CHROMIUM, CHROMIUM_ARGS
 from conftest import write_files
 from uvicorn_thread import UvicornThread
 
@@ -32,15 +33,6 @@ from kb_qa.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ADMIN = "admin-" + "t" * 16
 API = "api-" + "t" * 16
 ORIGIN = "https://docs.example.com"

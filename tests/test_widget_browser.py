@@ -24,13 +24,13 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from browser import CHROMIUM, CHROMIUM_ARGS
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb import KnowledgeBase
 from kb_qa.server import create_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(
         "Debian's chromium is not installed (apt-get install chromium); Playwright cannot "
@@ -41,14 +41,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pac
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
 CITE = re.compile(r"\{\{(.+?)\}\}")
 ENTER_TO_STATUS_MS = 100
