@@ -30,7 +30,14 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
     lines = [f"kb-qa insights: {safe(report['vault'])} ({_window(report)})", ""]
     if not t["questions"] and not (t["thumbs_up"] + t["thumbs_down"]):
         state = "on" if report["question_log"] else "off (question_log)"
-        return "\n".join([*lines, f"No questions logged in this window. Question log: {state}."])
+        return "\n".join(
+            [
+                *lines,
+                f"No questions logged in this window. Question log: {state}; the API (`kb-qa "
+                "serve`, or the MkDocs plugin under `mkdocs serve`) records questions as "
+                "readers ask them.",
+            ]
+        )
     lines += [
         f"Questions: {t['questions']} ({t['distinct']} distinct, {t['follow_ups']} follow-ups; "
         f"{t['llm']} written by a model, {t['extractive']} extractive)",
@@ -108,12 +115,12 @@ main { padding: 0 32px 48px; max-width: 1200px; }
 .chart { position: relative; height: 280px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line);
-         vertical-align: top; }
+         vertical-align: top; overflow-wrap: anywhere; }
 th { color: var(--muted); font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .topic { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 0 0 12px; }
 .topic h3 { font-size: 15px; margin: 0 0 6px; }
-.topic ul { margin: 4px 0; padding-left: 20px; }
+.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: anywhere; }
 .q { font-style: italic; }
 a { color: var(--accent); }
 """

@@ -174,7 +174,7 @@ class QuestionLog:
         while True:
             first = self._queue.get()
             batch = [first]
-            while first is not None and len(batch) < BATCH:
+            while batch[-1] is not None and len(batch) < BATCH:  # None: close() was called
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:

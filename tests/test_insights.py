@@ -24,6 +24,7 @@ import pytest
 from api_helpers import parse_sse
 from browser import CHROMIUM, CHROMIUM_ARGS
 from conftest import write_files
+from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.feedback import FeedbackStore
@@ -355,6 +356,35 @@ def test_question_log_off_records_nothing(tmp_path: Path) -> None:
     assert [f.question_id for f in FeedbackStore(kb.settings.index_path).all()] == [""]
     assert report["question_log"] is False and report["totals"]["questions"] == 0
     assert report["totals"]["thumbs_down"] == 1  # feedback is still shown
+    kb.close()
+
+
+def test_a_reader_leaving_mid_answer_is_logged(tmp_path: Path, llm: LLMServer) -> None:
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    settings = kb.settings.replace(model="openai/test", api_base=llm.url, rate_limit=0)
+    words = " ".join(f"w{i:03}" for i in range(200))
+    with UvicornThread(create_app(kb, settings)) as server:
+        llm.script(Reply(text="Five [1].", chunk_size=3))
+        assert ask(server.url, ON_TOPIC[1])["question_id"]
+        llm.script(Reply(text=words, chunk_size=5, chunk_delay=0.03))  # ~6 s in full
+        body = {"question": "Leaving early?"}
+        with httpx.stream("POST", server.url + "/api/ask", json=body, timeout=20) as response:
+            lines = response.iter_lines()
+            for line in lines:
+                if line.startswith("event: delta"):
+                    break
+            lines.close()
+        deadline = time.monotonic() + 5
+        while len(list(QuestionLog(kb.settings.index_path).entries())) < 2:
+            assert time.monotonic() < deadline, "the question was not logged"
+            time.sleep(0.05)
+    done, left = QuestionLog(kb.settings.index_path).entries()
+    assert (done.mode, done.model, done.error, done.covered) == ("llm", "openai/test", "", True)
+    assert done.first_token_ms and done.retrieval_ms and done.citations
+    assert (left.question, left.error, left.covered) == ("Leaving early?", "disconnected", None)
+    assert left.total_ms and left.total_ms < 6000
     kb.close()
 
 
