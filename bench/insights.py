@@ -199,7 +199,8 @@ def bench_report(rows: int) -> None:
     base = [sys.executable, "-m", "kb_qa.cli", "insights", str(vault), "--index-dir", str(index)]
     html = WORK / "insights-report.html"
     print(
-        f"kb-qa insights over {rows:,} logged questions (sample_site, MiniLM, {os.cpu_count()} cores):"
+        f"kb-qa insights over {rows:,} logged questions (sample_site, MiniLM, {os.cpu_count()} "
+        f"cores, load average {os.getloadavg()[0]:.1f} at the start):"
     )
     for label, extra, cold in (
         ("text, cold", [], True),

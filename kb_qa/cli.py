@@ -471,7 +471,6 @@ def cmd_insights(args: argparse.Namespace) -> int:
 
     from kb_qa import insights, insights_render
     from kb_qa.feedback import FeedbackStore
-    from kb_qa.kb import KnowledgeBase
     from kb_qa.questionlog import DB_NAME, QuestionLog
 
     now = time.time()
@@ -487,6 +486,8 @@ def cmd_insights(args: argparse.Namespace) -> int:
         ratings = FeedbackStore(settings.index_path).all(since=since)
         insights.write_csv(log.entries(since), ratings, sys.stdout)
         return 0
+    from kb_qa.kb import KnowledgeBase  # slow to import (Chroma): not needed for --csv
+
     kb = KnowledgeBase(settings=settings)
     try:
         report = insights.build(kb, settings, since, log, now)
