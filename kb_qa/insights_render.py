@@ -48,7 +48,11 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
     for r in report["feedback"]["reasons"][:5]:
         lines.append(f"  {r['count']:>4} × [{r['rating']}] {safe(r['reason'])}")
     gaps = report["gaps"]
-    lines += ["", f"Coverage gaps ({gaps['questions']} not-covered or thumbs-down questions):"]
+    lines += [
+        "",
+        f"Coverage gaps ({gaps['questions']} not-covered or thumbs-down questions, "
+        f"{gaps['clustered']} most asked grouped into topics):",
+    ]
     if gaps.get("problem"):
         lines.append(f"  {gaps['problem']}")
     for n, topic in enumerate(gaps["topics"][:10], 1):
