@@ -95,14 +95,22 @@ def _ok(e: Entry) -> bool:
     return not e.error
 
 
+def _outcome(e: Entry) -> str:
+    """answered, not_covered, errors, or left (the reader went before the answer ended)."""
+    if e.error:
+        return "left" if e.error == "disconnected" else "errors"
+    return "answered" if e.covered else "not_covered"
+
+
 def _totals(entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dict[str, int]:
+    outcomes = Counter(_outcome(e) for e in entries)
     return {
         "questions": len(entries),
         "distinct": len({_key(e.question) for e in entries}),
-        "answered": sum(1 for e in entries if _ok(e) and e.covered),
-        "not_covered": sum(1 for e in entries if _ok(e) and e.covered is False),
-        "errors": sum(1 for e in entries if e.error and e.error != "disconnected"),
-        "disconnected": sum(1 for e in entries if e.error == "disconnected"),
+        "answered": outcomes["answered"],
+        "not_covered": outcomes["not_covered"],
+        "errors": outcomes["errors"],
+        "disconnected": outcomes["left"],
         "follow_ups": sum(1 for e in entries if e.turn > 1),
         "llm": sum(1 for e in entries if e.mode == "llm"),
         "extractive": sum(1 for e in entries if e.mode == "extractive"),
@@ -130,14 +138,13 @@ def _volume(
     count = last - origin + 1
     rows = [
         {"start": _utc((origin + i) * step, fmt), "questions": 0, "answered": 0}
-        | {"not_covered": 0, "errors": 0, "up": 0, "down": 0}
+        | {"not_covered": 0, "errors": 0, "left": 0, "up": 0, "down": 0}
         for i in range(count)
     ]
     for e in entries:
         row = rows[min(max(int(e.at // step) - origin, 0), count - 1)]
         row["questions"] += 1
-        outcome = "errors" if e.error else "answered" if e.covered else "not_covered"
-        row[outcome] += 1
+        row[_outcome(e)] += 1
     for r in ratings:
         rows[min(max(int(r.at // step) - origin, 0), count - 1)][r.rating] += 1
     return {"unit": unit, "buckets": rows}

@@ -136,7 +136,7 @@ _SCRIPT = """
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   var colors = { answered: "#1a7f37", not_covered: "#bf8700", errors: "#cf222e",
-                 up: "#1a7f37", down: "#cf222e", bar: "#0969da" };
+                 left: "#8c959f", up: "#1a7f37", down: "#cf222e", bar: "#0969da" };
   function chart(id, config) {
     var canvas = document.getElementById(id);
     if (canvas) new Chart(canvas, config);
@@ -144,8 +144,9 @@ _SCRIPT = """
   var buckets = data.volume.buckets;
   chart("volume", { type: "bar", data: {
       labels: buckets.map(function (b) { return b.start; }),
-      datasets: ["answered", "not_covered", "errors"].map(function (key) {
-        return { label: key.replace("_", " "), data: buckets.map(function (b) { return b[key]; }),
+      datasets: ["answered", "not_covered", "errors", "left"].map(function (key) {
+        var label = key === "left" ? "reader left" : key.replace("_", " ");
+        return { label: label, data: buckets.map(function (b) { return b[key]; }),
                  backgroundColor: colors[key], stack: "q" };
       }) },
     options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true,
@@ -155,7 +156,7 @@ _SCRIPT = """
       labels: ["answered", "not covered", "errors", "reader left"],
       datasets: [{ data: [t.answered, t.not_covered, t.errors, t.disconnected],
                    backgroundColor: [colors.answered, colors.not_covered, colors.errors,
-                                     "#8c959f"] }] } });
+                                     colors.left] }] } });
   chart("feedback", { type: "bar", data: { labels: ["thumbs up", "thumbs down"],
       datasets: [{ label: "ratings", data: [t.thumbs_up, t.thumbs_down],
                    backgroundColor: [colors.up, colors.down] }] },

@@ -140,7 +140,10 @@ def test_the_report_counts_what_happened(report: dict[str, Any]) -> None:
     errors = report["errors"]
     assert errors["by_code"][0]["code"] == "llm_error"
     assert errors["recent"][0]["question"] == ON_TOPIC[0]
-    assert sum(b["questions"] for b in report["volume"]["buckets"]) == t["questions"]
+    buckets = report["volume"]["buckets"]
+    assert sum(b["questions"] for b in buckets) == t["questions"]
+    outcomes = ("answered", "not_covered", "errors", "left")
+    assert sum(b[k] for b in buckets for k in outcomes) == t["questions"]
     assert report["latency"]["first_token_ms"]["p50"] is not None
 
 
