@@ -39,11 +39,12 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
             ]
         )
     lines += [
-        f"Questions: {t['questions']} ({t['distinct']} distinct, {t['follow_ups']} follow-ups; "
-        f"{t['llm']} written by a model, {t['extractive']} extractive)",
-        f"  answered {t['answered']} · not covered {t['not_covered']} ({_pct(t, 'not_covered')}) "
-        f"· errors {t['errors']} · reader left early {t['disconnected']}",
-        f"Feedback: {t['thumbs_up']} up, {t['thumbs_down']} down",
+        f"Questions: {t['questions']:,} ({t['distinct']:,} distinct, {t['follow_ups']:,} "
+        f"follow-ups; {t['llm']:,} written by a model, {t['extractive']:,} extractive)",
+        f"  answered {t['answered']:,} · not covered {t['not_covered']:,} "
+        f"({_pct(t, 'not_covered')}) · errors {t['errors']:,} · reader left early "
+        f"{t['disconnected']:,}",
+        f"Feedback: {t['thumbs_up']:,} up, {t['thumbs_down']:,} down",
     ]
     for r in report["feedback"]["reasons"][:5]:
         lines.append(f"  {r['count']:>4} × [{r['rating']}] {safe(r['reason'])}")
@@ -243,7 +244,7 @@ def _gaps_html(gaps: dict[str, Any]) -> str:
         )
         near = f"<div class=muted>Nearest sections:</div><ul>{sections}</ul>" if sections else ""
         parts.append(
-            f'<div class="topic"><h3>{topic["size"]} question(s) · {topic["not_covered"]} not '
+            f'<div class="topic"><h3>{topic["size"]:,} question(s) · {topic["not_covered"]:,} not '
             f"covered · {topic['thumbs_down']} thumbs down</h3><ul>{questions}</ul>{near}</div>"
         )
     if gaps.get("more_topics"):
@@ -288,12 +289,12 @@ def page(report: dict[str, Any]) -> str:
     cards = "".join(
         f'<div class="card"><b>{value}</b><span class="muted">{_e(label)}</span></div>'
         for value, label in (
-            (t["questions"], "questions"),
-            (t["answered"], "answered"),
-            (f"{t['not_covered']} ({_pct(t, 'not_covered')})", "not covered"),
-            (t["errors"], "errors"),
-            (t["thumbs_up"], "thumbs up"),
-            (t["thumbs_down"], "thumbs down"),
+            (f"{t['questions']:,}", "questions"),
+            (f"{t['answered']:,}", "answered"),
+            (f"{t['not_covered']:,}", f"not covered ({_pct(t, 'not_covered')})"),
+            (f"{t['errors']:,}", "errors"),
+            (f"{t['thumbs_up']:,}", "thumbs up"),
+            (f"{t['thumbs_down']:,}", "thumbs down"),
             (_ms(lat["first_token_ms"]["p50"]), "first text p50"),
         )
     )
@@ -330,8 +331,8 @@ def page(report: dict[str, Any]) -> str:
 <title>kb-qa insights: {_e(report["vault"])}</title>
 <style>{_STYLE}</style></head><body>
 <header><h1>What readers asked: {_e(report["vault"])}</h1>
-<div class="muted">{_e(_window(report))} · {t["distinct"]} distinct questions,
-{t["follow_ups"]} follow-ups · {t["llm"]} model answers, {t["extractive"]} extractive</div>
+<div class="muted">{_e(_window(report))} · {t["distinct"]:,} distinct questions,
+{t["follow_ups"]:,} follow-ups · {t["llm"]:,} model answers, {t["extractive"]:,} extractive</div>
 </header><main>
 <div class="cards">{cards}</div>
 <h2>Questions over time (per {_e(report["volume"]["unit"])}, UTC)</h2>
