@@ -20,7 +20,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,11 @@ DB_NAME = "feedback.sqlite3"  # shared with kb_qa.feedback, so feedback can poin
 PRUNE_EVERY = 3600.0  # seconds between retention passes of a running server
 LINK_WINDOW = 86_400.0  # feedback without an id links to the same question asked this recently
 BATCH = 200  # rows written per transaction at most
+EMBED_EVERY = 60.0  # seconds between the writer's embedding passes over not-covered questions
+EMBED_AT_ONCE = 64  # questions embedded per pass: a bounded burst beside the answers
+
+# Embeds questions for the insights report's topics: (model name, one unit vector per text)
+Embed = Callable[[list[str]], tuple[str, np.ndarray]]
 MAX_REF_CHARS = 64
 
 _SCHEMA = """
@@ -136,9 +141,14 @@ def _entry(r: tuple, known: dict[tuple[str, str], Cited]) -> Entry:  # type: ign
 class QuestionLog:
     """The log of one index folder: writes in a background thread, reads on demand."""
 
-    def __init__(self, folder: Path, days: int = 90) -> None:
+    def __init__(self, folder: Path, days: int = 90, embed: Embed | None = None) -> None:
         self.folder = folder
         self.days = days  # 0 keeps rows forever
+        # With ``embed`` (a server's loaded model), the writer embeds not-covered questions
+        # as they come, so a report finds their vectors kept and need not embed them.
+        self.embed = embed
+        self._unembedded: dict[str, None] = {}  # not-covered questions, oldest first
+        self._embedded_at = 0.0
         self._queue: queue.Queue[Entry | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -193,6 +203,7 @@ class QuestionLog:
                     )
                 if time.time() - self._pruned > PRUNE_EVERY:
                     self._prune(conn)
+                self._embed_some(conn, entries)
             except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder
                 log.error("could not log %d question(s): %s", len(entries), exc)
                 if conn is not None:
@@ -205,6 +216,30 @@ class QuestionLog:
                 if conn is not None:
                     conn.close()
                 return
+
+    def _embed_some(self, conn: sqlite3.Connection, entries: Sequence[Entry]) -> None:
+        """Embed up to EMBED_AT_ONCE waiting not-covered questions, once per EMBED_EVERY."""
+        if self.embed is None:
+            return
+        for e in entries:
+            if e.covered is False and not e.error:
+                self._unembedded[e.question] = None
+        if not self._unembedded or time.time() - self._embedded_at < EMBED_EVERY:
+            return
+        self._embedded_at = time.time()
+        texts = list(self._unembedded)[:EMBED_AT_ONCE]
+        for text in texts:
+            del self._unembedded[text]
+        try:
+            model, vectors = self.embed(texts)
+        except Exception as exc:  # noqa: BLE001 - any model failure; the report embeds them
+            log.warning("question log: could not embed %d question(s): %s", len(texts), exc)
+            return
+        with conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO question_vectors(model, question, vector) VALUES (?,?,?)",
+                [(model, t, np.asarray(v, np.float32).tobytes()) for t, v in zip(texts, vectors)],
+            )
 
     def prune(self, now: float | None = None) -> int:
         """Delete rows older than ``days`` (none when days is 0); returns how many went."""

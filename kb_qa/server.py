@@ -231,7 +231,9 @@ class Api:
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
         self.feedback_store = feedback.FeedbackStore(settings.index_path)
         self.question_log = (
-            questionlog.QuestionLog(settings.index_path, settings.question_log_days)
+            questionlog.QuestionLog(
+                settings.index_path, settings.question_log_days, self._embed_questions
+            )
             if settings.question_log
             else None
         )
@@ -262,6 +264,11 @@ class Api:
         finally:
             if self.question_log is not None:
                 await anyio.to_thread.run_sync(self.question_log.close)
+
+    def _embed_questions(self, texts: list[str]) -> tuple[str, Any]:
+        # The index's model, already loaded for answering, at the time of the call.
+        embedder = self.kb.embedder
+        return embedder.name, embedder.embed_passages(texts)
 
     async def _thread(self, func: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(partial(func, *args), limiter=self.limiter)

@@ -27,6 +27,7 @@ from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
+from kb_qa.embeddings import HashEmbedder
 from kb_qa.feedback import FeedbackStore
 from kb_qa.kb import KnowledgeBase
 from kb_qa.questionlog import Entry, QuestionLog, new_ref
@@ -323,6 +324,27 @@ def test_retention_deletes_old_rows(tmp_path: Path) -> None:
     forever = QuestionLog(tmp_path, days=0)
     assert forever.prune(now + 10 * 365 * 86_400) == 0
     log.close()
+
+
+def test_the_writer_embeds_not_covered_questions_as_they_come(tmp_path: Path) -> None:
+    model = HashEmbedder()
+    embedded: list[list[str]] = []
+
+    def embed(texts: list[str]) -> tuple[str, np.ndarray]:
+        embedded.append(texts)
+        return model.name, model.embed_passages(texts)
+
+    log = QuestionLog(tmp_path, embed=embed)
+    now = time.time()
+    log.record(Entry(new_ref(), now, "covered?", 1, "extractive", covered=True))
+    log.record(Entry(new_ref(), now, "not covered?", 1, "extractive", covered=False))
+    log.record(Entry(new_ref(), now, "failed?", 1, "llm", error="llm_error"))
+    log.flush()
+    log.close()
+    assert embedded == [["not covered?"]]
+    kept = log.vectors("hash", ["covered?", "not covered?", "failed?"])
+    assert set(kept) == {"not covered?"}
+    assert np.allclose(kept["not covered?"], model.embed_passages(["not covered?"])[0])
 
 
 def test_a_starting_server_applies_the_retention(tmp_path: Path) -> None:
