@@ -156,14 +156,19 @@ class QuestionLog:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def record(self, entry: Entry) -> None:
-        """Queue one entry; returns at once (the writer thread stores it)."""
+    def start(self) -> None:
+        """Start the writer thread (``record`` does too): it also keeps the retention and
+        embeds waiting questions while no question comes in."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._write_loop, name="kb-qa-question-log", daemon=True
                 )
                 self._thread.start()
+
+    def record(self, entry: Entry) -> None:
+        """Queue one entry; returns at once (the writer thread stores it)."""
+        self.start()
         self._queue.put(entry)
 
     def flush(self) -> None:
@@ -182,9 +187,13 @@ class QuestionLog:
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
         while True:
-            first = self._queue.get()
-            batch = [first]
-            while batch[-1] is not None and len(batch) < BATCH:  # None: close() was called
+            try:
+                batch: list[Entry | None] = [self._queue.get(timeout=EMBED_EVERY)]
+            except queue.Empty:  # idle: only the retention and the waiting embeddings
+                batch = []
+                if not (self.folder / DB_NAME).exists():
+                    continue  # a deleted index folder is not made again for nothing
+            while batch and batch[-1] is not None and len(batch) < BATCH:  # None: close()
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:

@@ -259,6 +259,7 @@ class Api:
                 await anyio.to_thread.run_sync(self.question_log.prune)
             except (OSError, sqlite3.Error) as exc:
                 log.error("the question log cannot be opened: %s", exc)
+            self.question_log.start()  # prunes every hour from now on, questions or not
         try:
             yield
         finally:
