@@ -108,6 +108,8 @@ class Done:
     # Retrieval's evidence says the sources cover the question (both modes; in LLM mode
     # the model also says so in words)
     covered: bool = True
+    # The question log's id of this question ("" when not logged): feedback sends it back
+    question_id: str = ""
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""

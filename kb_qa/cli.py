@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kb_qa.errors import IndexStateError, KbQaError
+from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
@@ -140,6 +140,17 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
     mode.add_argument("--check", action="store_true", help="exit 1 if the site is not wired up")
     p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("insights", help="what readers asked: coverage gaps, citations, speed")
+    p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
+    p.add_argument(
+        "--since", default="", help="only questions this recent: 7d, 24h, 30m, 2w or 2026-11-30"
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--html", type=Path, default=None, metavar="FILE", help="write an HTML report")
+    p.add_argument("--csv", action="store_true", help="print the raw question log as CSV")
+    _common(p)
+    p.set_defaults(func=cmd_insights)
 
     p = sub.add_parser("mcp", help="serve search_docs and ask_docs to AI tools over MCP (stdio)")
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
@@ -574,6 +585,48 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     plan.apply()
     print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
+
+def cmd_insights(args: argparse.Namespace) -> int:
+    """kb-qa insights"""
+    import sqlite3
+
+    from kb_qa import insights, insights_render
+    from kb_qa.feedback import FeedbackStore
+    from kb_qa.questionlog import DB_NAME, QuestionLog
+
+    now = time.time()
+    since = insights.parse_since(args.since, now) if args.since else None
+    settings = _settings(args)
+    log = QuestionLog(settings.index_path, settings.question_log_days)
+    if (settings.index_path / DB_NAME).exists():
+        try:  # a server that has not run for a while has not applied the retention
+            log.prune(now)
+        except (OSError, sqlite3.Error) as exc:
+            logging.getLogger("kb_qa.insights").warning("retention not applied: %s", exc)
+    if args.csv:
+        ratings = FeedbackStore(settings.index_path).all(since=since)
+        insights.write_csv(log.entries(since), ratings, sys.stdout)
+        return 0
+    from kb_qa.kb import KnowledgeBase  # slow to import (Chroma): not needed for --csv
+
+    kb = KnowledgeBase(settings=settings)
+    try:
+        report = insights.build(kb, settings, since, log, now)
+    finally:
+        kb.close()
+    if args.html:
+        try:
+            args.html.write_text(insights_render.page(report), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot write the report to {args.html}: {exc.strerror}. Give --html a file "
+                "in a folder you can write to."
+            ) from exc
+        print(f"Wrote {args.html}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    elif not args.html:
+        print(insights_render.text(report, _safe))
     return 0
 
 

@@ -19,12 +19,14 @@ from kb_qa.errors import ConfigError
 MAX_ANSWER_CHARS = 20_000
 MAX_REASON_CHARS = 1_000
 MAX_CITATIONS = 50
+MAX_QUESTION_ID_CHARS = 64
 CITATION_KEYS = ("number", "url", "link", "path", "anchor", "heading_path")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, rating TEXT NOT NULL, question TEXT NOT NULL,
-    answer TEXT NOT NULL, reason TEXT NOT NULL, citations TEXT NOT NULL
+    answer TEXT NOT NULL, reason TEXT NOT NULL, citations TEXT NOT NULL,
+    question_id TEXT NOT NULL DEFAULT ''
 );
 """
 
@@ -39,6 +41,8 @@ class Feedback:
     reason: str = ""
     citations: tuple[dict[str, Any], ...] = ()
     at: float = 0.0
+    # The question log's id of the question rated ("" when the log is off or has no match)
+    question_id: str = ""
 
 
 def parse(body: Any, max_question_chars: int) -> Feedback:
@@ -61,7 +65,10 @@ def parse(body: Any, max_question_chars: int) -> Feedback:
     if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
         raise ValueError(f"citations must be a list of at most {MAX_CITATIONS} items.")
     kept = tuple(_citation(c) for c in citations if isinstance(c, dict))
-    return Feedback(rating, question, answer, reason.strip(), kept, time.time())
+    question_id = body.get("question_id") or ""
+    if not isinstance(question_id, str) or len(question_id) > MAX_QUESTION_ID_CHARS:
+        raise ValueError("question_id must be the string the answer's done event carried.")
+    return Feedback(rating, question, answer, reason.strip(), kept, time.time(), question_id)
 
 
 def _citation(given: dict[str, Any]) -> dict[str, Any]:
@@ -90,14 +97,17 @@ class FeedbackStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=10)
         conn.executescript(_SCHEMA)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(feedback)")}
+        if "question_id" not in columns:  # a database from before the question log
+            conn.execute("ALTER TABLE feedback ADD COLUMN question_id TEXT NOT NULL DEFAULT ''")
         return conn
 
     def add(self, item: Feedback) -> None:
         """Store one item (committed at once)."""
         with contextlib.closing(self._connect()) as conn, conn:
             conn.execute(
-                "INSERT INTO feedback(at, rating, question, answer, reason, citations) "
-                "VALUES (?,?,?,?,?,?)",
+                "INSERT INTO feedback(at, rating, question, answer, reason, citations, "
+                "question_id) VALUES (?,?,?,?,?,?,?)",
                 (
                     item.at,
                     item.rating,
@@ -105,20 +115,22 @@ class FeedbackStore:
                     item.answer,
                     item.reason,
                     json.dumps(list(item.citations), ensure_ascii=False),
+                    item.question_id,
                 ),
             )
 
-    def all(self, rating: str = "") -> list[Feedback]:
-        """Every item, newest first; only ``rating`` ones when given."""
+    def all(self, rating: str = "", since: float | None = None) -> list[Feedback]:
+        """Every item, newest first; only ``rating`` ones, or ones since a time, when given."""
         if rating and rating not in ("up", "down"):
             raise ConfigError("--rating must be 'up' or 'down'.")
         if not self.path.exists():
             return []
-        query = "SELECT rating, question, answer, reason, citations, at FROM feedback"
-        args: tuple[str, ...] = ()
+        query = "SELECT rating, question, answer, reason, citations, at, question_id FROM feedback"
+        query += " WHERE at >= ?"
+        args: tuple[str | float, ...] = (since if since is not None else float("-inf"),)
         if rating:
-            query += " WHERE rating = ?"
-            args = (rating,)
+            query += " AND rating = ?"
+            args += (rating,)
         with contextlib.closing(self._connect()) as conn:
             rows = conn.execute(query + " ORDER BY at DESC, id DESC", args).fetchall()
-        return [Feedback(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5]) for r in rows]
+        return [Feedback(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6]) for r in rows]

@@ -103,12 +103,16 @@ class Guard:
         await self.app(scope, receive, send_nosniff)
 
     def _authorized(self, scope: Scope) -> bool:
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                scheme, _, given = value.partition(b" ")
-                given = given.strip()
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given, self.token)
-        return False
+        return bearer_matches(scope.get("headers", []), self.token)
+
+
+def bearer_matches(headers: list[tuple[bytes, bytes]], token: bytes) -> bool:
+    """Whether the raw ASGI ``headers`` carry ``Authorization: Bearer <token>``."""
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, given = value.partition(b" ")
+            return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
+    return False
 
 
 async def _error(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]]) -> None:

@@ -7,7 +7,8 @@
     GET  /api/health   index status
     GET  /api/ready    200 when health is ok and the index is loaded, else 503 (readiness)
     GET  /api/sources  the indexed pages
-    POST /api/feedback {question, answer, citations, rating: up|down, reason?}
+    POST /api/feedback {question, answer, citations, rating: up|down, reason?, question_id?}
+    GET  /insights     the insights report, only to "Authorization: Bearer <admin_token>"
     GET  /             the vault's pages with the chat widget (for vaults that are not sites)
     GET  /view/<path>  one indexed note rendered with its anchors (raw HTML shown as text)
     GET  /kb-qa/kb-qa.js, /kb-qa/kb-qa.css   the widget
@@ -19,10 +20,12 @@ as JSON strings; the /view pages escape raw HTML and forbid any script but the w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,10 +43,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from kb_qa import feedback, pages, vault
-from kb_qa.answer import Done, Error, Event, Status, answer, citation_json, warm_up
-from kb_qa.errors import KbQaError, VaultError
-from kb_qa.guard import Guard, RateLimiter
+from kb_qa import feedback, insights, insights_render, pages, questionlog, vault
+from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
+from kb_qa.errors import ConfigError, KbQaError, VaultError
+from kb_qa.guard import Guard, RateLimiter, bearer_matches
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -228,6 +231,13 @@ class Api:
         self.settings = settings
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
         self.feedback_store = feedback.FeedbackStore(settings.index_path)
+        self.question_log = (
+            questionlog.QuestionLog(
+                settings.index_path, settings.question_log_days, self._embed_questions
+            )
+            if settings.question_log
+            else None
+        )
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
@@ -251,7 +261,22 @@ class Api:
             else str(self.settings.vault)
         )
         log.info("serving %s (%s)", what, mode)
-        yield
+        if self.question_log is not None:
+            try:
+                await anyio.to_thread.run_sync(self.question_log.prune)
+            except (OSError, sqlite3.Error) as exc:
+                log.error("the question log cannot be opened: %s", exc)
+            self.question_log.start()  # prunes every hour from now on, questions or not
+        try:
+            yield
+        finally:
+            if self.question_log is not None:
+                await anyio.to_thread.run_sync(self.question_log.close)
+
+    def _embed_questions(self, texts: list[str]) -> tuple[str, Any]:
+        # The index's model, already loaded for answering, at the time of the call.
+        embedder = self.kb.embedder
+        return embedder.name, embedder.embed_passages(texts)
 
     async def _thread(self, func: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(partial(func, *args), limiter=self.limiter)
@@ -268,6 +293,8 @@ class Api:
             settings=self.settings,
             limiter=self.limiter,
         )
+        if self.question_log is not None:
+            events = self._logged(events, ask, self.question_log)
         if self._updating():
             events = _prefixed(
                 Status("updating", "The index is updating; answering from what is indexed so far…"),
@@ -277,6 +304,55 @@ class Api:
             return await self._ask_json(request, events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(self._sse(events), media_type="text/event-stream", headers=headers)
+
+    async def _logged(
+        self, events: AsyncIterator[Event], ask: AskRequest, qlog: questionlog.QuestionLog
+    ) -> AsyncIterator[Event]:
+        """``events``, recording the question and its outcome in the question log."""
+        started = time.perf_counter()
+        ref = questionlog.new_ref()
+        entry = questionlog.Entry(
+            ref=ref,
+            at=time.time(),
+            question=ask.question,
+            turn=1 + sum(1 for t in ask.history if t.role == "user"),
+            mode="llm" if self.settings.model else "extractive",
+            model=self.settings.model,
+            error="disconnected",  # until the answer ends one way or the other
+        )
+        cited: tuple[questionlog.Cited, ...] = ()
+        try:
+            async for event in events:
+                if isinstance(event, Citations):
+                    cited = tuple(
+                        questionlog.Cited(c.path, c.anchor, c.heading_path) for c in event.citations
+                    )
+                elif isinstance(event, Done):
+                    event = dataclasses.replace(event, question_id=ref)
+                    entry = dataclasses.replace(
+                        entry,
+                        covered=event.covered,
+                        citations=cited,
+                        retrieval_ms=event.timings.get("retrieval_ms"),
+                        first_token_ms=event.timings.get("first_token_ms"),
+                        total_ms=event.timings.get("total_ms"),
+                        error="",
+                    )
+                elif isinstance(event, Error):
+                    entry = dataclasses.replace(
+                        entry, error=event.code, error_message=event.message
+                    )
+                yield event
+        except Exception:
+            entry = dataclasses.replace(entry, error="internal", error_message="unexpected error")
+            raise
+        finally:
+            if entry.error:
+                entry = dataclasses.replace(
+                    entry, total_ms=round((time.perf_counter() - started) * 1000, 1)
+                )
+            qlog.record(entry)
+            await events.aclose()  # type: ignore[attr-defined]
 
     async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[str]:
         # Starlette cancels this generator when the client disconnects; closing ``events``
@@ -324,6 +400,7 @@ class Api:
                 "covered": last.covered,
                 "timings": last.timings,
                 "counts": last.counts,
+                "question_id": last.question_id,
             }
         )
 
@@ -404,13 +481,51 @@ class Api:
         except ValueError as exc:
             raise _reject(422, str(exc)) from None
         try:
-            await self._thread(self.feedback_store.add, item)
+            await self._thread(self._store_feedback, item)
         except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder
             log.error("could not store feedback: %s", exc)
             return JSONResponse(
                 {"error": "Feedback cannot be stored right now; the server log says why."}, 503
             )
         return JSONResponse({"ok": True}, status_code=201)
+
+    def _store_feedback(self, item: feedback.Feedback) -> None:
+        # Linked to the logged question it rates, so the report can join the two.
+        qlog = self.question_log
+        ref = qlog.match(item.question, item.question_id, item.at) if qlog is not None else ""
+        self.feedback_store.add(dataclasses.replace(item, question_id=ref))
+
+    async def insights(self, request: Request) -> Response:
+        """GET /insights?since=7d: the insights report, for the admin token only."""
+        token = self.settings.admin_token
+        if not token:  # the same 404 as any unknown path: nothing says a report exists
+            raise _reject(404, "Not Found")
+        if not bearer_matches(request.scope["headers"], token.encode()):
+            raise HTTPException(
+                401,
+                "The insights report needs the admin token: send 'Authorization: Bearer "
+                "<admin_token>'.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        given = request.query_params.get("since", "")
+        try:
+            since = insights.parse_since(given, time.time()) if given else None
+        except ConfigError as exc:
+            raise _reject(422, str(exc).replace("--since", "since")) from None
+        report = await anyio.to_thread.run_sync(
+            partial(self._report, since), limiter=self.page_limiter
+        )
+        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        accept = request.headers.get("accept", "")
+        if request.query_params.get("format") == "json" or accept.startswith("application/json"):
+            return JSONResponse(report, headers=headers)
+        headers["Content-Security-Policy"] = insights_render.csp()
+        return HTMLResponse(insights_render.page(report), headers=headers)
+
+    def _report(self, since: float | None) -> dict[str, Any]:
+        if self.question_log is not None:
+            self.question_log.flush()
+        return insights.build(self.kb, self.settings, since, self.question_log)
 
     async def home(self, request: Request) -> Response:
         """GET /: the vault's pages, with the chat widget."""
@@ -504,6 +619,25 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
 
 
+PRIVATE_PATHS = frozenset({"/insights"})  # never offered to other origins
+
+
+class CorsExcept:
+    """Starlette's CORS for every path but ``private`` ones, which get no CORS headers at
+    all: a browser on another origin can neither preflight them nor read their answers."""
+
+    def __init__(self, app: Any, private: frozenset[str], **options: Any) -> None:
+        self.app = app
+        self.cors = CORSMiddleware(app, **options)
+        self.private = private
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path") in self.private:
+            await self.app(scope, receive, send)
+        else:
+            await self.cors(scope, receive, send)
+
+
 class _AnyPath(PathConvertor):
     """Starlette's ``path`` with newlines too (``.*`` stops at one): file names may hold them."""
 
@@ -531,6 +665,7 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/api/ready", api.ready, methods=["GET"]),
             Route("/api/sources", api.sources, methods=["GET"]),
             Route("/api/feedback", api.feedback, methods=["POST"]),
+            Route("/insights", api.insights, methods=["GET"]),
             Route("/", api.home, methods=["GET"]),
             Route("/view/{path:anypath}", api.view, methods=["GET"]),
             Route("/kb-qa/{name}", api.asset, methods=["GET"]),
@@ -539,7 +674,8 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             # Outermost, so preflights are answered before the token check and 401/429
             # responses still carry CORS headers a browser needs to read them.
             Middleware(
-                CORSMiddleware,
+                CorsExcept,
+                private=PRIVATE_PATHS,
                 allow_origins=["*"] if "*" in origins else origins,
                 allow_methods=["GET", "POST"],
                 allow_headers=["Authorization", "Content-Type"],

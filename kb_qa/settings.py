@@ -88,6 +88,12 @@ class Settings:
     max_history_messages: int = 20
     max_history_chars: int = 20_000
     max_body_bytes: int = 65_536
+    # Record every question the API answers (kb_qa.questionlog), for `kb-qa insights`; rows
+    # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
+    question_log: bool = True
+    question_log_days: int = 90
+    # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>"
+    admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
     # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
     # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
     forwarded_allow_ips: tuple[str, ...] = ()

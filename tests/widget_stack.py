@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from browser import CHROMIUM, CHROMIUM_ARGS
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
@@ -36,19 +37,10 @@ try:
 except ImportError:  # the widget test modules skip themselves
     sync_api: Any = None
 
-CHROMIUM = Path("/usr/bin/chromium")
 AXE = Path(__file__).resolve().parents[1] / "widget" / "node_modules" / "axe-core" / "axe.min.js"
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
 CITE = re.compile(r"\{\{(.+?)\}\}")
 ENTER_TO_STATUS_MS = 100

@@ -1,0 +1,426 @@
+"""The question log and the insights report, over a real server, real Chroma and MiniLM.
+
+Readers' questions are scripted against a real uvicorn server (on-topic, off-topic in two
+themes, a follow-up, thumbs up and down, a failing model); the report must group the
+off-topic ones into topics, link the feedback, count the citations and the error, and be
+served at /insights only to the admin token.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from api_helpers import parse_sse
+from browser import CHROMIUM, CHROMIUM_ARGS
+from conftest import write_files
+from llm_server import LLMServer, Reply
+from uvicorn_thread import UvicornThread
+
+from kb_qa.embeddings import HashEmbedder
+from kb_qa.feedback import FeedbackStore
+from kb_qa.kb import KnowledgeBase
+from kb_qa.questionlog import Entry, QuestionLog, new_ref
+from kb_qa.server import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+ADMIN = "admin-" + "t" * 16
+API = "api-" + "t" * 16
+ORIGIN = "https://docs.example.com"
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> love?'
+
+NOTES = {
+    "install.md": "# Installing Widgetron\n\nInstall Widgetron with `pip install widgetron`; "
+    "it needs Python 3.10 or newer.\n\n## On Windows\n\nRun the installer from the "
+    "releases page, then add Widgetron to your PATH.\n",
+    "retries.md": "# Retries\n\nA failing Widgetron job is attempted five times by default, "
+    "waiting longer after each failure (exponential backoff).\n\n## Changing the retry "
+    "count\n\nSet `retries: 3` in widgetron.yml to change how many times a job runs.\n",
+    "tokens.md": "# API tokens\n\nWidgetron API tokens rotate every 30 days, with a grace "
+    "period of one day for the old token.\n",
+    "changelog.md": "# Changelog\n\n## 1.0.0\n\nFirst release of Widgetron.\n",
+}
+ON_TOPIC = ["How do I install Widgetron?", "How many times is a failing job retried?"]
+FRANCE = [
+    "What is the capital of France?",
+    "Which city is the capital of France?",
+    "what is the capital city of france",
+    "Tell me the capital of France",
+]
+BREAD = ["How do I bake sourdough bread?", "What is a good sourdough bread recipe?"]
+
+
+@dataclass
+class Scripted:
+    url: str  # the extractive server, with admin_token
+    kb: KnowledgeBase
+    vault: Path
+    index: Path
+    ids: dict[str, str]  # question -> question_id from its done event
+
+
+def ask(url: str, question: str, history: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    body = {"question": question, "history": history or [], "stream": False}
+    return httpx.post(url + "/api/ask", json=body, timeout=30).json()
+
+
+def rate(url: str, question: str, rating: str, reason: str = "", ref: str = "") -> None:
+    body = {"question": question, "answer": "…", "rating": rating, "reason": reason}
+    if ref:
+        body["question_id"] = ref
+    assert httpx.post(url + "/api/feedback", json=body, timeout=10).status_code == 201
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scripted]:
+    root = tmp_path_factory.mktemp("insights")
+    vault = write_files(root / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=root / "index", embed_model="minilm", rate_limit=0)
+    kb.index()
+    settings = kb.settings.replace(admin_token=ADMIN, cors_origins=ORIGIN)
+    ids: dict[str, str] = {}
+    with UvicornThread(create_app(kb, settings)) as server:
+        for question in ON_TOPIC + FRANCE + BREAD + [HOSTILE]:
+            ids[question] = ask(server.url, question)["question_id"]
+        history = [{"role": "user", "content": ON_TOPIC[1]}, {"role": "assistant", "content": "5"}]
+        ids["follow-up"] = ask(server.url, "How do I change it?", history)["question_id"]
+        # The streamed answer carries its id in the done event too.
+        body = {"question": ON_TOPIC[0]}
+        with httpx.stream("POST", server.url + "/api/ask", json=body, timeout=30) as response:
+            events = parse_sse(list(response.iter_lines()))
+        done = next(data for name, data in events if name == "done")
+        assert done["question_id"] and done["question_id"] != ids[ON_TOPIC[0]]
+        rate(server.url, ON_TOPIC[1], "down", "Too vague", ids[ON_TOPIC[1]])
+        rate(server.url, BREAD[0], "down")  # no id: linked by its text
+        rate(server.url, ON_TOPIC[0], "up", "", ids[ON_TOPIC[0]])
+        rate(server.url, "Never asked here?", "down", "odd")  # links to nothing
+    # A model that cannot be reached: the error is logged with the question.
+    failing = settings.replace(model="openai/test", api_base="http://127.0.0.1:9/v1")
+    with UvicornThread(create_app(kb, failing.replace(llm_timeout=1.0))) as broken:
+        answer = httpx.post(
+            broken.url + "/api/ask", json={"question": ON_TOPIC[0], "stream": False}, timeout=30
+        )
+        assert answer.status_code == 502
+    with UvicornThread(create_app(kb, settings)) as server:
+        yield Scripted(server.url, kb, vault, root / "index", ids)
+    kb.close()
+
+
+@pytest.fixture(scope="module")
+def report(scripted: Scripted) -> dict[str, Any]:
+    response = httpx.get(
+        scripted.url + "/insights?format=json",
+        headers={"Authorization": f"Bearer {ADMIN}"},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def test_the_report_counts_what_happened(report: dict[str, Any]) -> None:
+    t = report["totals"]
+    assert t["questions"] == 2 + 4 + 2 + 1 + 1 + 1 + 1  # + follow-up, streamed, failed
+    assert t["not_covered"] >= len(FRANCE) + len(BREAD)
+    assert t["errors"] == 1 and t["llm"] == 1
+    assert t["follow_ups"] == 1
+    assert (t["thumbs_up"], t["thumbs_down"]) == (1, 3)
+    feedback = report["feedback"]
+    assert feedback["linked"] == 3  # by id twice, by text once; the stray one links nowhere
+    assert {"rating": "down", "reason": "Too vague", "count": 1} in feedback["reasons"]
+    errors = report["errors"]
+    assert errors["by_code"][0]["code"] == "llm_error"
+    assert errors["recent"][0]["question"] == ON_TOPIC[0]
+    buckets = report["volume"]["buckets"]
+    assert sum(b["questions"] for b in buckets) == t["questions"]
+    outcomes = ("answered", "not_covered", "errors", "left")
+    assert sum(b[k] for b in buckets for k in outcomes) == t["questions"]
+    assert report["latency"]["first_token_ms"]["p50"] is not None
+
+
+def test_gaps_are_grouped_into_topics_largest_first(report: dict[str, Any]) -> None:
+    topics = report["gaps"]["topics"]
+    france, bread = topics[0], topics[1]
+    assert france["size"] == len(FRANCE) and france["not_covered"] == len(FRANCE)
+    assert all("france" in q.lower() for q in france["questions"])
+    assert len(france["questions"]) == 3  # the most representative ones
+    assert bread["size"] == 3 and bread["thumbs_down"] == 1  # two asked, one thumbs down
+    assert all("sourdough" in q for q in bread["questions"])
+    retries = next(t for t in topics if ON_TOPIC[1] in t["questions"])
+    assert retries["thumbs_down"] == 1
+    assert retries["sections"][0]["path"] == "retries.md"  # its nearest existing section
+    assert any(HOSTILE in t["questions"] for t in topics)
+
+
+def test_citations_count_pages_and_sections(report: dict[str, Any]) -> None:
+    c = report["citations"]
+    assert c["pages_indexed"] == 4
+    cited = {p["path"] for p in c["most_pages"]}
+    assert {"install.md", "retries.md"} <= cited
+    never = {p["path"] for p in c["never_cited"]}
+    assert never == {"install.md", "retries.md", "tokens.md", "changelog.md"} - cited
+    assert c["most_sections"][0]["heading_path"]
+
+
+def test_a_second_report_reuses_the_question_vectors(
+    scripted: Scripted, report: dict[str, Any]
+) -> None:
+    log = QuestionLog(scripted.index)
+    kept = log.vectors("minilm", FRANCE + BREAD)
+    assert set(kept) == set(FRANCE + BREAD)  # kept by the first report
+    assert all(v.shape == (384,) for v in kept.values())
+
+
+def test_insights_needs_the_admin_token(scripted: Scripted) -> None:
+    url = scripted.url
+    assert httpx.get(url + "/insights").status_code == 401
+    for wrong in (f"Bearer {ADMIN}x", f"Basic {ADMIN}", ADMIN, f"Bearer {API}"):
+        response = httpx.get(url + "/insights", headers={"Authorization": wrong})
+        assert response.status_code == 401, wrong
+    ok = httpx.get(url + "/insights", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60)
+    assert ok.status_code == 200 and ok.headers["content-type"].startswith("text/html")
+    assert "script-src 'sha256-" in ok.headers["content-security-policy"]
+    assert ok.headers["cache-control"] == "no-store"
+    bad = httpx.get(url + "/insights?since=yesterday", headers={"Authorization": f"Bearer {ADMIN}"})
+    assert bad.status_code == 422 and "7d" in bad.json()["error"]
+    # Never offered to other origins, not even the one CORS allows for the API.
+    preflight = httpx.options(
+        url + "/insights",
+        headers={"Origin": ORIGIN, "Access-Control-Request-Method": "GET"},
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    cross = httpx.get(
+        url + "/insights", headers={"Origin": ORIGIN, "Authorization": f"Bearer {ADMIN}"}
+    )
+    assert "access-control-allow-origin" not in cross.headers
+    api = httpx.get(url + "/api/health", headers={"Origin": ORIGIN})
+    assert api.headers["access-control-allow-origin"] == ORIGIN
+
+
+def test_insights_is_not_there_without_an_admin_token(scripted: Scripted) -> None:
+    settings = scripted.kb.settings.replace(api_token=API)  # an API token opens nothing
+    with UvicornThread(create_app(scripted.kb, settings)) as server:
+        for headers in ({}, {"Authorization": f"Bearer {API}"}, {"Authorization": "Bearer x"}):
+            response = httpx.get(server.url + "/insights", headers=headers)
+            assert response.status_code == 404
+            assert response.json() == httpx.get(server.url + "/nothing-here").json()
+
+
+def test_the_html_escapes_questions(scripted: Scripted) -> None:
+    page = httpx.get(
+        scripted.url + "/insights", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60
+    ).text
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert page.count("<script") == 3  # the data block, Chart.js, the charts
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_the_html_report_renders_in_chromium(scripted: Scripted, run_cli: Any) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    ARTIFACTS.mkdir(exist_ok=True)
+    written = ARTIFACTS / "insights.html"
+    where = [str(scripted.vault), "--index-dir", str(scripted.index)]
+    result = run_cli("insights", *where, "--html", str(written))
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            show_report(browser, "file", written.as_uri(), {})
+            served = scripted.url + "/insights"
+            show_report(browser, "served", served, {"Authorization": f"Bearer {ADMIN}"})
+        finally:
+            browser.close()
+
+
+def show_report(browser: Any, name: str, url: str, headers: dict[str, str]) -> None:
+    """Open the report, check it drew and stayed quiet, and screenshot it."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, extra_http_headers=headers
+    )
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url)
+    # Five charts drawn by the inlined Chart.js under the page's own CSP.
+    page.wait_for_function(
+        "window.Chart && Object.keys(Chart.instances).length === 5", timeout=15_000
+    )
+    assert problems == [], (name, problems)
+    assert requests == [url], name  # nothing fetched: self-contained
+    assert page.evaluate("window.__pwned") is None
+    assert page.get_by_text(HOSTILE).count() >= 1  # shown as text
+    assert page.locator(".topic").count() >= 3
+    drawn = page.evaluate(
+        "[...document.querySelectorAll('canvas')].every(c => c.width > 0 && "
+        "c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some(v => v))"
+    )
+    assert drawn, name
+    page.screenshot(path=str(ARTIFACTS / f"insights-{name}.png"), full_page=True)
+    context.close()
+
+
+def test_the_cli_prints_exports_and_refuses_a_bad_since(scripted: Scripted, run_cli: Any) -> None:
+    where = [str(scripted.vault), "--index-dir", str(scripted.index)]
+    text = run_cli("insights", *where)
+    assert text.returncode == 0, text.stderr
+    assert "Coverage gaps" in text.stdout and "capital of France" in text.stdout
+    assert "\x1b" not in text.stdout
+    data = json.loads(run_cli("insights", *where, "--json", "--since", "7d").stdout)
+    assert data["totals"]["questions"] == 12 and data["since"] is not None
+    none = json.loads(run_cli("insights", *where, "--json", "--since", "2099-01-01").stdout)
+    assert none["totals"]["questions"] == 0
+    exported = run_cli("insights", *where, "--csv")
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    assert len(rows) == 12
+    vague = next(r for r in rows if r["feedback_reason"] == "Too vague")
+    assert vague["question"] == ON_TOPIC[1] and vague["feedback"] == "down"
+    assert any(r["cited"].startswith("retries.md#") for r in rows)
+    for bad in ("yesterday", "7", "-3d", "7 days", "2026-13-45"):
+        result = run_cli("insights", *where, f"--since={bad}")
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert "like 7d" in result.stderr, result.stderr
+
+
+def test_csv_cells_never_start_a_formula(tmp_path: Path, run_cli: Any) -> None:
+    log = QuestionLog(tmp_path / "index")
+    log.record(Entry(new_ref(), time.time(), '=HYPERLINK("http://evil","x")', 1, "extractive"))
+    log.close()
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    result = run_cli("insights", str(vault), "--index-dir", str(tmp_path / "index"), "--csv")
+    row = next(csv.DictReader(io.StringIO(result.stdout)))
+    assert row["question"] == '\'=HYPERLINK("http://evil","x")'
+
+
+def test_retention_deletes_old_rows(tmp_path: Path) -> None:
+    now = time.time()
+    log = QuestionLog(tmp_path, days=30)
+    for age_days in (45, 31, 29, 1):
+        log.record(Entry(new_ref(), now - age_days * 86_400, f"{age_days} days ago", 1, "llm"))
+    log.flush()
+    log.prune(now)  # the writer applies it too, after its first write and every hour
+    assert [e.question for e in log.entries()] == ["29 days ago", "1 days ago"]
+    # Two days later the 29-day-old row is past 30 days too.
+    log.keep_vectors("hash", {"1 days ago": np.ones(4), "29 days ago": np.ones(4)})
+    assert log.prune(now + 2 * 86_400) == 1
+    assert [e.question for e in log.entries()] == ["1 days ago"]
+    # Vectors kept for the coverage-gap topics go with the last question they embed.
+    assert set(log.vectors("hash", ["1 days ago", "29 days ago"])) == {"1 days ago"}
+    forever = QuestionLog(tmp_path, days=0)
+    assert forever.prune(now + 10 * 365 * 86_400) == 0
+    log.close()
+
+
+def test_the_writer_embeds_not_covered_questions_as_they_come(tmp_path: Path) -> None:
+    model = HashEmbedder()
+    embedded: list[list[str]] = []
+
+    def embed(texts: list[str]) -> tuple[str, np.ndarray]:
+        embedded.append(texts)
+        return model.name, model.embed_passages(texts)
+
+    log = QuestionLog(tmp_path, embed=embed)
+    now = time.time()
+    log.record(Entry(new_ref(), now, "covered?", 1, "extractive", covered=True))
+    log.record(Entry(new_ref(), now, "not covered?", 1, "extractive", covered=False))
+    log.record(Entry(new_ref(), now, "failed?", 1, "llm", error="llm_error"))
+    log.flush()
+    log.close()
+    assert embedded == [["not covered?"]]
+    kept = log.vectors("hash", ["covered?", "not covered?", "failed?"])
+    assert set(kept) == {"not covered?"}
+    assert np.allclose(kept["not covered?"], model.embed_passages(["not covered?"])[0])
+
+
+def test_a_starting_server_applies_the_retention(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nAlpha text.\n"})
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    log = QuestionLog(kb.settings.index_path)
+    log.record(Entry(new_ref(), time.time() - 91 * 86_400, "stale", 1, "extractive"))
+    log.record(Entry(new_ref(), time.time() - 89 * 86_400, "kept", 1, "extractive"))
+    log.close()
+    with UvicornThread(create_app(kb, kb.settings.replace(rate_limit=0))):
+        pass
+    assert [e.question for e in QuestionLog(kb.settings.index_path).entries()] == ["kept"]
+    kb.close()
+
+
+def test_question_log_off_records_nothing(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    settings = kb.settings.replace(question_log=False, rate_limit=0, admin_token=ADMIN)
+    with UvicornThread(create_app(kb, settings)) as server:
+        answer = ask(server.url, ON_TOPIC[0])
+        assert answer["question_id"] == ""
+        ask(server.url, FRANCE[0])
+        rate(server.url, ON_TOPIC[0], "down", "meh", "made-up-id")
+        report = httpx.get(
+            server.url + "/insights?format=json", headers={"Authorization": f"Bearer {ADMIN}"}
+        ).json()
+    db = kb.settings.index_path / "feedback.sqlite3"
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "questions" not in tables  # not even an empty table
+    assert [f.question_id for f in FeedbackStore(kb.settings.index_path).all()] == [""]
+    assert report["question_log"] is False and report["totals"]["questions"] == 0
+    assert report["totals"]["thumbs_down"] == 1  # feedback is still shown
+    kb.close()
+
+
+def test_a_reader_leaving_mid_answer_is_logged(tmp_path: Path, llm: LLMServer) -> None:
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    settings = kb.settings.replace(model="openai/test", api_base=llm.url, rate_limit=0)
+    words = " ".join(f"w{i:03}" for i in range(200))
+    with UvicornThread(create_app(kb, settings)) as server:
+        llm.script(Reply(text="Five [1].", chunk_size=3))
+        assert ask(server.url, ON_TOPIC[1])["question_id"]
+        llm.script(Reply(text=words, chunk_size=5, chunk_delay=0.03))  # ~6 s in full
+        body = {"question": "Leaving early?"}
+        with httpx.stream("POST", server.url + "/api/ask", json=body, timeout=20) as response:
+            lines = response.iter_lines()
+            for line in lines:
+                if line.startswith("event: delta"):
+                    break
+            lines.close()
+        deadline = time.monotonic() + 5
+        while len(list(QuestionLog(kb.settings.index_path).entries())) < 2:
+            assert time.monotonic() < deadline, "the question was not logged"
+            time.sleep(0.05)
+    done, left = QuestionLog(kb.settings.index_path).entries()
+    assert (done.mode, done.model, done.error, done.covered) == ("llm", "openai/test", "", True)
+    assert done.first_token_ms and done.retrieval_ms and done.citations
+    assert (left.question, left.error, left.covered) == ("Leaving early?", "disconnected", None)
+    assert left.total_ms and left.total_ms < 6000
+    kb.close()
+
+
+def test_feedback_from_before_the_log_still_reads(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    with sqlite3.connect(tmp_path / "feedback.sqlite3") as conn:
+        conn.execute(
+            "CREATE TABLE feedback (id INTEGER PRIMARY KEY, at REAL NOT NULL, rating TEXT NOT "
+            "NULL, question TEXT NOT NULL, answer TEXT NOT NULL, reason TEXT NOT NULL, "
+            "citations TEXT NOT NULL)"
+        )
+        conn.execute("INSERT INTO feedback VALUES (1, 1.0, 'up', 'q', 'a', '', '[]')")
+    items = FeedbackStore(tmp_path).all()
+    assert [(f.question, f.question_id) for f in items] == [("q", "")]
