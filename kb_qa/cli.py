@@ -586,6 +586,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     plan.apply()
     print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
 
+
 def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
     import sqlite3
