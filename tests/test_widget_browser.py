@@ -14,7 +14,6 @@ import pytest
 from llm_server import Reply
 from widget_stack import (
     CHROMIUM,
-    ENTER_TO_STATUS_MS,
     MARK_IN_VIEW,
     MARKS,
     MARKS_TEXT,
@@ -75,7 +74,9 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
         f"first text {timing['delta'] - timing['submitted']:.0f} ms, "
         f"done {timing['done'] - timing['submitted']:.0f} ms after submit"
     )
-    assert enter_to_status < ENTER_TO_STATUS_MS
+    # Timings are printed, never asserted (bench figures, not tests): the status line shows
+    # before any answer text.
+    assert 0 < probe["status"] <= probe["text"]
     assert len(probe["lengths"]) >= 3, probe["lengths"]  # text arrived in pieces
     answer = page.locator(".kbq-answer").inner_text()
     assert "Retries back off exponentially" in answer and "{{" not in answer
@@ -402,6 +403,7 @@ def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:
     assert body["question"] == "How do I replay a dead job?"
     assert body["answer"].startswith("Replay a dead job with the CLI [1]:")
     assert [c["anchor"] for c in body["citations"]] == ["replaying-dead-jobs"]
+    assert body["question_id"]  # the done event's id: the question log links the rating to it
     sync_api.expect(page.locator(".kbq-actions")).to_contain_text("Thanks for the feedback.")
     shot(page, "15-feedback")
 

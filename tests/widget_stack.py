@@ -43,7 +43,6 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
 CITE = re.compile(r"\{\{(.+?)\}\}")
-ENTER_TO_STATUS_MS = 100
 
 # Records, inside the page, when Enter reaches the widget, when the first status line from the
 # server and the first answer text are in the DOM, and every length the answer text had while

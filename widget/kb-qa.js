@@ -1367,6 +1367,7 @@
         if (typeof data.text === "string" && data.text) bot.text = data.text;
         bot.done = true;
         bot.mode = data.mode;
+        if (data.question_id != null) bot.questionId = data.question_id;
         updateMessage(w, bot);
       } else if (ev.event === "error") {
         finished = true;
@@ -1439,6 +1440,7 @@
     w.save();
     const body = { question: questionOf(w.state.messages, m), answer: m.text, citations: m.citations || [], rating: m.rating };
     if (reason) body.reason = reason;
+    if (m.questionId != null) body.question_id = m.questionId;
     try {
       fetch(w.apiUrl("/api/feedback"), {
         method: "POST",

@@ -118,6 +118,8 @@ function stream(w, question, history, bot) {
       if (typeof data.text === "string" && data.text) bot.text = data.text;
       bot.done = true;
       bot.mode = data.mode;
+      // Sent back with a thumb, so the question log links the rating to this answer.
+      if (data.question_id != null) bot.questionId = data.question_id;
       updateMessage(w, bot);
     } else if (ev.event === "error") {
       finished = true;

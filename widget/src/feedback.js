@@ -12,6 +12,7 @@ export function sendFeedback(w, m, reason) {
   w.save();
   const body = { question: questionOf(w.state.messages, m), answer: m.text, citations: m.citations || [], rating: m.rating };
   if (reason) body.reason = reason;
+  if (m.questionId != null) body.question_id = m.questionId;
   try {
     fetch(w.apiUrl("/api/feedback"), {
       method: "POST",
