@@ -394,6 +394,7 @@ class KnowledgeBase:
         sections: bool = True,
         candidates: int | None = None,
         reader: bool = True,
+        fusion: str | None = None,
     ) -> list[Hit]:
         """Hybrid search; ``sections`` keeps only the best piece of each heading section.
 
@@ -430,7 +431,7 @@ class KnowledgeBase:
             rrf_k=self.settings.rrf_k,
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
-            method=self.settings.fusion,
+            method=fusion or self.settings.fusion,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
