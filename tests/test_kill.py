@@ -78,6 +78,9 @@ def start_index(
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
+            # A shell that starts pytest in the background (`&`) makes it ignore SIGINT, and
+            # children inherit that; the index must see Ctrl-C as a terminal sends it.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         proc.log = log  # type: ignore[attr-defined]
         started.append(proc)
