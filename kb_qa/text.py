@@ -6,6 +6,7 @@ matching side sees these forms.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from functools import lru_cache
@@ -86,6 +87,19 @@ def keyword_tokens(text: str) -> list[str]:
             if "_" in token:  # snake_case names also match their parts
                 words.extend(p for p in token.split("_") if p and p not in STOPWORDS)
     return _stemmer().stemWords(words) + cjk
+
+
+def compound_tokens(text: str) -> list[str]:
+    """Each pair of adjacent words written as one, stemmed: "back off" -> "backoff",
+    "log in" -> "login", "time out" -> "timeout". A query's pair only counts when the
+    docs use the joined word (the keyword index checks its vocabulary)."""
+    words = [
+        m.group(0)
+        for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold())
+        if not _CJK.match(m.group(0))
+    ]
+    pairs = [a + b for a, b in itertools.pairwise(words) if "_" not in a + b]
+    return _stemmer().stemWords(pairs)
 
 
 def cjk_share(text: str) -> float:

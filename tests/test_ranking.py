@@ -75,3 +75,17 @@ def test_a_changelog_no_longer_outranks_the_guide(
     assert plain.search("proxy option", 1)[0].chunk.path == "changelog.md"
     plain.settings = plain.settings.replace(history_weight=0.5)
     assert plain.search("proxy option", 1)[0].chunk.path == "guide.md"
+
+
+def test_words_written_apart_match_the_docs_word_written_as_one() -> None:
+    from kb_qa.keyword import KeywordIndex
+
+    pages = [
+        chunk("retries.md", "Backoff delay"),
+        chunk("queue.md", "Send a job back to its queue"),
+        chunk("auth.md", "Login with a token"),
+    ]
+    index = KeywordIndex(pages)
+    assert index.top("how do retries back off?", 1) == [0]  # "backoff", not "back"
+    assert index.top("how do I log in?", 1) == [2]  # "in" is a stopword; "login" is not
+    assert index.top("log off the queue", 3)[0] == 1  # no "logoff" in the docs: words only
