@@ -180,16 +180,17 @@ def prepare(
             q, n, include=include, exclude=exclude, sections=False, reader=reader, fusion=fusion
         )
 
-    rankings = [ranked_for(q, reader=True) for q in queries]
-    reader_hits = fuse_rankings(rankings, settings.rrf_k)[: settings.answer_candidates]
-    hits = reader_hits
-    if for_model:
-        plain = [ranked_for(q, reader=False) for q in queries]
-        # Both fusions: each finds gold sections the other ranks low (in-prompt recall on
-        # real questions 0.948 -> 0.965).
-        other = "rrf" if settings.fusion != "rrf" else "zscore"
-        plain += [ranked_for(q, reader=False, fusion=other) for q in queries]
-        hits = fuse_rankings(rankings + plain, settings.rrf_k)[: settings.answer_candidates]
+    with kb.pinned():  # every query of this answer searches one index generation
+        rankings = [ranked_for(q, reader=True) for q in queries]
+        reader_hits = fuse_rankings(rankings, settings.rrf_k)[: settings.answer_candidates]
+        hits = reader_hits
+        if for_model:
+            plain = [ranked_for(q, reader=False) for q in queries]
+            # Both fusions: each finds gold sections the other ranks low (in-prompt recall
+            # on real questions 0.948 -> 0.965).
+            other = "rrf" if settings.fusion != "rrf" else "zscore"
+            plain += [ranked_for(q, reader=False, fusion=other) for q in queries]
+            hits = fuse_rankings(rankings + plain, settings.rrf_k)[: settings.answer_candidates]
     paths = [p["path"] for p in kb.pages()]
     excluded = [
         p for p in paths if (include and not path_matches(p, include)) or path_matches(p, exclude)

@@ -7,13 +7,15 @@ hits = kb.search("how do I enable instant loading?", k=10)
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,12 @@ def load_view(
         history=retrieval.history_pages(chunks, settings.history_pages),
         refused=refused,
     )
+
+
+# The view an answer in progress searches (KnowledgeBase.pinned), per thread/task.
+_PINNED: contextvars.ContextVar[tuple[int, _Loaded] | None] = contextvars.ContextVar(
+    "kb_qa_pinned_view", default=None
+)
 
 
 class KnowledgeBase:
@@ -357,6 +365,21 @@ class KnowledgeBase:
                 self._loaded = load_view(generation, chunks, self._loaded, self.settings, refused)
             return self._loaded
 
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Searches inside see the one index generation loaded when it began: an answer's
+        several queries (follow-ups, rewrites) and its citations come from one snapshot,
+        even when the index reloads meanwhile (a replica swapping in a new generation)."""
+        token = _PINNED.set((id(self), self._view()))
+        try:
+            yield
+        finally:
+            _PINNED.reset(token)
+
+    def _search_view(self) -> _Loaded:
+        pinned = _PINNED.get()
+        return pinned[1] if pinned is not None and pinned[0] == id(self) else self._view()
+
     def _query_vector(self, question: str) -> np.ndarray:
         """The question's embedding, averaged with its title's when it is longer than one.
 
@@ -404,7 +427,7 @@ class KnowledgeBase:
         (``reader=False``), which keeps more gold sections within the token budget.
         """
         k = k if k is not None else self.settings.top_k
-        view = self._view()
+        view = self._search_view()
         if not view.chunks or not question.strip():
             return []
         n = max(candidates or self.settings.candidates, k * 2)

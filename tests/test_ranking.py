@@ -89,3 +89,17 @@ def test_words_written_apart_match_the_docs_word_written_as_one() -> None:
     assert index.top("how do retries back off?", 1) == [0]  # "backoff", not "back"
     assert index.top("how do I log in?", 1) == [2]  # "in" is a stopword; "login" is not
     assert index.top("log off the queue", 3)[0] == 1  # no "logoff" in the docs: words only
+
+
+def test_searches_inside_pinned_see_one_generation(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault({"a.md": "# Alpha\n\nThe quokka smiles.\n"})
+    index = kb(vault)
+    index.index()
+    with index.pinned():  # an answer in progress
+        assert index.search("quokka", 1)[0].chunk.path == "a.md"
+        (vault / "b.md").write_text("# Beta\n\nThe wombat digs.\n", encoding="utf-8")
+        index.index()  # the index moves on meanwhile
+        assert not [h for h in index.search("wombat digs", 5) if h.chunk.path == "b.md"]
+    assert index.search("wombat digs", 1)[0].chunk.path == "b.md"  # the next answer sees it
