@@ -133,6 +133,7 @@ def fuse(
         krank.setdefault(i, rank)
         bm25.setdefault(i, score)
     candidates = sorted(vrank.keys() | krank.keys())
+    fused: dict[int, float] = {}  # zscore only
     if method == "rrf":
         scores = {
             i: (vector_weight / (rrf_k + vrank[i]) if i in vrank else 0.0)
@@ -150,10 +151,9 @@ def fuse(
     else:
         raise ConfigError(f"Unknown fusion {method!r}: use 'zscore' or 'rrf'.")
     order = sorted(scores, key=lambda i: (-scores[i], i))
-    if method == "rrf":
-        return [Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i)) for i in order]
     return [
-        Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i), fused[i]) for i in order
+        Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i), fused.get(i))
+        for i in order
     ]
 
 

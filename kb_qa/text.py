@@ -65,6 +65,11 @@ def _stemmer() -> Stemmer.Stemmer:
     return Stemmer.Stemmer("english")
 
 
+def _raw_tokens(text: str) -> list[str]:
+    """Words and CJK runs of ``text`` (NFKC, case-folded), in order, before stemming."""
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
 def keyword_tokens(text: str) -> list[str]:
     """Tokens for BM25: stemmed Latin words without stopwords, CJK as character bigrams.
 
@@ -72,11 +77,9 @@ def keyword_tokens(text: str) -> list[str]:
     would never match inside it; bigrams (plus single characters for one-character runs)
     make "向量数据库" match any text containing it.
     """
-    text = unicodedata.normalize("NFKC", text).casefold()
     words: list[str] = []
     cjk: list[str] = []
-    for match in _TOKEN.finditer(text):
-        token = match.group(0)
+    for token in _raw_tokens(text):
         if _CJK.match(token):
             if len(token) == 1:
                 cjk.append(token)
@@ -93,11 +96,7 @@ def compound_tokens(text: str) -> list[str]:
     """Each pair of adjacent words written as one, stemmed: "back off" -> "backoff",
     "log in" -> "login", "time out" -> "timeout". A query's pair only counts when the
     docs use the joined word (the keyword index checks its vocabulary)."""
-    words = [
-        m.group(0)
-        for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold())
-        if not _CJK.match(m.group(0))
-    ]
+    words = [t for t in _raw_tokens(text) if not _CJK.match(t)]
     pairs = [a + b for a, b in itertools.pairwise(words) if "_" not in a + b]
     return _stemmer().stemWords(pairs)
 
