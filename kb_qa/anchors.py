@@ -21,6 +21,8 @@ from kb_qa.types import Heading
 _HEADING_RE = re.compile(r"<h([1-6])(\s[^>]*)?>(.*?)</h\1>", re.DOTALL | re.IGNORECASE)
 _ID_RE = re.compile(r'\sid="([^"]*)"')
 _TAG_RE = re.compile(r"<[^>]+>")
+# The permalink sign MkDocs' toc appends to a heading (`permalink: true`)
+_HEADERLINK_RE = re.compile(r'<a\s[^>]*class="headerlink"[^>]*>.*?</a>', re.DOTALL)
 _ATTR_LIST_RE = re.compile(r"\s*\{:?\s*[#.][^}]*\}\s*$")
 _IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])?")
 _LINK_RE = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
@@ -34,13 +36,18 @@ def rendered_headings(md: markdown.Markdown, body: str) -> list[Heading]:
     them alone, so they are no link target, and markdown-it does not see them as headings.
     """
     md.reset()
-    out = md.convert(body)
+    return html_headings(md.convert(body))
+
+
+def html_headings(out: str) -> list[Heading]:
+    """The headings with an id in rendered HTML, in page order."""
     headings = []
     for match in _HEADING_RE.finditer(out):
         id_match = _ID_RE.search(match.group(2) or "")
         if not id_match:
             continue
-        text = html.unescape(_TAG_RE.sub("", match.group(3))).strip()
+        inner = _HEADERLINK_RE.sub("", match.group(3))
+        text = html.unescape(_TAG_RE.sub("", inner)).strip()
         headings.append(
             Heading(level=int(match.group(1)), text=text, anchor=html.unescape(id_match.group(1)))
         )

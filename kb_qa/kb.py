@@ -16,20 +16,21 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kb_qa import chunking, embeddings, links, retrieval, vault
+from kb_qa import anchors, chunking, embeddings, links, render, retrieval, vault
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.keyword import KeywordIndex
+from kb_qa.render import RenderedPage
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
 from kb_qa.text import cjk_share, question_title
-from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport, Outline
+from kb_qa.types import Chunk, Document, Hit, IndexReport, Outline
 
 log = logging.getLogger(__name__)
 
@@ -101,12 +102,14 @@ class KnowledgeBase:
     def index(
         self,
         progress: Progress | None = None,
-        rendered: Mapping[str, Sequence[Heading]] | None = None,
+        rendered: Mapping[str, RenderedPage] | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the vault; only new or changed text is embedded.
 
-        ``rendered`` maps vault paths to headings taken from a real MkDocs build; pages in
-        it are re-chunked when their ids differ from what the index holds.
+        The changed pages of an MkDocs site are rendered with the site's hooks and plugins
+        first (``render.py``). ``rendered`` maps vault paths to pages a real MkDocs build
+        rendered (the plugin's ``index_on_build``): they are used as they are, and a page in
+        it is re-chunked when its ids or URL differ from what the index holds.
         """
         started = time.perf_counter()
         report = IndexReport()
@@ -140,8 +143,12 @@ class KnowledgeBase:
             docs, touched = self._read_changed(site, files, known, report, rendered or {})
             phase = _Phases(report.phases, started)
             phase.done("reading")
+            pages = dict(rendered) if rendered is not None else self._render(site, docs, report)
+            docs = [replace(d, url=pages[d.path].url) if d.path in pages else d for d in docs]
+            if pages:
+                phase.done("rendering")
             outlines: dict[str, Outline] = {}
-            chunks_by_doc = self._chunk(site, docs, report, rendered or {}, outlines)
+            chunks_by_doc = self._chunk(site, docs, report, pages, outlines)
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             phase.done("chunking")
             self._ensure_model(docs)
@@ -164,6 +171,24 @@ class KnowledgeBase:
             self.store.publish(site.site_url, link_style)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _render(
+        self, site: Site, docs: Sequence[Document], report: IndexReport
+    ) -> dict[str, RenderedPage]:
+        """The changed pages of an MkDocs site as it renders them ({} for other vaults)."""
+        config_file = render.config_file(site, self.settings)
+        if config_file is None or not docs:
+            return {}
+        wanted = {d.path for d in docs}
+        run = render.render_pages(
+            site.root,
+            config_file,
+            wanted.__contains__,
+            skip_plugins=self.settings.skip_plugins,
+            inside=vault.Boundary.of(self.settings).refuse,
+        )
+        report.warnings += run.warnings
+        return run.pages
 
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
         """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
@@ -194,7 +219,7 @@ class KnowledgeBase:
         files: Sequence[vault.FileInfo],
         known: dict[str, FileRow],
         report: IndexReport,
-        rendered: Mapping[str, Sequence[Heading]],
+        rendered: Mapping[str, RenderedPage],
     ) -> tuple[list[Document], list[FileRow]]:
         docs: list[Document] = []
         touched: list[FileRow] = []
@@ -225,17 +250,20 @@ class KnowledgeBase:
             docs.append(doc)
         return docs, touched
 
-    def _stale_anchor_paths(self, rendered: Mapping[str, Sequence[Heading]]) -> set[str]:
-        """Paths whose indexed anchors differ from the ones a real build rendered."""
+    def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
+        """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
         if not rendered:
             return set()
         indexed: dict[str, set[str]] = {}
+        urls: dict[str, str] = {}
         for c in self.store.chunks():
             indexed.setdefault(c.path, set()).add(c.anchor)
+            urls[c.path] = c.url
         return {
             path
-            for path, heads in rendered.items()
-            if {h.anchor for h in heads} - indexed.get(path, set())
+            for path, page in rendered.items()
+            if urls.get(path) != page.url
+            or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
         }
 
     def _chunk(
@@ -243,22 +271,21 @@ class KnowledgeBase:
         site: Site,
         docs: list[Document],
         report: IndexReport,
-        rendered: Mapping[str, Sequence[Heading]],
+        pages: Mapping[str, RenderedPage],
         outlines: dict[str, Outline],
     ) -> dict[str, list[Chunk]]:
         md = site.markdown()
         result: dict[str, list[Chunk]] = {}
         failed: dict[str, tuple[str, str]] = {}
+        size = self.settings.chunk_chars
         for doc in list(docs):
-            outlines[doc.path] = self.store.outline(doc.path)
+            outlines[doc.path] = outline = self.store.outline(doc.path)
+            page = pages.get(doc.path)
             try:
-                result[doc.path] = chunking.chunk_document(
-                    doc,
-                    md,
-                    self.settings.chunk_chars,
-                    rendered.get(doc.path),
-                    outlines[doc.path],
-                )
+                if page is not None:
+                    result[doc.path] = render.chunk_rendered(doc, page, md, size, outline)
+                else:
+                    result[doc.path] = chunking.chunk_document(doc, md, size, None, outline)
             except Exception as exc:  # a parser bug must not stop the run
                 log.debug("failed to parse %s", doc.path, exc_info=True)
                 reason = f"could not be parsed as Markdown ({type(exc).__name__}: {exc})"
@@ -549,4 +576,7 @@ def _fingerprint(site: Site, settings: Settings) -> str:
     }
     if site.generator == "zensical":  # only then, so that existing indexes stay current
         data["generator"] = site.generator
+    rendering = render.inputs_key(site, settings)
+    if rendering:  # a hook edited, a plugin installed: every page renders differently
+        data["render"] = rendering
     return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

@@ -48,6 +48,12 @@ class Settings:
     # file (zensical.toml: Zensical's; mkdocs.yml: MkDocs'). Zensical building a mkdocs.yml
     # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
     generator: str = ""
+    # Index an MkDocs site as it renders: run its hooks and installed plugins, expand
+    # includes (kb_qa.render). Off: index the Markdown files as written (a vault whose code
+    # you do not trust: rendering runs its hooks, as `mkdocs build` does)
+    render: bool = True
+    # Plugins not to run when rendering, besides those that only shape the built output
+    skip_plugins: tuple[str, ...] = ()
     top_k: int = 10
     # Candidates taken from each of the vector and keyword indexes before fusion
     candidates: int = 200

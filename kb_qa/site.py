@@ -115,7 +115,7 @@ def load_site(root: Path, generator: str = "") -> Site:
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         return site
     is_toml = config_file.name == zensical.CONFIG_FILE
-    config = zensical.read_project(config_file) if is_toml else _read_yaml(config_file)
+    config = zensical.read_project(config_file) if is_toml else read_config(config_file)
     if not isinstance(config, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
     generator = "zensical" if is_toml else (generator or "mkdocs")
@@ -154,13 +154,13 @@ def site_name(root: Path) -> str:
     if config_file is None:
         return ""
     try:
-        config = _read_yaml(config_file)
+        config = read_config(config_file)
     except (ConfigError, OSError):
         return ""  # indexing reports the broken file; the name falls back to the folder's
     return str(config.get("site_name") or "") if isinstance(config, dict) else ""
 
 
-def _read_yaml(path: Path) -> Any:
+def read_config(path: Path) -> Any:
     """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently."""
     from mkdocs.utils.yaml import get_yaml_loader
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-import html
+import dataclasses
 import logging
 import re
 import shutil
@@ -26,17 +26,15 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.pages import Page
-from mkdocs.structure.toc import AnchorLink
 from mkdocs.utils import get_relative_url
 
-from kb_qa import wiring
+from kb_qa import render, wiring
 from kb_qa.wiring import inject
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
 
 ASSET_DIR = wiring.ASSET_DIR
 _SHORTCUT = re.compile(r"^((mod|ctrl|alt|shift|meta)\+)*[a-z0-9/.,;]$", re.I)
-_TAGS = re.compile(r"<[^>]+>")
 
 
 class KbQaConfig(base.Config):
@@ -57,7 +55,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def __init__(self) -> None:
         self.command = "build"
-        self._toc: dict[str, list[Any]] = {}
+        self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
+        self._sources: dict[str, str] = {}  # Markdown as the first plugin saw it
         self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
         self._site_url = ""
@@ -95,7 +94,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
                 # the site_url of mkdocs.yml, and that is the prefix its citations carry.
                 self._site_url = self._api.kb.store.meta("site_url") or self._site_url
-        self._toc = {}
+        self._pages, self._sources = {}, {}
         return config
 
     def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
@@ -141,11 +140,28 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             )
         return str(self._api.url)
 
+    def on_page_markdown(
+        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Any
+    ) -> str | None:
+        if self.config.enabled and self.config.index_on_build:
+            self._sources[page.file.src_uri] = markdown
+        return markdown
+
     def on_page_context(
         self, context: dict[str, Any], /, *, page: Page, config: MkDocsConfig, nav: Any
     ) -> dict[str, Any] | None:
-        if self.config.enabled and self.config.index_on_build:
-            self._toc[page.file.abs_src_path or page.file.src_uri] = _flatten(page.toc.items)
+        if self.config.enabled and self.config.index_on_build and page.file.abs_src_path:
+            # The page as this build rendered it, for the index: its URL, content and
+            # whether the Markdown changed on its way (hooks, plugins, includes).
+            self._pages[page.file.abs_src_path] = render.RenderedPage(
+                path=page.file.abs_src_path,
+                url=page.url,
+                title=str(page.title or ""),
+                html=page.content or "",
+                transformed=render.transformed(
+                    self._sources.get(page.file.src_uri, ""), page.markdown or ""
+                ),
+            )
         return context
 
     def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
@@ -217,13 +233,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
         vault = Path(config.config_file_path).resolve().parent
         rendered = {}
-        for src, items in self._toc.items():
-            path = Path(src)
-            if path.is_absolute():
-                try:
-                    rendered[path.resolve().relative_to(vault).as_posix()] = items
-                except ValueError:
-                    continue
+        for src, page in self._pages.items():
+            try:
+                rel = Path(src).resolve().relative_to(vault).as_posix()
+            except ValueError:
+                continue  # a page a plugin generated outside the site's folder
+            rendered[rel] = dataclasses.replace(page, path=rel)
         try:
             with KnowledgeBase(vault, generator="mkdocs") as kb:
                 report = kb.index(rendered=rendered)
@@ -238,20 +253,10 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         )
         for path, reason in report.skipped:
             log.warning("kb-qa: skipped %s: %s", path, reason)
+        for path, message in report.warnings:
+            log.warning("kb-qa: %s: %s", path, message)
 
     def on_shutdown(self) -> None:
         if self._api is not None:
             self._api.stop()
             self._api = None
-
-
-def _flatten(items: list[AnchorLink]) -> list[Any]:
-    """The page's toc as kb-qa headings, in page order."""
-    from kb_qa.types import Heading
-
-    result: list[Heading] = []
-    for item in items:
-        title = html.unescape(_TAGS.sub("", item.title)).strip()
-        result.append(Heading(level=item.level, text=title, anchor=item.id))
-        result.extend(_flatten(item.children))
-    return result

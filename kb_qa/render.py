@@ -1,0 +1,476 @@
+"""Pages as MkDocs renders them: the site's hooks and plugins run, includes expanded.
+
+A site's own machinery changes what readers see: hooks (``hooks:`` in ``mkdocs.yml``),
+plugins with ``on_page_markdown`` (macros, the blog plugin's dated URLs), snippet includes,
+directives that generate whole sections (mkdocstrings, mkdocs-click). The source files do
+not show any of it, so for an MkDocs site kb-qa builds the pages the way ``mkdocs build``
+does, up to each page's HTML, and never writes a site:
+
+    config (hooks, installed plugins) -> on_startup, on_config, on_pre_build
+    -> files (on_files) -> nav (on_nav) -> per page: on_pre_page, read_source,
+       on_page_markdown, render (Python-Markdown with every extension), on_page_content
+
+Plugins that are not installed are skipped with one warning naming them; plugins that only
+shape the built output or fetch from the network (``SKIPPED_PLUGINS``) are not run. Running a
+site's hooks runs its code, as ``mkdocs build`` does: ``render: false`` indexes the Markdown
+sources alone (for vaults whose code you do not trust). Hooks must live inside the vault.
+
+``chunk_rendered`` turns one rendered page into chunks: a page whose rendering adds nothing
+to its source is chunked from the source (offsets and lines into the file); any other page
+from its HTML, converted to Markdown, with each heading's id as rendered and each section's
+lines in the file where the section has a heading there (generated text keeps its URL only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import markdown
+
+from kb_qa import anchors
+from kb_qa.settings import Settings
+from kb_qa.site import Site, read_config
+from kb_qa.types import Chunk, Document, Outline
+
+log = logging.getLogger(__name__)
+
+# Plugins whose work is the built output (minify, feeds, redirects, social cards, offline
+# bundles), that fetch from the network (privacy, social, git hosting APIs), run git per page
+# or build other projects: they change no page's Markdown, headings or URL.
+SKIPPED_PLUGINS = frozenset(
+    {
+        "minify",
+        "social",
+        "privacy",
+        "optimize",
+        "offline",
+        "info",
+        "projects",
+        "typeset",
+        "rss",
+        "redirects",
+        "htmlproofer",
+        "git-revision-date",
+        "git-revision-date-localized",
+        "git-committers",
+        "git-authors",
+        "git-latest-changes",
+        "glightbox",
+        "print-site",
+        "with-pdf",
+        "pdf-export",
+        "exporter",
+        "llmstxt",
+        "kb-qa",
+    }
+)
+# One render at a time per process: it changes the working directory while it runs.
+_RENDER_LOCK = threading.Lock()
+_INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}|:::[ \t]*\S|///[ \t]*\S)", re.M)
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """One page as the site renders it."""
+
+    path: str  # the source file, vault-relative
+    url: str  # the page's URL as the site serves it (a blog post's dated URL, say)
+    title: str
+    html: str  # the page content (after on_page_content), without the theme
+    # The Markdown changed on its way to the renderer (a hook, a plugin, an include)
+    transformed: bool = False
+
+
+@dataclass
+class RenderRun:
+    """The outcome of rendering some pages of a site."""
+
+    pages: dict[str, RenderedPage] = field(default_factory=dict)  # by vault path
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (path or config, message)
+    urls: dict[str, str] = field(default_factory=dict)  # every page's URL, by vault path
+    fingerprint: str = ""
+
+
+def fingerprint(root: Path, config_file: Path, hooks: Sequence[str]) -> str:
+    """What besides a page's own file changes its rendering: the config and hook files."""
+    digest = hashlib.sha1()
+    for path in [config_file, *(root / h for h in hooks)]:
+        digest.update(str(path).encode())
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def config_file(site: Site, settings: Settings) -> Path | None:
+    """The ``mkdocs.yml`` to render the site with, or None (not rendered: not an MkDocs
+    site, a Zensical one, or ``render`` is off)."""
+    if not settings.render or site.generator != "mkdocs":
+        return None
+    if site.config_name not in ("mkdocs.yml", "mkdocs.yaml"):
+        return None
+    return site.root / site.config_name
+
+
+def inputs_key(site: Site, settings: Settings) -> str:
+    """What decides every page's rendering besides its own file: the config, the hooks'
+    code and which of its plugins are installed ("" when the site is not rendered)."""
+    path = config_file(site, settings)
+    if path is None:
+        return ""
+    try:
+        inputs = site_inputs(path)
+    except Exception:  # noqa: BLE001 - reported by the render itself
+        return "unreadable"
+    _, missing = _plugins_to_run(inputs.plugins, inputs.theme, settings.skip_plugins)
+    return fingerprint(site.root, path, inputs.hooks) + "|" + ",".join(sorted(missing))
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What ``mkdocs.yml`` says about the code a build runs, read without running it."""
+
+    hooks: tuple[str, ...]
+    plugins: tuple[tuple[str, object], ...]  # (name, options) as written
+    theme: str
+
+
+def site_inputs(config_file: Path) -> SiteInputs:
+    """The hooks, plugins and theme name of a ``mkdocs.yml``."""
+    config = read_config(config_file)
+    if not isinstance(config, dict):
+        raise ValueError("expected a mapping of settings")
+    theme = config.get("theme")
+    theme_name = theme.get("name") if isinstance(theme, dict) else theme
+    return SiteInputs(
+        hooks=tuple(str(h) for h in config.get("hooks") or [] if isinstance(h, str)),
+        plugins=tuple(_plugin_entries(config.get("plugins"))),
+        theme=str(theme_name or ""),
+    )
+
+
+def _plugin_entries(plugins: object) -> list[tuple[str, object]]:
+    items: list[tuple[str, object]] = []
+    if isinstance(plugins, dict):
+        return [(str(k), v) for k, v in plugins.items()]
+    for item in plugins if isinstance(plugins, list) else []:
+        if isinstance(item, str):
+            items.append((item, None))
+        elif isinstance(item, dict) and len(item) == 1:
+            name, options = next(iter(item.items()))
+            items.append((str(name), options))
+    return items
+
+
+def _installed_plugins() -> set[str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name for ep in entry_points(group="mkdocs.plugins")}
+
+
+def _plugins_to_run(
+    entries: Sequence[tuple[str, object]], theme: str, skip: Sequence[str]
+) -> tuple[list[object], list[str]]:
+    """The plugins entry to load (as mkdocs.yml writes it) and the names not installed."""
+    installed = _installed_plugins()
+    keep: list[object] = []
+    missing: list[str] = []
+    skipped = SKIPPED_PLUGINS | set(skip)
+    for name, options in entries:
+        bare = name.split("/", 1)[-1]
+        if name in skipped or bare in skipped:
+            continue
+        if name not in installed and f"{theme}/{name}" not in installed:
+            missing.append(name)
+            continue
+        keep.append({name: options} if options is not None else name)
+    return keep, missing
+
+
+class _Failure(Exception):
+    """A plugin or hook raised during an event; names it."""
+
+    def __init__(self, origin: str, event: str, exc: BaseException) -> None:
+        self.origin = origin
+        self.event = event
+        self.exc = exc
+        super().__init__(f"{origin} failed in {event} ({type(exc).__name__}: {exc})")
+
+
+def _run(mkdocs_config: Any, event: str, item: Any = None, /, **kwargs: Any) -> Any:
+    """``config.plugins.run_event`` that says which plugin or hook failed."""
+    plugins = mkdocs_config.plugins
+    for method in plugins.events[event]:
+        origin = plugins._event_origins.get(method, "<unknown>")
+        try:
+            result = method(item, **kwargs) if item is not None else method(**kwargs)
+        except Exception as exc:  # third-party code: reported, the page falls back
+            raise _Failure(str(origin), event, exc) from exc
+        if result is not None:
+            item = result
+    return item
+
+
+@contextlib.contextmanager
+def _quiet_mkdocs() -> Iterator[None]:
+    """MkDocs and its plugins log warnings meant for a build (nav, links): kept at debug."""
+    logger = logging.getLogger("mkdocs")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def render_pages(
+    root: Path,
+    config_file: Path,
+    wanted: Callable[[str], bool],
+    *,
+    skip_plugins: Sequence[str] = (),
+    inside: Callable[[Path], str],
+) -> RenderRun:
+    """Render the pages whose vault path ``wanted`` accepts; every page's URL comes back.
+
+    ``inside(path)`` says why a path may not be read ("" when it may): hooks outside the
+    vault are refused. A site whose config or plugins fail gets no pages (the caller falls
+    back to the sources) and one warning; a page that fails falls back alone.
+    """
+    run = RenderRun()
+    where = config_file.name
+    try:
+        inputs = site_inputs(config_file)
+    except Exception as exc:  # noqa: BLE001 - the caller reports and reads the sources
+        run.warnings.append((where, f"could not be read to render the site ({exc})"))
+        return run
+    for hook in inputs.hooks:
+        reason = inside(root / hook)
+        if reason:
+            run.warnings.append(
+                (where, f"hook {hook} is not used: {reason}; pages are indexed from their sources")
+            )
+            return run
+    run.fingerprint = fingerprint(root, config_file, inputs.hooks)
+    # Hooks read files relative to where `mkdocs build` runs: the site's folder.
+    with (
+        _RENDER_LOCK,
+        tempfile.TemporaryDirectory(prefix="kbqa-render-") as site_dir,
+        _quiet_mkdocs(),
+        contextlib.chdir(root),
+    ):
+        try:
+            config, missing = _load(config_file, inputs, site_dir, skip_plugins)
+        except Exception as exc:  # noqa: BLE001 - config errors of the site's own build
+            run.warnings.append((where, f"MkDocs could not load it ({_short(exc)}); {_FALLBACK}"))
+            return run
+        if missing:
+            run.warnings.append(
+                (
+                    where,
+                    f"plugin(s) {', '.join(missing)} not installed: pages are rendered without "
+                    "them (install them to index what they add)",
+                )
+            )
+        try:
+            config, files = _site_events(config)
+        except _Failure as exc:
+            run.warnings.append((where, f"{exc}; {_FALLBACK}"))
+            return run
+        except Exception as exc:  # noqa: BLE001
+            run.warnings.append(
+                (where, f"MkDocs could not list the pages ({_short(exc)}); {_FALLBACK}")
+            )
+            return run
+        docs_dir = Path(config.docs_dir).resolve()
+        failed: dict[str, list[str]] = {}
+        for file in files.documentation_pages():
+            if not file.abs_src_path or file.page is None:
+                continue
+            try:
+                rel = Path(file.abs_src_path).resolve().relative_to(root).as_posix()
+            except ValueError:
+                continue  # generated by a plugin outside the vault (a blog archive page)
+            if not Path(file.abs_src_path).resolve().is_relative_to(docs_dir):
+                continue
+            run.urls[rel] = file.page.url
+            if not wanted(rel):
+                continue
+            try:
+                run.pages[rel] = _render_page(file.page, config, files, rel)
+            except _Failure as exc:
+                failed.setdefault(_short(exc), []).append(rel)
+            except Exception as exc:  # noqa: BLE001 - a page MkDocs cannot render either
+                failed.setdefault(f"MkDocs could not render it ({_short(exc)})", []).append(rel)
+        with contextlib.suppress(Exception):
+            _run(config, "shutdown")
+    # One warning per cause: a plugin that fails on every blog post says so once.
+    for problem, paths in failed.items():
+        if len(paths) == 1:
+            run.warnings.append((paths[0], f"{problem}; the page is indexed from its source"))
+            continue
+        listed = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        run.warnings.append(
+            (
+                where,
+                f"{problem} on {len(paths)} pages ({listed}); they are indexed from their sources",
+            )
+        )
+    return run
+
+
+_FALLBACK = "pages are indexed from their Markdown sources"
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) < 300 else text[:297] + "…"
+
+
+def _load(
+    config_file: Path, inputs: SiteInputs, site_dir: str, skip: Sequence[str]
+) -> tuple[Any, list[str]]:
+    from mkdocs.config import config_options, load_config
+
+    plugins, missing = _plugins_to_run(inputs.plugins, inputs.theme, skip)
+    # A hook edited since the last run is read again (MkDocs caches them per process).
+    config_options.Hooks._load_hook.cache_clear()
+    overrides: dict[str, Any] = {"plugins": plugins, "site_dir": site_dir, "strict": False}
+    config = load_config(config_file=str(config_file), **overrides)
+    return config, missing
+
+
+def _site_events(config: Any) -> tuple[Any, Any]:
+    """The build's site-wide events, up to the nav: (config, files)."""
+    from mkdocs.structure.files import get_files, set_exclusions
+    from mkdocs.structure.nav import get_navigation
+
+    _run(config, "startup", command="build", dirty=False)
+    config = _run(config, "config", config)
+    _run(config, "pre_build", config=config)
+    files = get_files(config)
+    files = _run(config, "files", files, config=config)
+    set_exclusions(files, config)
+    nav = get_navigation(files, config)
+    _run(config, "nav", nav, config=config, files=files)
+    return config, files
+
+
+def _render_page(page: Any, config: Any, files: Any, rel: str) -> RenderedPage:
+    config._current_page = page
+    try:
+        page = _run(config, "pre_page", page, config=config, files=files)
+        page.read_source(config)
+        source = page.markdown or ""
+        page.markdown = _run(config, "page_markdown", source, page=page, config=config, files=files)
+        page.render(config, files)
+        content = _run(
+            config, "page_content", page.content or "", page=page, config=config, files=files
+        )
+    finally:
+        config._current_page = None
+    return RenderedPage(
+        path=rel,
+        url=page.url,
+        title=str(page.title or ""),
+        html=content,
+        transformed=transformed(source, page.markdown or ""),
+    )
+
+
+def transformed(source: str, markdown: str) -> bool:
+    """Whether a page's Markdown changed on its way to the renderer (``source`` as read,
+    ``markdown`` after on_page_markdown), or pulls in text through an include or a block
+    directive (snippets, mkdocstrings, mkdocs-click) that only the HTML shows."""
+    return markdown != source or bool(_INCLUDE.search(markdown))
+
+
+# --- chunks of a rendered page ------------------------------------------------------------
+
+# A heading the renderer gave no id (raw ``<h4>`` in the source) is no link target: it is
+# kept as bold text, so it opens no section of its own.
+_NO_ID_HEADING = re.compile(r"<h([1-6])(?![^>]*\sid=)(\s[^>]*)?>(.*?)</h\1>", re.S | re.I)
+
+
+def html_to_markdown(content: str) -> str:
+    """A page's content HTML as Markdown text: what the reader sees, in Markdown's form."""
+    import html_to_markdown as h2m
+
+    content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
+    options = h2m.ConversionOptions(
+        exclude_selectors=[".headerlink", ".linenos", ".linenodiv", "script", "style"],
+        skip_images=True,
+        extract_metadata=False,
+        autolinks=False,
+    )
+    return h2m.convert(content, options).content or ""
+
+
+def chunk_rendered(
+    doc: Document,
+    page: RenderedPage,
+    md: markdown.Markdown,
+    chunk_chars: int,
+    outline: Outline | None = None,
+) -> list[Chunk]:
+    """Chunks of one rendered page (see the module's docstring), at the page's own URL."""
+    from kb_qa.chunking import chunk_document
+
+    doc = dataclasses.replace(doc, url=page.url)
+    rendered = anchors.html_headings(page.html)
+    ids = {h.anchor for h in rendered}
+    from_source = chunk_document(doc, md, chunk_chars, rendered, outline)
+    if not page.transformed and ids <= {c.anchor for c in from_source}:
+        return from_source
+    # The HTML, with each section's place in the file where its heading is in the file.
+    text = html_to_markdown(page.html)
+    shown = dataclasses.replace(doc, source=text, body_start=0)
+    chunks = chunk_document(shown, md, chunk_chars, rendered)
+    origin: dict[str, tuple[int, int, int, int]] = {}
+    for c in from_source:
+        if c.anchor not in ids and c.anchor:
+            continue
+        first = origin.get(c.anchor, (c.start, c.end, c.line_start, c.line_end))
+        origin[c.anchor] = (first[0], c.end, first[2], c.line_end)
+    result: list[Chunk] = []
+    anchor = ""
+    for c in chunks:
+        # A heading of the converted text that is not one of the page's (a line that reads
+        # like Markdown heading syntax) belongs to the section around it.
+        anchor = c.anchor if c.anchor in ids or not result else anchor
+        start, end, line_start, line_end = origin.get(anchor, (0, 0, 0, 0))
+        result.append(
+            dataclasses.replace(
+                c,
+                anchor=anchor,
+                start=start,
+                end=end,
+                line_start=line_start,
+                line_end=line_end,
+            )
+        )
+    return _unique_ids(result)
+
+
+def _unique_ids(chunks: list[Chunk]) -> list[Chunk]:
+    """Chunk ids stay unique after a stray heading was folded into its section."""
+    seen: set[str] = set()
+    result = []
+    for c in chunks:
+        cid, n = c.id, 1
+        while cid in seen:
+            cid, n = f"{c.id}~{n}", n + 1
+        seen.add(cid)
+        result.append(c if cid == c.id else dataclasses.replace(c, id=cid))
+    return result
