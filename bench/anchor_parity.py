@@ -2,6 +2,12 @@
 
     python bench/anchor_parity.py [--sites sample_site mkdocs ...] [--generator mkdocs|zensical]
                                   [--extra] [--keep DIR]
+    python bench/anchor_parity.py --rendered [--sites ...] [--extra]
+
+``--rendered`` builds each site with its own hooks and plugins (those installed here) and
+measures the index ``kb-qa index`` makes of it: the share of the rendered heading ids of
+content pages that have a chunk, chunk anchors their built page lacks, and chunk URLs the
+build did not produce.
 
 Builds ``sample_site/`` and each corpus in ``KBQA_CORPORA`` (default ``../shared/corpora``)
 with MkDocs and with Zensical (a copy, with what cannot work offline removed; with Zensical,
@@ -33,7 +39,15 @@ def main() -> None:
     parser.add_argument(
         "--generator", choices=parity.GENERATORS, action="append", help="default: both"
     )
+    parser.add_argument(
+        "--rendered",
+        action="store_true",
+        help="build with the sites' own hooks and plugins and measure the index against it",
+    )
     args = parser.parse_args()
+    if args.rendered:
+        rendered(available, args.sites, args.keep, args.extra)
+        return
     generators = args.generator or list(parity.GENERATORS)
     if len(generators) > 1:
         # One process per generator: Material's and Zensical's emoji indexes both add their
@@ -89,6 +103,40 @@ def main() -> None:
         if args.extra:
             for page, h in r.extra:
                 print(f"  EXTRA {page}: id={h.anchor!r} h{h.level} {h.text!r}")
+
+
+def rendered(available: dict[str, Path], names: list[str], keep: Path | None, extra: bool) -> None:
+    """The index (`kb-qa index`, sites rendered with their hooks) against `mkdocs build`s
+    that ran the same hooks and plugins."""
+    results = []
+    started = time.perf_counter()
+    for name in names:
+        source = available.get(name)
+        if source is None:
+            print(f"{name}: not found (corpora {parity.corpora_dir()})", file=sys.stderr)
+            continue
+        workdir = None
+        if keep:
+            workdir = keep / "rendered" / name
+            workdir.mkdir(parents=True, exist_ok=False)
+        try:
+            results.append(parity.check_rendered(name, source, workdir))
+        except RuntimeError as exc:
+            print(f"{name}: {exc}", file=sys.stderr)
+    print(parity.format_rendered(results))
+    print(f"\ntotal {time.perf_counter() - started:.1f} s")
+    for r in results:
+        print(f"\n## {r.name}: {r.chunks} chunks, build {r.build_seconds:.1f} s")
+        if r.removed:
+            print("removed from the mkdocs.yml copy: " + "; ".join(r.removed))
+        for url, anchor in r.missing_anchor:
+            print(f"ANCHOR MISSING {url}#{anchor}")
+        for url in sorted(set(r.missing_url)):
+            print(f"URL MISSING {url}")
+        print(f"rendered ids without a chunk: {len(r.uncovered)}")
+        if extra:
+            for url, anchor in r.uncovered:
+                print(f"  NO CHUNK {url}#{anchor}")
 
 
 if __name__ == "__main__":

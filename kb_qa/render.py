@@ -256,7 +256,8 @@ def render_pages(
         run.warnings.append((where, f"could not be read to render the site ({exc})"))
         return run
     for hook in inputs.hooks:
-        reason = inside(root / hook)
+        outside = not (root / hook).resolve().is_relative_to(root.resolve())
+        reason = "it is outside the vault" if outside else inside(root / hook)
         if reason:
             run.warnings.append(
                 (where, f"hook {hook} is not used: {reason}; pages are indexed from their sources")
@@ -403,11 +404,18 @@ def transformed(source: str, markdown: str) -> bool:
 _NO_ID_HEADING = re.compile(r"<h([1-6])(?![^>]*\sid=)(\s[^>]*)?>(.*?)</h\1>", re.S | re.I)
 
 
+# Pygments' line numbers as a table beside the code (``linenums``): the code alone.
+_LINENO_TABLE = re.compile(
+    r'<table class="highlighttable">.*?<td class="code">(.*?)</td>\s*</tr>\s*</table>', re.S
+)
+
+
 def html_to_markdown(content: str) -> str:
     """A page's content HTML as Markdown text: what the reader sees, in Markdown's form."""
     import html_to_markdown as h2m
 
     content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
+    content = _LINENO_TABLE.sub(r"\1", content)
     options = h2m.ConversionOptions(
         exclude_selectors=[".headerlink", ".linenos", ".linenodiv", "script", "style"],
         skip_images=True,

@@ -22,6 +22,7 @@ For a site (``sample_site/`` or a corpus folder holding ``mkdocs.yml`` + ``docs/
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -38,12 +39,9 @@ from typing import Any
 
 import yaml
 
-from kb_qa import anchors
-from kb_qa.chunking import chunk_document
-from kb_qa.settings import Settings
+from kb_qa import KnowledgeBase, anchors
 from kb_qa.site import Site, load_site
-from kb_qa.types import Heading
-from kb_qa.vault import Boundary, read_document, scan
+from kb_qa.types import Chunk, Heading
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = REPO / "sample_site"
@@ -53,6 +51,9 @@ CORPORA = ("mkdocs", "mkdocs-material", "pydantic", "uv")
 GENERATORS = ("mkdocs", "zensical")
 # Installed plugins that fetch things from the internet while building.
 NETWORK_PLUGINS = frozenset({"social", "material/social", "privacy", "material/privacy"})
+_PLUGIN_ERROR = re.compile(r"ERROR\s+-\s+([a-z][\w-]*):")
+ZENSICAL_UNRENDERED = ("mkdocstrings", "autorefs")
+RECORD_HOOK = Path(__file__).resolve().parent / "sites" / "record_pages.py"
 
 
 def corpora_dir() -> Path:
@@ -179,13 +180,20 @@ def _plugin_missing_files(name: str, item: Any, root: Path, config: dict[str, An
     return ""
 
 
-def offline_config(config: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[str]]:
-    """The config with what cannot work here removed, and a note of each removal."""
+def offline_config(
+    config: dict[str, Any], root: Path, hooks: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """The config with what cannot work here removed, and a note of each removal; with
+    ``hooks`` the site's hooks stay and a blog's missing authors file is stubbed."""
     config = dict(config)
     removed: list[str] = []
-    for key in ("hooks", "INHERIT"):
+    for key in ("INHERIT",) if hooks else ("hooks", "INHERIT"):
         if config.pop(key, None) is not None:
             removed.append(key)
+    if hooks and isinstance(config.get("hooks"), list):
+        absent = [h for h in config["hooks"] if not (root / str(h)).is_file()]
+        config["hooks"] = [h for h in config["hooks"] if h not in absent]
+        removed += [f"hook {h} (missing)" for h in absent]
     if config.pop("strict", None):
         removed.append("strict")
     watch = config.get("watch")
@@ -215,6 +223,9 @@ def offline_config(config: dict[str, Any], root: Path) -> tuple[dict[str, Any], 
             name = item[0] if isinstance(plugins, dict) else _entry_name(item)
             if name is None or _plugin_usable(name, theme_name):
                 missing = _plugin_missing_files(name, item, root, config) if name else ""
+                if missing and hooks and _stub_authors(root, config, missing):
+                    removed.append(f"{missing} (missing; stubbed with the posts' authors)")
+                    missing = ""
                 if not missing:
                     kept.append(item)
                     continue
@@ -234,6 +245,24 @@ def offline_config(config: dict[str, Any], root: Path) -> tuple[dict[str, Any], 
             kept_ext.append(item)
         config["markdown_extensions"] = kept_ext
     return config, removed
+
+
+_AUTHORS = re.compile(r"^authors:[ \t]*\n((?:[ \t]*-[ \t]*\S+[ \t]*\n)+)", re.M)
+
+
+def _stub_authors(root: Path, config: dict[str, Any], authors_file: str) -> bool:
+    """Write the blog's authors file the corpus lacks, naming every author its posts name
+    (the authors' names and avatars change no heading id or URL)."""
+    docs = root / str(config.get("docs_dir") or "docs")
+    names: set[str] = set()
+    for post in docs.rglob("*.md"):
+        for block in _AUTHORS.findall(post.read_text(encoding="utf-8", errors="replace")):
+            names.update(line.strip().lstrip("-").strip() for line in block.splitlines())
+    names.discard("")
+    authors = {n: {"name": n, "description": "", "avatar": ""} for n in sorted(names)}
+    (docs / authors_file).parent.mkdir(parents=True, exist_ok=True)
+    (docs / authors_file).write_text(yaml.safe_dump({"authors": authors}), encoding="utf-8")
+    return True
 
 
 _FRONT_TEMPLATE = re.compile(
@@ -283,11 +312,20 @@ class Build:
     removed: list[str]
     seconds: float
     log: str
+    pages: dict[str, str] = field(default_factory=dict)  # vault path -> URL (``hooks`` builds)
 
 
-def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
+def build_site(
+    source: Path,
+    workdir: Path,
+    generator: str = "mkdocs",
+    hooks: bool = False,
+    drop: tuple[str, ...] = (),
+    retry: bool = False,
+) -> Build:
     """Copy ``source`` into ``workdir``, make its config work here and build it with
-    ``generator`` (``mkdocs build``, or ``zensical build``)."""
+    ``generator`` (``mkdocs build``, or ``zensical build``). With ``hooks`` (MkDocs only) the
+    site's hooks run and the build records each page's source and URL (``Build.pages``)."""
     root = workdir / "src"
     # Not a previous build or kb-qa index at the top of the site folder.
     top = str(source)
@@ -306,8 +344,16 @@ def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
     else:
         config_file = next(p for p in (root / "mkdocs.yml", root / "mkdocs.yaml") if p.is_file())
         config = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
-        config, removed = offline_config(config, root)
+        config, removed = offline_config(config, root, hooks)
+        if drop and isinstance(config.get("plugins"), list):
+            before = {_entry_name(p) for p in config["plugins"]}
+            config["plugins"] = [p for p in config["plugins"] if _entry_name(p) not in drop]
+            dropped = [name for name in drop if name in before]
+            removed += [f"plugin {name} (not compared: see parity.build_site)" for name in dropped]
         removed += _stub_missing_templates(config, root)
+        if hooks:
+            shutil.copyfile(RECORD_HOOK, root / RECORD_HOOK.name)
+            config["hooks"] = [*(config.get("hooks") or []), RECORD_HOOK.name]
         if generator == "zensical":
             # Zensical has no --site-dir and wants the output inside the project.
             config["site_dir"] = "site"
@@ -316,7 +362,8 @@ def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
             yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False),
             encoding="utf-8",
         )
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    pages_file = workdir / "pages.jsonl"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "KBQA_PARITY_PAGES": str(pages_file)}
     if generator == "zensical":
         command = [zensical_command(), "build", "--clean", "-f", str(config_file)]
     else:
@@ -340,9 +387,31 @@ def build_site(source: Path, workdir: Path, generator: str = "mkdocs") -> Build:
             command, cwd=root, env=env, capture_output=True, text=True, check=False
         )
     seconds = time.perf_counter() - started
+    failing = tuple(sorted(set(_PLUGIN_ERROR.findall(proc.stdout + proc.stderr)) - set(drop)))
+    if proc.returncode != 0 and generator == "mkdocs" and failing and not retry:
+        # A plugin that cannot build here (mkdocstrings documenting a package that is not
+        # installed): both sides go without it.
+        shutil.rmtree(workdir / "src")
+        shutil.rmtree(workdir / "site", ignore_errors=True)
+        pages_file.unlink(missing_ok=True)
+        again = build_site(source, workdir, generator, hooks, (*drop, *failing), retry=True)
+        again.removed[:] = [
+            r.replace("not compared: see parity.build_site", "fails to build here")
+            if any(r.startswith(f"plugin {f} ") for f in failing)
+            else r
+            for r in again.removed
+        ]
+        return again
     if proc.returncode != 0:
         raise RuntimeError(f"{generator} build of {source} failed:\n{proc.stdout}\n{proc.stderr}")
-    return Build(source, root, site_dir, removed, seconds, proc.stdout + proc.stderr)
+    pages: dict[str, str] = {}
+    if pages_file.is_file():
+        for line in pages_file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            src = Path(record["src"]).resolve()
+            if src.is_relative_to(root.resolve()):  # not a page a plugin generated elsewhere
+                pages[src.relative_to(root.resolve()).as_posix()] = record["url"]
+    return Build(source, root, site_dir, removed, seconds, proc.stdout + proc.stderr, pages)
 
 
 def _last_error_line(output: str) -> str:
@@ -438,6 +507,11 @@ def page_headings(html_text: str) -> list[Heading]:
     return []
 
 
+def built_page(site_dir: Path, url: str) -> Path:
+    """The built HTML file at a page URL ("setup/", "setup.html", "" for the home page)."""
+    return site_dir / url if url.endswith(".html") else site_dir / url / "index.html"
+
+
 def html_path(site: Site, site_dir: Path, doc_path: str) -> Path:
     """The built HTML file of a page, by the same rule as ``Site.url_for``."""
     url = site.url_for(doc_path)
@@ -447,23 +521,33 @@ def html_path(site: Site, site_dir: Path, doc_path: str) -> Path:
 # --- kb-qa's headings and the comparison ---------------------------------------------------
 
 
+def kbqa_chunks(root: Path, generator: str = "") -> list[Chunk]:
+    """The chunks ``kb-qa index`` makes of the site at ``root``: the real ingestion path
+    (the site rendered with its hooks and plugins), with hash embeddings (no model)."""
+    with (
+        tempfile.TemporaryDirectory(prefix="kbqa-parity-index-") as index_dir,
+        KnowledgeBase(root, index_dir=index_dir, embed_model="hash", generator=generator) as kb,
+    ):
+        kb.index()
+        return kb.store.chunks()
+
+
+def kbqa_pages(site: Site) -> dict[str, tuple[str, list[Heading]]]:
+    """doc_path -> (page URL, the headings kb-qa chunked: level, text, anchor, in order)."""
+    pages: dict[str, tuple[str, list[Heading]]] = {}
+    docs = site.docs_dir.resolve()
+    for c in kbqa_chunks(site.root, site.generator):  # in path and document order
+        doc_path = (site.root / c.path).resolve().relative_to(docs).as_posix()
+        _, headings = pages.setdefault(doc_path, (c.url, []))
+        # One piece-0 chunk per heading section; the preamble (level 0) has no anchor.
+        if c.piece == 0 and c.level > 0:
+            headings.append(Heading(c.level, c.heading, c.anchor))
+    return pages
+
+
 def kbqa_headings(site: Site) -> dict[str, list[Heading]]:
     """doc_path -> the headings kb-qa chunked (level, text, anchor), in page order."""
-    settings = Settings(vault=site.root, index_dir=Path(tempfile.gettempdir()) / "kbqa-parity")
-    files, _ = scan(site, settings)
-    md = site.markdown()
-    boundary = Boundary.of(settings)
-    pages: dict[str, list[Heading]] = {}
-    for info in files:
-        doc = read_document(site, info, boundary).document
-        if doc is None:
-            continue
-        chunks = chunk_document(doc, md, 100_000)
-        # One piece-0 chunk per heading section; the preamble (level 0) has no anchor.
-        pages[info.doc_path] = [
-            Heading(c.level, c.heading, c.anchor) for c in chunks if c.piece == 0 and c.level > 0
-        ]
-    return pages
+    return {path: headings for path, (_, headings) in kbqa_pages(site).items()}
 
 
 @dataclass(frozen=True)
@@ -556,8 +640,12 @@ def check_site(
 ) -> SiteResult:
     """Build ``source`` with ``generator`` and compare every page's ids with kb-qa's anchors."""
     with tempfile.TemporaryDirectory(prefix=f"kbqa-parity-{name}-") as tmp:
-        build = build_site(source, Path(workdir or tmp), generator)
-        site = load_site(source, generator)
+        # Zensical renders mkdocstrings' directives itself; kb-qa indexes a Zensical site
+        # from its sources (README: "Which site generator?"), so API pages are not compared.
+        drop = ZENSICAL_UNRENDERED if generator == "zensical" else ()
+        build = build_site(source, Path(workdir or tmp), generator, drop=drop)
+        # The copy that was built: its config is the one both sides use.
+        site = load_site(build.root, generator)
         result = SiteResult(
             name,
             generator=generator,
@@ -566,8 +654,8 @@ def check_site(
             kbqa_warnings=list(site.warnings),
             build_seconds=build.seconds,
         )
-        for doc_path, ours in kbqa_headings(site).items():
-            path = html_path(site, build.site_dir, doc_path)
+        for doc_path, (url, ours) in kbqa_pages(site).items():
+            path = built_page(build.site_dir, url)
             if not path.is_file():
                 result.unbuilt.append(doc_path)
                 continue
@@ -606,3 +694,102 @@ def format_table(results: Iterable[SiteResult]) -> str:
         cells += [cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells))
     return "\n".join(lines)
+
+
+# --- the index against a build that runs the site's own hooks and plugins -----------------
+
+_ANY_ID = re.compile(r"""\sid=["']([^"']+)["']""")
+
+
+@dataclass
+class RenderedResult:
+    """kb-qa's index of a site against a real ``mkdocs build`` that ran its hooks."""
+
+    name: str
+    pages: int = 0  # content pages: built from a Markdown file kb-qa indexes
+    ids: int = 0  # heading ids in those pages' content
+    covered: int = 0  # of them, ids some chunk of that page (at that URL) carries
+    uncovered: list[tuple[str, str]] = field(default_factory=list)  # (url, id)
+    missing_anchor: list[tuple[str, str]] = field(default_factory=list)  # chunk (url, anchor)
+    missing_url: list[str] = field(default_factory=list)  # chunk URLs the build lacks
+    chunks: int = 0
+    removed: list[str] = field(default_factory=list)
+    kbqa_warnings: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.covered / self.ids if self.ids else 100.0
+
+
+def check_rendered(name: str, source: Path, workdir: Path | None = None) -> RenderedResult:
+    """Build ``source`` with its hooks and plugins and measure kb-qa's index of the same copy:
+    the share of rendered heading ids of content pages that have a chunk, chunk anchors the
+    built page lacks, and chunk URLs the build did not produce."""
+    with tempfile.TemporaryDirectory(prefix=f"kbqa-rendered-{name}-") as tmp:
+        build = build_site(source, Path(workdir or tmp), "mkdocs", hooks=True)
+        chunks = kbqa_chunks(build.root, "mkdocs")
+        result = RenderedResult(
+            name, chunks=len(chunks), removed=build.removed, build_seconds=build.seconds
+        )
+        result.kbqa_warnings = list(load_site(build.root, "mkdocs").warnings)
+        by_page: dict[tuple[str, str], set[str]] = {}
+        for c in chunks:
+            by_page.setdefault((c.path, c.url), set()).add(c.anchor)
+        for path, url in sorted(build.pages.items()):
+            anchors_here = by_page.get((path, url))
+            if anchors_here is None and not any(p == path for p, _ in by_page):
+                continue  # not a page kb-qa indexes (excluded, or generated by a plugin)
+            result.pages += 1
+            html_text = built_page(build.site_dir, url).read_text(encoding="utf-8")
+            for h in page_headings(html_text):
+                result.ids += 1
+                if h.anchor in (anchors_here or set()):
+                    result.covered += 1
+                else:
+                    result.uncovered.append((url, h.anchor))
+        ids_of: dict[str, set[str] | None] = {}
+        for c in chunks:
+            if c.url not in ids_of:
+                page = built_page(build.site_dir, c.url)
+                ids_of[c.url] = (
+                    set(_ANY_ID.findall(page.read_text(encoding="utf-8")))
+                    if page.is_file()
+                    else None
+                )
+            found = ids_of[c.url]
+            if found is None:
+                result.missing_url.append(c.url)
+            elif c.anchor and c.anchor not in found:
+                result.missing_anchor.append((c.url, c.anchor))
+    return result
+
+
+def format_rendered(results: Iterable[RenderedResult]) -> str:
+    header = (
+        "site",
+        "pages",
+        "rendered ids",
+        "with a chunk",
+        "%",
+        "anchors missing",
+        "URLs missing",
+    )
+    rows = [header]
+    for r in results:
+        rows.append(
+            (
+                r.name,
+                str(r.pages),
+                str(r.ids),
+                str(r.covered),
+                f"{r.percent:.2f}",
+                str(len(r.missing_anchor)),
+                str(len(set(r.missing_url))),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])])
+        for row in rows
+    )

@@ -170,8 +170,10 @@ def test_anchor_parity_tricky_page(tmp_path: Path, directory_urls: bool) -> None
     (site / "docs" / "index.md").write_text(TRICKY_PAGE, encoding="utf-8")
     (site / "docs" / "guide" / "setup.md").write_text(TRICKY_PAGE, encoding="utf-8")
     result = parity.check_site("tricky", site)
-    assert (result.pages, result.headings, result.matched, result.misses) == (2, 20, 20, [])
-    assert [h.anchor for _, h in result.extra] == ["inside-a-note", "inside-a-tab"] * 2
+    # The headings inside a note and a tab are not Markdown headings to markdown-it, but
+    # the rendered page has them: kb-qa chunks such a page from its HTML.
+    assert (result.pages, result.headings, result.matched, result.misses) == (2, 24, 24, [])
+    assert result.extra == []
 
 
 def test_page_headings_reads_main_content_only() -> None:
