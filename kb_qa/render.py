@@ -234,6 +234,22 @@ def _quiet_mkdocs() -> Iterator[None]:
         logger.setLevel(level)
 
 
+@contextlib.contextmanager
+def _importable(root: Path) -> Iterator[None]:
+    """The site's folder on ``sys.path`` while it renders, as for ``python -m mkdocs build``
+    run there: directives that import the site's own modules (mkdocs-click's ``:module:``)
+    find them. Modules imported stay loaded, so the source parse of the page finds them too."""
+    import sys
+
+    entry = str(root)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
 def render_pages(
     root: Path,
     config_file: Path,
@@ -270,6 +286,7 @@ def render_pages(
         tempfile.TemporaryDirectory(prefix="kbqa-render-") as site_dir,
         _quiet_mkdocs(),
         contextlib.chdir(root),
+        _importable(root),
     ):
         try:
             config, missing = _load(config_file, inputs, site_dir, skip_plugins)

@@ -1,0 +1,507 @@
+"""MkDocs sites indexed as they render: hooks, plugins, includes and directives, for real.
+
+Each fixture site is written into a temporary folder and, where the test compares with what
+readers get, built with a real ``mkdocs build`` (the venv's mkdocs 1.6, mkdocs-material's blog
+plugin, pymdownx.snippets, mkdocs-click, mkdocstrings). Nothing of kb-qa is mocked: the sites
+are indexed by a real KnowledgeBase with the hash embedder.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from kb_qa import render
+from kb_qa import vault as vault_files
+from kb_qa.chunking import chunk_document
+from kb_qa.kb import KnowledgeBase
+from kb_qa.site import load_site
+from kb_qa.types import Chunk, Document, IndexReport
+
+KB = Callable[..., KnowledgeBase]
+Files = Mapping[str, str]
+WriteFiles = Callable[[Path, Files], Path]
+
+HOOK = """\
+import re
+
+
+def on_page_markdown(markdown, *, page, config, files):
+    # Like Material's own docs hook: a setting's shortcode becomes its name and id.
+    return re.sub(
+        r"<!-- md:setting (\\S+) -->",
+        lambda m: f"`{m.group(1).split('.')[-1]}` {{ #{m.group(1)} }}",
+        markdown,
+    )
+"""
+
+HOOK_SITE: Files = {
+    "mkdocs.yml": (
+        "site_name: Hooks\n"
+        "hooks:\n"
+        "  - hooks/shortcodes.py\n"
+        "markdown_extensions:\n"
+        "  - attr_list\n"
+        "  - toc:\n"
+        "      permalink: true\n"
+    ),
+    "hooks/shortcodes.py": HOOK,
+    "docs/index.md": (
+        "# Settings\n\n"
+        "Intro about the settings.\n\n"
+        "#### <!-- md:setting config.lang -->\n\n"
+        "Sets the language of the wombat site.\n"
+    ),
+    "docs/other.md": "# Other\n\n## Plain section\n\nNothing generated here, quokka.\n",
+}
+
+SNIPPET_SITE: Files = {
+    "mkdocs.yml": (
+        "site_name: Snippets\n"
+        "markdown_extensions:\n"
+        "  - toc\n"
+        "  - pymdownx.snippets:\n"
+        "      base_path: [includes]\n"
+        "      check_paths: true\n"
+    ),
+    "docs/guide.md": '# Guide\n\nThe guide\'s own words.\n\n--8<-- "part.md"\n',
+    # Outside docs_dir: MkDocs never sees it as a page, only the include pulls it in.
+    "includes/part.md": "## Included part\n\nThe numbat only lives in the included file.\n",
+}
+
+BLOG_SITE: Files = {
+    "mkdocs.yml": "site_name: Blog\ntheme:\n  name: material\nplugins:\n  - blog\n",
+    "docs/index.md": "# Home\n\nWelcome.\n",
+    "docs/blog/index.md": "# Blog\n",
+    "docs/blog/posts/hello.md": (
+        "---\ndate: 2024-01-02\n---\n\n"
+        "# Hello world\n\nThe first post talks about the bilby.\n\n"
+        "## Details\n\nMore bilby facts.\n"
+    ),
+}
+
+CLICK_SITE: Files = {
+    "mkdocs.yml": "site_name: CLI\nmarkdown_extensions:\n  - attr_list\n  - mkdocs-click\n",
+    "cli_app.py": (
+        "import click\n\n\n"
+        "@click.group()\n"
+        "def cli():\n"
+        '    """The wallaby tool."""\n\n\n'
+        "@cli.command()\n"
+        "@click.option('--colour', help='Paint the kookaburra in this colour.')\n"
+        "def paint(colour):\n"
+        '    """Paint a picture of the kookaburra."""\n'
+    ),
+    "docs/cli.md": (
+        "# Command line\n\n"
+        "::: mkdocs-click\n    :module: cli_app\n    :command: cli\n    :depth: 1\n"
+    ),
+}
+
+DOCSTRING_SITE: Files = {
+    "mkdocs.yml": (
+        "site_name: API\n"
+        "plugins:\n"
+        "  - mkdocstrings:\n"
+        "      handlers:\n"
+        "        python:\n"
+        "          paths: [src]\n"
+    ),
+    "src/tinymod.py": (
+        '"""A tiny module."""\n\n\n'
+        "def greet(name: str) -> str:\n"
+        '    """Greet the dingo called name politely."""\n'
+        "    return f'hello {name}'\n"
+    ),
+    "docs/api.md": "# API\n\nReference below.\n\n::: tinymod\n",
+}
+
+
+def mkdocs_build(vault: Path, out: Path, env: Mapping[str, str] | None = None) -> Path:
+    """A real ``mkdocs build`` of ``vault`` into ``out`` (outside the vault); ``out`` back."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", "mkdocs.yml", "-d", str(out)],
+        cwd=vault,
+        env=dict(env) if env is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def html_ids(page: Path) -> set[str]:
+    """Every ``id`` attribute of a built HTML page."""
+    return set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+
+
+def chunks_of(instance: KnowledgeBase, path: str) -> list[Chunk]:
+    return [c for c in instance.store.chunks() if c.path == path]
+
+
+def by_anchor(chunks: list[Chunk], anchor: str) -> list[Chunk]:
+    return [c for c in chunks if c.anchor == anchor]
+
+
+def warnings_text(report: IndexReport) -> list[str]:
+    return [f"{path}: {message}" for path, message in report.warnings]
+
+
+@pytest.fixture(scope="module")
+def built(
+    tmp_path_factory: pytest.TempPathFactory, write_files: WriteFiles
+) -> Callable[[str, Files], tuple[Path, Path]]:
+    """``built("hooks", HOOK_SITE)`` -> (vault, built site folder), each site built once."""
+    cache: dict[str, tuple[Path, Path]] = {}
+
+    def make(name: str, files: Files) -> tuple[Path, Path]:
+        if name not in cache:
+            root = tmp_path_factory.mktemp(name)
+            vault = write_files(root / "vault", files)
+            cache[name] = (vault, mkdocs_build(vault, root / "site"))
+        return cache[name]
+
+    return make
+
+
+@pytest.fixture
+def fresh_hook_site(make_vault: Callable[..., Path]) -> Path:
+    """A copy of the hook site of the test's own, for tests that edit it."""
+    return make_vault(dict(HOOK_SITE), name="hook-vault")
+
+
+# 1 -----------------------------------------------------------------------------------------
+
+
+def test_hook_heading_id_is_indexed_as_mkdocs_builds_it(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    vault, site = built("hooks", HOOK_SITE)
+    instance = kb(vault)
+    report = instance.index()
+    assert report.warnings == []
+    assert "rendering" in report.phases
+
+    chunks = chunks_of(instance, "docs/index.md")
+    [lang] = by_anchor(chunks, "config.lang")
+    assert lang.heading == "lang"
+    assert "wombat" in lang.text
+    assert "md:setting" not in " ".join(c.text for c in chunks)
+    # The heading line is in the file (as the shortcode): the section maps back to it.
+    source_lines = HOOK_SITE["docs/index.md"].splitlines()
+    assert source_lines[lang.line_start - 1] == "#### <!-- md:setting config.lang -->"
+    # The same id as the real build gives the heading.
+    html = (site / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'<h4 id="config\.lang">', html), html
+    assert {c.anchor for c in chunks} <= html_ids(site / "index.html")
+    # A page the hook leaves alone keeps its source chunks (and the build's URL).
+    other = chunks_of(instance, "docs/other.md")
+    assert {c.anchor for c in other} == {"other", "plain-section"}
+    assert {c.url for c in other} == {"other/"}
+    [plain] = by_anchor(other, "plain-section")
+    assert (plain.line_start, plain.line_end) == (3, 5)
+    assert plain.text == HOOK_SITE["docs/other.md"][plain.start : plain.end]
+
+
+# 2 -----------------------------------------------------------------------------------------
+
+
+def test_snippet_include_is_indexed_under_its_heading_at_the_pages_url(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    vault, site = built("snippets", SNIPPET_SITE)
+    instance = kb(vault)
+    report = instance.index()
+    assert report.warnings == []
+    chunks = instance.store.chunks()
+    assert {c.path for c in chunks} == {"docs/guide.md"}  # the include is no page of its own
+    holding = [c for c in chunks if "numbat only lives" in c.text]
+    assert holding, [c.text for c in chunks]
+    assert {c.anchor for c in holding} == {"included-part"}
+    assert {c.url for c in holding} == {"guide/"}
+    assert "included-part" in html_ids(site / "guide" / "index.html")
+    # Not a section of docs/guide.md's own text: no lines in it.
+    assert {(c.line_start, c.line_end) for c in holding} == {(0, 0)}
+    [own] = by_anchor(chunks, "guide")
+    assert own.line_start == 1
+
+
+# 3 -----------------------------------------------------------------------------------------
+
+
+def test_blog_post_chunks_have_the_dated_url_of_the_build(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    vault, site = built("blog", BLOG_SITE)
+    instance = kb(vault)
+    report = instance.index()
+    assert report.warnings == []
+    post = chunks_of(instance, "docs/blog/posts/hello.md")
+    assert post and any("bilby" in c.text for c in post)
+    urls = {c.url for c in post}
+    assert len(urls) == 1
+    [url] = urls
+    assert re.fullmatch(r"blog/2024/01/02/[a-z-]+/", url), url
+    assert (site / url / "index.html").is_file()
+    assert {c.anchor for c in post} <= html_ids(site / url / "index.html")
+    # The folder the source sits in is no URL of the site.
+    assert not (site / "blog" / "posts" / "hello" / "index.html").exists()
+
+
+# 4 -----------------------------------------------------------------------------------------
+
+
+def test_mkdocs_click_directive_is_indexed_with_the_built_anchors(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    vault, site = built("click", CLICK_SITE)
+    instance = kb(vault)
+    report = instance.index()
+    assert report.warnings == [] and report.skipped == []
+    chunks = chunks_of(instance, "docs/cli.md")
+    ids = html_ids(site / "cli" / "index.html")
+    [doc] = [c for c in chunks if "Paint a picture of the kookaburra" in c.text]
+    [option] = [c for c in chunks if "Paint the kookaburra in this colour" in c.text]
+    assert any("The wallaby tool" in c.text for c in chunks)
+    for c in (doc, option):
+        assert c.anchor and c.anchor in ids, (c.anchor, ids)
+        assert c.url == "cli/"
+        assert (c.line_start, c.line_end) == (0, 0)  # generated: no heading in the file
+
+
+# 5 -----------------------------------------------------------------------------------------
+
+
+def test_mkdocstrings_docstring_is_indexed_with_the_built_anchor(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    """The docstring's heading (``greet(name)``, id ``tinymod.greet``) is generated: it is
+    not in docs/api.md, so its section has line 0; the module docstring, which mkdocstrings
+    renders without a heading of its own, belongs to the page's ``# API`` section and gets
+    that section's lines (1-5). That is chunk_rendered's rule: lines of the source section
+    where the heading is in the file, else 0."""
+    root, site = built("docstrings", DOCSTRING_SITE)
+    instance = kb(root)
+    report = instance.index()
+    assert report.warnings == []
+    chunks = chunks_of(instance, "docs/api.md")
+    ids = html_ids(site / "api" / "index.html")
+    [greet] = [c for c in chunks if "Greet the dingo called name politely" in c.text]
+    assert greet.anchor == "tinymod.greet"
+    assert greet.anchor in ids
+    assert greet.url == "api/"
+
+    # Which headings docs/api.md itself has, as the source chunker sees them.
+    site_info = load_site(root, "mkdocs")
+    [doc] = [d for d in _documents(instance) if d.path == "docs/api.md"]
+    in_file = {c.anchor: c for c in chunk_document(doc, site_info.markdown(), 1500, None)}
+    assert "tinymod.greet" not in in_file
+    lines = len(DOCSTRING_SITE["docs/api.md"].splitlines())
+    for c in chunks:
+        if c.anchor in in_file:
+            assert 1 <= c.line_start <= c.line_end <= lines, c
+        else:
+            assert (c.line_start, c.line_end) == (0, 0), c
+    [api] = by_anchor(chunks, "api")
+    assert "A tiny module." in api.text and api.line_start == 1
+
+
+def _documents(instance: KnowledgeBase) -> list[Document]:
+    """The vault's documents as kb-qa reads them (before any rendering)."""
+    site = load_site(instance.settings.vault, "mkdocs")
+    files, _ = vault_files.scan(site, instance.settings)
+    boundary = vault_files.Boundary.of(instance.settings)
+    docs = [vault_files.read_document(site, info, boundary).document for info in files]
+    return [d for d in docs if d is not None]
+
+
+# 6 -----------------------------------------------------------------------------------------
+
+FAILING_HOOK = """\
+def on_page_markdown(markdown, *, page, config, files):
+    if page.file.src_uri == "broken.md":
+        raise RuntimeError("the emu ate the shortcode")
+    return markdown.replace("<!-- md:flag -->", "**flagged**")
+"""
+
+
+def test_a_hook_failing_on_one_page_is_reported_and_the_page_falls_back(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: Failing\nhooks:\n  - hooks/failing.py\n",
+            "hooks/failing.py": FAILING_HOOK,
+            "docs/broken.md": "# Broken\n\n<!-- md:flag --> The cassowary page.\n",
+            "docs/fine.md": "# Fine\n\n<!-- md:flag --> The lyrebird page.\n",
+        }
+    )
+    instance = kb(vault)
+    report = instance.index()
+    failures = [w for w in warnings_text(report) if "emu ate" in w]
+    assert len(failures) == 1, report.warnings
+    assert "hooks/failing.py" in failures[0] and "broken.md" in failures[0]
+    # The failing page is indexed from its source; the other one as rendered.
+    broken = chunks_of(instance, "docs/broken.md")
+    assert any("<!-- md:flag --> The cassowary page." in c.text for c in broken)
+    assert broken[0].line_start == 1
+    fine = chunks_of(instance, "docs/fine.md")
+    assert any("**flagged**" in c.text and "lyrebird" in c.text for c in fine), fine
+    assert not any("md:flag" in c.text for c in fine)
+
+
+# 7 -----------------------------------------------------------------------------------------
+
+
+def test_a_plugin_that_is_not_installed_is_named_once(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": (
+                "site_name: Missing\nplugins:\n  - search\n  - not-a-real-plugin-xyz\n"
+                "hooks:\n  - hooks/shortcodes.py\nmarkdown_extensions:\n  - attr_list\n"
+            ),
+            "hooks/shortcodes.py": HOOK,
+            "docs/index.md": HOOK_SITE["docs/index.md"],
+        }
+    )
+    instance = kb(vault)
+    report = instance.index()
+    named = [w for w in warnings_text(report) if "not-a-real-plugin-xyz" in w]
+    assert len(named) == 1, report.warnings
+    assert len(report.warnings) == 1, report.warnings
+    assert "not installed" in named[0]
+    # The rest of the site still renders: the hook ran.
+    assert by_anchor(chunks_of(instance, "docs/index.md"), "config.lang")
+    assert report.skipped == []
+
+
+# 8 -----------------------------------------------------------------------------------------
+
+
+def test_render_false_indexes_the_sources(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB
+) -> None:
+    vault, _ = built("hooks", HOOK_SITE)
+    instance = kb(vault, render=False)
+    report = instance.index()
+    assert "rendering" not in report.phases
+    chunks = chunks_of(instance, "docs/index.md")
+    anchors = {c.anchor for c in chunks}
+    assert "config.lang" not in anchors
+    assert any("<!-- md:setting config.lang -->" in c.text for c in chunks)
+
+
+def test_render_false_from_the_environment(
+    built: Callable[[str, Files], tuple[Path, Path]],
+    kb: KB,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vault, _ = built("hooks", HOOK_SITE)
+    monkeypatch.setenv("KBQA_RENDER", "false")
+    instance = kb(vault)
+    assert instance.settings.render is False
+    instance.index()
+    assert "config.lang" not in {c.anchor for c in chunks_of(instance, "docs/index.md")}
+
+
+# 9 -----------------------------------------------------------------------------------------
+
+
+def test_unchanged_site_renders_nothing_and_an_edited_hook_rechunks(
+    fresh_hook_site: Path, kb: KB
+) -> None:
+    vault = fresh_hook_site
+    instance = kb(vault)
+    first = instance.index()
+    assert first.changed_files == 2 and "rendering" in first.phases
+
+    again = instance.index()
+    assert again.changed_files == 0
+    assert "rendering" not in again.phases
+    assert again.rebuilt == ""
+
+    hook = vault / "hooks" / "shortcodes.py"
+    hook.write_text(HOOK.replace("{{ #{m.group(1)} }}", "{{ #opt-{m.group(1)} }}"), "utf-8")
+    edited = instance.index()
+    assert edited.rebuilt or edited.changed_files > 0
+    assert "rendering" in edited.phases
+    anchors = {c.anchor for c in chunks_of(instance, "docs/index.md")}
+    assert "opt-config.lang" in anchors
+    assert "config.lang" not in anchors
+
+
+# 10 ----------------------------------------------------------------------------------------
+
+OUTSIDE_HOOK = """\
+def on_page_markdown(markdown, *, page, config, files):
+    return markdown + "\\n\\nThe outside hook ran: platypus-from-outside.\\n"
+"""
+
+
+@pytest.mark.parametrize("how", ["symlink", "relative"])
+def test_a_hook_outside_the_vault_is_not_run(tmp_path: Path, kb: KB, how: str) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text(OUTSIDE_HOOK, encoding="utf-8")
+    vault = tmp_path / "vault"
+    (vault / "docs").mkdir(parents=True)
+    (vault / "hooks").mkdir()
+    (vault / "docs" / "index.md").write_text("# Home\n\nThe home page.\n", encoding="utf-8")
+    if how == "symlink":
+        (vault / "hooks" / "evil.py").symlink_to(outside)
+        hook = "hooks/evil.py"
+    else:
+        hook = "../outside.py"
+    (vault / "mkdocs.yml").write_text(f"site_name: Out\nhooks:\n  - {hook}\n", encoding="utf-8")
+
+    instance = kb(vault)
+    report = instance.index()
+    said = [w for w in warnings_text(report) if hook in w and "not used" in w]
+    assert len(said) == 1, report.warnings
+    chunks = instance.store.chunks()
+    assert chunks and all("platypus-from-outside" not in c.text for c in chunks)
+    assert {c.anchor for c in chunks} == {"home"}
+
+
+# 11 ----------------------------------------------------------------------------------------
+
+
+def test_index_on_build_writes_the_hook_anchor(
+    tmp_path: Path,
+    write_files: WriteFiles,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    files = dict(HOOK_SITE)
+    files["mkdocs.yml"] += "plugins:\n  - search\n  - kb-qa:\n      index_on_build: true\n"
+    vault = write_files(tmp_path / "vault", files)
+    site = mkdocs_build(vault, tmp_path / "site", env=cli_env())
+    assert 'id="config.lang"' in (site / "index.html").read_text(encoding="utf-8")
+    with KnowledgeBase(vault, embed_model="hash") as instance:
+        chunks = chunks_of(instance, "docs/index.md")
+        [lang] = by_anchor(chunks, "config.lang")
+        assert lang.heading == "lang"
+        assert "wombat" in lang.text
+        # The in-process render agrees with what the build handed over: nothing to redo.
+        assert instance.index().changed_files == 0
+
+
+def test_skip_plugins_skips_a_plugin_by_name(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": (
+                "site_name: Skip\nplugins:\n  - search\n  - not-a-real-plugin-xyz\n  - minify\n"
+            ),
+            "docs/index.md": "# Home\n\nThe home page.\n",
+        }
+    )
+    assert "minify" in render.SKIPPED_PLUGINS  # (not installed here either: never asked for)
+    report = kb(vault, skip_plugins=("not-a-real-plugin-xyz",)).index()
+    assert report.warnings == []
