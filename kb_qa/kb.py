@@ -186,6 +186,7 @@ class KnowledgeBase:
             wanted.__contains__,
             skip_plugins=self.settings.skip_plugins,
             inside=vault.Boundary.of(self.settings).refuse,
+            extensions=site.extensions,
         )
         report.warnings += run.warnings
         return run.pages

@@ -42,6 +42,7 @@ from kb_qa import anchors
 from kb_qa.settings import Settings
 from kb_qa.site import Site, read_config
 from kb_qa.types import Chunk, Document, Outline
+from kb_qa.vault import MISSING
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,7 @@ class SiteInputs:
     hooks: tuple[str, ...]
     plugins: tuple[tuple[str, object], ...]  # (name, options) as written
     theme: str
+    extensions: tuple[object, ...] = ()  # markdown_extensions entries as written
 
 
 def site_inputs(config_file: Path) -> SiteInputs:
@@ -156,7 +158,15 @@ def site_inputs(config_file: Path) -> SiteInputs:
         hooks=tuple(str(h) for h in config.get("hooks") or [] if isinstance(h, str)),
         plugins=tuple(_plugin_entries(config.get("plugins"))),
         theme=str(theme_name or ""),
+        extensions=tuple(config.get("markdown_extensions") or []),
     )
+
+
+def _entry_key(entry: object) -> str:
+    """The name of a ``markdown_extensions`` entry ("toc", or the key of ``{toc: {...}}``)."""
+    if isinstance(entry, dict) and len(entry) == 1:
+        return str(next(iter(entry)))
+    return str(entry)
 
 
 def _plugin_entries(plugins: object) -> list[tuple[str, object]]:
@@ -222,16 +232,28 @@ def _run(mkdocs_config: Any, event: str, item: Any = None, /, **kwargs: Any) -> 
 
 
 @contextlib.contextmanager
-def _quiet_mkdocs() -> Iterator[None]:
-    """MkDocs and its plugins log warnings meant for a build (nav, links): kept at debug."""
+def _quiet_mkdocs() -> Iterator[list[str]]:
+    """MkDocs and its plugins log what is meant for a build (nav, links, config errors): it
+    is collected (errors, for the run's warnings), not printed."""
     logger = logging.getLogger("mkdocs")
-    level = logger.level
+    level, propagate = logger.level, logger.propagate
+    errors: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            errors.append(record.getMessage())
+
+    handler = Collect(logging.ERROR)
+    logger.addHandler(handler)
     logger.setLevel(logging.ERROR)
+    logger.propagate = False
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     try:
-        yield
+        yield errors
     finally:
+        logger.removeHandler(handler)
         logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @contextlib.contextmanager
@@ -257,8 +279,12 @@ def render_pages(
     *,
     skip_plugins: Sequence[str] = (),
     inside: Callable[[Path], str],
+    extensions: Sequence[str] | None = None,
 ) -> RenderRun:
     """Render the pages whose vault path ``wanted`` accepts; every page's URL comes back.
+
+    ``extensions`` are the markdown extensions that load here (``Site.extensions``): the
+    others, already reported by ``load_site``, are left out, as the heading ids are.
 
     ``inside(path)`` says why a path may not be read ("" when it may): hooks outside the
     vault are refused. A site whose config or plugins fail gets no pages (the caller falls
@@ -271,27 +297,35 @@ def render_pages(
     except Exception as exc:  # noqa: BLE001 - the caller reports and reads the sources
         run.warnings.append((where, f"could not be read to render the site ({exc})"))
         return run
+    hooks = []
     for hook in inputs.hooks:
         outside = not (root / hook).resolve().is_relative_to(root.resolve())
         reason = "it is outside the vault" if outside else inside(root / hook)
+        if reason == MISSING:
+            # MkDocs would stop; the rest of the site still renders as it would with it.
+            run.warnings.append((where, f"hook {hook} does not exist: pages render without it"))
+            continue
         if reason:
             run.warnings.append(
                 (where, f"hook {hook} is not used: {reason}; pages are indexed from their sources")
             )
             return run
+        hooks.append(hook)
+    inputs = dataclasses.replace(inputs, hooks=tuple(hooks))
     run.fingerprint = fingerprint(root, config_file, inputs.hooks)
     # Hooks read files relative to where `mkdocs build` runs: the site's folder.
     with (
         _RENDER_LOCK,
         tempfile.TemporaryDirectory(prefix="kbqa-render-") as site_dir,
-        _quiet_mkdocs(),
+        _quiet_mkdocs() as logged,
         contextlib.chdir(root),
         _importable(root),
     ):
         try:
-            config, missing = _load(config_file, inputs, site_dir, skip_plugins)
+            config, missing = _load(config_file, inputs, site_dir, skip_plugins, extensions)
         except Exception as exc:  # noqa: BLE001 - config errors of the site's own build
-            run.warnings.append((where, f"MkDocs could not load it ({_short(exc)}); {_FALLBACK}"))
+            why = "; ".join(logged) or _short(exc)
+            run.warnings.append((where, f"MkDocs could not load it ({why}); {_FALLBACK}"))
             return run
         if missing:
             run.warnings.append(
@@ -357,14 +391,27 @@ def _short(exc: BaseException) -> str:
 
 
 def _load(
-    config_file: Path, inputs: SiteInputs, site_dir: str, skip: Sequence[str]
+    config_file: Path,
+    inputs: SiteInputs,
+    site_dir: str,
+    skip: Sequence[str],
+    extensions: Sequence[str] | None,
 ) -> tuple[Any, list[str]]:
     from mkdocs.config import config_options, load_config
 
     plugins, missing = _plugins_to_run(inputs.plugins, inputs.theme, skip)
+    overrides: dict[str, Any] = {
+        "plugins": plugins,
+        "hooks": list(inputs.hooks),
+        "watch": [],  # folders `mkdocs serve` watches: nothing to do with the pages
+        "site_dir": site_dir,
+        "strict": False,
+    }
+    if extensions is not None:
+        usable = set(extensions)
+        overrides["markdown_extensions"] = [e for e in inputs.extensions if _entry_key(e) in usable]
     # A hook edited since the last run is read again (MkDocs caches them per process).
     config_options.Hooks._load_hook.cache_clear()
-    overrides: dict[str, Any] = {"plugins": plugins, "site_dir": site_dir, "strict": False}
     config = load_config(config_file=str(config_file), **overrides)
     return config, missing
 

@@ -245,3 +245,21 @@ def test_zensical_builds_the_pages_kb_qa_indexes(tmp_path: Path) -> None:
     assert built == sorted(
         parity.html_path(site, Path("."), d).as_posix().removeprefix("./") for d in indexed
     )
+
+
+@pytest.mark.parametrize("name", ["sample_site", *parity.CORPORA])
+def test_index_matches_a_build_with_the_sites_hooks(name: str) -> None:
+    """``kb-qa index`` against a real ``mkdocs build`` that runs the site's own hooks and
+    installed plugins (mkdocs-material's docs: its shortcode and translation hooks, the blog
+    plugin's dated URLs): at least 99% of the rendered heading ids of content pages have a
+    chunk, no chunk anchor is missing from its built page, and every chunk URL was built."""
+    if name not in SITES:
+        pytest.skip(f"corpus {name} not found under {parity.corpora_dir()}")
+    result = parity.check_rendered(name, SITES[name])
+    assert result.pages > 0 and result.ids > 0, f"{name}: nothing was compared"
+    assert result.missing_anchor == [], f"{name}: chunk anchors the built pages lack"
+    assert sorted(set(result.missing_url)) == [], f"{name}: chunk URLs the build lacks"
+    assert result.percent >= (100.0 if name == "sample_site" else 99.0), (
+        f"{name}: {result.covered}/{result.ids} rendered ids have a chunk; "
+        f"without one: {result.uncovered[:20]}"
+    )
