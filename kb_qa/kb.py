@@ -156,6 +156,7 @@ class KnowledgeBase:
             phase.done("embedding")
 
             self.store.set_meta(writing="1")
+            self._remember_includes(site, docs, removed)
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
             self.store.set_meta(writing="0")
             phase.done("writing")
@@ -224,7 +225,7 @@ class KnowledgeBase:
     ) -> tuple[list[Document], list[FileRow]]:
         docs: list[Document] = []
         touched: list[FileRow] = []
-        stale_anchors = self._stale_anchor_paths(rendered)
+        stale_anchors = self._stale_anchor_paths(rendered) | self._stale_includes(site)
         boundary = vault.Boundary.of(self.settings)
         for info in files:
             row = known.get(info.path)
@@ -250,6 +251,28 @@ class KnowledgeBase:
                 continue
             docs.append(doc)
         return docs, touched
+
+    def _stale_includes(self, site: Site) -> set[str]:
+        """Pages that include a file (``--8<--``) changed since they were indexed."""
+        stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
+        return {
+            page
+            for page, deps in stored.items()
+            if any(render.stamp(site.root / dep) != tuple(stamp) for dep, stamp in deps.items())
+        }
+
+    def _remember_includes(
+        self, site: Site, docs: Sequence[Document], removed: Sequence[str]
+    ) -> None:
+        """Record the files each re-read page includes, with their size and time."""
+        stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
+        for path in [*removed, *(d.path for d in docs)]:
+            stored.pop(path, None)
+        for doc in docs:
+            deps = render.includes(doc.source, site)
+            if deps:
+                stored[doc.path] = {d: list(render.stamp(site.root / d)) for d in deps}
+        self.store.set_meta(includes=json.dumps(stored, sort_keys=True))
 
     def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
         """Paths whose indexed anchors or URL differ from the ones a real build rendered."""

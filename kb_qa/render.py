@@ -76,6 +76,8 @@ SKIPPED_PLUGINS = frozenset(
         "kb-qa",
     }
 )
+# Keeps snippet includes inside the vault (kb_qa/snippet_guard.py)
+GUARD = "kb_qa.snippet_guard"
 # One render at a time per process: it changes the working directory while it runs.
 _RENDER_LOCK = threading.Lock()
 _INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}|:::[ \t]*\S|///[ \t]*\S)", re.M)
@@ -407,9 +409,13 @@ def _load(
         "site_dir": site_dir,
         "strict": False,
     }
+    entries = list(inputs.extensions)
     if extensions is not None:
         usable = set(extensions)
-        overrides["markdown_extensions"] = [e for e in inputs.extensions if _entry_key(e) in usable]
+        entries = [e for e in entries if _entry_key(e) in usable]
+    if any(_entry_key(e) == "pymdownx.snippets" for e in entries):
+        entries.append({GUARD: {"root": str(config_file.parent)}})
+    overrides["markdown_extensions"] = entries
     # A hook edited since the last run is read again (MkDocs caches them per process).
     config_options.Hooks._load_hook.cache_clear()
     config = load_config(config_file=str(config_file), **overrides)
@@ -459,6 +465,50 @@ def transformed(source: str, markdown: str) -> bool:
     ``markdown`` after on_page_markdown), or pulls in text through an include or a block
     directive (snippets, mkdocstrings, mkdocs-click) that only the HTML shows."""
     return markdown != source or bool(_INCLUDE.search(markdown))
+
+
+# --- what a page includes -----------------------------------------------------------------
+
+# ``--8<-- "file.md"`` (inline) and a block of file names between two ``--8<--`` lines; a
+# leading ``;`` escapes it. A name may end in ``:5:10`` (lines) or ``:section``.
+_SNIPPET_INLINE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(["'])(.+?)\1""", re.M)
+_SNIPPET_BLOCK = re.compile(
+    r"^[ \t]*-{1,}8<-{1,}[ \t]*\n(.*?)^[ \t]*-{1,}8<-{1,}[ \t]*$", re.M | re.S
+)
+
+
+def includes(markdown: str, site: Site) -> list[str]:
+    """The vault files a page pulls in with ``pymdownx.snippets`` (and the site's
+    ``auto_append`` files), vault-relative; a page whose includes change is rendered again."""
+    config = site.extension_configs.get("pymdownx.snippets")
+    if config is None:
+        return []
+    names = [m.group(2) for m in _SNIPPET_INLINE.finditer(markdown)]
+    for block in _SNIPPET_BLOCK.findall(markdown):
+        names += [line.strip() for line in block.splitlines() if line.strip()]
+    names += [str(n) for n in config.get("auto_append") or []]
+    bases = [Path(b) for b in config.get("base_path") or [site.root]]
+    root = site.root.resolve()
+    found: set[str] = set()
+    for name in names:
+        if name.startswith(";") or "://" in name:
+            continue
+        name = re.sub(r"(:-?\d*)+$|:[A-Za-z_][\w-]*$", "", name)
+        for base in bases:
+            path = (base / name).resolve()
+            if path.is_file() and path.is_relative_to(root):
+                found.add(path.relative_to(root).as_posix())
+                break
+    return sorted(found)
+
+
+def stamp(path: Path) -> tuple[int, int]:
+    """A file's (modification time in ns, size), (0, -1) when it is gone."""
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, -1)
+    return (st.st_mtime_ns, st.st_size)
 
 
 # --- chunks of a rendered page ------------------------------------------------------------

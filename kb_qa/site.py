@@ -221,6 +221,10 @@ def _set_extensions(
             )
             continue
         usable.append(name)
+    if "pymdownx.snippets" in usable:
+        # Includes are read only from inside the vault (kb_qa/snippet_guard.py).
+        usable.append("kb_qa.snippet_guard")
+        configs["kb_qa.snippet_guard"] = {"root": str(root)}
     site.extensions = usable
     site.extension_configs = {n: configs[n] for n in usable if n in configs}
 

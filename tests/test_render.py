@@ -505,3 +505,62 @@ def test_skip_plugins_skips_a_plugin_by_name(make_vault: Callable[..., Path], kb
     assert "minify" in render.SKIPPED_PLUGINS  # (not installed here either: never asked for)
     report = kb(vault, skip_plugins=("not-a-real-plugin-xyz",)).index()
     assert report.warnings == []
+
+
+# includes, the vault boundary, a config MkDocs rejects -------------------------------------
+
+
+def test_editing_an_included_file_renders_the_page_again(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(dict(SNIPPET_SITE), name="snippet-edit")
+    instance = kb(vault)
+    instance.index()
+    again = instance.index()
+    assert again.changed_files == 0 and "rendering" not in again.phases
+    part = vault / "includes" / "part.md"
+    part.write_text("## Included part\n\nNow the echidna lives here.\n", encoding="utf-8")
+    report = instance.index()
+    assert report.changed_files == 1  # docs/guide.md, whose own file did not change
+    text = " ".join(c.text for c in instance.store.chunks())
+    assert "echidna" in text and "numbat" not in text
+
+
+@pytest.mark.parametrize("render_site", [True, False])
+def test_a_snippet_that_leads_outside_the_vault_is_not_included(
+    tmp_path: Path, kb: KB, render_site: bool
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("## Secret\n\nThe outside-only-axolotl password.\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    (vault / "docs" / "snippets").mkdir(parents=True)
+    (vault / "docs" / "snippets" / "leak.md").symlink_to(secret)
+    (vault / "mkdocs.yml").write_text(
+        "site_name: Leak\nmarkdown_extensions:\n  - pymdownx.snippets:\n"
+        "      base_path: [docs/snippets, /]\n",
+        encoding="utf-8",
+    )
+    (vault / "docs" / "index.md").write_text(
+        f'# Home\n\nOur words.\n\n--8<-- "leak.md"\n\n--8<-- "{secret}"\n', encoding="utf-8"
+    )
+    instance = kb(vault, render=render_site)
+    instance.index()
+    chunks = instance.store.chunks()
+    assert chunks and all("axolotl" not in c.text and "Secret" not in c.heading for c in chunks)
+    assert {c.anchor for c in chunks} == {"home"}
+
+
+def test_a_config_mkdocs_rejects_is_reported_in_its_words(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: Bad\nuse_directory_urls: maybe\n",
+            "docs/index.md": "# Home\n\n## Part\n\nText.\n",
+        }
+    )
+    report = kb(vault).index()
+    said = [w for w in warnings_text(report) if "MkDocs could not load it" in w]
+    assert len(said) == 1 and "use_directory_urls" in said[0], report.warnings
+    assert "indexed from their Markdown sources" in said[0]
+    assert report.chunks == 2 and not report.skipped
