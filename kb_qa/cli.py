@@ -19,7 +19,7 @@ from typing import Any
 
 from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
-from kb_qa.types import IndexReport
+from kb_qa.types import Chunk, IndexReport
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -288,9 +288,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             c = hit.chunk
             snippet = " ".join(c.text.split())[:200]
             print(f"{n:>2}. {_safe(' > '.join(c.heading_path))}")
-            print(
-                f"    {_safe(kb.url(c))}  ({_safe(c.path)}:{c.line_start}, score {hit.score:.4f})"
-            )
+            print(f"    {_safe(kb.url(c))}  ({_safe(_place(c))}, score {hit.score:.4f})")
             print(f"    {_safe(snippet)}")
     finally:
         kb.close()
@@ -359,7 +357,7 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
         place = _link(c.url, c.url, tty)
     else:  # a file (or a site without site_url): link the file, show path:line
         target = (kb.settings.vault / c.path).resolve().as_uri()
-        place = _link(target, f"{c.path}:{c.line_start}", tty)
+        place = _link(target, _place(c), tty)
     return f"[{c.number}] {_safe(where)}\n    {place}"
 
 
@@ -648,6 +646,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _place(chunk: Chunk) -> str:
+    """``path:line``, or the path alone for text a site generated (no line in the file)."""
+    return f"{chunk.path}:{chunk.line_start}" if chunk.line_start else chunk.path
 
 
 if __name__ == "__main__":

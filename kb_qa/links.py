@@ -17,10 +17,12 @@ def link(chunk: Chunk, style: str, *, vault: Path, site_url: str = "") -> str:
         base = site_url.rstrip("/") + "/" if site_url else ""
         return base + chunk.link
     absolute = (vault / chunk.path).resolve()
+    # Text a site generated (mkdocstrings, an include) has no line in the file: the file.
+    line = f":{chunk.line_start}" if chunk.line_start else ""
     if style == "file":
-        return f"{absolute}:{chunk.line_start}"
+        return f"{absolute}{line}"
     if style == "vscode":
-        return f"vscode://file{quote(absolute.as_posix())}:{chunk.line_start}"
+        return f"vscode://file{quote(absolute.as_posix())}{line}"
     if style == "obsidian":
         note = chunk.path.rsplit(".", 1)[0]
         return f"obsidian://open?vault={quote(vault.resolve().name)}&file={quote(note)}"
