@@ -147,6 +147,7 @@ class SiteInputs:
     plugins: tuple[tuple[str, object], ...]  # (name, options) as written
     theme: str
     extensions: tuple[object, ...] = ()  # markdown_extensions entries as written
+    theme_options: dict[str, object] | None = None  # ``theme:`` when it is a mapping
 
 
 def site_inputs(config_file: Path) -> SiteInputs:
@@ -161,6 +162,7 @@ def site_inputs(config_file: Path) -> SiteInputs:
         plugins=tuple(_plugin_entries(config.get("plugins"))),
         theme=str(theme_name or ""),
         extensions=tuple(config.get("markdown_extensions") or []),
+        theme_options=dict(theme) if isinstance(theme, dict) else None,
     )
 
 
@@ -324,7 +326,8 @@ def render_pages(
         _importable(root),
     ):
         try:
-            config, missing = _load(config_file, inputs, site_dir, skip_plugins, extensions)
+            config, missing, notes = _load(config_file, inputs, site_dir, skip_plugins, extensions)
+            run.warnings += [(where, note) for note in notes]
         except Exception as exc:  # noqa: BLE001 - config errors of the site's own build
             why = "; ".join(logged) or _short(exc)
             run.warnings.append((where, f"MkDocs could not load it ({why}); {_FALLBACK}"))
@@ -398,17 +401,25 @@ def _load(
     site_dir: str,
     skip: Sequence[str],
     extensions: Sequence[str] | None,
-) -> tuple[Any, list[str]]:
+) -> tuple[Any, list[str], list[str]]:
+    """The MkDocs config to render with: (config, plugins not installed, notes of what was
+    left out)."""
     from mkdocs.config import config_options, load_config
 
+    notes: list[str] = []
     plugins, missing = _plugins_to_run(inputs.plugins, inputs.theme, skip)
     overrides: dict[str, Any] = {
         "plugins": plugins,
         "hooks": list(inputs.hooks),
         "watch": [],  # folders `mkdocs serve` watches: nothing to do with the pages
-        "site_dir": site_dir,
-        "strict": False,
     }
+    theme = inputs.theme_options
+    custom = theme.get("custom_dir") if theme else None
+    if theme and custom and not (config_file.parent / str(custom)).is_dir():
+        # Templates shape the built pages around the content, never the content itself.
+        overrides["theme"] = {k: v for k, v in theme.items() if k != "custom_dir"}
+        notes.append(f"theme custom_dir {custom} does not exist: pages render without it")
+    overrides |= {"site_dir": site_dir, "strict": False}
     entries = list(inputs.extensions)
     if extensions is not None:
         usable = set(extensions)
@@ -419,7 +430,7 @@ def _load(
     # A hook edited since the last run is read again (MkDocs caches them per process).
     config_options.Hooks._load_hook.cache_clear()
     config = load_config(config_file=str(config_file), **overrides)
-    return config, missing
+    return config, missing, notes
 
 
 def _site_events(config: Any) -> tuple[Any, Any]:
