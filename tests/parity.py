@@ -687,6 +687,11 @@ def format_table(results: Iterable[SiteResult]) -> str:
                 f"{r.build_seconds:.1f}",
             )
         )
+    return aligned(rows)
+
+
+def aligned(rows: list[tuple[str, ...]]) -> str:
+    """Rows as a plain-text table: the first column left-aligned, the others right."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -788,8 +793,4 @@ def format_rendered(results: Iterable[RenderedResult]) -> str:
                 str(len(set(r.missing_url))),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])])
-        for row in rows
-    )
+    return aligned(rows)
