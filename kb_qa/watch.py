@@ -58,7 +58,8 @@ def relevant(path: str, is_directory: bool) -> bool:
         return not name.startswith(".")
     if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
         return False  # editor swap/backup/probe files
-    return name.lower().endswith(MARKDOWN_SUFFIXES) or name in CONFIG_FILES
+    # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render
+    return name.lower().endswith((*MARKDOWN_SUFFIXES, ".py")) or name in CONFIG_FILES
 
 
 class _Recorder(FileSystemEventHandler):

@@ -100,6 +100,8 @@ def test_swap_and_backup_files_ignored() -> None:
     assert not relevant("/v/4913", False)
     assert relevant("/v/alpha.md", False)
     assert relevant("/v/mkdocs.yml", False)
+    assert relevant("/v/hooks/shortcodes.py", False)  # a hook: pages render differently
+    assert not relevant("/v/.kb-qa/manifest.sqlite3", False)
     assert relevant("/v/notes", True)
 
 
