@@ -12,23 +12,21 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 import yaml
+from test_render import HOOK  # tests/ is on sys.path under pytest
 from uvicorn_thread import UvicornThread
 from widget_stack import (
     CHROMIUM,
     MARK_IN_VIEW,
     MARKS_TEXT,
-    _Files,
-    _QuietFiles,
     ask,
     open_page,
+    serve_folder,
     settle,
     shot,
 )
@@ -40,17 +38,6 @@ if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
 
-HOOK = """\
-import re
-
-
-def on_page_markdown(markdown, *, page, config, files):
-    return re.sub(
-        r"<!-- md:setting (\\S+) -->",
-        lambda m: f"`{m.group(1).split('.')[-1]}` {{ #{m.group(1)} }}",
-        markdown,
-    )
-"""
 PAGES = {
     "docs/index.md": "# Home\n\nWelcome to the marsupial handbook.\n",
     "docs/settings.md": (
@@ -63,7 +50,7 @@ PAGES = {
         "## Feeding schedule\n\n"
         "Feed the quokka twice a day, at dawn and at dusk, with fresh leaves.\n"
     ),
-    "hooks/shortcodes.py": HOOK,
+    "hooks/shortcodes.py": HOOK,  # `<!-- md:setting a.b -->` -> `b` { #a.b }
 }
 
 
@@ -78,9 +65,7 @@ def rendered_site(
         (vault / name).write_text(text, encoding="utf-8")
     site_dir = tmp / "site"
     site_dir.mkdir()
-    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(site_dir)))
-    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
-    origin = f"http://127.0.0.1:{files.server_address[1]}"
+    origin, files = serve_folder(site_dir)
     config: dict[str, Any] = {
         "site_name": "Marsupials",
         "site_url": origin + "/",

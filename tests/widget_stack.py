@@ -127,6 +127,13 @@ class _Files(ThreadingHTTPServer):
         pass  # the browser drops connections it no longer needs
 
 
+def serve_folder(folder: Path) -> tuple[str, _Files]:
+    """A static file server for ``folder`` on a free loopback port: (origin, server)."""
+    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(folder)))
+    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
+    return f"http://127.0.0.1:{files.server_address[1]}", files
+
+
 @dataclass
 class Stack:
     site: str  # the static site's origin, e.g. http://127.0.0.1:PORT
@@ -143,9 +150,7 @@ def stack(
     shutil.copytree(ROOT / "sample_site", vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
     site_dir = tmp / "site"
     site_dir.mkdir()
-    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(site_dir)))
-    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
-    origin = f"http://127.0.0.1:{files.server_address[1]}"
+    origin, files = serve_folder(site_dir)
 
     # The site is built for where it is served, as `mkdocs serve` does: Material's instant
     # navigation only handles links whose host and port match the sitemap's URLs.
