@@ -104,18 +104,13 @@ def rendered_site(
 
 
 @pytest.fixture
-def page(rendered_site: str) -> Iterator[Any]:
-    from browser import CHROMIUM_ARGS
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.set_default_timeout(15_000)
-        context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda r: r.abort())
-        yield context.new_page()
-        browser.close()
+def page(browser: Any, rendered_site: str) -> Iterator[Any]:
+    """A page in the session's Chromium (``widget_stack.browser``); nothing leaves loopback."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(15_000)
+    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda r: r.abort())
+    yield context.new_page()
+    context.close()
 
 
 @pytest.mark.parametrize(
