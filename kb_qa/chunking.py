@@ -102,7 +102,7 @@ def chunk_document(
         # Front-matter aliases are other names of the page: make them findable.
         first = chunks[0]
         context = f"{aliases}\n{first.context}" if first.context else aliases
-        chunks[0] = _with_hash(dataclasses.replace(first, context=context))
+        chunks[0] = with_hash(dataclasses.replace(first, context=context))
     return chunks
 
 
@@ -291,10 +291,10 @@ def _make_chunk(
         piece=piece,
         context=context,
     )
-    return _with_hash(chunk)
+    return with_hash(chunk)
 
 
-def _with_hash(chunk: Chunk) -> Chunk:
+def with_hash(chunk: Chunk) -> Chunk:
     """The chunk with its content hash (indexed text and address) filled in."""
     digest = hashlib.sha1(f"{chunk.index_text}\0{chunk.link}".encode()).hexdigest()
     return dataclasses.replace(chunk, hash=digest)
