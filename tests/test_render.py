@@ -564,3 +564,32 @@ def test_a_config_mkdocs_rejects_is_reported_in_its_words(
     assert len(said) == 1 and "use_directory_urls" in said[0], report.warnings
     assert "indexed from their Markdown sources" in said[0]
     assert report.chunks == 2 and not report.skipped
+
+
+def test_headings_after_numbered_code_are_all_chunked(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Pygments' line numbers are a table beside the code: converted as they are, the code
+    became a table cell (and on Material's code-blocks page, inside a list, a code fence that
+    swallowed the six headings after it). The page takes the HTML route (a heading inside
+    an admonition)."""
+    page = (
+        "# Code\n\n"
+        '``` py linenums="1"\ndef f():\n    return 1\n```\n\n'
+        "## After the code\n\nText after.\n\n"
+        '!!! note "In a note"\n\n    ### Inside the note\n\n    Noted.\n\n'
+        "## Last\n\nThe end.\n"
+    )
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: C\nmarkdown_extensions:\n  - admonition\n"
+            "  - pymdownx.highlight\n  - pymdownx.superfences\n",
+            "docs/index.md": page,
+        }
+    )
+    instance = kb(vault)
+    instance.index()
+    anchors_ = [c.anchor for c in instance.store.chunks() if c.piece == 0]
+    assert anchors_ == ["code", "after-the-code", "inside-the-note", "last"]
+    [code] = [c for c in instance.store.chunks() if c.anchor == "code"]
+    assert "return 1" in code.text and "|" not in code.text  # the code, not a table of it
