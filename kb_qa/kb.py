@@ -253,12 +253,22 @@ class KnowledgeBase:
         return docs, touched
 
     def _stale_includes(self, site: Site) -> set[str]:
-        """Pages that include a file (``--8<--``) changed since they were indexed."""
+        """Pages that include a file (``--8<--``) changed since they were indexed, and pages
+        with sections generated from code (``:::``) when the vault's Python files changed."""
         stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
+        code: tuple[int, int] | None = None
+
+        def changed(dep: str, stamp: list[int]) -> bool:
+            nonlocal code
+            if dep == render.PYTHON_FILES:
+                code = code or render.python_stamp(site.root)
+                return code != tuple(stamp)
+            return render.stamp(site.root / dep) != tuple(stamp)
+
         return {
             page
             for page, deps in stored.items()
-            if any(render.stamp(site.root / dep) != tuple(stamp) for dep, stamp in deps.items())
+            if any(changed(dep, stamp) for dep, stamp in deps.items())
         }
 
     def _remember_includes(
@@ -268,10 +278,15 @@ class KnowledgeBase:
         stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
         for path in [*removed, *(d.path for d in docs)]:
             stored.pop(path, None)
+        rendered = render.config_file(site, self.settings) is not None
+        code: tuple[int, int] | None = None
         for doc in docs:
-            deps = render.includes(doc.source, site)
+            deps = {d: list(render.stamp(site.root / d)) for d in render.includes(doc.source, site)}
+            if rendered and render.generates_from_code(doc.source):
+                code = code or render.python_stamp(site.root)
+                deps[render.PYTHON_FILES] = list(code)
             if deps:
-                stored[doc.path] = {d: list(render.stamp(site.root / d)) for d in deps}
+                stored[doc.path] = deps
         self.store.set_meta(includes=json.dumps(stored, sort_keys=True))
 
     def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:

@@ -509,6 +509,40 @@ def includes(markdown: str, site: Site) -> list[str]:
     return sorted(found)
 
 
+# A page's dependency on the vault's Python code (see ``python_stamp``)
+PYTHON_FILES = "*.py"
+_DIRECTIVE = re.compile(r"^[ \t]*:::[ \t]*\S", re.M)
+# Folders of installed packages and build output, not the project's own code
+_NOT_CODE = frozenset({"site-packages", "node_modules", "__pycache__", "venv", "env", "site"})
+
+
+def generates_from_code(markdown: str) -> bool:
+    """Whether a page has a block directive that writes sections from code (mkdocstrings'
+    ``::: package.module``, ``::: mkdocs-click``)."""
+    return bool(_DIRECTIVE.search(markdown))
+
+
+def python_stamp(root: Path) -> tuple[int, int]:
+    """(newest modification time in ns, count) of the vault's Python files: pages whose
+    sections are generated from code render again when it changes. Hidden folders,
+    virtual environments and installed packages are not the project's code."""
+    newest, count = 0, 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and d not in _NOT_CODE
+            and not (Path(dirpath) / d / "pyvenv.cfg").exists()
+        ]
+        for name in filenames:
+            if name.endswith(".py"):
+                with contextlib.suppress(OSError):
+                    newest = max(newest, (Path(dirpath) / name).stat().st_mtime_ns)
+                    count += 1
+    return (newest, count)
+
+
 def stamp(path: Path) -> tuple[int, int]:
     """A file's (modification time in ns, size), (0, -1) when it is gone."""
     try:

@@ -593,3 +593,26 @@ def test_headings_after_numbered_code_are_all_chunked(
     assert anchors_ == ["code", "after-the-code", "inside-the-note", "last"]
     [code] = [c for c in instance.store.chunks() if c.anchor == "code"]
     assert "return 1" in code.text and "|" not in code.text  # the code, not a table of it
+
+
+def test_editing_documented_code_renders_its_api_page_again(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A page of sections mkdocstrings generates depends on the vault's Python files: a
+    docstring edit shows up in the next run (``kb-qa watch`` starts one on a .py save)."""
+    vault = make_vault(dict(DOCSTRING_SITE), name="docstring-edit")
+    instance = kb(vault)
+    instance.index()
+    again = instance.index()
+    assert again.changed_files == 0 and "rendering" not in again.phases
+    module = vault / "src" / "tinymod.py"
+    module.write_text(
+        module.read_text(encoding="utf-8").replace("politely", "with a wombat hat"),
+        encoding="utf-8",
+    )
+    report = instance.index()
+    assert report.changed_files == 1  # docs/api.md, whose own file did not change
+    text = " ".join(c.text for c in chunks_of(instance, "docs/api.md"))
+    assert "wombat hat" in text and "politely" not in text
+    # Pages without generated sections do not depend on the code.
+    assert instance.index().changed_files == 0
