@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import logging
@@ -77,6 +78,55 @@ _PINNED: contextvars.ContextVar[tuple[int, _Loaded] | None] = contextvars.Contex
 )
 
 
+@dataclass
+class _Includes:
+    """The files each page pulls in, as the manifest remembers them with their time and
+    size: ``--8<--`` includes, and ``render.PYTHON_FILES`` (the vault's Python code) for a
+    page with sections generated from code. A page whose files changed renders again."""
+
+    root: Path
+    stored: dict[str, dict[str, list[int]]]
+
+    @classmethod
+    def load(cls, store: Store, root: Path) -> _Includes:
+        return cls(root, json.loads(store.meta("includes") or "{}"))
+
+    @functools.cached_property
+    def code(self) -> tuple[int, int]:
+        """The vault's Python files, stamped once per run (before any page is rendered)."""
+        return render.python_stamp(self.root)
+
+    def _stamp(self, dep: str) -> list[int]:
+        return list(self.code if dep == render.PYTHON_FILES else render.stamp(self.root / dep))
+
+    def stale(self) -> set[str]:
+        """Pages one of whose files changed since they were indexed."""
+        return {
+            page
+            for page, deps in self.stored.items()
+            if any(self._stamp(dep) != stamp for dep, stamp in deps.items())
+        }
+
+    def update(
+        self, site: Site, docs: Sequence[Document], removed: Sequence[str], rendering: bool
+    ) -> bool:
+        """Record the files of each re-read page (and forget removed ones); whether anything
+        changed, so that a run that read nothing writes nothing."""
+        before = self.dumps()
+        for path in [*removed, *(d.path for d in docs)]:
+            self.stored.pop(path, None)
+        for doc in docs:
+            deps = render.includes(doc.source, site)
+            if rendering and render.generates_from_code(doc.source):
+                deps.append(render.PYTHON_FILES)
+            if deps:
+                self.stored[doc.path] = {d: self._stamp(d) for d in deps}
+        return self.dumps() != before
+
+    def dumps(self) -> str:
+        return json.dumps(self.stored, sort_keys=True)
+
+
 class KnowledgeBase:
     """A vault, its index, and search over it."""
 
@@ -140,7 +190,8 @@ class KnowledgeBase:
             current = {f.path for f in files}
             removed = [p for p in known if p not in current]
 
-            docs, touched = self._read_changed(site, files, known, report, rendered or {})
+            includes = _Includes.load(self.store, site.root)
+            docs, touched = self._read_changed(site, files, known, report, rendered or {}, includes)
             phase = _Phases(report.phases, started)
             phase.done("reading")
             pages = dict(rendered) if rendered is not None else self._render(site, docs, report)
@@ -156,7 +207,9 @@ class KnowledgeBase:
             phase.done("embedding")
 
             self.store.set_meta(writing="1")
-            self._remember_includes(site, docs, removed)
+            rendering = render.config_file(site, self.settings) is not None
+            if includes.update(site, docs, removed, rendering):
+                self.store.set_meta(includes=includes.dumps())
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
             self.store.set_meta(writing="0")
             phase.done("writing")
@@ -222,10 +275,11 @@ class KnowledgeBase:
         known: dict[str, FileRow],
         report: IndexReport,
         rendered: Mapping[str, RenderedPage],
+        includes: _Includes,
     ) -> tuple[list[Document], list[FileRow]]:
         docs: list[Document] = []
         touched: list[FileRow] = []
-        stale_anchors = self._stale_anchor_paths(rendered) | self._stale_includes(site)
+        stale_anchors = self._stale_anchor_paths(rendered) | includes.stale()
         boundary = vault.Boundary.of(self.settings)
         for info in files:
             row = known.get(info.path)
@@ -251,43 +305,6 @@ class KnowledgeBase:
                 continue
             docs.append(doc)
         return docs, touched
-
-    def _stale_includes(self, site: Site) -> set[str]:
-        """Pages that include a file (``--8<--``) changed since they were indexed, and pages
-        with sections generated from code (``:::``) when the vault's Python files changed."""
-        stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
-        code: tuple[int, int] | None = None
-
-        def changed(dep: str, stamp: list[int]) -> bool:
-            nonlocal code
-            if dep == render.PYTHON_FILES:
-                code = code or render.python_stamp(site.root)
-                return code != tuple(stamp)
-            return render.stamp(site.root / dep) != tuple(stamp)
-
-        return {
-            page
-            for page, deps in stored.items()
-            if any(changed(dep, stamp) for dep, stamp in deps.items())
-        }
-
-    def _remember_includes(
-        self, site: Site, docs: Sequence[Document], removed: Sequence[str]
-    ) -> None:
-        """Record the files each re-read page includes, with their size and time."""
-        stored: dict[str, dict[str, list[int]]] = json.loads(self.store.meta("includes") or "{}")
-        for path in [*removed, *(d.path for d in docs)]:
-            stored.pop(path, None)
-        rendered = render.config_file(site, self.settings) is not None
-        code: tuple[int, int] | None = None
-        for doc in docs:
-            deps = {d: list(render.stamp(site.root / d)) for d in render.includes(doc.source, site)}
-            if rendered and render.generates_from_code(doc.source):
-                code = code or render.python_stamp(site.root)
-                deps[render.PYTHON_FILES] = list(code)
-            if deps:
-                stored[doc.path] = deps
-        self.store.set_meta(includes=json.dumps(stored, sort_keys=True))
 
     def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
         """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
