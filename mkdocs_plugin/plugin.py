@@ -56,7 +56,6 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
     def __init__(self) -> None:
         self.command = "build"
         self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
-        self._sources: dict[str, str] = {}  # Markdown as the first plugin saw it
         self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
         self._site_url = ""
@@ -94,7 +93,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
                 # the site_url of mkdocs.yml, and that is the prefix its citations carry.
                 self._site_url = self._api.kb.store.meta("site_url") or self._site_url
-        self._pages, self._sources = {}, {}
+        self._pages = {}
         return config
 
     def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
@@ -140,13 +139,6 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             )
         return str(self._api.url)
 
-    def on_page_markdown(
-        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Any
-    ) -> str | None:
-        if self.config.enabled and self.config.index_on_build:
-            self._sources[page.file.src_uri] = markdown
-        return markdown
-
     def on_page_context(
         self, context: dict[str, Any], /, *, page: Page, config: MkDocsConfig, nav: Any
     ) -> dict[str, Any] | None:
@@ -158,9 +150,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 url=page.url,
                 title=str(page.title or ""),
                 html=page.content or "",
-                transformed=render.transformed(
-                    self._sources.get(page.file.src_uri, ""), page.markdown or ""
-                ),
+                transformed=render.transformed(_source(page), page.markdown or ""),
             )
         return context
 
@@ -260,3 +250,14 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if self._api is not None:
             self._api.stop()
             self._api = None
+
+
+def _source(page: Page) -> str:
+    """The page's Markdown as ``read_source`` gets it from its file, before any plugin or
+    hook changed it (whatever their order); "" when the file cannot be read again."""
+    from mkdocs.utils import meta
+
+    try:
+        return meta.get_data(page.file.content_string)[0]
+    except (OSError, ValueError):
+        return ""

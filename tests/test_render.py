@@ -616,3 +616,24 @@ def test_editing_documented_code_renders_its_api_page_again(
     assert "wombat hat" in text and "politely" not in text
     # Pages without generated sections do not depend on the code.
     assert instance.index().changed_files == 0
+
+
+def test_index_on_build_sees_the_markdown_before_any_plugin_changed_it(
+    tmp_path: Path,
+    write_files: WriteFiles,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    """A hook (or plugin) that runs before kb-qa's own on_page_markdown (a higher event
+    priority) still counts as a change: the page is chunked from what it rendered."""
+    files = dict(HOOK_SITE)
+    files["hooks/shortcodes.py"] = HOOK.replace(
+        "import re\n", "import re\n\nfrom mkdocs.plugins import event_priority\n"
+    ).replace("def on_page_markdown", "@event_priority(90)\ndef on_page_markdown")
+    files["mkdocs.yml"] += "plugins:\n  - search\n  - kb-qa:\n      index_on_build: true\n"
+    vault = write_files(tmp_path / "vault", files)
+    mkdocs_build(vault, tmp_path / "site", env=cli_env())
+    with KnowledgeBase(vault, embed_model="hash") as instance:
+        chunks = chunks_of(instance, "docs/index.md")
+        [lang] = by_anchor(chunks, "config.lang")
+        assert "md:setting" not in " ".join(c.text for c in chunks), [c.text for c in chunks]
+        assert "wombat" in lang.text
