@@ -42,7 +42,7 @@ from kb_qa import anchors
 from kb_qa.settings import Settings
 from kb_qa.site import Site, read_config
 from kb_qa.types import Chunk, Document, Outline
-from kb_qa.vault import MISSING
+from kb_qa.vault import MISSING, SKIP_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -513,7 +513,7 @@ def includes(markdown: str, site: Site) -> list[str]:
 PYTHON_FILES = "*.py"
 _DIRECTIVE = re.compile(r"^[ \t]*:::[ \t]*\S", re.M)
 # Folders of installed packages and build output, not the project's own code
-_NOT_CODE = frozenset({"site-packages", "node_modules", "__pycache__", "venv", "env", "site"})
+_NOT_CODE = SKIP_DIRS | {"site-packages", "venv", "env", "site"}
 
 
 def generates_from_code(markdown: str) -> bool:

@@ -223,7 +223,8 @@ def offline_config(
             name = item[0] if isinstance(plugins, dict) else _entry_name(item)
             if name is None or _plugin_usable(name, theme_name):
                 missing = _plugin_missing_files(name, item, root, config) if name else ""
-                if missing and hooks and _stub_authors(root, config, missing):
+                if missing and hooks:
+                    _stub_authors(root, config, missing)
                     removed.append(f"{missing} (missing; stubbed with the posts' authors)")
                     missing = ""
                 if not missing:
@@ -250,7 +251,7 @@ def offline_config(
 _AUTHORS = re.compile(r"^authors:[ \t]*\n((?:[ \t]*-[ \t]*\S+[ \t]*\n)+)", re.M)
 
 
-def _stub_authors(root: Path, config: dict[str, Any], authors_file: str) -> bool:
+def _stub_authors(root: Path, config: dict[str, Any], authors_file: str) -> None:
     """Write the blog's authors file the corpus lacks, naming every author its posts name
     (the authors' names and avatars change no heading id or URL)."""
     docs = root / str(config.get("docs_dir") or "docs")
@@ -262,7 +263,6 @@ def _stub_authors(root: Path, config: dict[str, Any], authors_file: str) -> bool
     authors = {n: {"name": n, "description": "", "avatar": ""} for n in sorted(names)}
     (docs / authors_file).parent.mkdir(parents=True, exist_ok=True)
     (docs / authors_file).write_text(yaml.safe_dump({"authors": authors}), encoding="utf-8")
-    return True
 
 
 _FRONT_TEMPLATE = re.compile(

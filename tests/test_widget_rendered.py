@@ -25,6 +25,7 @@ from widget_stack import (
     MARK_IN_VIEW,
     MARKS_TEXT,
     ask,
+    loopback_context,
     open_page,
     serve_folder,
     settle,
@@ -106,9 +107,7 @@ def rendered_site(
 @pytest.fixture
 def page(browser: Any, rendered_site: str) -> Iterator[Any]:
     """A page in the session's Chromium (``widget_stack.browser``); nothing leaves loopback."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(15_000)
-    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda r: r.abort())
+    context = loopback_context(browser)
     yield context.new_page()
     context.close()
 

@@ -12,11 +12,9 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +30,10 @@ from widget_stack import (
     MARKS,
     MARKS_TEXT,
     ScriptedLLM,
-    _Files,
-    _QuietFiles,
     ask,
+    loopback_context,
     open_page,
+    serve_folder,
     sync_api,
 )
 
@@ -63,9 +61,7 @@ def zensical_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zensica
     shutil.copytree(ROOT / "sample_site" / "docs", vault / "docs")
     site_dir = vault / "site"
     site_dir.mkdir()
-    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(site_dir)))
-    threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
-    origin = f"http://127.0.0.1:{files.server_address[1]}"
+    origin, files = serve_folder(site_dir)
     # Built for where it is served: instant navigation handles the sitemap's URLs only.
     config = tomlkit.parse(
         (ROOT / "tests" / "sites" / "sample_site.zensical.toml").read_text(encoding="utf-8")
@@ -112,9 +108,7 @@ def zensical_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zensica
 
 @pytest.fixture
 def zpage(browser: Any, zensical_stack: ZensicalStack) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(15_000)
-    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
+    context = loopback_context(browser)
     zensical_stack.llm.template = ""
     zensical_stack.llm.missing = []
     zensical_stack.llm.reset()

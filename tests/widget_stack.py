@@ -218,17 +218,29 @@ def browser() -> Iterator[Any]:
         instance.close()
 
 
+def loopback_context(
+    browser: Any, outside: Callable[[Any], None] | None = None, **options: Any
+) -> Any:
+    """A browser context as the widget tests use it: 1280×800 unless ``options`` say
+    otherwise, 15 s timeouts, and nothing may leave the machine: every request off loopback
+    is aborted (by ``outside``, which records it, when given)."""
+    options.setdefault("viewport", {"width": 1280, "height": 800})
+    context = browser.new_context(**options)
+    context.set_default_timeout(15_000)
+    context.route(
+        re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), outside or (lambda route: route.abort())
+    )
+    return context
+
+
 @pytest.fixture
 def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
     contexts: list[Any] = []
 
     def make(**options: Any) -> Any:
-        options.setdefault("viewport", {"width": 1280, "height": 800})
-        context = browser.new_context(**options)
-        context.set_default_timeout(15_000)
-        # Nothing may leave the machine. The theme's own outside requests (web fonts, the
-        # repository's stars) are expected; the widget must add none.
-        context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), outside)
+        # The theme's own outside requests (web fonts, the repository's stars) are
+        # expected; the widget must add none.
+        context = loopback_context(browser, outside, **options)
         contexts.append(context)
         return context.new_page()
 
