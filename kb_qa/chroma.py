@@ -145,20 +145,26 @@ class Collection:
         """Replace the workspace record (the writer's last step after changing records)."""
         self.chroma(lambda col: col.modify(metadata=record.metadata()))
 
-    def chunks(self) -> tuple[list[Chunk], dict[str, str]]:
-        """Every chunk in the collection in path and document order, and each page's title."""
+    def chunks(self) -> tuple[list[Chunk], dict[str, str], dict[str, np.ndarray]]:
+        """Every chunk in the collection in path and document order, each page's title, and
+        each chunk's vector by id."""
         found: list[tuple[str, int, Chunk]] = []
         titles: dict[str, str] = {}
+        vectors: dict[str, np.ndarray] = {}
         offset = 0
         while True:
             page = self.chroma(
                 lambda col, offset=offset: col.get(
-                    include=["documents", "metadatas"], limit=READ_BATCH, offset=offset
+                    include=["documents", "metadatas", "embeddings"],
+                    limit=READ_BATCH,
+                    offset=offset,
                 )
             )
-            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"]):
+            rows = zip(page["ids"], page["documents"], page["metadatas"], page["embeddings"])
+            for chunk_id, text, meta, vector in rows:
                 if "ord" not in meta:  # a record an older kb-qa wrote (the writer rebuilds it)
                     continue
+                vectors[chunk_id] = np.asarray(vector, dtype=np.float32)
                 chunk = chunk_from_record(chunk_id, text or "", meta)
                 found.append((chunk.path, int(meta["ord"]), chunk))
                 titles.setdefault(chunk.path, str(meta.get("title", "")))
@@ -166,7 +172,7 @@ class Collection:
                 break
             offset += READ_BATCH
         found.sort(key=lambda item: (item[0], item[1]))
-        return [c for _, _, c in found], titles
+        return [c for _, _, c in found], titles, vectors
 
     def drop(self) -> None:
         """Delete the collection and create it empty (writers only)."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kb_qa import anchors, chunking, embeddings, links, render, retrieval, vault
+from kb_qa import anchors, chunking, embeddings, linkgraph, links, render, retrieval, vault
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.keyword import KeywordIndex
 from kb_qa.render import RenderedPage
@@ -50,6 +50,9 @@ class _Loaded:
     by_id: dict[str, int] = field(default_factory=dict)
     keyword: KeywordIndex | None = None
     history: set[str] = field(default_factory=set)  # changelog-like pages (retrieval.history_pages)
+    vectors: np.ndarray | None = None  # every chunk's embedding, in order (None: not at hand)
+    linked: np.ndarray = field(default_factory=lambda: np.zeros(0))  # links to each chunk's section
+    link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
     refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
 
 
@@ -59,17 +62,30 @@ def load_view(
     previous: _Loaded,
     settings: Settings,
     refused: frozenset[str] = frozenset(),
+    vectors: dict[str, np.ndarray] | None = None,
 ) -> _Loaded:
     """The in-memory view search runs on (a replica builds the same from Chroma's records);
-    keyword tokens of chunks unchanged since ``previous`` are reused."""
+    keyword tokens of chunks unchanged since ``previous`` are reused. ``vectors`` (by
+    chunk id) lets search score keyword matches the vector index did not return."""
+    inbound = linkgraph.inbound(chunks)
     return _Loaded(
         generation=generation,
         chunks=chunks,
         by_id={c.id: i for i, c in enumerate(chunks)},
         keyword=KeywordIndex(chunks, previous.keyword.tokens if previous.keyword else None),
         history=retrieval.history_pages(chunks, settings.history_pages),
+        vectors=_matrix(chunks, vectors or {}),
+        linked=inbound.counts,
+        link_text=KeywordIndex.of_texts(inbound.context),
         refused=refused,
     )
+
+
+def _matrix(chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray | None:
+    """The chunks' vectors as one matrix, row i for chunk i (None unless all are known)."""
+    if not chunks or any(c.id not in vectors for c in chunks):
+        return None
+    return np.stack([vectors[c.id] for c in chunks]).astype(np.float32)
 
 
 # The view an answer in progress searches (KnowledgeBase.pinned), per thread/task.
@@ -445,7 +461,11 @@ class KnowledgeBase:
                     self.store.reopen()
                 refused = self._refused(self.store.files())
                 chunks = [c for c in self.store.chunks() if c.path not in refused]
-                self._loaded = load_view(generation, chunks, self._loaded, self.settings, refused)
+                cached = self.store.cached_vectors(embed_key(c) for c in chunks)
+                vectors = {c.id: cached[embed_key(c)] for c in chunks if embed_key(c) in cached}
+                self._loaded = load_view(
+                    generation, chunks, self._loaded, self.settings, refused, vectors
+                )
             return self._loaded
 
     @contextlib.contextmanager
@@ -505,9 +525,10 @@ class KnowledgeBase:
         """Hybrid search; ``sections`` keeps only the best piece of each heading section.
 
         ``reader`` ranks for what a person sees first (search results, no-key answers): the
-        question's title weighs in and changelog-like pages are scaled by
-        ``history_weight``. An answering model's prompt adds the plain ranking
-        (``reader=False``), which keeps more gold sections within the token budget.
+        question's title weighs in, sections the docs link to gain (``link_weight``,
+        ``link_text_weight``) and changelog-like pages are scaled by ``history_weight``.
+        An answering model's prompt adds the plain ranking (``reader=False``), which keeps
+        more gold sections within the token budget.
         """
         k = k if k is not None else self.settings.top_k
         view = self._search_view()
@@ -529,6 +550,12 @@ class KnowledgeBase:
         vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
         nearest = self.store.nearest(vector, n, allowed_paths)
         keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
+        cosines = None
+        if view.vectors is not None and keyword:
+            returned = {view.by_id.get(i) for i, _ in nearest}
+            rest = [i for i, _ in keyword if i not in returned]
+            if rest:
+                cosines = dict(zip(rest, (view.vectors[rest] @ vector).tolist()))
         hits = retrieval.fuse(
             view.chunks,
             [(i, 1.0 - d) for i, d in nearest],
@@ -538,6 +565,8 @@ class KnowledgeBase:
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
             method=fusion or self.settings.fusion,
+            links=self._links(view, question) if reader else None,
+            cosines=cosines,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
@@ -545,6 +574,13 @@ class KnowledgeBase:
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]
+
+    def _links(self, view: _Loaded, question: str) -> retrieval.Links | None:
+        weight, text_weight = self.settings.link_weight, self.settings.link_text_weight
+        if not (weight or text_weight) or view.link_text is None:
+            return None
+        text = view.link_text.scores(question) if text_weight else np.zeros(len(view.chunks))
+        return retrieval.Links(view.linked, text, weight, text_weight)
 
     # -- status -----------------------------------------------------------------------------
 

@@ -30,18 +30,29 @@ class KeywordIndex:
         # so a rebuild after one edit stays fast.
         old = token_cache or {}
         self.tokens = {c.hash: old.get(c.hash) or keyword_tokens(_keyword_text(c)) for c in chunks}
-        if self.size:
-            corpus = [self.tokens[c.hash] for c in chunks]
-            self._bm25.index(corpus, show_progress=False)
-            self._vocab = self._bm25.vocab_dict
-        else:
-            self._vocab = {}
+        self._index([self.tokens[c.hash] for c in chunks])
+
+    @classmethod
+    def of_texts(cls, texts: Sequence[str]) -> KeywordIndex:
+        """A BM25 index whose document i is ``texts[i]`` (an empty text matches nothing)."""
+        index = cls([])
+        index.size = len(texts)
+        index._index([keyword_tokens(t) for t in texts])
+        return index
+
+    def _index(self, corpus: list[list[str]]) -> None:
+        self._vocab: dict[str, int] = {}
+        if not any(corpus):
+            return
+        # bm25s needs a token in every document: an empty one gets a word no query has.
+        self._bm25.index([doc or ["\x00"] for doc in corpus], show_progress=False)
+        self._vocab = self._bm25.vocab_dict
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
         tokens = [t for t in keyword_tokens(query) if t in self._vocab]
         tokens += [t for t in compound_tokens(query) if t in self._vocab and t not in tokens]
-        if not tokens or not self.size:
+        if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
 

@@ -91,10 +91,12 @@ class Replica(KnowledgeBase):
             if record.generation == self._loaded.generation and self._loaded.keyword:
                 return False
             started = time.perf_counter()
-            chunks, titles = self.store.chunks()
+            chunks, titles, vectors = self.store.chunks()
             if record.embed_model != self.record.embed_model:
                 self._embedder = None
-            view = load_view(record.generation, chunks, self._loaded, self.settings)
+            view = load_view(
+                record.generation, chunks, self._loaded, self.settings, vectors=vectors
+            )
             # One assignment each: a search holds the view it took, never a half-built one.
             self._loaded, self._titles, self.record = view, titles, record
             self.loaded_seconds = time.perf_counter() - started

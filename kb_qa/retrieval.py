@@ -10,6 +10,7 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -108,13 +109,18 @@ def fuse(
     vector_weight: float = 1.0,
     keyword_weight: float = 1.0,
     method: str = "zscore",
+    links: Links | None = None,
+    cosines: dict[int, float] | None = None,
 ) -> list[Hit]:
     """Fuse a vector ranking ((chunk id, cosine similarity), best first) and a keyword
     ranking ((chunk index, BM25 score), best first) into one list of hits.
 
     ``zscore`` (the default) standardises each list's scores (mean 0, deviation 1 over its
     candidates; a chunk missing from a list gets that list's lowest score) and ranks by
-    their weighted sum, so one strong signal counts for more than two middling ranks.
+    their weighted sum, so one strong signal counts for more than two middling ranks;
+    ``cosines`` gives the similarity of keyword candidates the vector list did not return
+    (they are standardised with it instead of getting the lowest score), and ``links``
+    adds what the docs' own links say about each candidate.
     ``rrf`` is reciprocal rank fusion. Either way a hit's ``score`` is
     ``1 / (rrf_k + rank)`` (``rrf``: the sum over lists), the scale the page boost and
     history demotion work on.
@@ -142,9 +148,12 @@ def fuse(
         }
     elif method == "zscore":
         total = (vector_weight + keyword_weight) or 1.0
-        combined = vector_weight / total * _standard(sim, candidates) + (
+        known = {**cosines, **sim} if cosines else sim
+        combined = vector_weight / total * _standard(known, candidates) + (
             keyword_weight / total
         ) * _standard(bm25, candidates)
+        if links is not None:
+            combined = combined + links.evidence(candidates)
         fused = {i: float(z) for i, z in zip(candidates, combined)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
@@ -155,6 +164,31 @@ def fuse(
         Hit(chunks[i], scores[i], vrank.get(i), krank.get(i), sim.get(i), fused.get(i))
         for i in order
     ]
+
+
+@dataclass(frozen=True)
+class Links:
+    """What the docs' links to each chunk's section add to its fused score.
+
+    ``linked``: how many other sections link to it (``kb_qa.linkgraph``); ``text``: the
+    question's BM25 score against the lines around those links, for every chunk. A
+    candidate gains ``weight * log(1 + linked)`` plus ``text_weight`` times its
+    standardised text score (floored at -1: most sections have no links at all).
+    """
+
+    linked: np.ndarray
+    text: np.ndarray
+    weight: float
+    text_weight: float
+
+    def evidence(self, candidates: Sequence[int]) -> np.ndarray:
+        rows = np.asarray(candidates, dtype=np.int64)
+        added = self.weight * np.log1p(self.linked[rows])
+        column = self.text[rows]
+        spread = column.std()
+        if self.text_weight and spread > 1e-9:
+            added = added + self.text_weight * np.clip((column - column.mean()) / spread, -1, None)
+        return added
 
 
 def _standard(values: dict[int, float], candidates: Sequence[int]) -> np.ndarray:

@@ -1,0 +1,147 @@
+"""The links the docs make to their own sections: how often each section is pointed to,
+and the words around those links.
+
+A section the docs link to from elsewhere is one their authors consider the place for
+that topic (a setting's reference entry, "Customization", "Troubleshooting"): maintainers
+answering an issue point to the same sections. The line around a link also says, in
+other words, what the target is about ("see [polling](…) if files are not picked up").
+Both are read from the chunks' Markdown, with no rendering: ``[text](page.md#anchor)``,
+URL links of rendered pages (``../page/#anchor``), reference definitions and Obsidian
+``[[page#heading]]`` links.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import numpy as np
+
+from kb_qa.anchors import match_text
+from kb_qa.text import WIKILINK
+from kb_qa.types import Chunk
+
+_INLINE = re.compile(
+    r"\[((?:[^\[\]]|\[[^\[\]]*\]){0,300})\]"  # [text], one level of nested [] allowed
+    r"\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*)?\)"  # (target "title")
+)
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_CODE = re.compile(r"`[^`\n]+`")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+Section = tuple[str, str]  # (path, anchor)
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """Per chunk: how many other sections link to its section, and their link lines."""
+
+    counts: np.ndarray  # float, one per chunk
+    context: list[str]  # the lines holding those links, joined ("" when none)
+
+
+def inbound(chunks: Sequence[Chunk]) -> Inbound:
+    """Resolve every link in ``chunks`` to the section it points to and gather them."""
+    resolve = _Resolver(chunks)
+    sources: dict[Section, set[Section]] = {}
+    lines: dict[Section, list[str]] = {}
+    for chunk in chunks:
+        origin = (chunk.path, chunk.anchor)
+        for target, line in _links(chunk, resolve):
+            if target == origin:
+                continue
+            if origin not in sources.setdefault(target, set()):
+                sources[target].add(origin)
+                lines.setdefault(target, []).append(line)
+    keys = [(c.path, c.anchor) for c in chunks]
+    return Inbound(
+        counts=np.array([len(sources.get(k, ())) for k in keys], dtype=np.float32),
+        context=[" ".join(lines.get(k, ())) for k in keys],
+    )
+
+
+def _links(chunk: Chunk, resolve: _Resolver) -> list[tuple[Section, str]]:
+    text = _CODE.sub(" ", _FENCE.sub(" ", chunk.text))
+    found = []
+    for match in [*_INLINE.finditer(text), *_DEFINITION.finditer(text)]:
+        target = resolve.target(chunk, match.group(2))
+        if target is not None:
+            found.append((target, _line(text, match.start(), match.end())))
+    for match in WIKILINK.finditer(text):
+        target = resolve.wikilink(chunk, match.group(1) or "", match.group(2) or "")
+        if target is not None:
+            found.append((target, _line(text, match.start(), match.end())))
+    return found
+
+
+def _line(text: str, start: int, end: int) -> str:
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    return text[first : last if last >= 0 else len(text)].strip()
+
+
+class _Resolver:
+    """Link targets -> indexed sections, by file path, page URL or note name."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.sections: set[Section] = set()
+        self.top: dict[str, str] = {}  # page -> anchor of its first section
+        self.by_url: dict[str, str] = {}
+        self.by_stem: dict[str, list[str]] = {}
+        self.by_heading: dict[tuple[str, str], str] = {}
+        for c in chunks:
+            self.sections.add((c.path, c.anchor))
+            if c.path not in self.top:
+                self.top[c.path] = c.anchor
+                self.by_url.setdefault(c.url.strip("/"), c.path)
+                stem = c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
+                self.by_stem.setdefault(stem, []).append(c.path)
+            self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+        self.paths = set(self.top)
+
+    def target(self, chunk: Chunk, href: str) -> Section | None:
+        if _SCHEME.match(href) or href.startswith("//"):
+            return None
+        page, _, anchor = unquote(href).partition("#")
+        path = self._page(chunk, page) if page else chunk.path
+        if path is None:
+            return None
+        return self._section(path, anchor)
+
+    def _page(self, chunk: Chunk, page: str) -> str | None:
+        page = page.split("?", 1)[0]
+        if page.endswith(".md"):
+            if page.startswith("/"):
+                return None  # a path from the site's docs root: rare, and ambiguous here
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(chunk.path), page))
+            return path if path in self.paths else None
+        # A URL, relative to the page's own URL (what rendered pages link with).
+        url = chunk.url
+        base = url if url.endswith("/") or not url else posixpath.dirname(url)
+        url = page.lstrip("/") if page.startswith("/") else posixpath.join(base, page)
+        url = posixpath.normpath(url).strip("/")
+        url = "" if url == "." else url.removesuffix("index.html").removesuffix(".html").strip("/")
+        return self.by_url.get(url) or self.by_url.get(url + ".html")
+
+    def _section(self, path: str, anchor: str) -> Section | None:
+        if not anchor:
+            return (path, self.top[path])
+        return (path, anchor) if (path, anchor) in self.sections else None
+
+    def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
+        if page.strip():
+            stem = page.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
+            paths = self.by_stem.get(stem, [])
+            if len(paths) != 1:
+                return None
+            path = paths[0]
+        else:
+            path = chunk.path
+        if not heading.strip():
+            return (path, self.top[path])
+        anchor = self.by_heading.get((path, match_text(heading)))
+        return (path, anchor) if anchor is not None else None

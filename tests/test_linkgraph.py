@@ -1,0 +1,122 @@
+"""The docs' links to their own sections: resolved, counted, and used in ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from kb_qa import linkgraph, retrieval
+from kb_qa.kb import KnowledgeBase
+from kb_qa.types import Chunk
+
+
+def section(path: str, url: str, anchor: str, text: str, heading: str = "") -> Chunk:
+    heading = heading or anchor.replace("-", " ").capitalize()
+    return Chunk(
+        id=f"{path}#{anchor}",
+        path=path,
+        url=url,
+        anchor=anchor,
+        heading=heading,
+        heading_path=("Page", heading),
+        level=2,
+        text=text,
+        start=0,
+        end=len(text),
+        line_start=1,
+        line_end=1,
+        hash=f"{path}#{anchor}",
+    )
+
+
+def test_links_of_every_form_reach_their_section() -> None:
+    chunks = [
+        section("docs/config.md", "config/", "config", "# Config"),
+        section("docs/config.md", "config/", "timeouts", "## Timeouts\n\nSeconds."),
+        section("docs/config.md", "config/", "proxies", "## Proxies\n\nSee [above](#timeouts)."),
+        section(
+            "docs/guide/ws.md",
+            "guide/ws/",
+            "sockets",
+            "If a socket drops after a minute, raise the [limit](../config.md#timeouts).\n\n"
+            "Rendered pages link by URL: [proxies](../../config/#proxies).\n\n"
+            "```\n[not a link](../config.md#proxies)\n```\n"
+            "External: [elsewhere](https://example.org/config.md#timeouts).",
+        ),
+        section(
+            "docs/notes.md",
+            "notes/",
+            "notes",
+            "Read [the config page][cfg] and [[config#Timeouts]].\n\n[cfg]: config.md\n",
+        ),
+        section("docs/bad.md", "bad/", "bad", "[gone](missing.md#x) [nowhere](config.md#nope)"),
+    ]
+    inbound = linkgraph.inbound(chunks)
+    counts = dict(zip((c.anchor for c in chunks), inbound.counts.tolist()))
+    # timeouts: from proxies (same page), the guide and the notes' wikilink; proxies: from the
+    # guide's URL link only (the fenced one is code); the page link reaches its top section.
+    assert counts == {
+        "config": 1,
+        "timeouts": 3,
+        "proxies": 1,
+        "sockets": 0,
+        "notes": 0,
+        "bad": 0,
+    }
+    context = dict(zip((c.anchor for c in chunks), inbound.context))
+    assert "drops after a minute" in context["timeouts"]
+    assert "Rendered pages link by URL" in context["proxies"]
+
+
+def test_a_section_links_to_itself_and_page_urls_without_directories() -> None:
+    chunks = [
+        section("a.md", "a.html", "one", "[here](#one) and [two](b.html#two)"),
+        section("b.md", "b.html", "two", "Two."),
+    ]
+    inbound = linkgraph.inbound(chunks)
+    assert inbound.counts.tolist() == [0, 1]  # a self-link says nothing
+
+
+def test_fusion_standardises_keyword_candidates_with_their_real_similarity() -> None:
+    chunks = [section("p.md", "p/", name, name) for name in ("a", "b", "c", "d")]
+    by_id = {c.id: i for i, c in enumerate(chunks)}
+    vector = [("p.md#a", 0.90), ("p.md#b", 0.60), ("p.md#d", 0.58)]  # the nearest three
+    keyword = [(2, 3.0), (1, 2.9), (0, 0.5)]  # "c" matched by words, not among the nearest
+
+    def fused(cosines: dict[int, float] | None) -> dict[str, float]:
+        hits = retrieval.fuse(chunks, vector, keyword, by_id=by_id, cosines=cosines)
+        return {h.chunk.anchor: h.fused or 0.0 for h in hits}
+
+    # Without its similarity "c" counts as the least similar candidate and ties with "a"
+    # and "b"; with it (0.85, nearly the best), its keyword match puts it far ahead.
+    plain, known = fused(None), fused({2: 0.85})
+    assert abs(plain["c"] - plain["a"]) < 0.05
+    assert known["c"] > max(known["a"], known["b"]) + 0.5
+
+
+def test_links_lift_the_section_the_docs_point_to(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(
+        {
+            "server.md": "# Server\n\n## Idle limit\n\nQuiet connections close after "
+            "`idle_limit` seconds.\n",
+            "client.md": "# Client\n\n## Idle connections\n\nThe client keeps idle "
+            "connections open to reuse them.\n",
+            "ws.md": "# Websockets\n\n## Dropped sockets\n\nA socket that drops after a "
+            "minute hit the server's [idle limit](server.md#idle-limit).\n",
+            "deploy.md": "# Deploy\n\n## Behind a proxy\n\nProxies close quiet sockets "
+            "too: see [idle limit](server.md#idle-limit).\n",
+        }
+    )
+    index = kb(vault, link_weight=0.0, link_text_weight=0.0)
+    index.index()
+    question = "why are idle connections closed?"
+    first = [f"{h.chunk.path}#{h.chunk.anchor}" for h in index.search(question, 4)]
+    assert first.index("client.md#idle-connections") < first.index("server.md#idle-limit")
+    index.settings = index.settings.replace(link_weight=0.2, link_text_weight=0.1)
+    linked = [f"{h.chunk.path}#{h.chunk.anchor}" for h in index.search(question, 4)]
+    assert linked.index("server.md#idle-limit") < linked.index("client.md#idle-connections")
+    assert np.count_nonzero(index._view().linked) == 1
