@@ -7,7 +7,8 @@ answering an issue point to the same sections. The line around a link also says,
 other words, what the target is about ("see [polling](…) if files are not picked up").
 Both are read from the chunks' Markdown, with no rendering: ``[text](page.md#anchor)``,
 URL links of rendered pages (``../page/#anchor``), reference definitions and Obsidian
-``[[page#heading]]`` links.
+``[[page#heading]]`` links. Only links to a section count: a link to a whole page says
+nothing about its first section (counting them lifted every page's introduction).
 """
 
 from __future__ import annotations
@@ -89,19 +90,18 @@ class _Resolver:
 
     def __init__(self, chunks: Sequence[Chunk]) -> None:
         self.sections: set[Section] = set()
-        self.top: dict[str, str] = {}  # page -> anchor of its first section
+        self.paths: set[str] = set()
         self.by_url: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_heading: dict[tuple[str, str], str] = {}
         for c in chunks:
             self.sections.add((c.path, c.anchor))
-            if c.path not in self.top:
-                self.top[c.path] = c.anchor
+            if c.path not in self.paths:
+                self.paths.add(c.path)
                 self.by_url.setdefault(c.url.strip("/"), c.path)
                 stem = c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
                 self.by_stem.setdefault(stem, []).append(c.path)
             self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
-        self.paths = set(self.top)
 
     def target(self, chunk: Chunk, href: str) -> Section | None:
         if _SCHEME.match(href) or href.startswith("//"):
@@ -128,8 +128,8 @@ class _Resolver:
         return self.by_url.get(url) or self.by_url.get(url + ".html")
 
     def _section(self, path: str, anchor: str) -> Section | None:
-        if not anchor:
-            return (path, self.top[path])
+        if not anchor:  # a link to a whole page says nothing about its first section
+            return None
         return (path, anchor) if (path, anchor) in self.sections else None
 
     def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
@@ -142,6 +142,6 @@ class _Resolver:
         else:
             path = chunk.path
         if not heading.strip():
-            return (path, self.top[path])
+            return None
         anchor = self.by_heading.get((path, match_text(heading)))
         return (path, anchor) if anchor is not None else None

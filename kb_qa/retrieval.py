@@ -152,9 +152,11 @@ def fuse(
         combined = vector_weight / total * _standard(known, candidates) + (
             keyword_weight / total
         ) * _standard(bm25, candidates)
+        # ``fused`` is how well a candidate matches the question; the links' evidence
+        # reorders candidates but does not make a section count as matching for its page.
+        fused = {i: float(z) for i, z in zip(candidates, combined)}
         if links is not None:
             combined = combined + links.evidence(candidates)
-        fused = {i: float(z) for i, z in zip(candidates, combined)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
     else:
@@ -183,6 +185,8 @@ class Links:
 
     def evidence(self, candidates: Sequence[int]) -> np.ndarray:
         rows = np.asarray(candidates, dtype=np.int64)
+        if not len(rows):
+            return np.zeros(0)
         added = self.weight * np.log1p(self.linked[rows])
         column = self.text[rows]
         spread = column.std()

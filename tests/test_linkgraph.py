@@ -49,18 +49,25 @@ def test_links_of_every_form_reach_their_section() -> None:
             "docs/notes.md",
             "notes/",
             "notes",
-            "Read [the config page][cfg] and [[config#Timeouts]].\n\n[cfg]: config.md\n",
+            "Read [the config page][cfg], [[config#Timeouts]] and [[config]].\n\n"
+            "[cfg]: config.md#proxies\n",
         ),
-        section("docs/bad.md", "bad/", "bad", "[gone](missing.md#x) [nowhere](config.md#nope)"),
+        section(
+            "docs/bad.md",
+            "bad/",
+            "bad",
+            "[gone](missing.md#x) [nowhere](config.md#nope) [a page](config.md)",
+        ),
     ]
     inbound = linkgraph.inbound(chunks)
     counts = dict(zip((c.anchor for c in chunks), inbound.counts.tolist()))
     # timeouts: from proxies (same page), the guide and the notes' wikilink; proxies: from the
-    # guide's URL link only (the fenced one is code); the page link reaches its top section.
+    # guide's URL link and the notes' reference (the fenced one is code). Links to a whole
+    # page ([a page](config.md), [[config]]) count for no section.
     assert counts == {
-        "config": 1,
+        "config": 0,
         "timeouts": 3,
-        "proxies": 1,
+        "proxies": 2,
         "sockets": 0,
         "notes": 0,
         "bad": 0,
