@@ -73,7 +73,7 @@ class Settings:
     page_weight: float = 1.0
     # Sections the docs link to from other sections (kb_qa.linkgraph) gain
     # link_weight * log(1 + links); the lines around those links are a third keyword list,
-    # fused with link_text_weight (0 switches either off)
+    # fused with link_text_weight (z-score fusion, reader rankings; 0 switches either off)
     link_weight: float = 0.2
     link_text_weight: float = 0.1
     # Answering (used by the API and `kb-qa ask`)
