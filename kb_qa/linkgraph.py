@@ -25,12 +25,14 @@ from kb_qa.anchors import match_text
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 
+# Every repetition is bounded and a target holds no brackets or parentheses, so that text
+# such as "[x](" repeated a million times is rejected in linear time.
 _INLINE = re.compile(
-    r"\[((?:[^\[\]]|\[[^\[\]]*\]){0,300})\]"  # [text], one level of nested [] allowed
-    r"\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*)?\)"  # (target "title")
+    r"\[((?:[^\[\]]|\[[^\[\]]{0,300}\]){0,300})\]"  # [text], one level of nested [] allowed
+    r"\(\s{0,10}<?([^()\[\]\s<>]{1,500})>?(?:\s{1,10}[\"'][^()]{0,300})?\)"  # (target "title")
 )
-_DEFINITION = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]{1,300})\]:[ \t]{0,10}<?([^\s>]{1,500})", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE = re.compile(r"`[^`\n]+`")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
@@ -65,8 +67,26 @@ def inbound(chunks: Sequence[Chunk]) -> Inbound:
     )
 
 
+def _prose(text: str) -> str:
+    """``text`` without fenced code blocks (line by line: an unclosed fence runs to the end)."""
+    kept: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                if not line.strip().lstrip(fence[0]):
+                    fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def _links(chunk: Chunk, resolve: _Resolver) -> list[tuple[Section, str]]:
-    text = _CODE.sub(" ", _FENCE.sub(" ", chunk.text))
+    text = _CODE.sub(" ", _prose(chunk.text))
     found = []
     for match in [*_INLINE.finditer(text), *_DEFINITION.finditer(text)]:
         target = resolve.target(chunk, match.group(2))

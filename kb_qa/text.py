@@ -16,7 +16,8 @@ import Stemmer
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
 # Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
-WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+# Each part is bounded: unbounded, a long run of "[[a[[a…" took quadratic time to reject.
+WIKILINK = re.compile(r"!?\[\[([^\[\]|#]{0,300})(?:#([^\[\]|]{0,300}))?(?:\|([^\[\]]{0,300}))?\]\]")
 # Callout markers such as "> [!note]" or "> [!warning]-".
 _CALLOUT = re.compile(r"\[!([A-Za-z-]+)\][+-]?")
 # Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.

@@ -127,3 +127,14 @@ def test_links_lift_the_section_the_docs_point_to(
     linked = [f"{h.chunk.path}#{h.chunk.anchor}" for h in index.search(question, 4)]
     assert linked.index("server.md#idle-limit") < linked.index("client.md#idle-connections")
     assert np.count_nonzero(index._view().linked) == 1
+
+
+def test_hostile_text_is_read_in_linear_time() -> None:
+    # Unbounded patterns backtracked quadratically on runs like these: 150 kB of "[[a"
+    # took minutes to normalise, and "[x](" repeated hung the link reader.
+    from kb_qa.text import normalize
+
+    text = "[x](" * 50_000 + "[[a" * 50_000 + "\n```\n" * 1_000 + "See [two](b.md#two)."
+    chunks = [section("a.md", "a/", "one", text), section("b.md", "b/", "two", "Two.")]
+    assert linkgraph.inbound(chunks).counts.tolist() == [0, 1]
+    assert normalize(text).endswith("See [two](b.md#two).")
