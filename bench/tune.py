@@ -50,10 +50,11 @@ def main() -> None:
             mine = projects.setdefault(name, ([], [])) if kind == "real" else ([], [])
             for q in questions:
                 hits = kb.search(q.question, 50)
-                for into in (ranks, mine[0]):
-                    into.append(evaluate.rank_of(hits, q.gold))
-                for into in (pages, mine[1]):
-                    into.append(evaluate.page_rank_of(hits, q.gold))
+                rank, page = evaluate.rank_of(hits, q.gold), evaluate.page_rank_of(hits, q.gold)
+                ranks.append(rank)
+                pages.append(page)
+                mine[0].append(rank)
+                mine[1].append(page)
         per_project.append(projects)
         cells = []
         for kind, (ranks, pages) in by_kind.items():

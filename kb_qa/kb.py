@@ -85,7 +85,7 @@ def _matrix(chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray |
     """The chunks' vectors as one matrix, row i for chunk i (None unless all are known)."""
     if not chunks or any(c.id not in vectors for c in chunks):
         return None
-    return np.stack([vectors[c.id] for c in chunks]).astype(np.float32)
+    return np.stack([vectors[c.id] for c in chunks], dtype=np.float32)
 
 
 # The view an answer in progress searches (KnowledgeBase.pinned), per thread/task.
@@ -550,8 +550,9 @@ class KnowledgeBase:
         vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
         nearest = self.store.nearest(vector, n, allowed_paths)
         keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
+        method = fusion or self.settings.fusion
         cosines = None
-        if view.vectors is not None and keyword:
+        if view.vectors is not None and keyword and method == "zscore":  # rrf ranks only
             returned = {view.by_id.get(i) for i, _ in nearest}
             rest = [i for i, _ in keyword if i not in returned]
             if rest:
@@ -564,7 +565,7 @@ class KnowledgeBase:
             rrf_k=self.settings.rrf_k,
             vector_weight=self.settings.vector_weight,
             keyword_weight=self.settings.keyword_weight,
-            method=fusion or self.settings.fusion,
+            method=method,
             links=self._links(view, question) if reader else None,
             cosines=cosines,
         )

@@ -510,14 +510,19 @@ def test_skip_plugins_skips_a_plugin_by_name(make_vault: Callable[..., Path], kb
 # includes, the vault boundary, a config MkDocs rejects -------------------------------------
 
 
+def _settled(instance: KnowledgeBase) -> KnowledgeBase:
+    """``instance`` indexed, and indexed again: the second run renders nothing."""
+    instance.index()
+    again = instance.index()
+    assert again.changed_files == 0 and "rendering" not in again.phases
+    return instance
+
+
 def test_editing_an_included_file_renders_the_page_again(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:
     vault = make_vault(dict(SNIPPET_SITE), name="snippet-edit")
-    instance = kb(vault)
-    instance.index()
-    again = instance.index()
-    assert again.changed_files == 0 and "rendering" not in again.phases
+    instance = _settled(kb(vault))
     part = vault / "includes" / "part.md"
     part.write_text("## Included part\n\nNow the echidna lives here.\n", encoding="utf-8")
     report = instance.index()
@@ -601,10 +606,7 @@ def test_editing_documented_code_renders_its_api_page_again(
     """A page of sections mkdocstrings generates depends on the vault's Python files: a
     docstring edit shows up in the next run (``kb-qa watch`` starts one on a .py save)."""
     vault = make_vault(dict(DOCSTRING_SITE), name="docstring-edit")
-    instance = kb(vault)
-    instance.index()
-    again = instance.index()
-    assert again.changed_files == 0 and "rendering" not in again.phases
+    instance = _settled(kb(vault))
     module = vault / "src" / "tinymod.py"
     module.write_text(
         module.read_text(encoding="utf-8").replace("politely", "with a wombat hat"),
