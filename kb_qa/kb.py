@@ -53,6 +53,7 @@ class _Loaded:
     vectors: np.ndarray | None = None  # every chunk's embedding, in order (None: not at hand)
     linked: np.ndarray = field(default_factory=lambda: np.zeros(0))  # links to each chunk's section
     link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
+    links: dict[str, list[linkgraph.Link]] = field(default_factory=dict)  # by chunk hash
     refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
 
 
@@ -65,9 +66,9 @@ def load_view(
     vectors: dict[str, np.ndarray] | None = None,
 ) -> _Loaded:
     """The in-memory view search runs on (a replica builds the same from Chroma's records);
-    keyword tokens of chunks unchanged since ``previous`` are reused. ``vectors`` (by
-    chunk id) lets search score keyword matches the vector index did not return."""
-    inbound = linkgraph.inbound(chunks)
+    keyword tokens and links of chunks unchanged since ``previous`` are reused. ``vectors``
+    (by chunk id) lets search score keyword matches the vector index did not return."""
+    inbound = linkgraph.inbound(chunks, previous.links)
     return _Loaded(
         generation=generation,
         chunks=chunks,
@@ -76,7 +77,10 @@ def load_view(
         history=retrieval.history_pages(chunks, settings.history_pages),
         vectors=_matrix(chunks, vectors or {}),
         linked=inbound.counts,
-        link_text=KeywordIndex.of_texts(inbound.context),
+        link_text=KeywordIndex.of_texts(
+            inbound.context, previous.link_text.tokens if previous.link_text else None
+        ),
+        links=inbound.written,
         refused=refused,
     )
 

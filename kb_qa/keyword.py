@@ -33,11 +33,16 @@ class KeywordIndex:
         self._index([self.tokens[c.hash] for c in chunks])
 
     @classmethod
-    def of_texts(cls, texts: Sequence[str]) -> KeywordIndex:
-        """A BM25 index whose document i is ``texts[i]`` (an empty text matches nothing)."""
+    def of_texts(
+        cls, texts: Sequence[str], token_cache: dict[str, list[str]] | None = None
+    ) -> KeywordIndex:
+        """A BM25 index whose document i is ``texts[i]`` (an empty text matches nothing);
+        ``tokens`` is keyed by text here, and ``token_cache`` (a previous one's) is reused."""
         index = cls([])
         index.size = len(texts)
-        index._index([keyword_tokens(t) for t in texts])
+        old = token_cache or {}
+        index.tokens = {t: old.get(t) or keyword_tokens(t) for t in dict.fromkeys(texts)}
+        index._index([index.tokens[t] for t in texts])
         return index
 
     def _index(self, corpus: list[list[str]]) -> None:

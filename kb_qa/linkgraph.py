@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -40,30 +40,55 @@ Section = tuple[str, str]  # (path, anchor)
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link as written: a Markdown target (``wiki`` False) or an Obsidian link's page and
+    heading, with the line that holds it."""
+
+    wiki: bool
+    target: str  # Markdown: the href; wikilink: the page ("" for the note itself)
+    heading: str  # wikilink only
+    line: str
+
+
+@dataclass(frozen=True)
 class Inbound:
     """Per chunk: how many other sections link to its section, and their link lines."""
 
     counts: np.ndarray  # float, one per chunk
     context: list[str]  # the lines holding those links, joined ("" when none)
+    written: dict[str, list[Link]]  # every chunk's links, by chunk hash (reused on reload)
 
 
-def inbound(chunks: Sequence[Chunk]) -> Inbound:
-    """Resolve every link in ``chunks`` to the section it points to and gather them."""
+def inbound(chunks: Sequence[Chunk], written: Mapping[str, list[Link]] | None = None) -> Inbound:
+    """Resolve every link in ``chunks`` to the section it points to and gather them.
+
+    Reading links out of the text is most of the work; ``written`` (a previous
+    ``Inbound.written``) supplies those of chunks unchanged since, so a reload after one
+    edit reads one chunk again. Resolving them is redone: a target may have moved.
+    """
     resolve = _Resolver(chunks)
+    old = written or {}
+    found = {c.hash: old[c.hash] if c.hash in old else _written(c.text) for c in chunks}
     sources: dict[Section, set[Section]] = {}
     lines: dict[Section, list[str]] = {}
     for chunk in chunks:
         origin = (chunk.path, chunk.anchor)
-        for target, line in _links(chunk, resolve):
-            if target == origin:
+        for link in found[chunk.hash]:
+            target = (
+                resolve.wikilink(chunk, link.target, link.heading)
+                if link.wiki
+                else resolve.target(chunk, link.target)
+            )
+            if target is None or target == origin:
                 continue
             if origin not in sources.setdefault(target, set()):
                 sources[target].add(origin)
-                lines.setdefault(target, []).append(line)
+                lines.setdefault(target, []).append(link.line)
     keys = [(c.path, c.anchor) for c in chunks]
     return Inbound(
         counts=np.array([len(sources.get(k, ())) for k in keys], dtype=np.float32),
         context=[" ".join(lines.get(k, ())) for k in keys],
+        written=found,
     )
 
 
@@ -85,17 +110,17 @@ def _prose(text: str) -> str:
     return "\n".join(kept)
 
 
-def _links(chunk: Chunk, resolve: _Resolver) -> list[tuple[Section, str]]:
-    text = _CODE.sub(" ", _prose(chunk.text))
-    found = []
-    for match in [*_INLINE.finditer(text), *_DEFINITION.finditer(text)]:
-        target = resolve.target(chunk, match.group(2))
-        if target is not None:
-            found.append((target, _line(text, match.start(), match.end())))
-    for match in WIKILINK.finditer(text):
-        target = resolve.wikilink(chunk, match.group(1) or "", match.group(2) or "")
-        if target is not None:
-            found.append((target, _line(text, match.start(), match.end())))
+def _written(markdown: str) -> list[Link]:
+    """The links in ``markdown``'s prose (code, fenced or inline, is left out)."""
+    text = _CODE.sub(" ", _prose(markdown))
+    found = [
+        Link(False, m.group(2), "", _line(text, m.start(), m.end()))
+        for m in [*_INLINE.finditer(text), *_DEFINITION.finditer(text)]
+    ]
+    found += [
+        Link(True, m.group(1) or "", m.group(2) or "", _line(text, m.start(), m.end()))
+        for m in WIKILINK.finditer(text)
+    ]
     return found
 
 

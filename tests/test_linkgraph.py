@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from kb_qa import linkgraph, retrieval
+from kb_qa.chunking import with_hash
 from kb_qa.kb import KnowledgeBase
 from kb_qa.types import Chunk
 
@@ -138,3 +140,20 @@ def test_hostile_text_is_read_in_linear_time() -> None:
     chunks = [section("a.md", "a/", "one", text), section("b.md", "b/", "two", "Two.")]
     assert linkgraph.inbound(chunks).counts.tolist() == [0, 1]
     assert normalize(text).endswith("See [two](b.md#two).")
+
+
+def test_a_reload_reads_again_only_the_links_of_edited_chunks() -> None:
+    """The view reloads after every edit: links read from unchanged chunks are reused (by
+    content hash), an edited chunk's are read again, and the counts equal a fresh read's."""
+    target = with_hash(section("docs/a.md", "a/", "timeouts", "## Timeouts\n\nSeconds."))
+    linking = with_hash(section("docs/b.md", "b/", "b", "See [timeouts](a.md#timeouts)."))
+    other = with_hash(section("docs/c.md", "c/", "c", "Nothing to see."))
+    first = linkgraph.inbound([target, linking, other])
+    assert first.counts.tolist() == [1, 0, 0]
+
+    edited = with_hash(dataclasses.replace(other, text="Also [the timeouts](a.md#timeouts)."))
+    again = linkgraph.inbound([target, linking, edited], first.written)
+    assert again.written[linking.hash] is first.written[linking.hash]
+    assert again.counts.tolist() == [2, 0, 0]
+    assert again.context == linkgraph.inbound([target, linking, edited]).context
+    assert "Also [the timeouts]" in again.context[0]
