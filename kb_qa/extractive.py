@@ -113,7 +113,7 @@ def passages(markdown: str) -> list[Block]:
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
-            blocks.append(Block(kind, text, frozenset(keyword_tokens(text))))
+            blocks.append(Block(kind, text, frozenset(keyword_tokens(text, camel_parts=True))))
     return blocks
 
 
@@ -168,7 +168,9 @@ def _rows(table: str, weight: dict[str, float]) -> str:
     header, body = lines[:2], lines[2:]
     if len(body) <= MAX_TABLE_ROWS:
         return table
-    scores = [sum(weight.get(t, 0.0) for t in set(keyword_tokens(row))) for row in body]
+    scores = [
+        sum(weight.get(t, 0.0) for t in set(keyword_tokens(row, camel_parts=True))) for row in body
+    ]
     best = max(scores)
     if best <= 0:
         return table

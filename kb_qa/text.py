@@ -25,6 +25,9 @@ _TOKEN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W_]+(?:_[^\W_]+)*",
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# A name written in CamelCase ("PermanentError", "HTTPException", "APIRouter"): its parts.
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 STOPWORDS = frozenset(
     """a an and are as at be but by can do does for from has have how i if in into is it its
@@ -71,12 +74,15 @@ def _raw_tokens(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def keyword_tokens(text: str) -> list[str]:
+def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     """Tokens for BM25: stemmed Latin words without stopwords, CJK as character bigrams.
 
     bm25s' default pattern keeps an unspaced Chinese run as one token, so a query word
     would never match inside it; bigrams (plus single characters for one-character runs)
-    make "向量数据库" match any text containing it.
+    make "向量数据库" match any text containing it. ``camel_parts`` adds the parts of
+    CamelCase names; the extractive answer reads passages so. The keyword index does not:
+    there they cost the pydantic corpus (every class a "Model") and gained nothing on
+    real questions (README, Benchmarks).
     """
     words: list[str] = []
     cjk: list[str] = []
@@ -90,6 +96,11 @@ def keyword_tokens(text: str) -> list[str]:
             words.append(token)
             if "_" in token:  # snake_case names also match their parts
                 words.extend(p for p in token.split("_") if p and p not in STOPWORDS)
+    if camel_parts:  # ... and so do CamelCase names: "fail permanently" finds `PermanentError`
+        for name in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
+            if _CAMEL_CASE.search(name):
+                parts = (p.casefold() for p in _CAMEL_PART.findall(name))
+                words.extend(p for p in parts if p not in STOPWORDS)
     return _stemmer().stemWords(words) + cjk
 
 

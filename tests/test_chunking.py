@@ -6,6 +6,7 @@ mkdocs.yml and encodings are handled exactly as in production.
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -408,4 +409,10 @@ def test_keyword_tokens_cjk_bigrams_and_stemming() -> None:
     assert keyword_tokens("ﬁle") == ["file"]
     # snake_case names match whole and by their parts
     assert keyword_tokens("max_file_bytes") == ["max_file_byt", "max", "file", "byte"]
+    # ... and so do the docs' CamelCase names, acronyms included (a question's stay whole)
+    docs = functools.partial(keyword_tokens, camel_parts=True)
+    assert docs("lumen.PermanentError") == ["lumen", "permanenterror", "perman", "error"]
+    assert docs("HTTPException") == ["httpexcept", "http", "except"]
+    assert docs("Python ASCII") == ["python", "ascii"]
+    assert keyword_tokens("HTTPException") == ["httpexcept"]
     assert normalize("“smart”  quotes\u00a0here") == '"smart" quotes here'

@@ -41,6 +41,8 @@ def ask(kb: KnowledgeBase, question: str, **kwargs: Any) -> tuple[Done, Citation
     [
         ("How many times is a failing job attempted by default?", "five times"),
         ("Which exit code makes a job fail permanently without retries?", "**78**"),
+        # The docs say it with a class name: `lumen.PermanentError`.
+        ("Which exit code makes a job fail permanently?", "**78**"),
         ("重试策略的默认值是什么？", "| `retry.max_attempts` | `5` |"),
         ("如何轮换令牌？", "lumen token rotate"),
         ("How do I install Lumen with Docker?", "docker run -d --name lumen"),
