@@ -43,6 +43,9 @@ def ask(kb: KnowledgeBase, question: str, **kwargs: Any) -> tuple[Done, Citation
         ("Which exit code makes a job fail permanently without retries?", "**78**"),
         # The docs say it with a class name: `lumen.PermanentError`.
         ("Which exit code makes a job fail permanently?", "**78**"),
+        # Short, in plain words: its best similarity is under the threshold, but one of the
+        # best passages holds every word of it.
+        ("what port does the server listen on", "port 7420 by default"),
         ("重试策略的默认值是什么？", "| `retry.max_attempts` | `5` |"),
         ("如何轮换令牌？", "lumen token rotate"),
         ("How do I install Lumen with Docker?", "docker run -d --name lumen"),
