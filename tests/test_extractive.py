@@ -46,6 +46,7 @@ def ask(kb: KnowledgeBase, question: str, **kwargs: Any) -> tuple[Done, Citation
         # Short, in plain words: its best similarity is under the threshold, but one of the
         # best passages holds every word of it.
         ("what port does the server listen on", "port 7420 by default"),
+        ("Is there a dashboard?", "The dashboard at `/ui`"),
         ("重试策略的默认值是什么？", "| `retry.max_attempts` | `5` |"),
         ("如何轮换令牌？", "lumen token rotate"),
         ("How do I install Lumen with Docker?", "docker run -d --name lumen"),
