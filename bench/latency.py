@@ -26,7 +26,6 @@ from corpora import WORK, eval_sets
 from kb_qa import KnowledgeBase, evaluate
 from kb_qa.chunking import with_hash
 from kb_qa.kb import _Loaded, load_view
-from kb_qa.store import embed_key
 from kb_qa.types import Chunk
 
 
@@ -43,7 +42,7 @@ def main() -> None:
             started = time.perf_counter()
             kb.search(q.question, 50)
             times.setdefault(kind, []).append((time.perf_counter() - started) * 1000)
-        if len(kb.store.chunks()) >= 1500:
+        if len(kb._view().chunks) >= 1500:
             reloads.append(f"{name}: {reload_ms(kb)}")
         kb.close()
     for kind, values in times.items():
@@ -77,8 +76,7 @@ def reload_ms(kb: KnowledgeBase) -> str:
 
 def _read(kb: KnowledgeBase) -> tuple[list[Chunk], dict[str, np.ndarray]]:
     chunks = kb.store.chunks()
-    cached = kb.store.cached_vectors(embed_key(c) for c in chunks)
-    return chunks, {c.id: cached[embed_key(c)] for c in chunks if embed_key(c) in cached}
+    return chunks, kb.stored_vectors(chunks)
 
 
 if __name__ == "__main__":

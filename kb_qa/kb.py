@@ -53,7 +53,7 @@ class _Loaded:
     vectors: np.ndarray | None = None  # every chunk's embedding, in order (None: not at hand)
     linked: np.ndarray = field(default_factory=lambda: np.zeros(0))  # links to each chunk's section
     link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
-    links: dict[str, list[linkgraph.Link]] = field(default_factory=dict)  # by chunk hash
+    written_links: dict[str, list[linkgraph.Link]] = field(default_factory=dict)  # by hash
     refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
 
 
@@ -68,7 +68,7 @@ def load_view(
     """The in-memory view search runs on (a replica builds the same from Chroma's records);
     keyword tokens and links of chunks unchanged since ``previous`` are reused. ``vectors``
     (by chunk id) lets search score keyword matches the vector index did not return."""
-    inbound = linkgraph.inbound(chunks, previous.links)
+    inbound = linkgraph.inbound(chunks, previous.written_links)
     return _Loaded(
         generation=generation,
         chunks=chunks,
@@ -80,7 +80,7 @@ def load_view(
         link_text=KeywordIndex.of_texts(
             inbound.context, previous.link_text.tokens if previous.link_text else None
         ),
-        links=inbound.written,
+        written_links=inbound.written,
         refused=refused,
     )
 
@@ -465,12 +465,20 @@ class KnowledgeBase:
                     self.store.reopen()
                 refused = self._refused(self.store.files())
                 chunks = [c for c in self.store.chunks() if c.path not in refused]
-                cached = self.store.cached_vectors(embed_key(c) for c in chunks)
-                vectors = {c.id: cached[embed_key(c)] for c in chunks if embed_key(c) in cached}
                 self._loaded = load_view(
-                    generation, chunks, self._loaded, self.settings, refused, vectors
+                    generation,
+                    chunks,
+                    self._loaded,
+                    self.settings,
+                    refused,
+                    self.stored_vectors(chunks),
                 )
             return self._loaded
+
+    def stored_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
+        """The manifest's cached embedding of each chunk that has one, by chunk id."""
+        cached = self.store.cached_vectors(embed_key(c) for c in chunks)
+        return {c.id: cached[embed_key(c)] for c in chunks if embed_key(c) in cached}
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
