@@ -1,10 +1,12 @@
 """Retrieval quality on the real-question set (the one to tune on) and the synthetic one.
 
-    python bench/quality.py [--set real|synthetic|both] [--baseline] [--misses]
+    python bench/quality.py [--set real|dev|test|synthetic|both] [--baseline] [--misses]
                             [--embed-model minilm] [--chunk-chars 1500] [KEY=VALUE ...]
 
 Real questions: bench/questions/real/<project>.jsonl over bench/corpora/<project>/ (users'
-GitHub questions, gold = the section a maintainer linked). Synthetic: bench/questions/*.jsonl
+GitHub questions, gold = the section a maintainer linked), scored on its two splits too:
+real-dev (the ten projects tuning may look at) and real-test (the six locked by
+corpora.test_projects; tune nothing on them), then all 16. Synthetic: bench/questions/*.jsonl
 over the four corpora in ../shared/corpora. Prints R@1/5/10/20/50, MRR@20, page@5 and
 in-prompt recall (a gold section among the excerpts the answering model receives) per
 corpus and per set; --baseline adds the naive hybrid baseline (bench/baseline.py) measured
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline import Baseline
-from corpora import WORK, eval_sets
+from corpora import WORK, eval_sets, split_of
 
 from kb_qa import KnowledgeBase, evaluate
 
@@ -41,7 +44,9 @@ def _value(text: str) -> object:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", default="both", choices=("real", "synthetic", "both"))
+    parser.add_argument(
+        "--set", default="both", choices=("real", "dev", "test", "synthetic", "both")
+    )
     parser.add_argument("--embed-model", default=None)
     parser.add_argument("--chunk-chars", type=int, default=None)
     parser.add_argument("--corpora", nargs="*", default=None, help="only these corpora")
@@ -56,7 +61,8 @@ def main() -> None:
     for kind, name, vault, questions_file in eval_sets(args.set):
         if args.corpora and name not in args.corpora:
             continue
-        config = f"{args.embed_model or 'default'}-{args.chunk_chars or 'd'}"
+        model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
+        config = f"{model}-{args.chunk_chars or 'd'}"
         kb = KnowledgeBase(
             vault,
             embed_model=args.embed_model,
@@ -75,8 +81,12 @@ def main() -> None:
         chunks = kb.store.chunks()
         questions = evaluate.load_questions(questions_file, chunks)
         outcomes = evaluate.run(kb, questions, kb.settings)
+        if kind == "real":
+            totals.setdefault(f"real-{split_of(name)}", []).extend(outcomes)
         totals.setdefault(kind, []).extend(outcomes)
-        _row(kind, name, evaluate.summarize(outcomes))
+        _row(
+            f"real-{split_of(name)}" if kind == "real" else kind, name, evaluate.summarize(outcomes)
+        )
         if args.misses:
             for o in outcomes:
                 if o.rank is None or o.rank > 5:
@@ -95,15 +105,20 @@ def main() -> None:
                 )
                 for q in questions
             ]
+            if kind == "real":
+                base_totals.setdefault(f"real-{split_of(name)}", []).extend(scored)
             base_totals.setdefault(kind, []).extend(scored)
             _row(kind, f"  baseline:{name}", evaluate.summarize(scored), in_prompt=False)
         kb.close()
-    for kind, outcomes in totals.items():
+    for kind, outcomes in sorted(totals.items(), key=lambda kv: _ORDER.index(kv[0])):
         summary = evaluate.summarize(outcomes)
         _row(kind, "ALL", summary)
         if kind in base_totals:
             _row(kind, "  baseline:ALL", evaluate.summarize(base_totals[kind]), in_prompt=False)
         print(json.dumps({"set": kind, **{k: round(v, 4) for k, v in summary.items()}}))
+
+
+_ORDER = ["real-dev", "real-test", "real", "synthetic"]
 
 
 def _row(kind: str, name: str, m: dict[str, float], in_prompt: bool = True) -> None:

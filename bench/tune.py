@@ -1,10 +1,11 @@
 """Sweep retrieval settings over indexes bench/quality.py built (run it first, same options).
 
-    python bench/tune.py [--set real|synthetic|both] [--held-out] rrf_k=30,60 keyword_weight=1,1.5
+    python bench/tune.py [--set dev|synthetic|both] [--held-out] rrf_k=30,60 keyword_weight=1,1.5
 
-Prints R@1/5/20, MRR@20 and page@5 per combination and set: real questions decide, the
-synthetic set must not fall apart. --held-out then checks that the choice generalises:
-for each real-question project in turn, the combination with the most gold sections in
+Prints R@1/5/20, MRR@20 and page@5 per combination and set: the real questions' dev split
+decides (the locked test split, corpora.test_projects, is never read here; score a choice
+on it once with bench/quality.py), the synthetic set must not fall apart. --held-out then checks that the choice generalises:
+for each dev project in turn, the combination with the most gold sections in
 the top 5 and top 20 of the *other* projects is picked and scored on that project alone;
 the held-out figures are those scores pooled (leave-one-project-out).
 """
@@ -26,13 +27,15 @@ from kb_qa import KnowledgeBase, evaluate
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", default="real", choices=("real", "synthetic", "both"))
+    parser.add_argument("--set", default="dev", choices=("dev", "synthetic", "both"))
     parser.add_argument("--held-out", action="store_true", help="leave-one-project-out check")
     parser.add_argument("grid", nargs="*", help="KEY=V1,V2,...")
     args = parser.parse_args()
     grid = {k: [_value(v) for v in vs.split(",")] for k, vs in (a.split("=") for a in args.grid)}
     loaded = []
-    for kind, name, vault, questions_file in eval_sets(args.set):
+    wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
+    sets = [s for w in wanted for s in eval_sets(w)]
+    for kind, name, vault, questions_file in sets:
         kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
         if not kb.store.files():
             raise SystemExit(f"no index for {kind}/{name}: run bench/quality.py --set {kind}")
