@@ -13,6 +13,7 @@ says so first and names the nearest sections instead.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -24,13 +25,16 @@ from kb_qa.citations import strip_citations
 from kb_qa.text import WIKILINK, keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "extract", "passages"]
+__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "passages", "quote"]
 
 LABEL = "No language model is configured; this is what your sources say:"
 NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
 NOTHING = "No passage in your sources matches this question."
 CANDIDATES = 5  # best-ranked sections read
-SECOND_SHARE = 0.6  # a second section is shown when its passage scores this share of the first
+# A second section is shown only when its passage scores this share of the first's: on
+# bench/questions/answers.jsonl (bench/passages.py) a bar of 0.6 showed a second passage for
+# 60% of the questions, 46% off topic; 1.0: 33%, 21% off topic; 1.5: 7%, 5% off topic.
+SECOND_SHARE = 1.5
 MAX_PASSAGE_CHARS = 1600
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
@@ -43,6 +47,8 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
 _CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
+_FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
+_TICKS = re.compile(r"`+")
 _PROSE = ("paragraph_open", "blockquote_open")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
 
@@ -54,13 +60,19 @@ class Block:
     kind: str  # "prose", "list", "code", "table"
     text: str
     tokens: frozenset[str]
+    # Where the block is in the section's Markdown: character offsets of its first and
+    # last source lines (what a citation of it highlights); a table's rows each have one.
+    span: tuple[int, int] = (0, 0)
+    rows: tuple[tuple[int, int], ...] = ()
 
 
-def _flatten(markdown: str) -> str:
-    """Admonitions and tabs become a bold lead-in and their dedented content."""
+def _flatten(markdown: str) -> tuple[str, list[int]]:
+    """Admonitions and tabs become a bold lead-in and their dedented content; with it, the
+    line of ``markdown`` each output line comes from."""
     out: list[str] = []
+    origin: list[int] = []
     stack: list[int] = []  # content indent of each open container
-    for line in markdown.split("\n"):
+    for number, line in enumerate(markdown.split("\n")):
         indent = len(line) - len(line.lstrip(" "))
         while stack and line.strip() and indent < stack[-1]:
             stack.pop()
@@ -70,34 +82,110 @@ def _flatten(markdown: str) -> str:
         if m:
             title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
             if title:
-                out.append(f"**{title.strip()}:**")
-                out.append("")
+                out += [f"**{title.strip()}:**", ""]
+                origin += [number, number]
             stack.append(strip + len(m.group(1)) + 4)
             continue
         out.append(line)
-    return "\n".join(out)
+        origin.append(number)
+    return "\n".join(out), origin
 
 
 def _reading_text(text: str) -> str:
-    """Prose as plain reading text: links as their words, no HTML, no attribute lists."""
+    """Prose as plain reading text: links as their words, no HTML, no attribute lists.
+
+    Code (inline spans and fenced blocks) is never touched: a quoted command keeps its
+    ``<placeholders>``, entities, backslashes and brackets byte for byte.
+    """
+    return "".join(
+        part if is_code else _plain_prose(part) for is_code, part in code_segments(text)
+    ).strip()
+
+
+def _plain_prose(text: str) -> str:
     text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
     text = _CALLOUT.sub(r"\1**\2:** ", text)
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
     text = _HTML_TAG.sub("", text)
-    return strip_citations(text).strip()
+    return strip_citations(text)
+
+
+def code_segments(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is_code, part) runs: fenced blocks and inline code spans are code.
+
+    Linear in the text: fences line by line, code spans by their backtick runs (a span
+    closes at the next run of the same length, as CommonMark says; an unclosed run is text).
+    """
+    parts: list[tuple[bool, str]] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        opening = _FENCE_LINE.match(line)
+        if fence:
+            parts.append((True, line))
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                if not line.strip().lstrip(fence[0]):
+                    fence = ""
+            continue
+        if opening:
+            parts += _spans("".join(prose))
+            prose = []
+            fence = opening.group(1)
+            parts.append((True, line))
+            continue
+        prose.append(line)
+    parts += _spans("".join(prose))
+    return [p for p in parts if p[1]]
+
+
+def _spans(text: str) -> list[tuple[bool, str]]:
+    """Inline code spans of ``text`` (no fences in it) and the prose between them."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for k, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(k)
+    nxt: dict[int, int] = {}  # run index -> index of the next run of the same length
+    for ks in by_length.values():
+        nxt.update(itertools.pairwise(ks))
+    parts: list[tuple[bool, str]] = []
+    pos = 0
+    k = 0
+    while k < len(runs):
+        if k not in nxt:
+            k += 1
+            continue
+        start, end = runs[k][0], runs[nxt[k]][1]
+        parts += [(False, text[pos:start]), (True, text[start:end])]
+        pos = end
+        k = nxt[k] + 1
+    parts.append((False, text[pos:]))
+    return parts
 
 
 def passages(markdown: str) -> list[Block]:
     """The blocks of a section's Markdown, in order, as they would be shown."""
-    source = _flatten(markdown)
+    source, origin = _flatten(markdown)
     lines = source.split("\n")
+    starts = [0]
+    for line in markdown.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+
+    def span(first: int, last: int) -> tuple[int, int]:
+        """Offsets in ``markdown`` of flattened lines first..last-1, blank ends trimmed."""
+        while last > first + 1 and not lines[last - 1].strip():
+            last -= 1
+        a, b = origin[first], origin[last - 1]
+        return starts[a], starts[b + 1] - 1
+
     blocks: list[Block] = []
     for token in _PARSER.parse(source):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
+        where = span(*token.map)
+        rows: tuple[tuple[int, int], ...] = ()
         if token.type in _PROSE:
             kind, text = "prose", _reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
@@ -109,11 +197,20 @@ def passages(markdown: str) -> list[Block]:
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
             kind, text = "code", raw
         elif token.type == "table_open":
-            kind, text = "table", _ATTRS.sub("", raw)
+            kind, text = (
+                "table",
+                "".join(
+                    part if is_code else _ATTRS.sub("", part)
+                    for is_code, part in code_segments(raw)
+                ),
+            )
+            first = token.map[0]
+            rows = tuple(span(i, i + 1) for i in range(first, first + len(raw.split("\n"))))
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
-            blocks.append(Block(kind, text, frozenset(keyword_tokens(text, camel_parts=True))))
+            tokens = frozenset(keyword_tokens(text, camel_parts=True))
+            blocks.append(Block(kind, text, tokens, where, rows))
     return blocks
 
 
@@ -123,14 +220,24 @@ class _Choice:
     hit: Hit
     text: str
     score: float
+    span: tuple[int, int]  # what is quoted, as offsets in the section's Markdown
+
+
+@dataclass(frozen=True)
+class Extract:
+    """An extractive answer: the pieces to stream, and per citation number the range of
+    its section's Markdown (``Chunk.text`` offsets) that the answer quotes."""
+
+    pieces: list[str]
+    quoted: dict[int, tuple[int, int]]
 
 
 def _best_passage(
     blocks: Sequence[Block], heading: frozenset[str], weight: dict[str, float]
-) -> tuple[str, float]:
-    """The best block of a section with what belongs to it, and its score."""
+) -> tuple[str, float, tuple[int, int]]:
+    """The best block of a section with what belongs to it, its score and its span."""
     if not blocks:
-        return "", 0.0
+        return "", 0.0, (0, 0)
 
     def score(i: int) -> float:
         return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
@@ -151,32 +258,54 @@ def _best_passage(
     ):
         last += 1
         chosen.append(last)
-    shown = [
-        _rows(blocks[i].text, weight) if blocks[i].kind == "table" else blocks[i].text
-        for i in chosen
-    ]
+    shown: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for i in chosen:
+        if blocks[i].kind == "table":
+            text, kept = _rows(blocks[i].text, weight)
+            shown.append(text)
+            rows = blocks[i].rows
+            # A table cut to its best rows quotes those rows (the header is only context).
+            cut = kept is not None and len(rows) > kept[-1] + 2
+            spans.append((rows[kept[0] + 2][0], rows[kept[-1] + 2][1]) if cut else blocks[i].span)
+        else:
+            shown.append(blocks[i].text)
+            spans.append(blocks[i].span)
     text = "\n\n".join(shown)
     if text.rstrip().endswith(":"):  # nothing followed it: end like a sentence
         text = text.rstrip()[:-1] + "."
-    return text, max(score(i) for i in chosen)
+    table = blocks[chosen[-1]]
+    if table.kind == "table" and spans[-1] != table.span:
+        quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
+    else:
+        quoted = (min(a for a, _ in spans), max(b for _, b in spans))
+    return text, max(score(i) for i in chosen), quoted
 
 
-def _rows(table: str, weight: dict[str, float]) -> str:
+def _rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
     """A long table cut to its header and the rows that match the question (all rows when
-    none does): the row that answers should not drown among twenty others."""
+    none does): the row that answers should not drown among twenty others. With it, the
+    indexes of the body rows kept (None: the whole table)."""
     lines = table.split("\n")
     header, body = lines[:2], lines[2:]
     if len(body) <= MAX_TABLE_ROWS:
-        return table
+        return table, None
+    # A word every row holds (the product's prefix of its error codes) picks no row out.
+    words = [set(keyword_tokens(row, camel_parts=True)) for row in body]
+    rows_with: dict[str, int] = {}
+    for found in words:
+        for t in found & weight.keys():
+            rows_with[t] = rows_with.get(t, 0) + 1
     scores = [
-        sum(weight.get(t, 0.0) for t in set(keyword_tokens(row, camel_parts=True))) for row in body
+        sum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
+        for found in words
     ]
     best = max(scores)
     if best <= 0:
-        return table
+        return table, None
     keep = sorted(range(len(body)), key=lambda i: -scores[i])[:MAX_TABLE_ROWS]
     keep = [i for i in sorted(keep) if scores[i] >= TABLE_ROW_SHARE * best]
-    return "\n".join(header + [body[i] for i in keep])
+    return "\n".join(header + [body[i] for i in keep]), keep
 
 
 def _introduces(text: str) -> bool:
@@ -189,7 +318,12 @@ def _where(hit: Hit) -> str:
 
 
 def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> list[str]:
-    """The answer, as pieces to stream.
+    """The answer, as pieces to stream (``quote`` says what each citation quotes)."""
+    return quote(question, ranked, covered).pieces
+
+
+def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> Extract:
+    """The answer, and the range of each quoted section that it quotes.
 
     ``ranked`` holds (global excerpt number, hit) pairs, best first. The best section's
     passage comes first, a second one when it matches about as well; each is introduced by
@@ -203,10 +337,10 @@ def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = Tr
         if len(sections) == CANDIDATES:
             break
     if not sections:
-        return [f"{LABEL}\n\n", NOTHING]
+        return Extract([f"{LABEL}\n\n", NOTHING], {})
     if not covered:
         nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
-        return [f"{NOT_COVERED}\n\n", nearest]
+        return Extract([f"{NOT_COVERED}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text)) for n, h in sections]
     wanted = set(keyword_tokens(question))
     df: dict[str, int] = {}
@@ -218,12 +352,12 @@ def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = Tr
     choices = []
     for n, h, blocks in read:
         heading = frozenset(keyword_tokens(" ".join(h.chunk.heading_path))) & frozenset(wanted)
-        text, score = _best_passage(blocks, heading, weight)
+        text, score, span = _best_passage(blocks, heading, weight)
         if text:
-            choices.append(_Choice(n, h, text, score))
+            choices.append(_Choice(n, h, text, score, span))
     if not choices:
         nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
-        return [f"{LABEL}\n\n", nearest]
+        return Extract([f"{LABEL}\n\n", nearest], {})
     first, rest = choices[0], choices[1:]
     shown = [first]
     runner = max(rest, key=lambda c: c.score, default=None)
@@ -237,4 +371,4 @@ def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = Tr
     if others:
         listed = "; ".join(f"{_where(c.hit)} [{c.number}]" for c in others)
         pieces.append(f"See also: {listed}.\n")
-    return pieces
+    return Extract(pieces, {c.number: c.span for c in shown})

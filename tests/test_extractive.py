@@ -13,7 +13,8 @@ import pytest
 from api_helpers import indexed_sample
 
 from kb_qa.answer import Citations, Done, Event, answer
-from kb_qa.extractive import LABEL, NOT_COVERED, extract
+from kb_qa.citations import Citation, narrowed
+from kb_qa.extractive import LABEL, NOT_COVERED, extract, quote
 from kb_qa.kb import KnowledgeBase
 from kb_qa.prompt import Turn
 from kb_qa.types import Chunk, Hit
@@ -120,3 +121,111 @@ def test_a_follow_up_is_searched_with_the_previous_question(kb: KnowledgeBase) -
     # With the conversation the first passage is the per-job retry override.
     assert citations.citations[0].anchor == "per-job"
     assert citations.citations[0].path == "docs/guides/retries.md"
+
+
+# Code as the docs write it: placeholders, HTML-looking text, entities, backslashes,
+# citation-looking brackets, attribute-list-looking braces, links inside code.
+CODE_SAMPLES = [
+    "`lumen jobs cancel <id>`",
+    "`<data_dir>/bootstrap-token`",
+    "`lumen <command> --help`",
+    "`a &amp; b &lt;tag&gt;`",
+    "`C:\\\\Users\\\\me\\\\*.md`",
+    "`items[1]` and `matrix[2][3]`",
+    "`{ #custom-id }`",
+    "`[text](url.md)` and `[[Note#Heading]]`",
+    "``code with a ` backtick <b>``",
+    "`<img src=x onerror=alert(1)>`",
+]
+
+
+@pytest.mark.parametrize("code", CODE_SAMPLES)
+def test_inline_code_in_an_answer_is_the_docs_bytes(code: str) -> None:
+    text = f"## Cancel\n\nTo stop it, run {code} in a <b>shell</b> [1].\n"
+    chunk = Chunk(
+        "c",
+        "jobs.md",
+        "jobs/",
+        "cancel",
+        "Cancel",
+        ("Jobs", "Cancel"),
+        2,
+        text,
+        0,
+        len(text),
+        1,
+        3,
+        "h",
+    )
+    answer = "".join(extract("How do I stop it in a shell?", [(1, Hit(chunk, 1.0))]))
+    assert code in answer
+    assert "<b>" not in answer.replace(code, "")  # HTML outside code is still dropped
+
+
+def test_a_fenced_block_inside_a_list_is_the_docs_bytes() -> None:
+    fence = "   ```bash\n   lumen <command> --help > out.txt 2>&1 # [1] {.x}\n   ```"
+    text = f"## Help\n\n1. Print the help of any command:\n\n{fence}\n"
+    chunk = Chunk(
+        "c", "cli.md", "cli/", "help", "Help", ("CLI", "Help"), 2, text, 0, len(text), 1, 6, "h"
+    )
+    answer = "".join(extract("How do I print the help of a command?", [(1, Hit(chunk, 1.0))]))
+    assert "lumen <command> --help > out.txt 2>&1 # [1] {.x}" in answer
+
+
+def test_cancelling_a_job_quotes_the_command_with_its_placeholder(kb: KnowledgeBase) -> None:
+    done, _ = ask(kb, "How do I cancel a job with the lumen command line?")
+    assert "lumen jobs cancel <id>" in done.text
+
+
+def _section(text: str) -> Chunk:
+    return Chunk(
+        "c",
+        "errors.md",
+        "errors/",
+        "codes",
+        "Codes",
+        ("Errors", "Codes"),
+        2,
+        text,
+        100,
+        100 + len(text),
+        10,
+        10 + text.count("\n"),
+        "h",
+    )
+
+
+def test_a_citation_quotes_the_rows_the_answer_shows_not_the_whole_table() -> None:
+    rows = [f"| `LUM-30{n:02d}` | Unrelated failure number {n} |" for n in range(14)]
+    rows[1] = "| `LUM-3001` | The queue is full: raise `queue.max_depth` |"
+    text = (
+        "## Codes\n\nEvery error code:\n\n| Code | Meaning |\n|---|---|\n" + "\n".join(rows) + "\n"
+    )
+    result = quote("What does LUM-3001 mean?", [(1, Hit(_section(text), 1.0))])
+    a, b = result.quoted[1]
+    assert text[a:b] == rows[1]  # one row, exactly the docs' bytes
+    assert rows[1] in "".join(result.pieces)
+
+
+def test_a_narrowed_citation_is_the_files_bytes_at_its_offsets() -> None:
+    text = "## Retries\n\nIntro sentence.\n\nA job is retried five times, then it fails.\n"
+    chunk = _section(text)
+    result = quote("How many times is a job retried?", [(1, Hit(chunk, 1.0))])
+    whole = Citation(
+        1,
+        1,
+        "u",
+        chunk.path,
+        chunk.anchor,
+        chunk.heading_path,
+        chunk.text,
+        chunk.start,
+        chunk.end,
+        chunk.line_start,
+        chunk.line_end,
+    )
+    cited = narrowed(whole, result.quoted[1])
+    source = " " * 100 + text  # the file: the section starts at offset 100, line 10
+    assert cited.text == "A job is retried five times, then it fails."
+    assert source[cited.start : cited.end] == cited.text
+    assert cited.line_start == cited.line_end == 14
