@@ -29,7 +29,7 @@ import anyio
 import anyio.to_thread
 
 from kb_qa import extractive
-from kb_qa.citations import Citation, CitationRenumberer, resolve
+from kb_qa.citations import Citation, CitationRenumberer, narrowed, resolve
 from kb_qa.coverage import covered
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.prompt import Prompt, Turn, build_messages
@@ -265,10 +265,13 @@ async def answer(
     )
 
     usage: dict[str, int] = {}
+    quoted: dict[int, tuple[int, int]] = {}  # excerpt number -> the range the answer quotes
     if settings.model:
         pieces = _llm_pieces(prompt, settings, usage)
     else:
-        pieces = _extractive_pieces(question, prepared.ranked, prepared.covered)
+        extract = extractive.quote(question, prepared.ranked, prepared.covered)
+        quoted = extract.quoted
+        pieces = _extractive_pieces(extract.pieces)
     renumberer = CitationRenumberer(n)
     text: list[str] = []
     first_token: float | None = None
@@ -296,7 +299,10 @@ async def answer(
         yield Delta(tail)
 
     citations = tuple(
-        dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk))
+        narrowed(
+            dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk)),
+            quoted.get(c.excerpt),
+        )
         for c in resolve(renumberer.order, prompt.excerpts)
     )
     yield Citations(citations)
@@ -339,10 +345,8 @@ async def answer(
     )
 
 
-async def _extractive_pieces(
-    question: str, ranked: list[tuple[int, Hit]], is_covered: bool
-) -> AsyncIterator[str]:
-    for piece in extractive.extract(question, ranked, is_covered):
+async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:
+    for piece in pieces:
         yield piece
 
 
