@@ -286,7 +286,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             print("No results.")
         for n, hit in enumerate(hits, 1):
             c = hit.chunk
-            snippet = " ".join(c.text.split())[:200]
+            snippet = _snippet(c.text)
             print(f"{n:>2}. {_safe(' > '.join(c.heading_path))}")
             print(f"    {_safe(kb.url(c))}  ({_safe(_place(c))}, score {hit.score:.4f})")
             print(f"    {_safe(snippet)}")
@@ -646,6 +646,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             watcher.stop()
         kb.close()
     return 0
+
+
+def _snippet(markdown: str, limit: int = 200) -> str:
+    """A section's opening words as a reader sees them: its heading (printed above it),
+    attribute lists such as ``{ #id }`` and setext underlines left out."""
+    from kb_qa.extractive import passages
+
+    words = " ".join(" ".join(b.text.split()) for b in passages(markdown))
+    return words[:limit]
 
 
 def _place(chunk: Chunk) -> str:

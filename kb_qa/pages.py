@@ -17,6 +17,7 @@ from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from kb_qa.anchors import match_text
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 
@@ -69,19 +70,25 @@ def index_page(vault_name: str, pages: Sequence[dict[str, str]]) -> str:
 
 
 def view_page(
-    path: str, source: str, chunks: Sequence[Chunk], notes: Mapping[str, str] | None = None
+    path: str,
+    source: str,
+    chunks: Sequence[Chunk],
+    notes: Mapping[str, str] | None = None,
+    headings: Mapping[tuple[str, str], str] | None = None,
 ) -> str:
     """``/view/<path>``: one note rendered, its headings carrying the indexed anchors.
 
     ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
-    so Obsidian ``[[wikilinks]]`` open the other note's view; callouts render as callouts.
+    so Obsidian ``[[wikilinks]]`` open the other note's view; ``headings`` maps (path,
+    ``anchors.match_text(heading)``) to the heading's indexed anchor, which a
+    ``[[note#heading]]`` opens. Callouts render as callouts.
     """
     anchors = [c.anchor for c in chunks if c.piece == 0 and c.level > 0]
     tokens = _RENDERER.parse(source[_body_start(source, chunks) :])
     _callouts(tokens)
     for token in tokens:
         if token.type == "inline" and token.children:
-            token.children = _wikilinks(token.children, notes or {})
+            token.children = _wikilinks(token.children, notes or {}, headings or {}, path)
     headings = [t for t in tokens if t.type == "heading_open"]
     # The chunker walked the same markdown-it headings in the same order.
     for token, anchor in zip(headings, anchors):
@@ -92,8 +99,15 @@ def view_page(
     return _page(title, nav + _RENDERER.renderer.render(tokens, _RENDERER.options, {}))
 
 
-def _wikilinks(children: list[Token], notes: Mapping[str, str]) -> list[Token]:
-    """Text tokens holding ``[[note#heading|label]]`` become links to that note's view."""
+def _wikilinks(
+    children: list[Token],
+    notes: Mapping[str, str],
+    headings: Mapping[tuple[str, str], str],
+    here: str,
+) -> list[Token]:
+    """Text tokens holding ``[[note#heading|label]]`` become links to that note's view,
+    labelled as Obsidian shows them: the alias, else the target as written (``Garden Plan >
+    Garlic``, ``projects/Home Server``)."""
     out: list[Token] = []
     for child in children:
         if child.type != "text" or "[[" not in child.content:
@@ -104,12 +118,16 @@ def _wikilinks(children: list[Token], notes: Mapping[str, str]) -> list[Token]:
             out.append(_text(child.content[last : m.start()]))
             embed = m.group(0).startswith("!")
             target, heading, label = m.groups()
-            shown = label or heading or target.rsplit("/", 1)[-1]
-            found = notes.get(target.strip().lower().removesuffix(".md"))
+            written = " > ".join(p.strip() for p in (target, heading or "") if p.strip())
+            shown = (label or "").strip() or written
+            name = target.strip().lower().removesuffix(".md")
+            found = notes.get(name) if name else here
             if embed or found is None:  # embeds are never followed; unknown notes stay text
                 out.append(_text(shown))
             else:
-                href = "/view/" + quote(found) + (f"#{slugify(heading, '-')}" if heading else "")
+                anchor = headings.get((found, match_text(heading))) if heading else None
+                fragment = anchor or (slugify(heading, "-") if heading else "")
+                href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")
                 link = Token("link_open", "a", 1, attrs={"href": href})
                 out += [link, _text(shown), Token("link_close", "a", -1)]
             last = m.end()

@@ -44,6 +44,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from kb_qa import feedback, insights, insights_render, pages, questionlog, vault
+from kb_qa.anchors import match_text
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
 from kb_qa.guard import Guard, RateLimiter, bearer_matches
@@ -573,7 +574,14 @@ class Api:
         for p in indexed:
             notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
             notes[p["path"].removesuffix(".md").lower()] = p["path"]
-        return pages.view_page(path, source, chunks, notes)
+        # A wikilink's #heading opens the anchor the index gave that heading (``_3`` for a
+        # heading MkDocs' slugify empties), not a slug made here.
+        headings = {
+            (c.path, match_text(c.heading)): c.anchor
+            for c in reversed(self.kb.store.chunks())
+            if c.piece == 0 and c.level > 0
+        }
+        return pages.view_page(path, source, chunks, notes, headings)
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""

@@ -68,8 +68,10 @@ def test_view_renders_wikilinks_as_links_and_callouts_as_callouts(
     vault = make_vault(
         {
             "home.md": "# Home\n\nSee [[Deep note#Far Down|the deep note]], [[nowhere]] and "
-            "![[Deep note]].\n\n> [!warning] Mind the gap\n> Step carefully.\n",
+            "![[Deep note]].\n\n> [!warning] Mind the gap\n> Step carefully.\n\n"
+            "Also [[sub/Deep note]], [[Deep note#Far down]] and [[中文笔记#学习计划]].\n",
             "sub/Deep note.md": "# Deep note\n\n## Far down\n\nDeep text.\n",
+            "中文笔记.md": "# 中文笔记\n\n## 饺子做法\n\n加水。\n\n## 学习计划\n\n每天背单词。\n",
         },
         name="obsidian",
     )
@@ -79,6 +81,12 @@ def test_view_renders_wikilinks_as_links_and_callouts_as_callouts(
         page = httpx.get(running.url + "/view/home.md").text
     assert '<a href="/view/sub/Deep%20note.md#far-down">the deep note</a>' in page
     assert "[[" not in page and " nowhere and Deep note." in page  # unknown and embeds: text
+    # Labelled as Obsidian shows them; a heading's link opens the id the index gave it
+    # (MkDocs' slugify empties an all-CJK heading, so it is numbered).
+    assert '<a href="/view/sub/Deep%20note.md">sub/Deep note</a>' in page
+    assert '<a href="/view/sub/Deep%20note.md#far-down">Deep note &gt; Far down</a>' in page
+    cjk = next(c for c in base.store.chunks("中文笔记.md") if c.heading == "学习计划")
+    assert cjk.anchor and f'#{cjk.anchor}">中文笔记 &gt; 学习计划</a>' in page
     assert '<div class="callout callout-warning">' in page
     assert "<strong>Mind the gap</strong><br />\nStep carefully." in page
     assert "[!warning]" not in page
