@@ -30,7 +30,7 @@ from kb_qa.render import RenderedPage
 from kb_qa.settings import Settings
 from kb_qa.site import Site, load_site
 from kb_qa.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
-from kb_qa.text import cjk_share, question_title
+from kb_qa.text import cjk_share, keyword_tokens, question_title
 from kb_qa.types import Chunk, Document, Hit, IndexReport, Outline
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,7 @@ class _Loaded:
     by_id: dict[str, int] = field(default_factory=dict)
     keyword: KeywordIndex | None = None
     history: set[str] = field(default_factory=set)  # changelog-like pages (retrieval.history_pages)
+    elsewhere: frozenset[str] = frozenset()  # keyword tokens of the chunks on other pages
     vectors: np.ndarray | None = None  # every chunk's embedding, in order (None: not at hand)
     linked: np.ndarray = field(default_factory=lambda: np.zeros(0))  # links to each chunk's section
     link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
@@ -69,12 +70,19 @@ def load_view(
     keyword tokens and links of chunks unchanged since ``previous`` are reused. ``vectors``
     (by chunk id) lets search score keyword matches the vector index did not return."""
     inbound = linkgraph.inbound(chunks, previous.written_links)
+    keyword = KeywordIndex(chunks, previous.keyword.tokens if previous.keyword else None)
+    history = retrieval.history_pages(chunks, settings.history_pages)
+    elsewhere: set[str] = set()
+    for c in chunks:
+        if c.path not in history:
+            elsewhere.update(keyword.tokens[c.hash])
     return _Loaded(
         generation=generation,
         chunks=chunks,
         by_id={c.id: i for i, c in enumerate(chunks)},
-        keyword=KeywordIndex(chunks, previous.keyword.tokens if previous.keyword else None),
-        history=retrieval.history_pages(chunks, settings.history_pages),
+        keyword=keyword,
+        history=history,
+        elsewhere=frozenset(elsewhere),
         vectors=_matrix(chunks, vectors or {}),
         linked=inbound.counts,
         link_text=KeywordIndex.of_texts(
@@ -583,10 +591,27 @@ class KnowledgeBase:
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
-            hits = retrieval.demote(hits, view.history, self.settings.history_weight)
+            hits = retrieval.demote(
+                hits, view.history, self.settings.history_weight, self._history_only(view, question)
+            )
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]
+
+    def _history_only(self, view: _Loaded, question: str) -> set[str]:
+        """Ids of changelog chunks holding a word of the question that no other page has:
+        the history pages are the only source of it (a fix's ticket or an old flag), so
+        they are not demoted."""
+        if not view.history or view.keyword is None:
+            return set()
+        rare = {t for t in keyword_tokens(question) if t not in view.elsewhere}
+        if not rare:
+            return set()
+        return {
+            c.id
+            for c in view.chunks
+            if c.path in view.history and rare & set(view.keyword.tokens[c.hash])
+        }
 
     def _links(self, view: _Loaded, question: str) -> retrieval.Links | None:
         weight, text_weight = self.settings.link_weight, self.settings.link_text_weight

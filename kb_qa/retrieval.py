@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,12 +61,18 @@ def history_pages(chunks: Sequence[Chunk], patterns: Sequence[str] = ()) -> set[
     return found
 
 
-def demote(hits: Sequence[Hit], paths: set[str], factor: float) -> list[Hit]:
-    """Scale the score of hits on ``paths`` by ``factor`` and re-rank (1.0: no change)."""
+def demote(
+    hits: Sequence[Hit], paths: set[str], factor: float, spare: Set[str] = frozenset()
+) -> list[Hit]:
+    """Scale the score of hits on ``paths`` by ``factor`` and re-rank (1.0: no change);
+    chunks whose ids are in ``spare`` keep their score."""
     if factor == 1.0 or not paths:
         return list(hits)
     scaled = [
-        dataclasses.replace(h, score=h.score * factor) if h.chunk.path in paths else h for h in hits
+        dataclasses.replace(h, score=h.score * factor)
+        if h.chunk.path in paths and h.chunk.id not in spare
+        else h
+        for h in hits
     ]
     return sorted(scaled, key=lambda h: -h.score)
 

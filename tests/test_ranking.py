@@ -77,6 +77,24 @@ def test_a_changelog_no_longer_outranks_the_guide(
     assert plain.search("proxy option", 1)[0].chunk.path == "guide.md"
 
 
+def test_a_word_only_the_changelog_holds_finds_its_entry(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    guides = {
+        f"guide{n}.md": f"# Guide {n}\n\n## Queues {n}\n\nQueues hold jobs; the parser reads "
+        f"queue names {n}.\n"
+        for n in range(30)
+    }
+    log = "# Changelog\n\n" + "".join(f"## v1.{n}.0\n\nParser fixes.\n" for n in range(5))
+    log += "\n## Release 9.9.9\n\nFixed the qvzzrtoken parser crash on empty queue names.\n"
+    base = kb(make_vault({**guides, "changelog.md": log}))
+    base.index()
+    # The history rule demotes changelogs; a word no other page has is not theirs to lose.
+    for question in ("qvzzrtoken", "Why does the qvzzrtoken parser crash?"):
+        assert base.search(question, 1)[0].chunk.heading == "Release 9.9.9"
+    assert base.search("parser queue names", 1)[0].chunk.path != "changelog.md"
+
+
 def test_words_written_apart_match_the_docs_word_written_as_one() -> None:
     from kb_qa.keyword import KeywordIndex
 
