@@ -25,7 +25,12 @@ THRESHOLDS = {"minilm": 0.36}
 # the server listen on", "is there a dashboard?") scores lower than the section answering it.
 WORDS_FLOOR = {"minilm": 0.30}
 CJK_SHARE = 0.3  # a question this CJK is judged by its words, not by MiniLM's vector
-CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain
+CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain ...
+CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎么) aside
+# Character pairs that make a question a question, not what it is about.
+_ASKING = frozenset(
+    "什么 怎么 怎样 如何 多少 是否 为什 哪些 哪里 哪个 可以 能否 需要 的是 是什 是多 吗 呢".split()
+)
 
 
 def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
@@ -38,7 +43,12 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     if cjk_share(question) >= CJK_SHARE:
         wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
         found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
-        return bool(wanted) and len(wanted & found) >= CJK_MATCHED * len(wanted)
+        about = (wanted & found) - _ASKING
+        # A short personal note answers in few words ("饺子和面要加多少水？": the recipe
+        # holds 饺子 and 和面, not the rest of the sentence): two content pairs are enough.
+        return bool(wanted) and (
+            len(wanted & found) >= CJK_MATCHED * len(wanted) or len(about) >= CJK_PAIRS
+        )
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
