@@ -1,14 +1,14 @@
 """No-key answers on real questions: do they cite the section a maintainer pointed to, and do
 they say so when the docs don't cover a question?
 
-    python bench/answers.py [--set real|synthetic|both]
+    python bench/answers.py [--set real|dev|test|synthetic|both] [--embed-model M]
     python bench/answers.py --followups
 
 Per corpus: how often the extractive answer cites a gold section at all and as its first
 citation; the share of on-topic questions marked ``covered: false`` (should be <= 5%) and
 of the 40 off-topic questions in bench/questions/offtopic.jsonl marked ``covered: false``
 on that corpus (should be >= 90%); p50 time to the first text. Uses the indexes
-bench/quality.py builds (default settings, MiniLM).
+bench/quality.py builds (default settings, or those of --embed-model).
 
 --followups: bench/questions/followups.jsonl holds 20 follow-ups (5 per synthetic corpus)
 that lean on the previous question ("How do I shrink it?"), each with the same question
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -78,9 +79,13 @@ def followups() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", default="real", choices=("real", "synthetic", "both"))
+    parser.add_argument(
+        "--set", default="real", choices=("real", "dev", "test", "synthetic", "both")
+    )
     parser.add_argument("--followups", action="store_true")
+    parser.add_argument("--embed-model", default=None, help="the indexes quality.py built with it")
     args = parser.parse_args()
+    model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
     if args.followups:
         followups()
         return
@@ -88,7 +93,11 @@ def main() -> None:
     print(header + f"{'on: not covered':>15} {'off: not covered':>16} {'first text p50':>14}")
     totals: dict[str, list[list[float]]] = {}
     for kind, name, vault, questions_file in eval_sets(args.set):
-        kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
+        kb = KnowledgeBase(
+            vault,
+            embed_model=args.embed_model,
+            index_dir=WORK / "index" / f"{kind}-{name}-{model}-d",
+        )
         kb.index()
         questions = evaluate.load_questions(questions_file, kb.store.chunks())
         cites, first, missed, firsts = [], [], [], []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -29,14 +30,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--set", default="dev", choices=("dev", "synthetic", "both"))
     parser.add_argument("--held-out", action="store_true", help="leave-one-project-out check")
+    parser.add_argument("--embed-model", default=None, help="the indexes quality.py built with it")
     parser.add_argument("grid", nargs="*", help="KEY=V1,V2,...")
     args = parser.parse_args()
     grid = {k: [_value(v) for v in vs.split(",")] for k, vs in (a.split("=") for a in args.grid)}
     loaded = []
+    model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
     wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
     sets = [s for w in wanted for s in eval_sets(w)]
     for kind, name, vault, questions_file in sets:
-        kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
+        kb = KnowledgeBase(
+            vault,
+            embed_model=args.embed_model,
+            index_dir=WORK / "index" / f"{kind}-{name}-{model}-d",
+        )
         if not kb.store.files():
             raise SystemExit(f"no index for {kind}/{name}: run bench/quality.py --set {kind}")
         questions = evaluate.load_questions(questions_file, kb.store.chunks())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -66,30 +66,42 @@ def inbound(chunks: Sequence[Chunk], written: Mapping[str, list[Link]] | None = 
     ``Inbound.written``) supplies those of chunks unchanged since, so a reload after one
     edit reads one chunk again. Resolving them is redone: a target may have moved.
     """
-    resolve = _Resolver(chunks)
     old = written or {}
     found = {c.hash: old[c.hash] if c.hash in old else _written(c.text) for c in chunks}
     sources: dict[Section, set[Section]] = {}
     lines: dict[Section, list[str]] = {}
-    for chunk in chunks:
-        origin = (chunk.path, chunk.anchor)
-        for link in found[chunk.hash]:
-            target = (
-                resolve.wikilink(chunk, link.target, link.heading)
-                if link.wiki
-                else resolve.target(chunk, link.target)
-            )
-            if target is None or target == origin:
-                continue
-            if origin not in sources.setdefault(target, set()):
-                sources[target].add(origin)
-                lines.setdefault(target, []).append(link.line)
+    for origin, target, link in resolved(chunks, found):
+        if origin not in sources.setdefault(target, set()):
+            sources[target].add(origin)
+            lines.setdefault(target, []).append(link.line)
     keys = [(c.path, c.anchor) for c in chunks]
     return Inbound(
         counts=np.array([len(sources.get(k, ())) for k in keys], dtype=np.float32),
         context=[" ".join(lines.get(k, ())) for k in keys],
         written=found,
     )
+
+
+def resolved(
+    chunks: Sequence[Chunk], written: Mapping[str, list[Link]] | None = None
+) -> Iterator[tuple[Section, Section, Link]]:
+    """Every link from one section to another: (origin, target, the link as written).
+
+    ``written`` maps chunk hashes to their links (read from the text when missing).
+    """
+    resolve = _Resolver(chunks)
+    found = written or {}
+    for chunk in chunks:
+        origin = (chunk.path, chunk.anchor)
+        links = found[chunk.hash] if chunk.hash in found else _written(chunk.text)
+        for link in links:
+            target = (
+                resolve.wikilink(chunk, link.target, link.heading)
+                if link.wiki
+                else resolve.target(chunk, link.target)
+            )
+            if target is not None and target != origin:
+                yield origin, target, link
 
 
 def _prose(text: str) -> str:

