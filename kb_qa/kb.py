@@ -194,7 +194,9 @@ class KnowledgeBase:
         if self.store.heal_folder():
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
-            site = load_site(self.settings.vault, self.settings.generator)
+            site = load_site(
+                self.settings.vault, self.settings.generator, render=self.settings.render
+            )
             prefix = f"{site.config_name}: "
             report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)

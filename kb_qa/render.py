@@ -13,7 +13,8 @@ does, up to each page's HTML, and never writes a site:
 Plugins that are not installed are skipped with one warning naming them; plugins that only
 shape the built output or fetch from the network (``SKIPPED_PLUGINS``) are not run. Running a
 site's hooks runs its code, as ``mkdocs build`` does: ``render: false`` indexes the Markdown
-sources alone (for vaults whose code you do not trust). Hooks must live inside the vault.
+sources alone (for vaults whose code you do not trust). Hooks must live inside the vault, and
+so must every file ``INHERIT:`` leads to (``safe_config.check_inherit``).
 
 ``chunk_rendered`` turns one rendered page into chunks: a page whose rendering adds nothing
 to its source is chunked from the source (offsets and lines into the file); any other page
@@ -39,6 +40,7 @@ from typing import Any
 import markdown
 
 from kb_qa import anchors
+from kb_qa.safe_config import check_inherit
 from kb_qa.settings import Settings
 from kb_qa.site import Site, read_config
 from kb_qa.types import Chunk, Document, Outline
@@ -295,6 +297,8 @@ def render_pages(
     run = RenderRun()
     where = config_file.name
     try:
+        # MkDocs reads an inherited file with its own loader: none from outside the vault.
+        check_inherit(config_file, root)
         inputs = site_inputs(config_file)
     except Exception as exc:  # noqa: BLE001 - the caller reports and reads the sources
         run.warnings.append((where, f"could not be read to render the site ({exc})"))

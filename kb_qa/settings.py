@@ -49,8 +49,9 @@ class Settings:
     # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
     generator: str = ""
     # Index an MkDocs site as it renders: run its hooks and installed plugins, expand
-    # includes (kb_qa.render). Off: index the Markdown files as written (a vault whose code
-    # you do not trust: rendering runs its hooks, as `mkdocs build` does)
+    # includes (kb_qa.render), read mkdocs.yml with MkDocs' loader. Off: index the Markdown
+    # files as written and run nothing the site names (kb_qa.safe_config), for a vault whose
+    # code you do not trust: rendering runs its hooks and tags, as `mkdocs build` does
     render: bool = True
     # Plugins not to run when rendering, besides those that only shape the built output
     skip_plugins: tuple[str, ...] = ()

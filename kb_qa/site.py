@@ -4,6 +4,10 @@ The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs) or ``zensical.toml`` (Z
 also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ). A vault without
 either is a plain folder of notes: every Markdown file is a page and headings get
 Python-Markdown's default ids.
+
+Only a site kb-qa renders (``render`` on) is trusted: its ``mkdocs.yml`` is read with MkDocs'
+own loader and its markdown extensions are imported as listed. Otherwise, and always for
+``zensical.toml``, nothing in the configuration runs (``safe_config.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import markdown
 import pathspec
 import yaml
 
-from kb_qa import zensical
+from kb_qa import safe_config, zensical
 from kb_qa.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -102,12 +106,17 @@ def find_config(root: Path, generator: str = "") -> Path | None:
     return next((root / n for n in names if (root / n).is_file()), None)
 
 
-def load_site(root: Path, generator: str = "") -> Site:
+def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     """Read the site's config (see ``find_config``); otherwise describe a plain vault.
 
     ``generator`` says whose rules give heading ids: empty means Zensical's for
     ``zensical.toml`` and MkDocs' for ``mkdocs.yml``; "zensical" also applies Zensical's
     rules to a ``mkdocs.yml`` that Zensical builds.
+
+    ``render`` is the ``render`` setting: on, the site is trusted (``mkdocs.yml`` read with
+    MkDocs' loader, its extensions imported as listed) except that ``INHERIT:`` may not
+    lead out of the vault; off (the default), and always for ``zensical.toml``, the config
+    is read with ``safe_config`` and only allowlisted extensions are imported.
     """
     config_file = find_config(root, generator)
     if config_file is None:
@@ -115,7 +124,14 @@ def load_site(root: Path, generator: str = "") -> Site:
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         return site
     is_toml = config_file.name == zensical.CONFIG_FILE
-    config = zensical.read_project(config_file) if is_toml else read_config(config_file)
+    trusted = render and not is_toml
+    if is_toml:
+        config = zensical.read_project(config_file)
+    elif trusted:
+        safe_config.check_inherit(config_file, root)
+        config = read_config(config_file)
+    else:
+        config = safe_config.load_yaml(config_file)
     if not isinstance(config, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
     generator = "zensical" if is_toml else (generator or "mkdocs")
@@ -141,27 +157,35 @@ def load_site(root: Path, generator: str = "") -> Site:
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
     if generator == "zensical":
-        _set_extensions(site, zensical.extension_entries(config), root, zensical.BUILTIN_EXTENSIONS)
+        entries = zensical.extension_entries(config)
+        _set_extensions(site, entries, root, zensical.BUILTIN_EXTENSIONS, trusted)
     else:
-        _set_extensions(site, config.get("markdown_extensions") or [], root, BUILTIN_EXTENSIONS)
+        entries = config.get("markdown_extensions") or []
+        _set_extensions(site, entries, root, BUILTIN_EXTENSIONS, trusted)
     return site
 
 
 def site_name(root: Path) -> str:
-    """The ``site_name`` of ``root/mkdocs.yml`` ("" without one, or when it cannot be read)."""
+    """The ``site_name`` of ``root/mkdocs.yml`` ("" without one, or when it cannot be read).
+
+    Read without running anything, whatever ``render`` says: every command opens the index
+    by this name (``kb-qa search`` too), and a name needs no Python tag."""
     names = ("mkdocs.yml", "mkdocs.yaml")
     config_file = next((root / n for n in names if (root / n).is_file()), None)
     if config_file is None:
         return ""
     try:
-        config = read_config(config_file)
+        config = safe_config.load_yaml(config_file, safe_config.ProbeLoader)
     except (ConfigError, OSError):
         return ""  # indexing reports the broken file; the name falls back to the folder's
     return str(config.get("site_name") or "") if isinstance(config, dict) else ""
 
 
 def read_config(path: Path) -> Any:
-    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently."""
+    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently.
+
+    Its Python tags import and call what they name: only for a site that is trusted (see
+    ``load_site``); ``safe_config.load_yaml`` reads any other."""
     from mkdocs.utils.yaml import get_yaml_loader
 
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -186,9 +210,17 @@ _PROBE = "# Title\n\n## Part `code`\n\nText with a [link](other.md#part) and *em
 
 
 def _set_extensions(
-    site: Site, configured: list[Any], root: Path, builtins: tuple[str, ...]
+    site: Site,
+    configured: list[Any],
+    root: Path,
+    builtins: tuple[str, ...],
+    trusted: bool = False,
 ) -> None:
-    """Resolve the site's markdown_extensions, dropping (with a warning) those that fail."""
+    """Resolve the site's markdown_extensions, dropping (with a warning) those that fail.
+
+    Unless the site is ``trusted``, only ``safe_config.extension_allowed`` extensions are
+    imported: any other is left out with a warning naming it.
+    """
     source = site.config_name or "mkdocs.yml"
     names: list[str] = list(builtins)
     configs: dict[str, dict[str, Any]] = {}
@@ -201,11 +233,15 @@ def _set_extensions(
         else:
             site.warnings.append(f"{source}: ignoring markdown_extensions entry {item!r}")
             continue
+        if not trusted and not safe_config.extension_allowed(str(name)):
+            configs.pop(name, None)
+            site.warnings.append(_not_loaded(source, str(name)))
+            continue
         if name not in names:
             names.append(name)
     if site.generator == "zensical":
         site.warnings += zensical.resolve_callables(configs)
-    _tune_for_ids(configs, root)
+    _tune_for_ids(configs, root, site.docs_dir)
     usable: list[str] = []
     for name in names:
         try:
@@ -229,7 +265,23 @@ def _set_extensions(
     site.extension_configs = {n: configs[n] for n in usable if n in configs}
 
 
-def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path) -> None:
+def _not_loaded(source: str, name: str) -> str:
+    """The warning for an extension an untrusted site lists outside the allowlist."""
+    allowed = (
+        "imports only the extensions of Python-Markdown, pymdownx, MkDocs, Material and "
+        "Zensical (none that runs the project's own code)"
+    )
+    if source == zensical.CONFIG_FILE:
+        why = f"kb-qa indexes a Zensical site from its files and {allowed}"
+    else:
+        why = f"with rendering off kb-qa {allowed}; {safe_config.TRUST_HINT}"
+    return (
+        f"{source}: markdown extension {name!r} is not loaded: {why}. Heading ids are "
+        "computed without it"
+    )
+
+
+def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path, docs_dir: Path) -> None:
     """Switch off work that cannot change heading ids (permalinks); root snippet paths.
 
     Syntax highlighting stays as the site has it: without Pygments, SuperFences rejects
@@ -248,9 +300,16 @@ def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path) -> None:
         base = base if isinstance(base, list) else [base]
         # `!relative` values are MkDocs placeholders, not strings: they mean a folder of the
         # site, and the site's root is the nearest answer without running MkDocs.
-        configs["pymdownx.snippets"]["base_path"] = [
-            str(root / b) if isinstance(b, str) else str(root) for b in base
-        ]
+        configs["pymdownx.snippets"]["base_path"] = [_base_path(b, root, docs_dir) for b in base]
+
+
+def _base_path(value: Any, root: Path, docs_dir: Path) -> str:
+    if isinstance(value, str):
+        return str(root / value)
+    relative = value if isinstance(value, safe_config.RelativeDir) else None
+    if relative is not None and relative.base == "docs_dir":
+        return str(docs_dir / relative.suffix)
+    return str(root)
 
 
 def default_slugify() -> Callable[[str, str], str]:

@@ -26,6 +26,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
+from kb_qa import safe_config
 from kb_qa.errors import ConfigError
 
 CONFIG_FILE = "zensical.toml"
@@ -135,24 +136,47 @@ def _hoist(value: dict[str, Any]) -> dict[str, Any]:
 def resolve_callables(configs: dict[str, dict[str, Any]]) -> list[str]:
     """Turn the callables Zensical accepts as strings or ``{object, kwds}`` into objects.
 
-    Returns a warning for each that cannot be imported (its extension then fails to load
-    and is left out, with site.py's warning).
+    Only functions of Python-Markdown, pymdownx, Material and Zensical extensions are
+    imported, and only ``safe_config.FACTORIES`` are called: a site's configuration runs no
+    code of its own (kb-qa reads a Zensical site from its files). Any other is left out, so
+    the extension uses its default (Python-Markdown's slugify, say), with a warning; so is
+    one that cannot be imported. Returns the warnings.
     """
     problems: list[str] = []
 
-    def resolve(value: Any, default: str) -> Any:
+    def resolve(value: Any, default: str, instead: str) -> Any:
+        symbol = value if isinstance(value, str) else str(value.get("object") or default)
+        allowed = (
+            safe_config.callable_allowed(symbol)
+            if isinstance(value, str)
+            else safe_config.factory_allowed(symbol)
+        )
+        if not allowed:
+            problems.append(
+                f"{CONFIG_FILE}: not using {value!r}: kb-qa imports only functions of "
+                "Python-Markdown, pymdownx, Material and Zensical extensions, and calls only "
+                f"{', '.join(sorted(safe_config.FACTORIES))}; {instead} is used instead"
+            )
+            return _UNUSED
         try:
             if isinstance(value, str):
                 return _resolve(value)
-            if isinstance(value, dict):
-                made = _resolve(str(value.get("object") or default))
-                return made(**dict(value.get("kwds") or {}))
+            return _resolve(symbol)(**dict(value.get("kwds") or {}))
         except (ImportError, AttributeError, ValueError, TypeError) as exc:
             problems.append(
                 f"{CONFIG_FILE}: cannot use {value!r} ({exc}); install the package that "
                 "provides it, or fix the name"
             )
         return value
+
+    def settle(
+        mapping: dict[str, Any], key: str, default: str, instead: str = "the extension's default"
+    ) -> None:
+        value = resolve(mapping[key], default, instead)
+        if value is _UNUSED:
+            del mapping[key]
+        else:
+            mapping[key] = value
 
     emoji = configs.get("pymdownx.emoji", {})
     for key in ("emoji_generator", "emoji_index"):
@@ -165,11 +189,11 @@ def resolve_callables(configs: dict[str, dict[str, Any]]) -> list[str]:
             with contextlib.suppress(ImportError, AttributeError, ValueError):
                 emoji[key] = _resolve(value)
         elif isinstance(value, str):
-            emoji[key] = resolve(value, "")
+            settle(emoji, key, "")
     for name in ("toc", "pymdownx.tabbed", "pymdownx.blocks.tab"):
         cfg = configs.get(name, {})
         if isinstance(cfg.get("slugify"), dict):
-            cfg["slugify"] = resolve(cfg["slugify"], "pymdownx.slugs.slugify")
+            settle(cfg, "slugify", "pymdownx.slugs.slugify", "the default slugify")
     fences = configs.get(FENCES, {}).get("custom_fences", [])
     inline = configs.get("pymdownx.inlinehilite", {}).get("custom_inline", [])
     for entry in [*fences, *inline]:
@@ -177,8 +201,11 @@ def resolve_callables(configs: dict[str, dict[str, Any]]) -> list[str]:
             continue
         for key in ("format", "validator"):
             if isinstance(entry.get(key), (str, dict)):
-                entry[key] = resolve(entry[key], "pymdownx.superfences.fence_code_format")
+                settle(entry, key, "pymdownx.superfences.fence_code_format")
     return problems
+
+
+_UNUSED = object()
 
 
 def _resolve(symbol: str) -> Any:

@@ -645,7 +645,7 @@ def check_site(
         drop = ZENSICAL_UNRENDERED if generator == "zensical" else ()
         build = build_site(source, Path(workdir or tmp), generator, drop=drop)
         # The copy that was built: its config is the one both sides use.
-        site = load_site(build.root, generator)
+        site = load_site(build.root, generator, render=True)
         result = SiteResult(
             name,
             generator=generator,
@@ -737,7 +737,7 @@ def check_rendered(name: str, source: Path, workdir: Path | None = None) -> Rend
         result = RenderedResult(
             name, chunks=len(chunks), removed=build.removed, build_seconds=build.seconds
         )
-        result.kbqa_warnings = list(load_site(build.root, "mkdocs").warnings)
+        result.kbqa_warnings = list(load_site(build.root, "mkdocs", render=True).warnings)
         by_page: dict[tuple[str, str], set[str]] = {}
         for c in chunks:
             by_page.setdefault((c.path, c.url), set()).add(c.anchor)

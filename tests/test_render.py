@@ -299,7 +299,7 @@ def test_mkdocstrings_docstring_is_indexed_with_the_built_anchor(
     assert greet.url == "api/"
 
     # Which headings docs/api.md itself has, as the source chunker sees them.
-    site_info = load_site(root, "mkdocs")
+    site_info = load_site(root, "mkdocs", render=True)
     [doc] = [d for d in _documents(instance) if d.path == "docs/api.md"]
     in_file = {c.anchor: c for c in chunk_document(doc, site_info.markdown(), 1500, None)}
     assert "tinymod.greet" not in in_file
@@ -315,7 +315,7 @@ def test_mkdocstrings_docstring_is_indexed_with_the_built_anchor(
 
 def _documents(instance: KnowledgeBase) -> list[Document]:
     """The vault's documents as kb-qa reads them (before any rendering)."""
-    site = load_site(instance.settings.vault, "mkdocs")
+    site = load_site(instance.settings.vault, "mkdocs", render=instance.settings.render)
     files, _ = vault_files.scan(site, instance.settings)
     boundary = vault_files.Boundary.of(instance.settings)
     docs = [vault_files.read_document(site, info, boundary).document for info in files]
