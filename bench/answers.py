@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import QUESTIONS, WORK, eval_sets
+from corpora import QUESTIONS, WORK, eval_sets, index_dir
 
 from kb_qa import KnowledgeBase, evaluate
 from kb_qa.answer import Citations, Done, answer, prepare
@@ -85,7 +84,6 @@ def main() -> None:
     parser.add_argument("--followups", action="store_true")
     parser.add_argument("--embed-model", default=None, help="the indexes quality.py built with it")
     args = parser.parse_args()
-    model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
     if args.followups:
         followups()
         return
@@ -94,9 +92,7 @@ def main() -> None:
     totals: dict[str, list[list[float]]] = {}
     for kind, name, vault, questions_file in eval_sets(args.set):
         kb = KnowledgeBase(
-            vault,
-            embed_model=args.embed_model,
-            index_dir=WORK / "index" / f"{kind}-{name}-{model}-d",
+            vault, embed_model=args.embed_model, index_dir=index_dir(kind, name, args.embed_model)
         )
         kb.index()
         questions = evaluate.load_questions(questions_file, kb.store.chunks())

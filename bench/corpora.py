@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from pathlib import Path
+
+from kb_qa import KnowledgeBase
 
 CORPORA = ("mkdocs", "mkdocs-material", "pydantic", "uv")
 SOURCE = Path(
@@ -97,3 +100,19 @@ def eval_sets(which: str) -> list[tuple[str, str, Path, Path]]:
     if which in ("synthetic", "both"):
         sets += [("synthetic", c, corpus_copy(c), QUESTIONS / f"{c}.jsonl") for c in CORPORA]
     return sets
+
+
+def index_dir(
+    kind: str, name: str, embed_model: str | None, chunk_chars: int | None = None
+) -> Path:
+    """Where bench/quality.py keeps the index of one corpus for one model (and chunk size)."""
+    model = re.sub(r"[^A-Za-z0-9.-]+", "_", embed_model or "default").strip("_")
+    return WORK / "index" / f"{kind}-{name}-{model}-{chunk_chars or 'd'}"
+
+
+def built_index(kind: str, name: str, vault: Path, embed_model: str | None) -> KnowledgeBase:
+    """The KnowledgeBase bench/quality.py built for a corpus and model (exits when missing)."""
+    kb = KnowledgeBase(vault, embed_model=embed_model, index_dir=index_dir(kind, name, embed_model))
+    if not kb.store.files():
+        raise SystemExit(f"no index for {kind}/{name}: run bench/quality.py with this model first")
+    return kb

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import QUESTIONS, WORK, eval_sets
+from corpora import QUESTIONS, built_index, eval_sets
 
-from kb_qa import KnowledgeBase, coverage, evaluate
+from kb_qa import coverage, evaluate
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
 THRESHOLDS = [round(0.20 + 0.02 * i, 2) for i in range(16)]
@@ -33,19 +32,12 @@ def main() -> None:
     parser.add_argument("--set", default="both", choices=("dev", "synthetic", "both"))
     args = parser.parse_args()
     wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
-    model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
     on: list[tuple[str, list]] = []
     off: list[tuple[str, list]] = []
     name = ""
     for which in wanted:
         for kind, corpus, vault, questions_file in eval_sets(which):
-            kb = KnowledgeBase(
-                vault,
-                embed_model=args.embed_model,
-                index_dir=WORK / "index" / f"{kind}-{corpus}-{model}-d",
-            )
-            if not kb.store.files():
-                raise SystemExit(f"no index for {corpus}: run bench/quality.py with this model")
+            kb = built_index(kind, corpus, vault, args.embed_model)
             name = kb.embedder.name
             questions = evaluate.load_questions(questions_file, kb.store.chunks())
             on += [(q.question, kb.search(q.question, 10)) for q in questions]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline import Baseline
-from corpora import WORK, eval_sets, split_of
+from corpora import WORK, eval_sets, index_dir, split_of
 
 from kb_qa import KnowledgeBase, evaluate
 
@@ -61,13 +60,11 @@ def main() -> None:
     for kind, name, vault, questions_file in eval_sets(args.set):
         if args.corpora and name not in args.corpora:
             continue
-        model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
-        config = f"{model}-{args.chunk_chars or 'd'}"
         kb = KnowledgeBase(
             vault,
             embed_model=args.embed_model,
             chunk_chars=args.chunk_chars,
-            index_dir=WORK / "index" / f"{kind}-{name}-{config}",
+            index_dir=index_dir(kind, name, args.embed_model, args.chunk_chars),
         )
         t = time.perf_counter()
         report = kb.index()

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import WORK, eval_sets
+from corpora import built_index, eval_sets
 from quality import _value
 
-from kb_qa import KnowledgeBase, evaluate
+from kb_qa import evaluate
 
 
 def main() -> None:
@@ -35,17 +34,10 @@ def main() -> None:
     args = parser.parse_args()
     grid = {k: [_value(v) for v in vs.split(",")] for k, vs in (a.split("=") for a in args.grid)}
     loaded = []
-    model = re.sub(r"[^A-Za-z0-9.-]+", "_", args.embed_model or "default").strip("_")
     wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
     sets = [s for w in wanted for s in eval_sets(w)]
     for kind, name, vault, questions_file in sets:
-        kb = KnowledgeBase(
-            vault,
-            embed_model=args.embed_model,
-            index_dir=WORK / "index" / f"{kind}-{name}-{model}-d",
-        )
-        if not kb.store.files():
-            raise SystemExit(f"no index for {kind}/{name}: run bench/quality.py --set {kind}")
+        kb = built_index(kind, name, vault, args.embed_model)
         questions = evaluate.load_questions(questions_file, kb.store.chunks())
         loaded.append((kind, name, kb, kb.settings, questions))
     keys = list(grid)
