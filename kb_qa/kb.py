@@ -50,7 +50,8 @@ class _Loaded:
     by_id: dict[str, int] = field(default_factory=dict)
     keyword: KeywordIndex | None = None
     history: set[str] = field(default_factory=set)  # changelog-like pages (retrieval.history_pages)
-    elsewhere: frozenset[str] = frozenset()  # keyword tokens of the chunks on other pages
+    # Keyword tokens only history pages hold -> the ids of their chunks that hold them
+    history_only: dict[str, set[str]] = field(default_factory=dict)
     vectors: np.ndarray | None = None  # every chunk's embedding, in order (None: not at hand)
     linked: np.ndarray = field(default_factory=lambda: np.zeros(0))  # links to each chunk's section
     link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
@@ -76,13 +77,18 @@ def load_view(
     for c in chunks:
         if c.path not in history:
             elsewhere.update(keyword.tokens[c.hash])
+    history_only: dict[str, set[str]] = {}
+    for c in chunks:
+        if c.path in history:
+            for t in set(keyword.tokens[c.hash]) - elsewhere:
+                history_only.setdefault(t, set()).add(c.id)
     return _Loaded(
         generation=generation,
         chunks=chunks,
         by_id={c.id: i for i, c in enumerate(chunks)},
         keyword=keyword,
         history=history,
-        elsewhere=frozenset(elsewhere),
+        history_only=history_only,
         vectors=_matrix(chunks, vectors or {}),
         linked=inbound.counts,
         link_text=KeywordIndex.of_texts(
@@ -604,16 +610,10 @@ class KnowledgeBase:
         """Ids of changelog chunks holding a word of the question that no other page has:
         the history pages are the only source of it (a fix's ticket or an old flag), so
         they are not demoted."""
-        if not view.history or view.keyword is None:
-            return set()
-        rare = {t for t in keyword_tokens(question) if t not in view.elsewhere}
-        if not rare:
-            return set()
-        return {
-            c.id
-            for c in view.chunks
-            if c.path in view.history and rare & set(view.keyword.tokens[c.hash])
-        }
+        spared: set[str] = set()
+        for t in keyword_tokens(question):
+            spared |= view.history_only.get(t, set())
+        return spared
 
     def _links(self, view: _Loaded, question: str) -> retrieval.Links | None:
         weight, text_weight = self.settings.link_weight, self.settings.link_text_weight
