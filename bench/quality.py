@@ -1,7 +1,7 @@
 """Retrieval quality on the real-question set (the one to tune on) and the synthetic one.
 
     python bench/quality.py [--set real|dev|test|synthetic|both] [--baseline] [--misses]
-                            [--embed-model minilm] [--chunk-chars 1500] [KEY=VALUE ...]
+                            [--embed-model minilm|previous-minilm] [--chunk-chars 1500] [KEY=VALUE ...]
 
 Real questions: bench/questions/real/<project>.jsonl over bench/corpora/<project>/ (users'
 GitHub questions, gold = the section a maintainer linked), scored on its two splits too:
@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline import Baseline
-from corpora import WORK, eval_sets, index_dir, split_of
+from corpora import WORK, eval_sets, index_dir, model_name, split_of
 
 from kb_qa import KnowledgeBase, evaluate
 
@@ -62,7 +62,7 @@ def main() -> None:
             continue
         kb = KnowledgeBase(
             vault,
-            embed_model=args.embed_model,
+            embed_model=args.embed_model and model_name(args.embed_model),
             chunk_chars=args.chunk_chars,
             index_dir=index_dir(kind, name, args.embed_model, args.chunk_chars),
         )

