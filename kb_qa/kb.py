@@ -99,6 +99,28 @@ def load_view(
     )
 
 
+def _nearest(
+    view: _Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None
+) -> list[tuple[str, float]]:
+    """(chunk id, cosine distance) of the ``n`` nearest chunks, from the view's vectors.
+
+    Exact where Chroma's HNSW is approximate, and it needs neither Chroma's files nor a
+    round trip to a server: a search never waits on, or fails with, an index being
+    written (the view is swapped whole when a write commits). 5,000 chunks take ~1 ms.
+    """
+    assert view.vectors is not None
+    scores = view.vectors @ np.asarray(vector, np.float32)
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
+        n = min(n, int(allowed.sum()))
+    n = min(n, len(scores))
+    if n <= 0:
+        return []
+    top = np.argpartition(-scores, n - 1)[:n]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(view.chunks[i].id, 1.0 - float(scores[i])) for i in top]
+
+
 def _matrix(chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray | None:
     """The chunks' vectors as one matrix, row i for chunk i (None unless all are known)."""
     if not chunks or any(c.id not in vectors for c in chunks):
@@ -580,7 +602,10 @@ class KnowledgeBase:
             allowed_paths = sorted(keep)
             allowed_mask = np.array([c.path in keep for c in view.chunks])
         vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
-        nearest = self.store.nearest(vector, n, allowed_paths)
+        if view.vectors is not None:
+            nearest = _nearest(view, vector, n, allowed_mask)
+        else:
+            nearest = self.store.nearest(vector, n, allowed_paths)
         keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
         method = fusion or self.settings.fusion
         cosines = None
