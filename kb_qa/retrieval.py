@@ -160,9 +160,20 @@ def fuse(
         ) * _standard(bm25, candidates)
         # ``fused`` is how well a candidate matches the question; the links' evidence
         # reorders candidates but does not make a section count as matching for its page.
-        fused = {i: float(z) for i, z in zip(candidates, combined)}
+        fused_z = combined
         if links is not None:
             combined = combined + links.evidence(candidates)
+        if keyword_weight and bm25 and _flat(bm25):
+            # The question's words occur in these chunks only (a made-up name, an error
+            # code, a flag): they lead, and only they count as matching for their pages
+            # (page_boost). Standardised, a lone match would count for less than the best
+            # vector candidates of a list that is noise for such a word (uv: 3 of 40
+            # such words reached the top 10).
+            lone = np.array([i in bm25 for i in candidates])
+            lift = lone * (combined.max() - combined[lone].min() + 1e-6)
+            combined = combined + lift
+            fused_z = np.where(lone, fused_z + lift, np.minimum(fused_z, 0.0))
+        fused = {i: float(z) for i, z in zip(candidates, fused_z)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
     else:
@@ -199,6 +210,12 @@ class Links:
         if self.text_weight and spread > 1e-9:
             added = added + self.text_weight * np.clip((column - column.mean()) / spread, -1, None)
         return added
+
+
+def _flat(values: dict[int, float]) -> bool:
+    """Whether the scores do not spread (one match, or matches alike)."""
+    known = np.fromiter(values.values(), float, len(values))
+    return float(known.std()) <= 1e-9
 
 
 def _standard(values: dict[int, float], candidates: Sequence[int]) -> np.ndarray:
