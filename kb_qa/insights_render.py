@@ -427,7 +427,7 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{policy}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="{"same-origin" if sign_out else "no-referrer"}">
 <title>kb-qa insights: {_e(report["vault"])}</title>
 <style>{_STYLE}</style></head><body>
 <header>{out}<h1>What readers asked: {_e(report["vault"])}</h1>
