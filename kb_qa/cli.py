@@ -149,6 +149,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", type=Path, default=None, metavar="FILE", help="write an HTML report")
     p.add_argument("--csv", action="store_true", help="print the raw question log as CSV")
+    p.add_argument(
+        "--questions-csv",
+        action="store_true",
+        help="print the top questions (near-duplicates merged) as CSV",
+    )
     _common(p)
     p.set_defaults(func=cmd_insights)
 
@@ -610,6 +615,11 @@ def cmd_insights(args: argparse.Namespace) -> int:
 
     kb = KnowledgeBase(settings=settings)
     try:
+        if args.questions_csv:
+            insights.write_questions_csv(
+                insights.top_questions(kb, settings, since, log), sys.stdout
+            )
+            return 0
         report = insights.build(kb, settings, since, log, now)
     finally:
         kb.close()

@@ -1,12 +1,15 @@
 """The insights report: what readers asked, what the docs did not cover, what got cited.
 
 Built from the question log and reader feedback of one index folder, as plain JSON-ready
-data; ``kb-qa insights`` prints it as text, JSON, HTML (kb_qa.insights_page) or CSV, and
-``kb-qa serve`` serves it at ``/insights`` to the admin token.
+data; ``kb-qa insights`` prints it as text, JSON, HTML (kb_qa.insights_render) or CSV, and
+``kb-qa serve`` serves it at ``/insights`` to the admin (kb_qa.admin).
 
-Coverage gaps are the not-covered and thumbs-down questions, grouped into topics with the
-index's own embedding model (kb_qa.topics), largest first, each labelled with its most
-representative questions and the sections nearest to it.
+The top questions are the questions asked, most asked first, with the ones that say the
+same thing in other words merged (kb_qa.topics with a tight threshold), each with its
+outcomes, ratings and the sections its answers cited. Coverage gaps are the not-covered and
+thumbs-down questions, grouped into topics with the index's own embedding model, largest
+first, each labelled with its most representative questions and the sections the readers
+who asked them were shown (from the log, not searched again).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import numpy as np
@@ -34,7 +38,14 @@ from kb_qa.settings import Settings
 MAX_GAP_TEXTS = 1000
 MAX_TOPICS = 30
 REPRESENTATIVE = 3  # questions shown per topic
-NEAREST_SECTIONS = 3
+NEAREST_SECTIONS = 3  # sections shown per gap topic
+# Distinct questions merged by meaning in the top-questions list, most asked first (the rest
+# are listed as asked); and rows of that list in the report (the CSV has them all).
+# Embedding them is most of a first report's extra time (~7 s for 500 on 2 busy cores).
+MAX_QUESTION_TEXTS = 200
+TOP_QUESTIONS = 50
+CITED_PER_QUESTION = 5
+OTHER_WORDINGS = 3  # other wordings shown per top question
 TOP = 15  # rows of the most/least cited tables
 RECENT = 20  # rows of the recent errors, slowest answers and thumbs-down lists
 MAX_NEVER_CITED = 200
@@ -76,19 +87,33 @@ def build(
     log = log or QuestionLog(settings.index_path, settings.question_log_days)
     entries = list(log.entries(since))
     ratings = FeedbackStore(settings.index_path).all(since=since)
+    asked = _asked(entries, ratings)
+    vectors = _Vectors(kb, log)
+    chunks = _chunks(kb)
     return {
         "vault": settings.vault.name,
         "generated_at": now,
         "since": since,
         "question_log": settings.question_log,
-        "totals": _totals(entries, ratings),
+        "totals": _totals(entries, ratings, len(asked)),
         "volume": _volume(entries, ratings, since, now),
         "feedback": _feedback(ratings),
-        "gaps": _gaps(kb, entries, ratings, log),
-        "citations": _citations(kb, entries),
+        "questions": _questions(kb, asked, vectors, chunks, TOP_QUESTIONS),
+        "gaps": _gaps(kb, entries, ratings, vectors, asked, chunks),
+        "citations": _citations(kb, entries, chunks),
         "latency": _latency(entries),
         "errors": _errors(entries),
     }
+
+
+def top_questions(
+    kb: Any, settings: Settings, since: float | None = None, log: QuestionLog | None = None
+) -> dict[str, Any]:
+    """Every question asked since ``since``, near-duplicates merged, most asked first."""
+    log = log or QuestionLog(settings.index_path, settings.question_log_days)
+    entries = list(log.entries(since))
+    ratings = FeedbackStore(settings.index_path).all(since=since)
+    return _questions(kb, _asked(entries, ratings), _Vectors(kb, log), _chunks(kb), None)
 
 
 def _ok(e: Entry) -> bool:
@@ -102,11 +127,11 @@ def _outcome(e: Entry) -> str:
     return "answered" if e.covered else "not_covered"
 
 
-def _totals(entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dict[str, int]:
+def _totals(entries: Sequence[Entry], ratings: Sequence[Feedback], distinct: int) -> dict[str, int]:
     outcomes = Counter(_outcome(e) for e in entries)
     return {
         "questions": len(entries),
-        "distinct": len({_key(e.question) for e in entries}),
+        "distinct": distinct,
         "answered": outcomes["answered"],
         "not_covered": outcomes["not_covered"],
         "errors": outcomes["errors"],
@@ -183,14 +208,184 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
+@dataclass
+class _Asked:
+    """Every time one question (the same text but for case and spacing) was asked."""
+
+    wordings: Counter[str] = field(default_factory=Counter)
+    asked: int = 0
+    last: float = 0.0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    cited: Counter[tuple[str, str]] = field(default_factory=Counter)  # what readers were shown
+    headings: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    up: int = 0
+    down: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def label(self) -> str:
+        return self.wordings.most_common(1)[0][0]
+
+
+def _asked(entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dict[str, _Asked]:
+    """The logged questions by their text, with the feedback that rated their answers."""
+    asked: dict[str, _Asked] = {}
+    keys: dict[str, str] = {}  # question id -> key
+    texts: dict[str, str] = {}  # question -> key: the same few thousand texts over and over
+    for e in entries:
+        key = texts.get(e.question)
+        if key is None:
+            key = texts[e.question] = _key(e.question)
+        item = asked.get(key)
+        if item is None:
+            item = asked[key] = _Asked()
+        keys[e.ref] = key
+        item.wordings[e.question] += 1
+        item.asked += 1
+        item.last = max(item.last, e.at)
+        item.outcomes[_outcome(e)] += 1
+        for c in e.citations:
+            section = (c.path, c.anchor)
+            item.cited[section] += 1
+            if section not in item.headings:
+                item.headings[section] = c.heading_path
+    for r in ratings:
+        key = keys.get(r.question_id) or _key(r.question)
+        rated = asked.get(key)
+        if rated is None:  # about a question the log does not have (off, or pruned)
+            continue
+        if r.rating == "up":
+            rated.up += 1
+        else:
+            rated.down += 1
+        if r.reason:
+            rated.reasons[r.reason] += 1
+    return asked
+
+
+class _Vectors:
+    """Unit vectors of question texts for one report: each embedded (or read) once."""
+
+    def __init__(self, kb: Any, log: QuestionLog) -> None:
+        self.kb = kb
+        self.log = log
+        self.known: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(_embed(self.kb, missing, self.log))
+        return np.stack([self.known[t] for t in texts])
+
+
+def _chunks(kb: Any) -> dict[tuple[str, str], Any]:
+    """The index's chunks by (path, anchor), a section's first piece for its key."""
+    try:
+        return {(c.path, c.anchor): c for c in reversed(kb.store.chunks())}
+    except KbQaError:
+        return {}
+
+
+def _section(
+    kb: Any,
+    chunks: dict[tuple[str, str], Any],
+    key: tuple[str, str],
+    heading_path: Sequence[str] = (),
+    citations: int | None = None,
+) -> dict[str, Any]:
+    """One section for the report, linked when the index still has it."""
+    chunk = chunks.get(key)
+    found: dict[str, Any] = {
+        "path": key[0],
+        "anchor": key[1],
+        "heading_path": list(chunk.heading_path if chunk else heading_path),
+        "url": kb.url(chunk) if chunk else "",
+    }
+    if citations is not None:
+        found["citations"] = citations
+    return found
+
+
+def _questions(
+    kb: Any,
+    asked: dict[str, _Asked],
+    vectors: _Vectors,
+    chunks: dict[tuple[str, str], Any],
+    limit: int | None,
+) -> dict[str, Any]:
+    """What readers asked, most asked first: questions that say the same thing merged."""
+    items = sorted(asked.values(), key=lambda a: (-a.asked, -a.last))
+    kept = items[:MAX_QUESTION_TEXTS]
+    similarity = topics.duplicate_threshold(kb.embedder.name)
+    result: dict[str, Any] = {"distinct": len(items), "merged": len(kept)}
+    result["similarity"] = similarity
+    groups: list[list[_Asked]] = []
+    if kept:
+        try:
+            found = topics.cluster(
+                vectors([a.label for a in kept]), [a.asked for a in kept], similarity
+            )
+            groups = [[kept[i] for i in t.members] for t in found]
+        except KbQaError as exc:  # listed as asked, unmerged
+            result["problem"] = f"questions asked in other words were not merged: {exc}"
+            groups = [[a] for a in kept]
+    groups += [[a] for a in items[MAX_QUESTION_TEXTS:]]
+    rows = [_question_row(kb, chunks, group) for group in groups]
+    rows.sort(key=lambda r: (-r["asked"], -r["last_asked"]))
+    result["groups"] = len(rows)
+    result["top"] = rows if limit is None else rows[:limit]
+    return result
+
+
+def _question_row(
+    kb: Any, chunks: dict[tuple[str, str], Any], group: list[_Asked]
+) -> dict[str, Any]:
+    wordings: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    cited: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
+    headings: dict[tuple[str, str], tuple[str, ...]] = {}
+    for a in group:
+        wordings.update(a.wordings)
+        outcomes.update(a.outcomes)
+        cited.update(a.cited)
+        reasons.update(a.reasons)
+        for key, heading in a.headings.items():
+            headings.setdefault(key, heading)
+    label = max(group, key=lambda a: a.asked).label
+    others = [w for w, _ in wordings.most_common() if w != label]
+    return {
+        "question": label,
+        "asked": sum(a.asked for a in group),
+        "last_asked": max(a.last for a in group),
+        "wordings": len(wordings),
+        "also_asked_as": others[:OTHER_WORDINGS],
+        "outcome": outcomes.most_common(1)[0][0],
+        "outcomes": {k: outcomes[k] for k in ("answered", "not_covered", "errors", "left")},
+        "thumbs_up": sum(a.up for a in group),
+        "thumbs_down": sum(a.down for a in group),
+        "reasons": [{"reason": r, "count": n} for r, n in reasons.most_common(3)],
+        "sections": [
+            _section(kb, chunks, key, headings.get(key, ()), n)
+            for key, n in cited.most_common(CITED_PER_QUESTION)
+        ],
+    }
+
+
 def _gaps(
-    kb: Any, entries: Sequence[Entry], ratings: Sequence[Feedback], log: QuestionLog
+    kb: Any,
+    entries: Sequence[Entry],
+    ratings: Sequence[Feedback],
+    vectors: _Vectors,
+    logged: dict[str, _Asked],
+    chunks: dict[tuple[str, str], Any],
 ) -> dict[str, Any]:
     """Not-covered and thumbs-down questions grouped into topics, largest first."""
     asked: dict[str, dict[str, Any]] = {}
 
     def add(text: str, field: str) -> None:
-        item = asked.setdefault(_key(text), {"question": text, "not_covered": 0, "down": 0})
+        key = _key(text)
+        item = asked.setdefault(key, {"question": text, "key": key, "not_covered": 0, "down": 0})
         item["question"] = text  # the latest wording (entries come oldest first)
         item[field] += 1
 
@@ -206,14 +401,22 @@ def _gaps(
     if not kept:
         return result
     try:
-        vectors = _embed(kb, [i["question"] for i in kept], log)
+        found_vectors = vectors([i["question"] for i in kept])
     except KbQaError as exc:  # the report still says everything else
         result["problem"] = f"questions were not grouped: {exc}"
         return result
     weights = [i["not_covered"] + i["down"] for i in kept]
-    found = topics.cluster(vectors, weights, topics.threshold(kb.embedder.name))
+    found = topics.cluster(found_vectors, weights, topics.threshold(kb.embedder.name))
     for topic in found[:MAX_TOPICS]:
         members = [kept[i] for i in topic.members]
+        # What the readers who asked were shown (the log's citations), most often first.
+        shown: Counter[tuple[str, str]] = Counter()
+        headings: dict[tuple[str, str], tuple[str, ...]] = {}
+        for m in members:
+            if m["key"] in logged:
+                shown.update(logged[m["key"]].cited)
+                for key, heading in logged[m["key"]].headings.items():
+                    headings.setdefault(key, heading)
         result["topics"].append(
             {
                 "size": int(topic.weight),
@@ -221,16 +424,19 @@ def _gaps(
                 "not_covered": sum(m["not_covered"] for m in members),
                 "thumbs_down": sum(m["down"] for m in members),
                 "questions": [m["question"] for m in members[:REPRESENTATIVE]],
-                "sections": _nearest(kb, members[0]["question"]),
+                "sections": [
+                    _section(kb, chunks, key, headings.get(key, ()))
+                    for key, _ in shown.most_common(NEAREST_SECTIONS)
+                ],
             }
         )
     result["more_topics"] = max(len(found) - MAX_TOPICS, 0)
     return result
 
 
-def _embed(kb: Any, texts: list[str], log: QuestionLog) -> np.ndarray:
-    """Unit vectors of ``texts`` in their order: kept ones reused, the rest embedded
-    shortest first in batches (and kept)."""
+def _embed(kb: Any, texts: list[str], log: QuestionLog) -> dict[str, np.ndarray]:
+    """Unit vectors of ``texts`` by text: kept ones reused, the rest embedded shortest
+    first in batches (and kept)."""
     model = kb.embedder.name
     try:
         known = log.vectors(model, texts)
@@ -246,26 +452,26 @@ def _embed(kb: Any, texts: list[str], log: QuestionLog) -> np.ndarray:
             log.keep_vectors(model, made)
         except (OSError, sqlite3.Error):  # a read-only index folder: embed again next time
             pass
-    return np.stack([known.get(t, made.get(t)) for t in texts])
+    return {t: known[t] if t in known else made[t] for t in texts}
 
 
-def _nearest(kb: Any, question: str) -> list[dict[str, Any]]:
+def _page_url(kb: Any, url: str) -> str:
+    """Where a page of the index opens: under the site's URL when the index has one. The
+    home page's URL is empty on a site; it opens the site's root."""
     try:
-        hits = kb.search(question, NEAREST_SECTIONS)
-    except KbQaError:
-        return []
-    return [
-        {
-            "path": h.chunk.path,
-            "anchor": h.chunk.anchor,
-            "heading_path": list(h.chunk.heading_path),
-            "url": kb.url(h.chunk),
-        }
-        for h in hits
-    ]
+        style = kb.settings.link_style or kb.store.meta("link_style") or "file"
+        site = kb.store.meta("site_url") if style == "site" else ""
+    except (KbQaError, AttributeError):
+        return url
+    if style != "site":
+        return url
+    base = site.rstrip("/") + "/" if site else ""
+    return base + url or "./"
 
 
-def _citations(kb: Any, entries: Sequence[Entry]) -> dict[str, Any]:
+def _citations(
+    kb: Any, entries: Sequence[Entry], chunks: dict[tuple[str, str], Any]
+) -> dict[str, Any]:
     """Pages and sections by how many answers cited them; indexed pages never cited.
 
     Only covered answers count: a not-covered one cites the nearest sections to say what
@@ -282,10 +488,9 @@ def _citations(kb: Any, entries: Sequence[Entry]) -> dict[str, Any]:
         for c in e.citations:
             headings.setdefault((c.path, c.anchor), c.heading_path)
     try:
-        pages = {p["path"]: p for p in kb.pages()}
-        chunks = {(c.path, c.anchor): c for c in reversed(kb.store.chunks())}
+        pages = {p["path"]: p | {"url": _page_url(kb, p["url"])} for p in kb.pages()}
     except KbQaError:
-        pages, chunks = {}, {}
+        pages = {}
 
     def page(path: str, n: int) -> dict[str, Any]:
         known = pages.get(path, {})
@@ -297,14 +502,7 @@ def _citations(kb: Any, entries: Sequence[Entry]) -> dict[str, Any]:
         }
 
     def section(key: tuple[str, str], n: int) -> dict[str, Any]:
-        chunk = chunks.get(key)
-        return {
-            "path": key[0],
-            "anchor": key[1],
-            "heading_path": list(chunk.heading_path if chunk else headings.get(key, ())),
-            "url": kb.url(chunk) if chunk else "",
-            "citations": n,
-        }
+        return _section(kb, chunks, key, headings.get(key, ()), n)
 
     ranked_pages = by_page.most_common()
     ranked_sections = by_section.most_common()
@@ -429,6 +627,51 @@ def write_csv(entries: Iterable[Entry], ratings: Sequence[Feedback], out: TextIO
         writer.writerow([_cell(v) for v in row])
         n += 1
     return n
+
+
+QUESTION_CSV_FIELDS = (
+    "rank",
+    "question",
+    "asked",
+    "wordings",
+    "also_asked_as",
+    "outcome",
+    "answered",
+    "not_covered",
+    "errors",
+    "left",
+    "thumbs_up",
+    "thumbs_down",
+    "reasons",
+    "sections",
+    "section_urls",
+    "last_asked_utc",
+)
+
+
+def write_questions_csv(questions: dict[str, Any], out: TextIO) -> int:
+    """The top-questions list (``top_questions``) as CSV, one row per merged question."""
+    writer = csv.writer(out)
+    writer.writerow(QUESTION_CSV_FIELDS)
+    for rank, q in enumerate(questions["top"], 1):
+        sections = q["sections"]
+        row = [
+            rank,
+            q["question"],
+            q["asked"],
+            q["wordings"],
+            " | ".join(q["also_asked_as"]),
+            q["outcome"],
+            *q["outcomes"].values(),
+            q["thumbs_up"],
+            q["thumbs_down"],
+            " | ".join(f"{r['reason']} ({r['count']})" for r in q["reasons"]),
+            " ".join(f"{s['path']}#{s['anchor']}" if s["anchor"] else s["path"] for s in sections),
+            " ".join(s["url"] for s in sections),
+            _utc(q["last_asked"], "%Y-%m-%dT%H:%M:%SZ"),
+        ]
+        writer.writerow([_cell(v) for v in row])
+    return len(questions["top"])
 
 
 def _num(value: float | None) -> str:

@@ -48,6 +48,16 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
     ]
     for r in report["feedback"]["reasons"][:5]:
         lines.append(f"  {r['count']:>4} × [{r['rating']}] {safe(r['reason'])}")
+    asked = report["questions"]
+    lines += ["", f"Top questions ({asked['distinct']:,} distinct, asked in other words merged):"]
+    if asked.get("problem"):
+        lines.append(f"  {asked['problem']}")
+    for n, q in enumerate(asked["top"][:10], 1):
+        others = f" (+{q['wordings'] - 1} wording(s))" if q["wordings"] > 1 else ""
+        lines.append(f"{n:>3}. {q['asked']:,} × “{safe(q['question'])}”{others}")
+        lines.append(f"       {_outcomes(q)} · {_rating(q)}")
+        for s in q["sections"][:2]:
+            lines.append(f"       cited: {safe(_section_label(s))}  {safe(s['url'])}")
     gaps = report["gaps"]
     lines += [
         "",
@@ -61,7 +71,7 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
         lines.append(f"{n:>3}. {topic['size']} question(s) ({asked})")
         lines += [f"       “{safe(q)}”" for q in topic["questions"]]
         for s in topic["sections"][:2]:
-            lines.append(f"       nearest: {safe(' > '.join(s['heading_path']))}  {safe(s['url'])}")
+            lines.append(f"       shown: {safe(_section_label(s))}  {safe(s['url'])}")
     c = report["citations"]
     lines += ["", f"Cited by covered answers: {c['pages_cited']} of {c['pages_indexed']} pages"]
     for p in c["most_pages"][:5]:
@@ -80,6 +90,28 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
     for e in report["errors"]["by_code"]:
         lines.append(f"  error {safe(e['code'])}: {e['count']} ({safe(e['message'])})")
     return "\n".join(lines)
+
+
+_OUTCOMES = {
+    "answered": "answered",
+    "not_covered": "not covered",
+    "errors": "failed",
+    "left": "reader left",
+}
+
+
+def _outcomes(q: dict[str, Any]) -> str:
+    """``answered``, or the mix: ``answered 3 · not covered 1``."""
+    given = [(k, n) for k, n in q["outcomes"].items() if n]
+    if len(given) == 1:
+        return _OUTCOMES[given[0][0]]
+    return " · ".join(f"{_OUTCOMES[k]} {n:,}" for k, n in given)
+
+
+def _rating(q: dict[str, Any]) -> str:
+    if not (q["thumbs_up"] or q["thumbs_down"]):
+        return "not rated"
+    return f"{q['thumbs_up']:,} up, {q['thumbs_down']:,} down"
 
 
 def _window(report: dict[str, Any]) -> str:
@@ -127,6 +159,10 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 .topic h3 { font-size: 15px; margin: 0 0 6px; }
 .topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: anywhere; }
 .q { font-style: italic; }
+td ul { margin: 0; padding-left: 16px; }
+header form { float: right; margin: 0; }
+button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); border-radius: 6px;
+         background: var(--bg); cursor: pointer; }
 a { color: var(--accent); }
 """
 
@@ -190,12 +226,14 @@ def _hash(source: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode() + "'"
 
 
-def csp() -> str:
-    """The page's Content Security Policy: nothing but its own inline script and style."""
+def csp(forms: bool = False) -> str:
+    """The page's Content Security Policy: nothing but its own inline script and style (and,
+    with ``forms``, the sign-out form posting to its own server)."""
     scripts = " ".join(_hash(s) for s in (chart_js(), _SCRIPT))
+    action = "'self'" if forms else "'none'"
     return (
         f"default-src 'none'; script-src {scripts}; style-src {_hash(_STYLE)}; img-src data:; "
-        "base-uri 'none'; form-action 'none'"
+        f"base-uri 'none'; form-action {action}"
     )
 
 
@@ -211,21 +249,69 @@ def _link(url: str, label: str) -> str:
     return f'<a href="{_e(url)}">{_e(label)}</a>'
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> str:
-    """``rows`` hold HTML already escaped; a column named "#" or ending in "ms" is numeric."""
+def _table(
+    head: Sequence[str], rows: Sequence[Sequence[str]], empty: str, table_id: str = ""
+) -> str:
+    """``rows`` hold HTML already escaped; a column named "#", "asked" or ending in "ms" is
+    numeric."""
     if not rows:
         return f'<p class="muted">{_e(empty)}</p>'
-    numeric = [h == "#" or h.endswith("ms") for h in head]
+    numeric = [h in ("#", "asked") or h.endswith("ms") for h in head]
     th = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "".join(
         "<tr>" + "".join(f"<td{' class=n' * n}>{c}</td>" for c, n in zip(row, numeric)) + "</tr>"
         for row in rows
     )
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    attr = f' id="{_e(table_id)}"' if table_id else ""
+    return f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _section_label(s: dict[str, Any]) -> str:
     return " › ".join(s["heading_path"]) or s["path"]
+
+
+def _questions_html(asked: dict[str, Any], csv_href: str) -> str:
+    rows = []
+    for n, q in enumerate(asked["top"], 1):
+        question = f'<span class="q">{_e(q["question"])}</span>'
+        if q["also_asked_as"]:
+            others = ", ".join(f"“{_e(w)}”" for w in q["also_asked_as"])
+            more = q["wordings"] - 1 - len(q["also_asked_as"])
+            tail = f" and {more:,} more" if more > 0 else ""
+            question += f'<div class="muted">also asked as {others}{tail}</div>'
+        rating = _e(_rating(q))
+        if q["reasons"]:
+            reasons = ", ".join(f"{_e(r['reason'])} ({r['count']})" for r in q["reasons"])
+            rating += f'<div class="muted">{reasons}</div>'
+        sections = "".join(
+            f"<li>{_link(s['url'], _section_label(s))} "
+            f'<span class="muted">({s["citations"]:,})</span></li>'
+            for s in q["sections"]
+        )
+        rows.append(
+            [
+                str(n),
+                question,
+                f"{q['asked']:,}",
+                _e(_outcomes(q)),
+                rating,
+                f"<ul>{sections}</ul>" if sections else '<span class="muted">none</span>',
+            ]
+        )
+    shown = len(asked["top"])
+    note = (
+        f'<p class="muted">{asked["distinct"]:,} distinct question(s); the '
+        f"{asked['merged']:,} most asked are merged with the ones saying the same in other "
+        f"words (similarity ≥ {asked['similarity']:g}): {asked['groups']:,} question(s), the "
+        f"{shown:,} most asked shown"
+    )
+    if csv_href:
+        note += f' · <a href="{_e(csv_href)}" download>all as CSV</a>'
+    note += ".</p>"
+    if asked.get("problem"):
+        note += f"<p>{_e(asked['problem'])}</p>"
+    head = ["#", "question", "asked", "outcome", "rating", "sections cited (times)"]
+    return note + _table(head, rows, "No questions in this window.", "top-questions")
 
 
 def _gaps_html(gaps: dict[str, Any]) -> str:
@@ -242,7 +328,11 @@ def _gaps_html(gaps: dict[str, Any]) -> str:
         sections = "".join(
             f"<li>{_link(s['url'], _section_label(s))}</li>" for s in topic["sections"]
         )
-        near = f"<div class=muted>Nearest sections:</div><ul>{sections}</ul>" if sections else ""
+        near = (
+            f"<div class=muted>Sections these readers were shown:</div><ul>{sections}</ul>"
+            if sections
+            else ""
+        )
         parts.append(
             f'<div class="topic"><h3>{topic["size"]:,} question(s) · {topic["not_covered"]:,} not '
             f"covered · {topic['thumbs_down']} thumbs down</h3><ul>{questions}</ul>{near}</div>"
@@ -280,8 +370,12 @@ def _citations_html(c: dict[str, Any]) -> str:
     )
 
 
-def page(report: dict[str, Any]) -> str:
-    """The report as one HTML document that needs nothing else to display."""
+def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
+    """The report as one HTML document that needs nothing else to display.
+
+    Served by ``kb-qa serve`` to a signed-in browser, ``sign_out`` is where its sign-out
+    form posts and ``csv_href`` where the top questions download as CSV.
+    """
     t, fb, lat, err = report["totals"], report["feedback"], report["latency"], report["errors"]
     data = json.dumps(report, ensure_ascii=False)
     # Inside <script>, only "</" could end the element early; escaped, JSON reads the same.
@@ -322,15 +416,21 @@ def page(report: dict[str, Any]) -> str:
         ]
         for e in err["recent"]
     ]
-    policy = _e(csp())
+    policy = _e(csp(forms=bool(sign_out)))
+    out = (
+        f'<form method="post" action="{_e(sign_out)}"><button type="submit">Sign out</button>'
+        "</form>"
+        if sign_out
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{policy}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="{"same-origin" if sign_out else "no-referrer"}">
 <title>kb-qa insights: {_e(report["vault"])}</title>
 <style>{_STYLE}</style></head><body>
-<header><h1>What readers asked: {_e(report["vault"])}</h1>
+<header>{out}<h1>What readers asked: {_e(report["vault"])}</h1>
 <div class="muted">{_e(_window(report))} · {t["distinct"]:,} distinct questions,
 {t["follow_ups"]:,} follow-ups · {t["llm"]:,} model answers, {t["extractive"]:,} extractive</div>
 </header><main>
@@ -341,6 +441,7 @@ def page(report: dict[str, Any]) -> str:
 <div class="chart"><canvas id="outcomes" aria-label="Outcomes"></canvas></div></div>
 <div><h2>Feedback</h2><div class="chart"><canvas id="feedback" aria-label="Feedback">
 </canvas></div></div></div>
+<h2>Top questions</h2>{_questions_html(report["questions"], csv_href)}
 <h2>Coverage gaps</h2>{_gaps_html(report["gaps"])}
 <div class="grid"><div><h3>Feedback reasons</h3>
 {_table(["rating", "reason", "#"], reasons, "No reasons given.")}</div>

@@ -9,6 +9,8 @@
     GET  /api/sources  the indexed pages
     POST /api/feedback {question, answer, citations, rating: up|down, reason?, question_id?}
     GET  /insights     the insights report, only to "Authorization: Bearer <admin_token>"
+                       or a browser signed in with it (kb_qa.admin); ?format=json|csv
+    GET  /insights/sign-in, POST /insights/sign-in, POST /insights/sign-out
     GET  /             the vault's pages with the chat widget (for vaults that are not sites)
     GET  /view/<path>  one indexed note rendered with its anchors (raw HTML shown as text)
     GET  /kb-qa/kb-qa.js, /kb-qa/kb-qa.css   the widget
@@ -21,8 +23,10 @@ as JSON strings; the /view pages escape raw HTML and forbid any script but the w
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import logging
+import math
 import re
 import sqlite3
 import time
@@ -31,6 +35,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import anyio.to_thread
@@ -40,10 +45,17 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
-from kb_qa import feedback, insights, insights_render, pages, questionlog, vault
+from kb_qa import admin, feedback, insights, insights_render, pages, questionlog, vault
 from kb_qa.anchors import match_text
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
@@ -243,6 +255,9 @@ class Api:
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.replica.Replica
+        # Browsers signed in to /insights, and the sign-in attempts per client address.
+        self.sessions = admin.Sessions(settings.admin_session_hours * 3600)
+        self.sign_ins = RateLimiter(admin.SIGN_IN_PER_MINUTE, admin.SIGN_IN_BURST)
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -496,37 +511,143 @@ class Api:
         ref = qlog.match(item.question, item.question_id, item.at) if qlog is not None else ""
         self.feedback_store.add(dataclasses.replace(item, question_id=ref))
 
-    async def insights(self, request: Request) -> Response:
-        """GET /insights?since=7d: the insights report, for the admin token only."""
+    def _admin_token(self) -> str:
         token = self.settings.admin_token
         if not token:  # the same 404 as any unknown path: nothing says a report exists
             raise _reject(404, "Not Found")
-        if not bearer_matches(request.scope["headers"], token.encode()):
+        return token
+
+    def _session(self, request: Request) -> str:
+        """The request's live session id, or ""."""
+        session = request.cookies.get(admin.COOKIE, "")
+        return session if self.sessions.valid(session) else ""
+
+    async def insights(self, request: Request) -> Response:
+        """GET /insights?since=7d: the insights report, for the admin token only."""
+        token = self._admin_token()
+        bearer = bearer_matches(request.scope["headers"], token.encode())
+        session = "" if bearer else self._session(request)
+        given = request.query_params.get("since", "")
+        if not (bearer or session):
+            browser = "text/html" in request.headers.get("accept", "")
+            if browser and "authorization" not in request.headers:
+                where = "insights/sign-in" + (f"?since={quote(given)}" if given else "")
+                return RedirectResponse(where, 303, headers=_ADMIN_HEADERS)
             raise HTTPException(
                 401,
                 "The insights report needs the admin token: send 'Authorization: Bearer "
-                "<admin_token>'.",
+                "<admin_token>', or sign in at /insights/sign-in.",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-        given = request.query_params.get("since", "")
         try:
             since = insights.parse_since(given, time.time()) if given else None
         except ConfigError as exc:
             raise _reject(422, str(exc).replace("--since", "since")) from None
+        wanted = request.query_params.get("format", "")
+        if wanted == "csv":
+            rows = await anyio.to_thread.run_sync(
+                partial(self._top_questions, since), limiter=self.page_limiter
+            )
+            buffer = io.StringIO()
+            insights.write_questions_csv(rows, buffer)
+            disposition = 'attachment; filename="kb-qa-top-questions.csv"'
+            return Response(
+                buffer.getvalue(),
+                media_type="text/csv; charset=utf-8",
+                headers={**_ADMIN_HEADERS, "Content-Disposition": disposition},
+            )
         report = await anyio.to_thread.run_sync(
             partial(self._report, since), limiter=self.page_limiter
         )
-        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        headers = dict(_ADMIN_HEADERS)
         accept = request.headers.get("accept", "")
-        if request.query_params.get("format") == "json" or accept.startswith("application/json"):
+        if wanted == "json" or accept.startswith("application/json"):
             return JSONResponse(report, headers=headers)
-        headers["Content-Security-Policy"] = insights_render.csp()
-        return HTMLResponse(insights_render.page(report), headers=headers)
+        sign_out = "insights/sign-out" if session else ""
+        csv_href = "insights?" + "&".join(
+            [*([f"since={quote(given)}"] if given else []), "format=csv"]
+        )
+        headers["Content-Security-Policy"] = (
+            insights_render.csp(forms=bool(sign_out)) + "; frame-ancestors 'none'"
+        )
+        return HTMLResponse(insights_render.page(report, sign_out, csv_href), headers=headers)
 
     def _report(self, since: float | None) -> dict[str, Any]:
         if self.question_log is not None:
             self.question_log.flush()
         return insights.build(self.kb, self.settings, since, self.question_log)
+
+    def _top_questions(self, since: float | None) -> dict[str, Any]:
+        if self.question_log is not None:
+            self.question_log.flush()
+        return insights.top_questions(self.kb, self.settings, since, self.question_log)
+
+    def _sign_in_form(self, status: int, problem: str = "", since: str = "") -> HTMLResponse:
+        text = admin.sign_in_page(self.settings.vault.name, problem, since)
+        headers = {**_ADMIN_HEADERS, "Content-Security-Policy": admin.page_csp()}
+        return HTMLResponse(text, status, headers=headers)
+
+    async def sign_in_form(self, request: Request) -> Response:
+        """GET /insights/sign-in: the form (the report, when already signed in)."""
+        self._admin_token()
+        since = request.query_params.get("since", "")
+        if self._session(request):
+            return RedirectResponse("../insights", 303, headers=_ADMIN_HEADERS)
+        return self._sign_in_form(200, since=since)
+
+    async def sign_in(self, request: Request) -> Response:
+        """POST /insights/sign-in: the admin token from the form; a session cookie."""
+        token = self._admin_token()
+        if not admin.same_origin(request):
+            return _cross_site()
+        client = (request.scope.get("client") or ("unknown", 0))[0]
+        wait = self.sign_ins.take(client)
+        if wait > 0:
+            seconds = max(1, math.ceil(wait))
+            response = self._sign_in_form(
+                429, f"Too many sign-in attempts; try again in {seconds} s."
+            )
+            response.headers["Retry-After"] = str(seconds)
+            return response
+        form = await admin.read_form(request)
+        if form is None:
+            return self._sign_in_form(400, "The form could not be read; try again.")
+        since = form.get("since", "")
+        if not admin.token_matches(form.get("token", ""), token):
+            log.warning("insights: a sign-in with a wrong admin token from %s", client)
+            return self._sign_in_form(401, "That is not the admin token.", since)
+        try:
+            keep = bool(since) and insights.parse_since(since, time.time()) is not None
+        except ConfigError:
+            keep = False
+        where = "../insights" + (f"?since={quote(since)}" if keep else "")
+        response = RedirectResponse(where, 303, headers=_ADMIN_HEADERS)
+        response.set_cookie(
+            admin.COOKIE,
+            self.sessions.new(),
+            max_age=max(1, int(self.settings.admin_session_hours * 3600)),
+            path=_cookie_path(request),
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    async def sign_out(self, request: Request) -> Response:
+        """POST /insights/sign-out: ends the session here, so its cookie opens nothing."""
+        self._admin_token()
+        if not admin.same_origin(request):
+            return _cross_site()
+        self.sessions.end(request.cookies.get(admin.COOKIE, ""))
+        response = RedirectResponse("sign-in", 303, headers=_ADMIN_HEADERS)
+        response.delete_cookie(
+            admin.COOKIE,
+            path=_cookie_path(request),
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
 
     async def home(self, request: Request) -> Response:
         """GET /: the vault's pages, with the chat widget."""
@@ -599,6 +720,24 @@ class Api:
         return JSONResponse({"pages": pages})
 
 
+# same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" with the
+# sign-out form, which the CSRF check refuses; other sites still get no referrer at all.
+_ADMIN_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
+
+
+def _cookie_path(request: Request) -> str:
+    return str(request.scope.get("root_path", "")).rstrip("/") + "/insights"
+
+
+def _cross_site() -> Response:
+    """The answer to a sign-in or sign-out POST that did not come from this server's page."""
+    return PlainTextResponse(
+        "Refused: this form only accepts posts from this server's own sign-in page.",
+        403,
+        headers=_ADMIN_HEADERS,
+    )
+
+
 async def _prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
     """``first``, then everything ``rest`` yields (closing ``rest`` when closed)."""
     try:
@@ -627,7 +766,8 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
 
 
-PRIVATE_PATHS = frozenset({"/insights"})  # never offered to other origins
+# Never offered to other origins
+PRIVATE_PATHS = frozenset({"/insights", "/insights/sign-in", "/insights/sign-out"})
 
 
 class CorsExcept:
@@ -674,6 +814,9 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/api/sources", api.sources, methods=["GET"]),
             Route("/api/feedback", api.feedback, methods=["POST"]),
             Route("/insights", api.insights, methods=["GET"]),
+            Route("/insights/sign-in", api.sign_in_form, methods=["GET"]),
+            Route("/insights/sign-in", api.sign_in, methods=["POST"]),
+            Route("/insights/sign-out", api.sign_out, methods=["POST"]),
             Route("/", api.home, methods=["GET"]),
             Route("/view/{path:anypath}", api.view, methods=["GET"]),
             Route("/kb-qa/{name}", api.asset, methods=["GET"]),

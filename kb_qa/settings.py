@@ -106,8 +106,11 @@ class Settings:
     # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
     question_log: bool = True
     question_log_days: int = 90
-    # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>"
+    # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>", and
+    # to a browser signed in at /insights/sign-in with it (kb_qa.admin)
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
+    # How long a browser stays signed in to /insights (hours); signing out ends it at once
+    admin_session_hours: float = 8.0
     # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
     # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
     forwarded_allow_ips: tuple[str, ...] = ()

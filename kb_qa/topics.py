@@ -18,6 +18,13 @@ import numpy as np
 # questions that only share a product name; other models get a middle value.
 SIMILARITY = {"minilm": 0.55}
 DEFAULT_SIMILARITY = 0.5
+# At or above this, two questions are the same question in other words (the top-questions
+# list merges them). MiniLM: "What is the capital of France?" / "what is the capital city of
+# france" 0.87, "install widgetron" / "How do I install Widgetron?" 0.97, while "How do I
+# install on Windows?" / "… on Mac?" (0.61) and "How do I bake sourdough bread?" / "What is a
+# good sourdough bread recipe?" (0.81) stay apart.
+DUPLICATE = {"minilm": 0.85}
+DEFAULT_DUPLICATE = 0.85
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,11 @@ class Topic:
 def threshold(embed_model: str) -> float:
     """The similarity threshold for vectors of this embedding model."""
     return SIMILARITY.get(embed_model, DEFAULT_SIMILARITY)
+
+
+def duplicate_threshold(embed_model: str) -> float:
+    """The similarity at which questions embedded by this model are the same question."""
+    return DUPLICATE.get(embed_model, DEFAULT_DUPLICATE)
 
 
 def cluster(vectors: np.ndarray, weights: Sequence[float], similarity: float) -> list[Topic]:

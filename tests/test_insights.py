@@ -27,10 +27,11 @@ from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
+from kb_qa import insights, insights_render
 from kb_qa.embeddings import HashEmbedder
-from kb_qa.feedback import FeedbackStore
+from kb_qa.feedback import Feedback, FeedbackStore
 from kb_qa.kb import KnowledgeBase
-from kb_qa.questionlog import Entry, QuestionLog, new_ref
+from kb_qa.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,6 +163,105 @@ def test_gaps_are_grouped_into_topics_largest_first(report: dict[str, Any]) -> N
     assert any(HOSTILE in t["questions"] for t in topics)
 
 
+def row(report: dict[str, Any], question: str) -> dict[str, Any]:
+    """The top-questions row a question was counted in (under any of its wordings)."""
+    for found in report["questions"]["top"]:
+        if question == found["question"] or question in found["also_asked_as"]:
+            return dict(found)
+    raise AssertionError(f"{question!r} is not in the top questions")
+
+
+def test_top_questions_rank_what_readers_asked(report: dict[str, Any]) -> None:
+    asked = report["questions"]
+    top = asked["top"]
+    assert asked["distinct"] == 2 + 4 + 2 + 1 + 1  # the streamed and failed ones repeat
+    # The four wordings of the capital of France are one question, asked most.
+    france = top[0]
+    assert france["asked"] == 4 and france["wordings"] == 4
+    assert {france["question"], *france["also_asked_as"]} <= set(FRANCE)
+    assert len(france["also_asked_as"]) == 3
+    assert france["outcome"] == "not_covered"
+    assert france["outcomes"] == {"answered": 0, "not_covered": 4, "errors": 0, "left": 0}
+    # Asked three times: answered twice (once streamed), failed once; rated up by its id.
+    install = top[1]
+    assert install["question"] == ON_TOPIC[0] and install["asked"] == 3
+    assert install["wordings"] == 1 and install["also_asked_as"] == []
+    assert install["outcome"] == "answered"
+    assert install["outcomes"] == {"answered": 2, "not_covered": 0, "errors": 1, "left": 0}
+    assert (install["thumbs_up"], install["thumbs_down"]) == (1, 0)
+    cited = install["sections"]
+    assert cited[0]["path"] == "install.md" and cited[0]["citations"] == 2
+    assert cited[0]["url"] and cited[0]["heading_path"][0] == "Installing Widgetron"
+    retried = row(report, ON_TOPIC[1])
+    assert (retried["thumbs_up"], retried["thumbs_down"]) == (0, 1)
+    assert retried["reasons"] == [{"reason": "Too vague", "count": 1}]
+    assert retried["sections"][0]["path"] == "retries.md"
+    # Two questions about one loaf are not the same question: not merged.
+    assert row(report, BREAD[0]) != row(report, BREAD[1])
+    assert row(report, BREAD[0])["thumbs_down"] == 1  # linked by its text
+    assert row(report, "How do I change it?")["asked"] == 1
+    assert row(report, HOSTILE)["asked"] == 1
+    assert all(q["question"] != "Never asked here?" for q in top)  # feedback only
+    assert [q["asked"] for q in top] == sorted((q["asked"] for q in top), reverse=True)
+    assert sum(q["asked"] for q in top) == report["totals"]["questions"]
+
+
+def test_gap_topics_list_what_their_readers_were_shown(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    log = QuestionLog(kb.settings.index_path)
+    now = time.time()
+    shown = {"tokens.md": ("API tokens",), "changelog.md": ("Changelog", "1.0.0")}
+    anchors = {c.path: c.anchor for c in kb.store.chunks()}
+    for n, (path, heading) in enumerate([*shown.items(), ("tokens.md", ("API tokens",))]):
+        cited = (Cited(path, anchors[path], heading),)
+        log.record(Entry(new_ref(), now - 10 + n, FRANCE[0], 1, "extractive", "", False, cited))
+    log.close()
+    FeedbackStore(kb.settings.index_path).add(
+        Feedback("down", BREAD[0], "…", "", ({"path": "retries.md", "anchor": "retries"},), now)
+    )
+    report = insights.build(kb, kb.settings, log=QuestionLog(kb.settings.index_path))
+    topics = {t["questions"][0]: t for t in report["gaps"]["topics"]}
+    # Most shown first; what a fresh search would rank plays no part.
+    sections = topics[FRANCE[0]]["sections"]
+    assert [s["path"] for s in sections] == ["tokens.md", "changelog.md"]
+    assert sections[0]["url"] and sections[0]["heading_path"] == ["API tokens"]
+    # Rated down with no logged question: nothing says what its reader was shown.
+    assert topics[BREAD[0]]["sections"] == []
+    kb.close()
+
+
+SITE = {
+    "mkdocs.yml": "site_name: Widgets\nsite_url: https://docs.example.com/widgets/\n",
+    "docs/index.md": "# Widgets\n\nWelcome to the widget docs.\n",
+    "docs/setup.md": "# Setup\n\nRun the installer.\n",
+    "docs/usage.md": "# Usage\n\nPress the button.\n",
+}
+
+
+def test_the_home_page_is_a_link_in_the_citation_tables(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "site", SITE)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    log = QuestionLog(kb.settings.index_path)
+    chunks = {c.path: c for c in kb.store.chunks()}
+    for n, path in enumerate(["docs/index.md", "docs/setup.md", "docs/setup.md"]):
+        cited = (Cited(path, chunks[path].anchor, chunks[path].heading_path),)
+        log.record(Entry(new_ref(), time.time(), f"q{n}?", 1, "extractive", "", True, cited))
+    log.close()
+    report = insights.build(kb, kb.settings, log=QuestionLog(kb.settings.index_path))
+    least = {p["path"]: p for p in report["citations"]["least_pages"]}
+    assert least["docs/index.md"]["url"] == "https://docs.example.com/widgets/"
+    assert least["docs/setup.md"]["url"] == "https://docs.example.com/widgets/setup/"
+    never = report["citations"]["never_cited"]
+    assert [p["url"] for p in never] == ["https://docs.example.com/widgets/usage/"]
+    html = insights_render.page(report)
+    least_html = html.split("<h3>Least cited pages</h3>", 1)[1].split("</table>", 1)[0]
+    assert '<a href="https://docs.example.com/widgets/">Widgets</a>' in least_html
+    kb.close()
+
+
 def test_citations_count_pages_and_sections(report: dict[str, Any]) -> None:
     c = report["citations"]
     assert c["pages_indexed"] == 4
@@ -291,6 +391,18 @@ def test_the_cli_prints_exports_and_refuses_a_bad_since(scripted: Scripted, run_
     vague = next(r for r in rows if r["feedback_reason"] == "Too vague")
     assert vague["question"] == ON_TOPIC[1] and vague["feedback"] == "down"
     assert any(r["cited"].startswith("retries.md#") for r in rows)
+    assert "Top questions" in text.stdout and "4 × “" in text.stdout
+    table = run_cli("insights", *where, "--questions-csv")
+    assert table.returncode == 0, table.stderr
+    ranked = list(csv.DictReader(io.StringIO(table.stdout)))
+    assert [r["rank"] for r in ranked] == [str(n) for n in range(1, len(ranked) + 1)]
+    assert ranked[0]["question"] in FRANCE and ranked[0]["asked"] == "4"
+    assert ranked[0]["wordings"] == "4" and ranked[0]["outcome"] == "not_covered"
+    install = ranked[1]
+    assert install["question"] == ON_TOPIC[0] and install["asked"] == "3"
+    assert (install["answered"], install["errors"], install["thumbs_up"]) == ("2", "1", "1")
+    assert install["sections"].startswith("install.md#")
+    assert install["section_urls"].split()[0].startswith(str(scripted.vault))
     for bad in ("yesterday", "7", "-3d", "7 days", "2026-13-45"):
         result = run_cli("insights", *where, f"--since={bad}")
         assert result.returncode == 1 and "Traceback" not in result.stderr
