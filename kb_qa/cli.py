@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -475,22 +475,10 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     kb = _open(args)
     log = logging.getLogger(name)
     log.info("indexing %s", kb.settings.vault)
-    log.info("%s", _summary(kb.index(progress=_log_progress(log))))
+    from kb_qa.serving import progress_logger
+
+    log.info("%s", _summary(kb.index(progress=progress_logger(log))))
     return kb, log
-
-
-def _log_progress(log: logging.Logger) -> Callable[[int, int], None]:
-    """Progress for servers: a plain log line at every further tenth of a long embedding run."""
-    shown = -1
-
-    def progress(done: int, total: int) -> None:
-        nonlocal shown
-        tenth = done * 10 // total if total >= 100 else -1
-        if tenth > shown:
-            shown = tenth
-            log.info("embedding: %d of %d chunks", done, total)
-
-    return progress
 
 
 def _start_watcher(kb: Any, log: logging.Logger) -> Any:
