@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +309,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         chunks = kb.store.chunks()
         _require_index(len(chunks))
         questions = evaluate.load_questions(args.questions, chunks)
+        for warning in evaluate.unknown_gold(questions, chunks):
+            print(f"kb-qa: warning: {args.questions}: {_safe(warning)}", file=sys.stderr)
         outcomes = evaluate.run(kb, questions, kb.settings)
         result = evaluate.summarize(outcomes)
     finally:
@@ -320,12 +322,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for key in ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt"):
         print(f"  {key:<9} {result[key]:.3f}")
     if args.misses:
-        for o in outcomes:
-            if o.rank is None or o.rank > 5:
-                gold = _safe(str(o.question.gold))
-                print(f"- {_safe(o.question.question)}\n    gold {gold} rank {o.rank}")
-                for h in o.top:
-                    print(f"    got {_safe(h.chunk.path)}#{_safe(h.chunk.anchor)}")
+        misses = [o for o in outcomes if o.rank is None or o.rank > 5]
+        print(f"\n{len(misses)} missed in the top 5:" if misses else "\nNo misses in the top 5.")
+        for o in misses:
+            gold = ", ".join(evaluate.gold_label(p, a) for p, a in o.question.gold)
+            rank = f"rank {o.rank}" if o.rank else f"not in the top {max(evaluate.CUTOFFS)}"
+            print(f"- {_safe(o.question.question)}\n    gold {_safe(gold)} ({rank})")
+            for n, h in enumerate(o.top, 1):
+                print(f"    got {n}. {_safe(h.chunk.path)}#{_safe(h.chunk.anchor)}")
     return 0
 
 
@@ -476,22 +480,10 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     kb = _open(args)
     log = logging.getLogger(name)
     log.info("indexing %s", kb.settings.vault)
-    log.info("%s", _summary(kb.index(progress=_log_progress(log))))
+    from kb_qa.serving import progress_logger
+
+    log.info("%s", _summary(kb.index(progress=progress_logger(log))))
     return kb, log
-
-
-def _log_progress(log: logging.Logger) -> Callable[[int, int], None]:
-    """Progress for servers: a plain log line at every further tenth of a long embedding run."""
-    shown = -1
-
-    def progress(done: int, total: int) -> None:
-        nonlocal shown
-        tenth = done * 10 // total if total >= 100 else -1
-        if tenth > shown:
-            shown = tenth
-            log.info("embedding: %d of %d chunks", done, total)
-
-    return progress
 
 
 def _start_watcher(kb: Any, log: logging.Logger) -> Any:

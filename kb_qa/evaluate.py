@@ -7,6 +7,7 @@ result's path and anchor equal a gold pair.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ class Question:
     """One evaluation question and the sections that answer it."""
 
     question: str
-    gold: tuple[tuple[str, str], ...]  # (path, anchor)
+    gold: tuple[tuple[str, str], ...]  # (path, anchor); "?<heading>" for a heading not found
+    line: int = 0  # of the questions file, 1-based (0: not read from a file)
 
 
 def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
@@ -57,7 +59,7 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
                 else:
                     key = (page, match_text(g["heading"]))
                     gold.append((page, by_heading.get(key, "?" + g["heading"])))
-            questions.append(Question(str(item["question"]), tuple(gold)))
+            questions.append(Question(str(item["question"]), tuple(gold), n))
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
                 f'{path}:{n}: expected {{"question": ..., "gold": [{{"path": ..., '
@@ -85,6 +87,49 @@ def _path_resolver(chunks: Sequence[Chunk]) -> Callable[[str], str]:
         return tails[0] if len(tails) == 1 else given
 
     return resolve
+
+
+def gold_label(path: str, anchor: str) -> str:
+    """A gold section as people write it: ``path#anchor`` (or the heading that was not found)."""
+    if anchor.startswith("?"):
+        return f"{path} (heading {anchor[1:]!r})"
+    return f"{path}#{anchor}" if anchor else path
+
+
+def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list[str]:
+    """One warning per gold section that is not in the index, with the nearest one that is.
+
+    Such a section can never be found, so its question always counts as a miss: usually a
+    typo in the questions file or a heading that was renamed since it was written.
+    """
+    anchors: dict[str, list[str]] = {}
+    headings: dict[str, dict[str, str]] = {}
+    for c in chunks:
+        anchors.setdefault(c.path, [])
+        if c.anchor not in anchors[c.path]:
+            anchors[c.path].append(c.anchor)
+        headings.setdefault(c.path, {}).setdefault(c.heading, c.anchor)
+    warnings = []
+    for q in questions:
+        where = f"line {q.line}: " if q.line else ""
+        for path, anchor in q.gold:
+            if path not in anchors:
+                near = difflib.get_close_matches(path, list(anchors), n=1, cutoff=0.5)
+                hint = f"; nearest indexed page: {near[0]}" if near else ""
+                warnings.append(f"{where}gold page {path} is not in the index{hint}")
+                continue
+            if anchor in anchors[path]:
+                continue
+            if anchor.startswith("?"):
+                heading = anchor[1:]
+                near = difflib.get_close_matches(heading, list(headings[path]), n=1, cutoff=0.0)
+                hint = f"; nearest: {near[0]!r} (#{headings[path][near[0]]})" if near else ""
+                warnings.append(f"{where}gold heading {heading!r} is not on {path}{hint}")
+            else:
+                near = difflib.get_close_matches(anchor, anchors[path], n=1, cutoff=0.0)
+                hint = f"; nearest anchor: {path}#{near[0]}" if near else ""
+                warnings.append(f"{where}gold {path}#{anchor} is not in the index{hint}")
+    return warnings
 
 
 def rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:

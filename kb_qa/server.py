@@ -402,14 +402,16 @@ class Api:
         last = collected[-1] if collected else Error("The client went away.", "internal")
         if isinstance(last, Error):
             return JSONResponse(
-                {"error": last.message, "code": last.code, "answer": text},
+                # "answer": the same text under its old name, kept for a release.
+                {"error": last.message, "code": last.code, "text": text, "answer": text},
                 status_code=ERROR_STATUS.get(last.code, 500),
             )
         assert isinstance(last, Done)
         citations = next(e for e in collected if e.name == "citations")
         return JSONResponse(
             {
-                "answer": last.text,
+                "text": last.text,  # as the streamed `done` event names it
+                "answer": last.text,  # its old name, kept as an alias for a release
                 "citations": [citation_json(c) for c in citations.citations],  # type: ignore[union-attr]
                 "model": last.model,
                 "mode": last.mode,

@@ -6,14 +6,16 @@
   build and the plugin injects it, with the settings of ``extra.kb_qa``;
 - ``index_on_build``: refreshes the kb-qa index after a build, taking heading ids from the
   rendered pages' table of contents so citations land on exactly the ids the site has;
-- ``serve_api``: during ``mkdocs serve``, runs the kb-qa API in the same process on a free
-  loopback port and points the widget at it, so ``mkdocs serve`` alone gives a working chat.
+- ``serve_api``: during ``mkdocs serve``, runs the kb-qa API in the same process on a
+  loopback port (``port``, else ``KBQA_PORT``, else a free one) and points the widget at it,
+  so ``mkdocs serve`` alone gives a working chat.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 import shutil
 from pathlib import Path
@@ -48,6 +50,7 @@ class KbQaConfig(base.Config):
     shortcut = c.Type(str, default="mod+k")
     index_on_build = c.Type(bool, default=False)
     serve_api = c.Type(bool, default=True)
+    port = c.Type(int, default=0)  # of the API under `mkdocs serve`; 0: KBQA_PORT, else free
 
 
 class KbQaPlugin(BasePlugin[KbQaConfig]):
@@ -60,6 +63,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self._endpoint = ""
         self._site_url = ""
         self._options = wiring.WidgetOptions()
+        self._port = 0
+        self._port_source = ""
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -88,6 +93,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy).
         self._site_url = config.site_url or ""
         if self.command == "serve" and self.config.serve_api and not endpoint:
+            self._port = self._api_port()
             self._endpoint = self._start_api(config)
             if self._api is not None:
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
@@ -113,16 +119,45 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         log.info("kb-qa: the site is wired by `kb-qa init`: the plugin adds the widget, once")
         return wiring.options_from(config.extra) or wiring.WidgetOptions()
 
+    def _api_port(self) -> int:
+        """The port of the API under `mkdocs serve`: the ``port`` option, else ``KBQA_PORT``,
+        else 0 (a free port, new on every start)."""
+        port, source = self.config.port, "the kb-qa plugin's `port` option"
+        if not port and os.environ.get("KBQA_PORT", "").strip():
+            raw, source = os.environ["KBQA_PORT"].strip(), "KBQA_PORT"
+            try:
+                port = int(raw)
+            except ValueError:
+                raise PluginError(f"kb-qa: {source} must be a port number, not {raw!r}.") from None
+        if not 0 <= port <= 65535:
+            raise PluginError(
+                f"kb-qa: {source} must be a port number (1-65535, or 0 for a free one), not {port}."
+            )
+        self._port_source = source
+        return port
+
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            from kb_qa.serving import BackgroundServer, preview_origins
+            from kb_qa.serving import BackgroundServer, PortInUse, preview_origins, progress_logger
 
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
             origins = preview_origins(f"{config.dev_addr.host}:{config.dev_addr.port}")
             log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
             try:
-                self._api = BackgroundServer.start(vault, cors_origins=origins, generator="mkdocs")
+                self._api = BackgroundServer.start(
+                    vault,
+                    port=self._port,
+                    progress=progress_logger(log, "kb-qa: "),
+                    cors_origins=origins,
+                    generator="mkdocs",
+                )
+            except PortInUse as exc:
+                raise PluginError(
+                    f"kb-qa: cannot serve the chat's API on {exc.host}:{exc.port} "
+                    f"({self._port_source}): another process listens there. Stop it, choose "
+                    "another port, or leave the port unset for a free one."
+                ) from exc
             except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
                 log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
                 return ""
@@ -220,8 +255,10 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _index(self, config: MkDocsConfig) -> None:
         from kb_qa import KbQaError, KnowledgeBase
+        from kb_qa.serving import progress_logger
 
         vault = Path(config.config_file_path).resolve().parent
+        log.info("kb-qa: bringing the index of %s up to date…", vault)
         rendered = {}
         for src, page in self._pages.items():
             try:
@@ -231,14 +268,15 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             rendered[rel] = dataclasses.replace(page, path=rel)
         try:
             with KnowledgeBase(vault, generator="mkdocs") as kb:
-                report = kb.index(rendered=rendered)
+                report = kb.index(rendered=rendered, progress=progress_logger(log, "kb-qa: "))
         except KbQaError as exc:
             raise PluginError(f"kb-qa: indexing failed: {exc}") from exc
         log.info(
-            "kb-qa: indexed %d files, %d chunks (%d embedded) in %.1f s",
+            "kb-qa: indexed %d files, %d chunks (%d embedded; %s) in %.1f s",
             report.files,
             report.chunks,
             report.embedded,
+            report.spent,
             report.seconds,
         )
         for path, reason in report.skipped:

@@ -25,11 +25,12 @@ def wait_for(url: str, process: subprocess.Popen[str], seconds: float = 120) -> 
     raise AssertionError(f"{url} did not answer in {seconds} s")
 
 
-def stop(process: subprocess.Popen[str]) -> None:
-    """Terminate, and kill if it has not exited 15 s later."""
+def stop(process: subprocess.Popen[str]) -> str:
+    """Terminate, and kill if it has not exited 15 s later; returns its stderr (when piped)."""
     process.terminate()
     try:
-        process.communicate(timeout=15)
+        _, err = process.communicate(timeout=15)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.communicate()
+        _, err = process.communicate()
+    return err or ""

@@ -392,8 +392,10 @@ def test_query_rewriting_fuses_results_of_rewritten_queries(
     question = "and what about the other one?"
     monitoring = "docs/operations/monitoring.md"
 
+    # The question as it is: without rewriting, the conversation's key terms are searched too
+    # (follow_up_queries), which would also lift the monitoring page.
     llm.script("Port 7420 [1].")
-    ask(loop, kb, question, history=history, settings=llm_settings(kb, llm))
+    ask(loop, kb, question, settings=llm_settings(kb, llm))
     plain_pages = PAGE.findall(user_message(llm.requests[-1]))
 
     llm.reset()

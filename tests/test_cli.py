@@ -143,7 +143,47 @@ def test_eval_metrics_match_hand_computed_ranks(
     text = run_cli("eval", str(file), "--vault", str(vault), "--misses", env=env)
     assert text.returncode == 0, text.stderr
     assert "5 questions" in text.stdout and "R@1       0.400" in text.stdout
-    assert "gold (('a.md', 'nowhere'),) rank None" in text.stdout
+    assert "1 missed in the top 5:" in text.stdout
+    miss = "- cordial\n    gold a.md#nowhere (not in the top 50)\n    got 1. e.md#elder"
+    assert miss in text.stdout
+    assert "((" not in text.stdout  # no Python tuples
+
+
+def test_eval_warns_about_gold_not_in_the_index(
+    indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI, tmp_path: Path
+) -> None:
+    vault, _ = indexed
+    questions = [
+        {"question": "harvest", "gold": [{"path": "a.md", "anchor": "aple"}]},
+        {"question": "cherries", "gold": [{"path": "c.md", "heading": "Cheery"}]},
+        {"question": "palms", "gold": [{"path": "dd.md", "anchor": "date"}]},
+        {"question": "harvest", "gold": [{"path": "a.md", "anchor": "apple"}]},
+    ]
+    file = tmp_path / "questions.jsonl"
+    file.write_text("\n".join(json.dumps(q) for q in questions) + "\n", encoding="utf-8")
+    env = {"KBQA_VECTOR_WEIGHT": "0", "KBQA_PAGE_WEIGHT": "0"}
+    result = run_cli("eval", str(file), "--vault", str(vault), "--misses", env=env)
+    assert result.returncode == 0, result.stderr
+    no_traceback(result)
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        f"kb-qa: warning: {file}: line 1: gold a.md#aple is not in the index; "
+        "nearest anchor: a.md#apple",
+        f"kb-qa: warning: {file}: line 2: gold heading 'Cheery' is not on c.md; "
+        "nearest: 'Cherry' (#cherry)",
+        f"kb-qa: warning: {file}: line 3: gold page dd.md is not in the index; "
+        "nearest indexed page: d.md",
+    ]
+    # They still count as misses, printed as people write them, each with its question.
+    out = result.stdout
+    assert "3 missed in the top 5:" in out
+    assert "- harvest\n    gold a.md#aple (not in the top 50)\n" in out
+    assert "- cherries\n    gold c.md (heading 'Cheery') (not in the top 50)\n" in out
+    assert "- palms\n    gold dd.md#date (not in the top 50)\n" in out
+    # The --json form warns the same way on stderr and keeps stdout parseable.
+    result = run_cli("eval", str(file), "--vault", str(vault), "--json", env=env)
+    assert json.loads(result.stdout)["n"] == 4
+    assert result.stderr.count("warning") == 3
 
 
 def test_missing_vault_exits_1_without_traceback(tmp_path: Path, run_cli: CLI) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from api_helpers import indexed_sample
 
-from kb_qa.answer import Citations, Done, Event, answer
+from kb_qa.answer import Citations, Done, Event, answer, follow_up_queries, key_terms
 from kb_qa.citations import Citation, narrowed
 from kb_qa.extractive import LABEL, NOT_COVERED, extract, quote
 from kb_qa.kb import KnowledgeBase
@@ -121,6 +121,30 @@ def test_a_follow_up_is_searched_with_the_previous_question(kb: KnowledgeBase) -
     # With the conversation the first passage is the per-job retry override.
     assert citations.citations[0].anchor == "per-job"
     assert citations.citations[0].path == "docs/guides/retries.md"
+
+
+def test_a_short_follow_up_searches_with_the_previous_questions_key_terms(
+    kb: KnowledgeBase,
+) -> None:
+    previous = "What time zone do cron schedules use by default?"
+    assert key_terms(previous) == "time zone cron schedules"
+    history = [Turn("user", previous), Turn("assistant", "UTC [1].")]
+    assert follow_up_queries("and how do I change it?", history) == [
+        "and how do I change it?\ntime zone cron schedules",
+        "time zone cron schedules\nand how do I change it?",
+    ]
+    # A question that stands on its own is searched as it is.
+    long = "Which exit code makes a job fail permanently without any retry attempts being made?"
+    assert follow_up_queries(long, history) == []
+    done, citations = ask(kb, "and how do I change it?", history=history)
+    cited = [(c.path, c.anchor) for c in citations.citations]
+    assert ("docs/guides/scheduling.md", "time-zones") in cited[:3], cited
+    assert done.covered
+    # Alone, it has nothing to go on: none of the time zone sections.
+    _, alone = ask(kb, "and how do I change it?")
+    assert ("docs/guides/scheduling.md", "time-zones") not in [
+        (c.path, c.anchor) for c in alone.citations
+    ]
 
 
 # Code as the docs write it: placeholders, HTML-looking text, entities, backslashes,

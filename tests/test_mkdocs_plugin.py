@@ -7,6 +7,7 @@ import html
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import httpx
 import pytest
 import yaml
 from kb_qa_widget import ASSETS, FILES
+from processes import stop, wait_for
 
 from kb_qa.kb import KnowledgeBase
 
@@ -29,16 +31,26 @@ MAX_WIDGET_GZIP = 30 * 1024
 Build = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def build_site(vault: Path, plugin: dict[str, Any] | None, env: dict[str, str]) -> Any:
-    """Copy sample_site to ``vault`` with ``kb-qa`` (and these options) in its plugins; build it."""
+def copy_sample_site(vault: Path, plugin: dict[str, Any] | None = None) -> Path:
+    """sample_site copied to ``vault`` (unless there already) with ``kb-qa`` and these options
+    in its plugins."""
     if not vault.exists():
         shutil.copytree(SAMPLE_SITE, vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
     config_file = vault / "mkdocs.yml"
     config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
     config["plugins"] = ["search", {"kb-qa": plugin or {}}]
     config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return vault
+
+
+def build_site(
+    vault: Path, plugin: dict[str, Any] | None, env: dict[str, str], quiet: bool = True
+) -> Any:
+    """Copy sample_site to ``vault`` with ``kb-qa`` (and these options) in its plugins; build it."""
+    copy_sample_site(vault, plugin)
+    flags = ["--quiet", "--strict"] if quiet else ["--strict"]
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--quiet", "--strict", "-d", str(vault / "site")],
+        [sys.executable, "-m", "mkdocs", "build", *flags, "-d", str(vault / "site")],
         cwd=vault,
         env=env,
         capture_output=True,
@@ -199,18 +211,34 @@ def test_bad_config_fails_with_a_clear_message(
     assert "Traceback" not in result.stderr
 
 
+def assert_progress_and_ready(stderr: str, ready: str = "API for the chat widget at") -> None:
+    """A first start is never silent: the embedding's progress at every tenth (sample_site's
+    ~200 sections), then the ready line with where the time went."""
+    progress = re.findall(r"kb-qa: embedding: (\d+) of (\d+) chunks", stderr)
+    assert len(progress) >= 5, stderr
+    done = [int(d) for d, _ in progress]
+    total = int(progress[0][1])
+    assert total >= 100 and done[0] == 0 and done[-1] == total and done == sorted(done)
+    assert stderr.index("kb-qa: embedding: 0 of") < stderr.index(ready), stderr
+    assert re.search(rf"kb-qa: .*{total} embedded.*embedding \d", stderr), stderr
+
+
+def test_build_with_index_on_build_prints_progress(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    result = build_site(tmp_path / "vault", {"index_on_build": True}, cli_env(), quiet=False)
+    assert result.returncode == 0, result.stderr
+    assert "kb-qa: bringing the index of" in result.stderr
+    assert_progress_and_ready(result.stderr, ready="kb-qa: indexed")
+
+
 def test_serve_starts_the_api_for_the_widget(
     tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
     """`mkdocs serve` alone gives a working chat: API on a loopback port, CORS for the site."""
     from kb_qa.serving import free_port
 
-    vault = tmp_path / "vault"
-    shutil.copytree(SAMPLE_SITE, vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
-    config_file = vault / "mkdocs.yml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    config["plugins"] = ["search", "kb-qa"]
-    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    vault = copy_sample_site(tmp_path / "vault")
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -266,9 +294,76 @@ def test_serve_starts_the_api_for_the_widget(
             found = any("quokka clause" in h["text"] for h in hits.json()["hits"])
         assert found, "the edit never reached the chat's index"
     finally:
-        server.terminate()
+        stderr = stop(server)
+    assert_progress_and_ready(stderr)
+    assert re.search(r"API for the chat widget at http://127\.0\.0\.1:\d+, ready in", stderr)
+
+
+def serve(vault: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    from kb_qa.serving import free_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        cwd=vault,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return process, f"http://127.0.0.1:{port}"
+
+
+def test_serve_api_port_is_set_by_the_port_option(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    from kb_qa.serving import free_port
+
+    api_port = free_port()
+    vault = copy_sample_site(tmp_path / "vault", {"port": api_port})
+    # The option wins over KBQA_PORT.
+    server, site = serve(vault, cli_env(KBQA_PORT=str(free_port())))
+    try:
+        page = wait_for(site + "/guides/retries/", server).text
+        raw = re.search(r'data-kb-qa-options="([^"]*)"', page)
+        assert raw, "the served page has no widget"
+        api = json.loads(html.unescape(raw.group(1)))["endpoint"]
+        assert api == f"http://127.0.0.1:{api_port}"
+        assert httpx.get(api + "/api/health", timeout=10).json()["chunks"] > 0
+    finally:
+        stderr = stop(server)
+    assert f"API for the chat widget at http://127.0.0.1:{api_port}, ready in" in stderr
+
+
+@pytest.mark.parametrize("where", ["option", "env"])
+def test_serve_api_port_taken_is_a_clear_error(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]], where: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        api_port = taken.getsockname()[1]
+        options = {"port": api_port} if where == "option" else {}
+        vault = copy_sample_site(tmp_path / "vault", options)
+        env = cli_env(**({"KBQA_PORT": str(api_port)} if where == "env" else {}))
+        server, _ = serve(vault, env)
         try:
-            server.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.communicate()
+            _, stderr = server.communicate(timeout=120)
+        finally:
+            if server.poll() is None:
+                stop(server)
+    assert server.returncode != 0
+    assert f"kb-qa: cannot serve the chat's API on 127.0.0.1:{api_port}" in stderr, stderr
+    assert ("`port` option" if where == "option" else "(KBQA_PORT)") in stderr
+    assert "Traceback" not in stderr
+    assert "kb-qa: embedding" not in stderr  # refused before any indexing
+
+
+def test_serve_api_port_must_be_a_number(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    vault = copy_sample_site(tmp_path / "vault")
+    server, _ = serve(vault, cli_env(KBQA_PORT="eighty"))
+    _, stderr = server.communicate(timeout=120)
+    assert server.returncode != 0
+    assert "kb-qa: KBQA_PORT must be a port number, not 'eighty'." in stderr, stderr

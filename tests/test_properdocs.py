@@ -17,7 +17,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 from processes import stop, wait_for
-from test_mkdocs_plugin import pages, widget_tags
+from test_mkdocs_plugin import assert_progress_and_ready, pages, widget_tags
 
 from kb_qa import wiring
 
@@ -89,4 +89,6 @@ def test_properdocs_serve_runs_the_api(
         assert health.status_code == 200 and health.json()["chunks"] > 0
         assert health.headers["access-control-allow-origin"] == site
     finally:
-        stop(server)
+        stderr = stop(server)
+    # ProperDocs shows the plugin's progress while it embeds, then the ready line.
+    assert_progress_and_ready(stderr)

@@ -143,7 +143,8 @@ def test_json_mode(api: str, llm: LLMServer) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     data = response.json()
-    assert data["answer"] == "Five [1]."
+    # `text`, as the streamed done event names it; `answer` is its old name, kept as an alias.
+    assert data["text"] == data["answer"] == "Five [1]."
     assert data["counts"]["dropped_citations"] == 1
     assert len(data["citations"]) == 1 and data["citations"][0]["number"] == 1
     assert data["mode"] == "llm"
@@ -152,7 +153,7 @@ def test_json_mode(api: str, llm: LLMServer) -> None:
     response = httpx.post(
         api + "/api/ask", json={"question": QUESTION}, headers={"Accept": "application/json"}
     )
-    assert response.json()["answer"] == "By Accept header [1]."
+    assert response.json()["text"] == "By Accept header [1]."
 
 
 def test_extractive_answers_through_the_api(serve: Serve) -> None:
@@ -196,6 +197,8 @@ def test_llm_failures_become_error_events_and_the_server_carries_on(
     )
     assert response.status_code == status
     assert message in response.json()["error"]
+    assert isinstance(response.json()["text"], str)
+    assert response.json()["text"] == response.json()["answer"]
 
     llm.script("Still here [1].")
     response, events = ask(api, {"question": QUESTION})

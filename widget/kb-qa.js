@@ -1260,6 +1260,10 @@
     }
     return { events, rest: text + keep };
   }
+  function jsonAnswerText(data) {
+    if (data && typeof data.text === "string") return data.text;
+    return data && typeof data.answer === "string" ? data.answer : "";
+  }
 
   // src/chat.js
   var HISTORY_MESSAGES = 8;
@@ -1389,7 +1393,7 @@
       if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
         return res.json().then(function(data) {
           finished = true;
-          bot.text = data.answer || "";
+          bot.text = jsonAnswerText(data);
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);

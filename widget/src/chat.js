@@ -2,7 +2,7 @@
  * Server-Sent Events (status, delta, citations, done, error) into the message being shown. */
 import { renderAll, renderMessage, updateMessage } from "./messages.js";
 import { setBusy } from "./panel.js";
-import { parseSSE } from "./sse.js";
+import { jsonAnswerText, parseSSE } from "./sse.js";
 
 const HISTORY_MESSAGES = 8;
 const HISTORY_CHARS = 12000;
@@ -142,7 +142,7 @@ function stream(w, question, history, bot) {
       if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
         return res.json().then(function (data) {
           finished = true;
-          bot.text = data.answer || "";
+          bot.text = jsonAnswerText(data);
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);

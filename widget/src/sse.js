@@ -28,3 +28,10 @@ export function parseSSE(buffer) {
   }
   return { events: events, rest: text + keep };
 }
+
+/** The answer's text in a one-object JSON reply (``"stream": false``): ``text``, as the
+ * streamed ``done`` event names it, or ``answer`` from a server before that name. */
+export function jsonAnswerText(data) {
+  if (data && typeof data.text === "string") return data.text;
+  return data && typeof data.answer === "string" ? data.answer : "";
+}

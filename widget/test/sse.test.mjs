@@ -1,7 +1,7 @@
 // The SSE reader.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseSSE } from "../src/sse.js";
+import { jsonAnswerText, parseSSE } from "../src/sse.js";
 
 test("SSE frames split across reads are reassembled", () => {
   const stream =
@@ -25,4 +25,12 @@ test("SSE frames split across reads are reassembled", () => {
 test("multi-line data fields join with newlines", () => {
   const { events } = parseSSE("event: delta\ndata: a\ndata: b\n\n");
   assert.deepEqual(events, [{ event: "delta", data: "a\nb" }]);
+});
+
+test("a JSON reply's text is read from text, or answer from older servers", () => {
+  assert.equal(jsonAnswerText({ text: "Five [1].", answer: "Five [1]." }), "Five [1].");
+  assert.equal(jsonAnswerText({ answer: "Old [1]." }), "Old [1].");
+  assert.equal(jsonAnswerText({ text: "", answer: "ignored" }), "");
+  assert.equal(jsonAnswerText({}), "");
+  assert.equal(jsonAnswerText(null), "");
 });
