@@ -411,6 +411,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "address can use the API",
             s.host,
         )
+    if s.host not in LOOPBACK and not s.allowed_hosts:
+        log.warning(
+            "listening on %s: requests are answered only for loopback names and IP addresses "
+            "in their Host header; set allowed_hosts (KBQA_ALLOWED_HOSTS) to the names this "
+            "server is reached by",
+            s.host,
+        )
     try:
         uvicorn.run(
             create_app(kb, watcher=watcher, settings=s),

@@ -25,8 +25,9 @@ import json
 import logging
 import re
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -39,7 +40,7 @@ from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -47,7 +48,7 @@ from kb_qa import feedback, insights, insights_render, pages, questionlog, vault
 from kb_qa.anchors import match_text
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
-from kb_qa.guard import Guard, RateLimiter, bearer_matches
+from kb_qa.guard import Guard, RateLimiter, RequestCheck, bearer_matches
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -177,10 +178,13 @@ async def read_json(request: Request, limit: int) -> Any:
     if length.isdigit() and int(length) > limit:
         raise _reject(413, too_big)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise _reject(413, too_big)
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise _reject(413, too_big)
+    except ClientDisconnect:  # gone, or closed for sending its body too slowly (body_timeout)
+        raise _reject(408, "The request body did not arrive in time.") from None
     try:
         value = json.loads(body)
     except RecursionError:
@@ -539,10 +543,14 @@ class Api:
         """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
         self._pages_allowed()
         wanted = request.path_params["path"]
-        # Pages get threads of their own, so a huge note cannot starve the API.
-        rendered = await anyio.to_thread.run_sync(
-            partial(self._render, wanted), limiter=self.page_limiter
+        gone = threading.Event()
+        # Pages get threads of their own, so a huge note cannot starve the API; a render
+        # whose reader has left is dropped while it waits and stopped between its stages.
+        rendered = await _unless_disconnected(
+            request, gone, partial(self._render, wanted, gone.is_set), self.page_limiter
         )
+        if gone.is_set():
+            return Response(status_code=499)  # nobody reads it
         if rendered is None:
             raise _reject(404, f"{wanted!r} is not an indexed page of this vault.")
         return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
@@ -555,8 +563,10 @@ class Api:
         if self.replica:
             raise _reject(404, "A read-only replica has no vault to show pages from; use the API.")
 
-    def _render(self, wanted: str) -> str | None:
+    def _render(self, wanted: str, gone: Callable[[], bool] = lambda: False) -> str | None:
         # Only paths the index knows are served; the file is then read from inside the vault.
+        if gone():
+            return None
         indexed = self.kb.pages()
         known = {p["path"]: p["path"] for p in indexed}
         known.update({p["url"]: p["path"] for p in indexed if p["url"]})
@@ -568,6 +578,8 @@ class Api:
         except VaultError:
             return None
         source = data.decode("utf-8", errors="replace")
+        if gone():
+            return None
         chunks = self.kb.store.chunks(path)
         # Wikilinks name a note by file name, or by its path without ".md".
         notes = {}
@@ -581,7 +593,7 @@ class Api:
             for c in reversed(self.kb.store.chunks())
             if c.piece == 0 and c.level > 0
         }
-        return pages.view_page(path, source, chunks, notes, headings)
+        return pages.view_page(path, source, chunks, notes, headings, gone)
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
@@ -607,6 +619,30 @@ async def _prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[E
             yield event
     finally:
         await rest.aclose()  # type: ignore[attr-defined]
+
+
+async def _unless_disconnected(
+    request: Request, gone: threading.Event, work: Callable[[], Any], limiter: Any
+) -> Any:
+    """``work()`` in a worker thread, unless the client disconnects first: then ``gone`` is
+    set (``work`` checks it between its stages) and a wait for a thread is cancelled."""
+    result = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            await _disconnected(request)
+            gone.set()
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        result = await anyio.to_thread.run_sync(work, limiter=limiter)
+        group.cancel_scope.cancel()
+    return result
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
@@ -679,7 +715,14 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/kb-qa/{name}", api.asset, methods=["GET"]),
         ],
         middleware=[
-            # Outermost, so preflights are answered before the token check and 401/429
+            # First of all: a request with a foreign Host (DNS rebinding) or too many
+            # header lines gets no further, not even to a CORS preflight.
+            Middleware(
+                RequestCheck,
+                allowed_hosts=settings.allowed_hosts,
+                max_headers=settings.max_headers,
+            ),
+            # Then, so preflights are answered before the token check and 401/429
             # responses still carry CORS headers a browser needs to read them.
             Middleware(
                 CorsExcept,

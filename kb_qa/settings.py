@@ -111,6 +111,19 @@ class Settings:
     # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
     # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
     forwarded_allow_ips: tuple[str, ...] = ()
+    # Host names requests may carry in their Host header besides loopback names (127.0.0.1,
+    # localhost, [::1]) and IP addresses, any port; "*.example.com" matches subdomains, "*"
+    # any name. Other names get 400: a DNS-rebinding page cannot reach a local server
+    allowed_hosts: tuple[str, ...] = ()
+    # Slow and oversized clients: request line + headers at most max_header_bytes and
+    # max_headers lines (431 beyond); headers must arrive within header_timeout seconds of
+    # the connection (or of the request's first byte), a body within body_timeout of its
+    # headers, else the connection is closed; at most max_connections open at once (503)
+    max_header_bytes: int = 16_384
+    max_headers: int = 100
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 500
 
     @property
     def index_path(self) -> Path:
