@@ -44,7 +44,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from kb_qa import feedback, insights, insights_render, pages, questionlog, vault
+from kb_qa import feedback, inputs, insights, insights_render, pages, questionlog, vault
 from kb_qa.anchors import match_text
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
@@ -59,9 +59,6 @@ log = logging.getLogger(__name__)
 
 SEARCH_THREADS = 4  # blocking searches at once; more only queue up on two cores
 PAGE_THREADS = 2  # / and /view renders at once; more wait their turn
-MAX_K = 100
-MAX_PATTERNS = 100
-MAX_PATTERN_CHARS = 500
 ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
 
 
@@ -107,29 +104,20 @@ def _reject(status: int, message: str) -> HTTPException:
 
 
 def _patterns(body: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = body.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise _reject(422, f"{key} must be a list of vault paths or globs.")
-    if len(value) > MAX_PATTERNS or any(len(p) > MAX_PATTERN_CHARS for p in value):
-        raise _reject(
-            422, f"{key} may hold at most {MAX_PATTERNS} paths of {MAX_PATTERN_CHARS} characters."
-        )
-    return tuple(value)
+    try:
+        return inputs.patterns(body.get(key), key)
+    except inputs.InputError as exc:
+        raise _reject(exc.status, str(exc)) from None
 
 
 def parse_ask(body: Any, settings: Settings) -> AskRequest:
     """Validate an ask body: 422 for a malformed one, 413 for one over the length limits."""
     if not isinstance(body, dict):
         raise _reject(422, 'The request body must be a JSON object like {"question": "..."}.')
-    question = body.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise _reject(422, "question is required and must be a non-empty string.")
-    if len(question) > settings.max_question_chars:
-        raise _reject(
-            413,
-            f"The question is {len(question):,} characters long; the limit is "
-            f"{settings.max_question_chars:,} (max_question_chars).",
-        )
+    try:
+        question = inputs.question(body.get("question"), settings)
+    except inputs.InputError as exc:
+        raise _reject(exc.status, str(exc)) from None
     history = body.get("history") or []
     if not isinstance(history, list):
         raise _reject(422, "history must be a list of {role, content} messages.")
@@ -160,7 +148,7 @@ def parse_ask(body: Any, settings: Settings) -> AskRequest:
     if stream is not None and not isinstance(stream, bool):
         raise _reject(422, "stream must be true or false.")
     return AskRequest(
-        question.strip(),
+        question,
         tuple(turns),
         _patterns(body, "include"),
         _patterns(body, "exclude"),
@@ -235,7 +223,9 @@ class Api:
         self.kb = kb
         self.settings = settings
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
-        self.feedback_store = feedback.FeedbackStore(settings.index_path)
+        self.feedback_store = feedback.FeedbackStore(
+            settings.index_path, settings.feedback_days, settings.feedback_max
+        )
         self.question_log = (
             questionlog.QuestionLog(
                 settings.index_path, settings.question_log_days, self._embed_questions
@@ -266,6 +256,10 @@ class Api:
             else str(self.settings.vault)
         )
         log.info("serving %s (%s)", what, mode)
+        try:
+            await anyio.to_thread.run_sync(self.feedback_store.prune)
+        except (OSError, sqlite3.Error) as exc:
+            log.error("the feedback store cannot be opened: %s", exc)
         if self.question_log is not None:
             try:
                 await anyio.to_thread.run_sync(self.question_log.prune)
@@ -300,6 +294,7 @@ class Api:
         )
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)
+        events = self._public_errors(events)
         if self._updating():
             events = _prefixed(
                 Status("updating", "The index is updating; answering from what is indexed so far…"),
@@ -309,6 +304,32 @@ class Api:
             return await self._ask_json(request, events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(self._sse(events), media_type="text/event-stream", headers=headers)
+
+    def public(self, message: str) -> str:
+        """``message`` as anonymous clients may read it: without the internal address of the
+        Chroma server or the index folder's path (the server log keeps them)."""
+        s = self.settings
+        places = []
+        if s.chroma_url:
+            url = s.chroma_url.rstrip("/")
+            places += [(url, "the Chroma server"), (url.split("://", 1)[-1], "the Chroma server")]
+        for folder in (s.index_path / "chroma", s.index_path):
+            places.append((str(folder), "the index folder"))
+        for secret, shown in places:
+            for said in ("Chroma server at ", "index folder "):
+                message = message.replace(said + secret, said.strip().removesuffix(" at"))
+            message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
+            message = message.replace(secret, shown)
+        return message
+
+    async def _public_errors(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        try:
+            async for event in events:
+                if isinstance(event, Error):
+                    event = dataclasses.replace(event, message=self.public(event.message))
+                yield event
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
 
     async def _logged(
         self, events: AsyncIterator[Event], ask: AskRequest, qlog: questionlog.QuestionLog
@@ -412,27 +433,25 @@ class Api:
     async def search(self, request: Request) -> Response:
         """GET /api/search?q=&k="""
         params = request.query_params
-        q = params.get("q", "").strip()
-        if not q:
+        if not params.get("q", "").strip():
             raise _reject(422, "q is required: the text to search for.")
-        if len(q) > self.settings.max_question_chars:
-            raise _reject(
-                413,
-                f"q is longer than {self.settings.max_question_chars:,} "
-                "characters (max_question_chars).",
-            )
+        try:
+            q = inputs.question(params["q"], self.settings, "q")
+        except inputs.InputError as exc:
+            raise _reject(exc.status, str(exc)) from None
         given = params.get("k", str(self.settings.top_k))
         if not _WHOLE_NUMBER.fullmatch(given):  # int() would take " 5 ", "1_0" and "٣"
             raise _reject(422, "k must be a whole number written with the digits 0-9.")
-        k = int(given)
-        if not 1 <= k <= MAX_K:
-            raise _reject(422, f"k must be between 1 and {MAX_K}.")
+        try:
+            k = inputs.count(int(given))
+        except inputs.InputError as exc:
+            raise _reject(exc.status, str(exc)) from None
         include = _patterns({"include": params.getlist("include")}, "include")
         exclude = _patterns({"exclude": params.getlist("exclude")}, "exclude")
         try:
             hits = await self._thread(self._search, q, k, include, exclude)
         except KbQaError as exc:
-            return JSONResponse({"error": str(exc), "code": "retrieval_error"}, 503)
+            return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
 
     def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
@@ -445,7 +464,7 @@ class Api:
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
             "status": status,
-            "problem": problem or None,
+            "problem": self.public(problem) or None,
             "files": stats["files"],
             "chunks": stats["chunks"],
             "embed_model": stats["embed_model"],
@@ -483,6 +502,8 @@ class Api:
         body = await read_json(request, self.settings.max_body_bytes)
         try:
             item = feedback.parse(body, self.settings.max_question_chars)
+        except feedback.TooLarge as exc:
+            raise _reject(413, str(exc)) from None
         except ValueError as exc:
             raise _reject(422, str(exc)) from None
         try:

@@ -52,6 +52,7 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "http": limited_protocol(settings),
         "h11_max_incomplete_event_size": settings.max_header_bytes,
         "limit_concurrency": settings.max_connections or None,
+        "access_log": settings.access_log,
     }
 
 

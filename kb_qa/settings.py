@@ -106,6 +106,10 @@ class Settings:
     # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
     question_log: bool = True
     question_log_days: int = 90
+    # Readers' ratings (POST /api/feedback) older than feedback_days are deleted, and all but
+    # the newest feedback_max (0 keeps them)
+    feedback_days: int = 365
+    feedback_max: int = 10_000
     # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>"
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
     # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
@@ -124,6 +128,9 @@ class Settings:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 500
+    # uvicorn's access log (one INFO line per request with the client's address and port and
+    # the request line, query string included); off, the log holds no address or question
+    access_log: bool = False
 
     @property
     def index_path(self) -> Path:
