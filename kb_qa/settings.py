@@ -82,6 +82,8 @@ class Settings:
     api_base: str = ""
     llm_timeout: float = 60.0
     token_budget: int = 24_000
+    # Characters of a model's reply streamed to the reader; the rest is not read (0: no cap)
+    max_reply_chars: int = 20_000
     # One extra LLM call rewrites the question into a few queries whose results are fused
     rewrite_queries: bool = False
     rewrite_count: int = 3
