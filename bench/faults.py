@@ -9,6 +9,9 @@ Scenarios (real processes, real Chroma, a copy of the vault under $KBQA_BENCH_DI
   rm-index      the whole index folder deleted under a running watcher
   rm-chroma     the embedded chroma/ folder deleted, then `kb-qa index`
   chroma-empty  the Chroma server restarted on an empty folder, then `kb-qa index`
+  slow-clients  1,000 connections sending their headers a byte at a time to `kb-qa serve`
+  big-headers   four 200 MB headers sent to `kb-qa serve`
+For the two server cases the verdict gives connections left open and the server's memory.
 "Equal" means the same chunks (id and indexed text) in the manifest and exactly those ids
 in Chroma, compared with a fresh index of the final files.
 """
@@ -16,10 +19,12 @@ in Chroma, compared with a fresh index of the final files.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -156,12 +161,111 @@ def chroma_empty(source: Path, model: str) -> tuple[str, float]:
             return equals_clean(kb, model), seconds
 
 
+def _serving(source: Path, model: str) -> tuple[subprocess.Popen[str], int]:
+    """`kb-qa serve` on a free port over an indexed copy of the vault: (process, port)."""
+    vault = fresh_vault(source)
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        kb.index()
+    port = free_port()
+    proc = cli("serve", str(vault), "--port", str(port), embed_model=model)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                if sock.recv(12).startswith(b"HTTP/1.1 200"):
+                    return proc, port
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("kb-qa serve did not start")
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _open(conns: list[socket.socket]) -> int:
+    """How many of ``conns`` the server has not closed."""
+    alive = 0
+    for sock in conns:
+        sock.setblocking(False)
+        try:
+            while sock.recv(65536):  # a response (503) before the close is read past
+                pass
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    return alive
+
+
+def slow_clients(source: Path, model: str) -> tuple[str, float]:
+    proc, port = _serving(source, model)
+    try:
+        before = _rss_mb(proc.pid)
+        conns = []
+        for _ in range(1_000):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            conns.append(sock)
+        started = time.perf_counter()
+        peak = _rss_mb(proc.pid)
+        while time.perf_counter() - started < 60:
+            for sock in conns:  # a byte each second keeps a slowloris client "active"
+                with contextlib.suppress(OSError):
+                    sock.send(b"a")
+            if not _open(conns):
+                break
+            time.sleep(1.0)
+        seconds = time.perf_counter() - started
+        left = _open(conns)
+        for sock in conns:
+            sock.close()
+        verdict = f"{left}/1000 open, RSS {before:.0f}->{peak:.0f} MB"
+        return verdict, seconds
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+
+
+def big_headers(source: Path, model: str) -> tuple[str, float]:
+    proc, port = _serving(source, model)
+    try:
+        before = _rss_mb(proc.pid)
+        started = time.perf_counter()
+        refused, sent_mb, peak = 0, 0.0, before
+        block = b"a" * (1 << 20)
+        for _ in range(4):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+                with contextlib.suppress(OSError):
+                    for _ in range(200):
+                        sock.sendall(block)
+                        sent_mb += 1
+                peak = max(peak, _rss_mb(proc.pid))
+                with contextlib.suppress(OSError):
+                    refused += not sock.recv(64).startswith(b"HTTP/1.1 200")
+        verdict = (
+            f"{refused}/4 refused after {sent_mb:.0f} MB sent, RSS {before:.0f}->{peak:.0f} MB"
+        )
+        return verdict, time.perf_counter() - started
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+
+
 SCENARIOS = {
     "kill-9": kill_9,
     "edits": edits,
     "rm-index": rm_index,
     "rm-chroma": rm_chroma,
     "chroma-empty": chroma_empty,
+    "slow-clients": slow_clients,
+    "big-headers": big_headers,
 }
 
 
@@ -171,10 +275,10 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, default=ROOT / "sample_site")
     parser.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
     args = parser.parse_args()
-    print(f"{'scenario':<14} {'equals clean index':<30} recovery")
+    print(f"{'scenario':<14} {'equals clean index':<45} recovery")
     for name in args.scenarios:
         verdict, seconds = SCENARIOS[name](args.vault, args.embed_model)
-        print(f"{name:<14} {verdict:<30} {seconds:.2f} s", flush=True)
+        print(f"{name:<14} {verdict:<45} {seconds:.2f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 
 RETRY_DELAY = 0.5  # seconds before the one retry of a transient LLM failure
 TEMPERATURE = 0.1  # grounded answers: little creativity wanted
+TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
 
 
 @dataclass(frozen=True)
@@ -303,14 +304,22 @@ async def answer(
     renumberer = CitationRenumberer(n)
     text: list[str] = []
     first_token: float | None = None
+    left = settings.max_reply_chars or -1  # characters of the reply still to stream
+    cut = False
     try:
         async for piece in pieces:
+            if 0 <= left < len(piece):
+                piece, cut = piece[:left], True
+            left -= len(piece)
             shown = renumberer.feed(piece)
             if shown:
                 if first_token is None:
                     first_token = time.perf_counter()
                 text.append(shown)
                 yield Delta(shown)
+            if cut:
+                log.warning("the reply was cut at %d characters", settings.max_reply_chars)
+                break  # the rest of the reply is not read: closing the stream ends it
     except LLMError as exc:
         log.warning(
             "answer failed after %d characters: %s (%s)", sum(map(len, text)), exc, exc.detail
@@ -321,6 +330,8 @@ async def answer(
     finally:
         await pieces.aclose()
     tail = renumberer.finish()
+    if cut:
+        tail += TRUNCATED.format(settings.max_reply_chars)
     if tail:
         first_token = first_token or time.perf_counter()
         text.append(tail)

@@ -39,6 +39,9 @@ SEPARATORS = ",，、;；"
 SPACES = " \t\u3000"
 MAX_DIGITS = 3  # prompts give at most a few hundred excerpts; [2023] is a year, not a citation
 MAX_MARKER = 48  # longest marker held back while streaming; longer is treated as plain text
+# Longest group of back-to-back markers: a longer run ("[1][1][1]…" for a megabyte) is cut
+# into groups of this size, so what is held back (and parsed again per delta) stays small
+MAX_GROUP = 8 * MAX_MARKER
 FENCE_CHARS = "`~"
 
 
@@ -128,7 +131,7 @@ def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
             break  # link text, "[3](url)": this marker is not a citation
         numbers.extend(found)
         j = end
-        if j == len(s) or s[j] not in OPENERS:
+        if j == len(s) or s[j] not in OPENERS or j - i > MAX_GROUP:
             break
     return (_Parse.YES if numbers else _Parse.NO), j, numbers
 

@@ -274,6 +274,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     """kb-qa search"""
     kb = _open(args)
     try:
+        _check_inputs(args, kb.settings)
         _require_index(kb.stats()["chunks"])
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
@@ -339,10 +340,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     kb = _open(args)
     try:
+        _check_inputs(args, kb.settings)
         _require_index(kb.stats()["chunks"])
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()
+
+
+def _check_inputs(args: argparse.Namespace, settings: Settings) -> None:
+    """The HTTP API's rules for a question, k and path filters (kb_qa.inputs)."""
+    from kb_qa import inputs
+
+    args.question = inputs.question(args.question, settings)
+    if getattr(args, "k", None) is not None:
+        inputs.count(args.k)
+    inputs.patterns(args.include, "--include")
+    inputs.patterns(args.exclude, "--exclude")
 
 
 # Control characters (ESC above all) from a document or the model must not drive the terminal.
@@ -418,6 +431,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log.warning(
             "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
             "address can use the API",
+            s.host,
+        )
+    if s.host not in LOOPBACK and not s.allowed_hosts:
+        log.warning(
+            "listening on %s: requests are answered only for loopback names and IP addresses "
+            "in their Host header; set allowed_hosts (KBQA_ALLOWED_HOSTS) to the names this "
+            "server is reached by",
             s.host,
         )
     try:

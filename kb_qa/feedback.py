@@ -16,10 +16,22 @@ from typing import Any
 
 from kb_qa.errors import ConfigError
 
-MAX_ANSWER_CHARS = 20_000
+MAX_ANSWER_CHARS = 20_000  # the longest answer the API streams (max_reply_chars' default)
 MAX_REASON_CHARS = 1_000
 MAX_CITATIONS = 50
 MAX_QUESTION_ID_CHARS = 64
+# What one rating may store: the question (max_question_chars), the reason, the start of
+# the answer rated and the citations that fit, so a rating holds at most ~8,000 characters
+STORED_ANSWER_CHARS = 2_000
+STORED_CITATION_CHARS = 3_000
+MAX_FIELD_CHARS = 300  # of each citation field (url, link, path, anchor)
+MAX_HEADINGS, MAX_HEADING_CHARS = 6, 150  # of a citation's heading_path
+
+
+class TooLarge(ValueError):
+    """A feedback field over its limit (the API answers 413)."""
+
+
 CITATION_KEYS = ("number", "url", "link", "path", "anchor", "heading_path")
 
 _SCHEMA = """
@@ -57,14 +69,19 @@ def parse(body: Any, max_question_chars: int) -> Feedback:
         raise ValueError("question, answer and reason must be strings.")
     if not question.strip():
         raise ValueError("question is required.")
-    if len(question) > max_question_chars or len(answer) > MAX_ANSWER_CHARS:
-        raise ValueError("question or answer is too long.")
-    if len(reason) > MAX_REASON_CHARS:
-        raise ValueError(f"reason is longer than {MAX_REASON_CHARS} characters.")
+    for name, value, limit in (
+        ("question", question, max_question_chars),
+        ("answer", answer, MAX_ANSWER_CHARS),
+        ("reason", reason, MAX_REASON_CHARS),
+    ):
+        if len(value) > limit:
+            raise TooLarge(f"{name} is {len(value):,} characters long; the limit is {limit:,}.")
     citations = body.get("citations") or []
     if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
         raise ValueError(f"citations must be a list of at most {MAX_CITATIONS} items.")
-    kept = tuple(_citation(c) for c in citations if isinstance(c, dict))
+    kept = _fitting(_citation(c) for c in citations if isinstance(c, dict))
+    if len(answer) > STORED_ANSWER_CHARS:  # the start says which answer it was
+        answer = answer[: STORED_ANSWER_CHARS - 1] + "…"
     question_id = body.get("question_id") or ""
     if not isinstance(question_id, str) or len(question_id) > MAX_QUESTION_ID_CHARS:
         raise ValueError("question_id must be the string the answer's done event carried.")
@@ -79,18 +96,33 @@ def _citation(given: dict[str, Any]) -> dict[str, Any]:
         if key == "number" and isinstance(value, int) and not isinstance(value, bool):
             kept[key] = value
         elif key == "heading_path" and isinstance(value, list):
-            kept[key] = [v for v in value if isinstance(v, str)][:20]
+            kept[key] = [v[:MAX_HEADING_CHARS] for v in value if isinstance(v, str)][:MAX_HEADINGS]
         elif key not in ("number", "heading_path") and isinstance(value, str):
-            kept[key] = value[:2000]
+            kept[key] = value[:MAX_FIELD_CHARS]
     return kept
 
 
-class FeedbackStore:
-    """Append-only feedback log in ``<index folder>/feedback.sqlite3``."""
+def _fitting(citations: Any) -> tuple[dict[str, Any], ...]:
+    """The first citations whose JSON fits in :data:`STORED_CITATION_CHARS`."""
+    kept: list[dict[str, Any]] = []
+    size = 2
+    for citation in citations:
+        size += len(json.dumps(citation, ensure_ascii=False)) + 2
+        if size > STORED_CITATION_CHARS:
+            break
+        kept.append(citation)
+    return tuple(kept)
 
-    def __init__(self, folder: Path) -> None:
+
+class FeedbackStore:
+    """Feedback log in ``<index folder>/feedback.sqlite3``: each write also deletes ratings
+    older than ``days`` and all but the newest ``keep`` (0: no such limit)."""
+
+    def __init__(self, folder: Path, days: int = 0, keep: int = 0) -> None:
         # Made on the first write: a read-only replica that gets no feedback writes nothing.
         self.path = folder / "feedback.sqlite3"
+        self.days = days
+        self.keep = keep
 
     def _connect(self) -> sqlite3.Connection:
         # The index folder may have been deleted under a running server: make it again.
@@ -118,6 +150,28 @@ class FeedbackStore:
                     item.question_id,
                 ),
             )
+            self._prune(conn, item.at or time.time())
+
+    def prune(self) -> int:
+        """Apply the retention now; returns how many ratings went."""
+        if not self.path.exists() or not (self.days or self.keep):
+            return 0
+        with contextlib.closing(self._connect()) as conn, conn:
+            return self._prune(conn, time.time())
+
+    def _prune(self, conn: sqlite3.Connection, now: float) -> int:
+        gone = 0
+        if self.days:
+            gone += conn.execute(
+                "DELETE FROM feedback WHERE at < ?", (now - self.days * 86_400,)
+            ).rowcount
+        if self.keep:
+            gone += conn.execute(
+                "DELETE FROM feedback WHERE id NOT IN "
+                "(SELECT id FROM feedback ORDER BY at DESC, id DESC LIMIT ?)",
+                (self.keep,),
+            ).rowcount
+        return gone
 
     def all(self, rating: str = "", since: float | None = None) -> list[Feedback]:
         """Every item, newest first; only ``rating`` ones, or ones since a time, when given."""

@@ -9,6 +9,7 @@ so guessing the token is as slow as everything else.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import math
 import threading
@@ -104,6 +105,75 @@ class Guard:
 
     def _authorized(self, scope: Scope) -> bool:
         return bearer_matches(scope.get("headers", []), self.token)
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header, lowercased, without port or IPv6 brackets."""
+    value = header.strip().lower()
+    if value.startswith("["):  # [::1]:8321
+        return value[1 : value.find("]")] if "]" in value else value
+    name, colon, port = value.rpartition(":")
+    return (name if colon and port.isdigit() else value).rstrip(".")
+
+
+def host_allowed(name: str, allowed: tuple[str, ...]) -> bool:
+    """Whether a Host name is served: loopback names, IP addresses, or ``allowed``
+    (exact names, ``*.example.com`` for its subdomains, ``*`` for any name).
+
+    An IP address cannot be rebound to another machine by DNS, so it is always allowed."""
+    if name in LOOPBACK_NAMES or "*" in allowed:
+        return True
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    for pattern in allowed:
+        pattern = host_name(pattern)
+        if name == pattern or (pattern.startswith("*.") and name.endswith(pattern[1:])):
+            return True
+    return False
+
+
+class RequestCheck:
+    """ASGI middleware, outermost: refuse requests with more than ``max_headers`` header
+    lines (431) or a ``Host`` the server does not answer to (400: DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...], max_headers: int) -> None:
+        self.app = app
+        self.allowed = tuple(allowed_hosts)
+        self.max_headers = max_headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = scope.get("headers", [])
+        if self.max_headers and len(headers) > self.max_headers:
+            await _error(
+                send,
+                431,
+                f"The request has {len(headers):,} header lines; the limit is "
+                f"{self.max_headers} (max_headers).",
+                [(b"connection", b"close")],
+            )
+            return
+        host = next((v for k, v in headers if k == b"host"), None)
+        name = host_name(host.decode("latin-1")) if host is not None else ""
+        if host is not None and not host_allowed(name, self.allowed):
+            shown = name[:100].encode("ascii", "replace").decode()
+            await _error(
+                send,
+                400,
+                f"This server does not answer to the host name {shown!r}. Use 127.0.0.1 or "
+                "localhost, or add the name to allowed_hosts (KBQA_ALLOWED_HOSTS).",
+                [],
+            )
+            return
+        await self.app(scope, receive, send)
 
 
 def bearer_matches(headers: list[tuple[bytes, bytes]], token: bytes) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
+from kb_qa import inputs
 from kb_qa.kb import KnowledgeBase
 
 INSTRUCTIONS = (
@@ -33,6 +34,10 @@ def build_server(kb: KnowledgeBase) -> MCPServer:
         Returns JSON: a list of {heading_path, link, path, line_start, line_end, passage}.
         """
         k = max(1, min(int(k), 50))
+        try:
+            query = inputs.question(query, kb.settings, "query")
+        except inputs.InputError as exc:
+            return f"Error: {exc}"
         hits = kb.search(query, k)
         return json.dumps([_hit(kb, h) for h in hits], ensure_ascii=False, indent=1)
 
@@ -44,6 +49,10 @@ def build_server(kb: KnowledgeBase) -> MCPServer:
         """
         from kb_qa.answer import answer
 
+        try:
+            question = inputs.question(question, kb.settings)
+        except inputs.InputError as exc:
+            return f"Error: {exc}"
         text = ""
         sources: list[dict[str, Any]] = []
         async for event in answer(kb, question):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
 from markdown.extensions.toc import slugify
@@ -75,18 +75,24 @@ def view_page(
     chunks: Sequence[Chunk],
     notes: Mapping[str, str] | None = None,
     headings: Mapping[tuple[str, str], str] | None = None,
-) -> str:
+    gone: Callable[[], bool] = lambda: False,
+) -> str | None:
     """``/view/<path>``: one note rendered, its headings carrying the indexed anchors.
 
     ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
     so Obsidian ``[[wikilinks]]`` open the other note's view; ``headings`` maps (path,
     ``anchors.match_text(heading)``) to the heading's indexed anchor, which a
-    ``[[note#heading]]`` opens. Callouts render as callouts.
+    ``[[note#heading]]`` opens. Callouts render as callouts. ``gone()`` is asked between
+    stages: when it says the reader has left, the render stops and returns None.
     """
     anchors = [c.anchor for c in chunks if c.piece == 0 and c.level > 0]
     tokens = _RENDERER.parse(source[_body_start(source, chunks) :])
+    if gone():
+        return None
     _callouts(tokens)
-    for token in tokens:
+    for n, token in enumerate(tokens):
+        if n % 1000 == 0 and gone():
+            return None
         if token.type == "inline" and token.children:
             token.children = _wikilinks(token.children, notes or {}, headings or {}, path)
     headings = [t for t in tokens if t.type == "heading_open"]
@@ -96,6 +102,8 @@ def view_page(
             token.attrSet("id", anchor)
     title = chunks[0].heading_path[0] if chunks else path
     nav = f'<nav><a href="/">All pages</a> · {html.escape(path)}</nav>'
+    if gone():
+        return None
     return _page(title, nav + _RENDERER.renderer.render(tokens, _RENDERER.options, {}))
 
 

@@ -29,8 +29,9 @@ import logging
 import math
 import re
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -44,7 +45,7 @@ from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
@@ -55,11 +56,11 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from kb_qa import admin, feedback, insights, insights_render, pages, questionlog, vault
+from kb_qa import admin, feedback, inputs, insights, insights_render, pages, questionlog, vault
 from kb_qa.anchors import match_text
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
-from kb_qa.guard import Guard, RateLimiter, bearer_matches
+from kb_qa.guard import Guard, RateLimiter, RequestCheck, bearer_matches
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -70,9 +71,6 @@ log = logging.getLogger(__name__)
 
 SEARCH_THREADS = 4  # blocking searches at once; more only queue up on two cores
 PAGE_THREADS = 2  # / and /view renders at once; more wait their turn
-MAX_K = 100
-MAX_PATTERNS = 100
-MAX_PATTERN_CHARS = 500
 ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
 
 
@@ -118,29 +116,20 @@ def _reject(status: int, message: str) -> HTTPException:
 
 
 def _patterns(body: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = body.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise _reject(422, f"{key} must be a list of vault paths or globs.")
-    if len(value) > MAX_PATTERNS or any(len(p) > MAX_PATTERN_CHARS for p in value):
-        raise _reject(
-            422, f"{key} may hold at most {MAX_PATTERNS} paths of {MAX_PATTERN_CHARS} characters."
-        )
-    return tuple(value)
+    try:
+        return inputs.patterns(body.get(key), key)
+    except inputs.InputError as exc:
+        raise _reject(exc.status, str(exc)) from None
 
 
 def parse_ask(body: Any, settings: Settings) -> AskRequest:
     """Validate an ask body: 422 for a malformed one, 413 for one over the length limits."""
     if not isinstance(body, dict):
         raise _reject(422, 'The request body must be a JSON object like {"question": "..."}.')
-    question = body.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise _reject(422, "question is required and must be a non-empty string.")
-    if len(question) > settings.max_question_chars:
-        raise _reject(
-            413,
-            f"The question is {len(question):,} characters long; the limit is "
-            f"{settings.max_question_chars:,} (max_question_chars).",
-        )
+    try:
+        question = inputs.question(body.get("question"), settings)
+    except inputs.InputError as exc:
+        raise _reject(exc.status, str(exc)) from None
     history = body.get("history") or []
     if not isinstance(history, list):
         raise _reject(422, "history must be a list of {role, content} messages.")
@@ -171,7 +160,7 @@ def parse_ask(body: Any, settings: Settings) -> AskRequest:
     if stream is not None and not isinstance(stream, bool):
         raise _reject(422, "stream must be true or false.")
     return AskRequest(
-        question.strip(),
+        question,
         tuple(turns),
         _patterns(body, "include"),
         _patterns(body, "exclude"),
@@ -189,10 +178,13 @@ async def read_json(request: Request, limit: int) -> Any:
     if length.isdigit() and int(length) > limit:
         raise _reject(413, too_big)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise _reject(413, too_big)
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise _reject(413, too_big)
+    except ClientDisconnect:  # gone, or closed for sending its body too slowly (body_timeout)
+        raise _reject(408, "The request body did not arrive in time.") from None
     try:
         value = json.loads(body)
     except RecursionError:
@@ -243,7 +235,9 @@ class Api:
         self.kb = kb
         self.settings = settings
         self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
-        self.feedback_store = feedback.FeedbackStore(settings.index_path)
+        self.feedback_store = feedback.FeedbackStore(
+            settings.index_path, settings.feedback_days, settings.feedback_max
+        )
         self.question_log = (
             questionlog.QuestionLog(
                 settings.index_path, settings.question_log_days, self._embed_questions
@@ -277,6 +271,10 @@ class Api:
             else str(self.settings.vault)
         )
         log.info("serving %s (%s)", what, mode)
+        try:
+            await anyio.to_thread.run_sync(self.feedback_store.prune)
+        except (OSError, sqlite3.Error) as exc:
+            log.error("the feedback store cannot be opened: %s", exc)
         if self.question_log is not None:
             try:
                 await anyio.to_thread.run_sync(self.question_log.prune)
@@ -311,6 +309,7 @@ class Api:
         )
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)
+        events = self._public_errors(events)
         if self._updating():
             events = _prefixed(
                 Status("updating", "The index is updating; answering from what is indexed so far…"),
@@ -320,6 +319,32 @@ class Api:
             return await self._ask_json(request, events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(self._sse(events), media_type="text/event-stream", headers=headers)
+
+    def public(self, message: str) -> str:
+        """``message`` as anonymous clients may read it: without the internal address of the
+        Chroma server or the index folder's path (the server log keeps them)."""
+        s = self.settings
+        places = []
+        if s.chroma_url:
+            url = s.chroma_url.rstrip("/")
+            places += [(url, "the Chroma server"), (url.split("://", 1)[-1], "the Chroma server")]
+        for folder in (s.index_path / "chroma", s.index_path):
+            places.append((str(folder), "the index folder"))
+        for secret, shown in places:
+            for said in ("Chroma server at ", "index folder "):
+                message = message.replace(said + secret, said.strip().removesuffix(" at"))
+            message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
+            message = message.replace(secret, shown)
+        return message
+
+    async def _public_errors(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        try:
+            async for event in events:
+                if isinstance(event, Error):
+                    event = dataclasses.replace(event, message=self.public(event.message))
+                yield event
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
 
     async def _logged(
         self, events: AsyncIterator[Event], ask: AskRequest, qlog: questionlog.QuestionLog
@@ -425,27 +450,25 @@ class Api:
     async def search(self, request: Request) -> Response:
         """GET /api/search?q=&k="""
         params = request.query_params
-        q = params.get("q", "").strip()
-        if not q:
+        if not params.get("q", "").strip():
             raise _reject(422, "q is required: the text to search for.")
-        if len(q) > self.settings.max_question_chars:
-            raise _reject(
-                413,
-                f"q is longer than {self.settings.max_question_chars:,} "
-                "characters (max_question_chars).",
-            )
+        try:
+            q = inputs.question(params["q"], self.settings, "q")
+        except inputs.InputError as exc:
+            raise _reject(exc.status, str(exc)) from None
         given = params.get("k", str(self.settings.top_k))
         if not _WHOLE_NUMBER.fullmatch(given):  # int() would take " 5 ", "1_0" and "٣"
             raise _reject(422, "k must be a whole number written with the digits 0-9.")
-        k = int(given)
-        if not 1 <= k <= MAX_K:
-            raise _reject(422, f"k must be between 1 and {MAX_K}.")
+        try:
+            k = inputs.count(int(given))
+        except inputs.InputError as exc:
+            raise _reject(exc.status, str(exc)) from None
         include = _patterns({"include": params.getlist("include")}, "include")
         exclude = _patterns({"exclude": params.getlist("exclude")}, "exclude")
         try:
             hits = await self._thread(self._search, q, k, include, exclude)
         except KbQaError as exc:
-            return JSONResponse({"error": str(exc), "code": "retrieval_error"}, 503)
+            return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
 
     def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
@@ -458,7 +481,7 @@ class Api:
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
             "status": status,
-            "problem": problem or None,
+            "problem": self.public(problem) or None,
             "files": stats["files"],
             "chunks": stats["chunks"],
             "embed_model": stats["embed_model"],
@@ -496,6 +519,8 @@ class Api:
         body = await read_json(request, self.settings.max_body_bytes)
         try:
             item = feedback.parse(body, self.settings.max_question_chars)
+        except feedback.TooLarge as exc:
+            raise _reject(413, str(exc)) from None
         except ValueError as exc:
             raise _reject(422, str(exc)) from None
         try:
@@ -662,10 +687,14 @@ class Api:
         """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
         self._pages_allowed()
         wanted = request.path_params["path"]
-        # Pages get threads of their own, so a huge note cannot starve the API.
-        rendered = await anyio.to_thread.run_sync(
-            partial(self._render, wanted), limiter=self.page_limiter
+        gone = threading.Event()
+        # Pages get threads of their own, so a huge note cannot starve the API; a render
+        # whose reader has left is dropped while it waits and stopped between its stages.
+        rendered = await _unless_disconnected(
+            request, gone, partial(self._render, wanted, gone.is_set), self.page_limiter
         )
+        if gone.is_set():
+            return Response(status_code=499)  # nobody reads it
         if rendered is None:
             raise _reject(404, f"{wanted!r} is not an indexed page of this vault.")
         return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
@@ -678,8 +707,10 @@ class Api:
         if self.replica:
             raise _reject(404, "A read-only replica has no vault to show pages from; use the API.")
 
-    def _render(self, wanted: str) -> str | None:
+    def _render(self, wanted: str, gone: Callable[[], bool] = lambda: False) -> str | None:
         # Only paths the index knows are served; the file is then read from inside the vault.
+        if gone():
+            return None
         indexed = self.kb.pages()
         known = {p["path"]: p["path"] for p in indexed}
         known.update({p["url"]: p["path"] for p in indexed if p["url"]})
@@ -691,6 +722,8 @@ class Api:
         except VaultError:
             return None
         source = data.decode("utf-8", errors="replace")
+        if gone():
+            return None
         chunks = self.kb.store.chunks(path)
         # Wikilinks name a note by file name, or by its path without ".md".
         notes = {}
@@ -704,7 +737,7 @@ class Api:
             for c in reversed(self.kb.store.chunks())
             if c.piece == 0 and c.level > 0
         }
-        return pages.view_page(path, source, chunks, notes, headings)
+        return pages.view_page(path, source, chunks, notes, headings, gone)
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
@@ -748,6 +781,30 @@ async def _prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[E
             yield event
     finally:
         await rest.aclose()  # type: ignore[attr-defined]
+
+
+async def _unless_disconnected(
+    request: Request, gone: threading.Event, work: Callable[[], Any], limiter: Any
+) -> Any:
+    """``work()`` in a worker thread, unless the client disconnects first: then ``gone`` is
+    set (``work`` checks it between its stages) and a wait for a thread is cancelled."""
+    result = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            await _disconnected(request)
+            gone.set()
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        result = await anyio.to_thread.run_sync(work, limiter=limiter)
+        group.cancel_scope.cancel()
+    return result
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
@@ -824,7 +881,14 @@ def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -
             Route("/kb-qa/{name}", api.asset, methods=["GET"]),
         ],
         middleware=[
-            # Outermost, so preflights are answered before the token check and 401/429
+            # First of all: a request with a foreign Host (DNS rebinding) or too many
+            # header lines gets no further, not even to a CORS preflight.
+            Middleware(
+                RequestCheck,
+                allowed_hosts=settings.allowed_hosts,
+                max_headers=settings.max_headers,
+            ),
+            # Then, so preflights are answered before the token check and 401/429
             # responses still carry CORS headers a browser needs to read them.
             Middleware(
                 CorsExcept,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import json
 import logging
 import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,13 +70,112 @@ def progress_logger(log: logging.Logger, prefix: str = "") -> Callable[[int, int
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
-    """How uvicorn must treat forwarded headers: believe them only from configured proxies.
+    """How uvicorn serves kb-qa: forwarded headers believed only from configured proxies,
+    and limits for slow and oversized clients (:func:`limited_protocol`).
 
     uvicorn's default believes X-Forwarded-For from loopback, so anything on the machine (or
     a misconfigured proxy) could pick a new client address per request and never be limited.
     """
     allowed = ",".join(settings.forwarded_allow_ips)
-    return {"proxy_headers": bool(allowed), "forwarded_allow_ips": allowed}
+    return {
+        "proxy_headers": bool(allowed),
+        "forwarded_allow_ips": allowed,
+        "http": limited_protocol(settings),
+        "h11_max_incomplete_event_size": settings.max_header_bytes,
+        "limit_concurrency": settings.max_connections or None,
+        "access_log": settings.access_log,
+    }
+
+
+def limited_protocol(settings: Settings) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with time limits and a clear 431 for oversized headers.
+
+    uvicorn never times out a request that is still arriving: a client that sends its
+    headers (or body) a byte at a time, or nothing at all, holds a connection and a file
+    descriptor forever (slowloris). Here the request line and headers must arrive within
+    ``header_timeout`` seconds of the connection, or of the first byte of the next request
+    on a kept-alive one, and the body within ``body_timeout`` of the headers; otherwise the
+    connection is closed. h11 (not httptools, which has no size limit) refuses headers over
+    ``max_header_bytes``; a connection beyond ``max_connections`` is answered 503 and closed
+    at once, before it is read.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    header_timeout, body_timeout = settings.header_timeout, settings.body_timeout
+    max_connections, max_header_bytes = settings.max_connections, settings.max_header_bytes
+
+    class LimitedH11Protocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+        _waiting_for: Any = None  # the h11 state the timer is armed for
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if max_connections and len(self.connections) > max_connections:
+                log.warning("refused a connection: %d are open already", max_connections)
+                transport.write(_raw_response(503, "Too many connections; try again shortly."))
+                transport.close()
+                return
+            self._follow()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._follow()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def send_400_response(self, msg: str) -> None:
+            # Only a head that is not complete yet stays in h11's buffer (body bytes are
+            # handed on as they come): over the limit, it is the size that was refused.
+            if len(self.conn.trailing_data[0]) <= max_header_bytes:
+                super().send_400_response(msg)
+                return
+            self.transport.write(
+                _raw_response(
+                    431,
+                    f"The request line and headers are larger than {max_header_bytes:,} "
+                    "bytes (max_header_bytes).",
+                )
+            )
+            self.transport.close()
+
+        def _follow(self) -> None:
+            """Arm the timer for what the connection now waits for from the client."""
+            state = self.conn.their_state
+            if self.transport.is_closing() or state not in (h11.IDLE, h11.SEND_BODY):
+                self._disarm()
+            elif state is not self._waiting_for:
+                self._disarm()
+                seconds = header_timeout if state is h11.IDLE else body_timeout
+                if seconds > 0:
+                    self._waiting_for = state
+                    self._timer = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer, self._waiting_for = None, None
+
+        def _expired(self) -> None:
+            what = "headers" if self._waiting_for is h11.IDLE else "body"
+            self._timer, self._waiting_for = None, None
+            if not self.transport.is_closing():
+                log.info("closed a connection whose request %s did not arrive in time", what)
+                self.transport.close()
+
+    return LimitedH11Protocol
+
+
+def _raw_response(status: int, message: str) -> bytes:
+    """A whole HTTP/1.1 JSON error response that closes the connection."""
+    body = json.dumps({"error": message}).encode()
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 class PortInUse(OSError):

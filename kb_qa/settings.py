@@ -82,6 +82,8 @@ class Settings:
     api_base: str = ""
     llm_timeout: float = 60.0
     token_budget: int = 24_000
+    # Characters of a model's reply streamed to the reader; the rest is not read (0: no cap)
+    max_reply_chars: int = 20_000
     # One extra LLM call rewrites the question into a few queries whose results are fused
     rewrite_queries: bool = False
     rewrite_count: int = 3
@@ -106,6 +108,10 @@ class Settings:
     # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
     question_log: bool = True
     question_log_days: int = 90
+    # Readers' ratings (POST /api/feedback) older than feedback_days are deleted, and all but
+    # the newest feedback_max (0 keeps them)
+    feedback_days: int = 365
+    feedback_max: int = 10_000
     # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>", and
     # to a browser signed in at /insights/sign-in with it (kb_qa.admin)
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
@@ -114,6 +120,22 @@ class Settings:
     # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
     # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
     forwarded_allow_ips: tuple[str, ...] = ()
+    # Host names requests may carry in their Host header besides loopback names (127.0.0.1,
+    # localhost, [::1]) and IP addresses, any port; "*.example.com" matches subdomains, "*"
+    # any name. Other names get 400: a DNS-rebinding page cannot reach a local server
+    allowed_hosts: tuple[str, ...] = ()
+    # Slow and oversized clients: request line + headers at most max_header_bytes and
+    # max_headers lines (431 beyond); headers must arrive within header_timeout seconds of
+    # the connection (or of the request's first byte), a body within body_timeout of its
+    # headers, else the connection is closed; at most max_connections open at once (503)
+    max_header_bytes: int = 16_384
+    max_headers: int = 100
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 500
+    # uvicorn's access log (one INFO line per request with the client's address and port and
+    # the request line, query string included); off, the log holds no address or question
+    access_log: bool = False
 
     @property
     def index_path(self) -> Path:

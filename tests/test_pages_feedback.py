@@ -132,11 +132,12 @@ def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) 
     for bad in (
         {**body, "rating": "meh"},
         {**body, "question": ""},
-        {**body, "reason": "x" * 2000},
         [],
     ):
         response = httpx.post(url + "/api/feedback", json=bad)
         assert response.status_code == 422 and response.json()["error"]
+    too_long = httpx.post(url + "/api/feedback", json={**body, "reason": "x" * 2000})
+    assert too_long.status_code == 413 and "limit is 1,000" in too_long.json()["error"]
     env = cli_env()
     args = [
         sys.executable,

@@ -108,7 +108,12 @@ def test_a_one_megabyte_hostile_reply_streams_and_renders(new_page: Any, stack: 
         f"\n1 MB hostile reply: done {timing['done'] - timing['submitted']:.0f} ms after submit "
         f"(page waited {time.perf_counter() - started:.1f} s)"
     )
-    assert shown == len(reply)
+    # The server streams max_reply_chars (20,000) of it and says where it cut.
+    text = page.evaluate(
+        "document.getElementById('kb-qa').shadowRoot.querySelector('.kbq-answer').textContent"
+    )
+    assert 20_000 <= shown < 20_200 and text.startswith(reply[:1000])
+    assert "max_reply_chars" in text
     # The tab stayed responsive: a click still opens and closes the panel.
     page.locator(".kbq-panel button[aria-label='Close']").click()
     sync_api.expect(page.locator(".kbq-launcher")).to_be_visible()

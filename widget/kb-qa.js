@@ -807,9 +807,18 @@
     });
     return frag;
   }
+  var MAX_INLINE_ELEMENTS = 3e3;
   function renderInline(nodes, doc, ctx) {
     let frag = doc.createDocumentFragment();
     nodes.forEach(function(n) {
+      if (ctx && n.type !== "text") {
+        ctx.laid = (ctx.laid || 0) + 1;
+        if (ctx.laid > MAX_INLINE_ELEMENTS) {
+          ctx.truncated = true;
+          return;
+        }
+      }
+      if (ctx && ctx.truncated) return;
       if (n.type === "text") {
         frag.appendChild(doc.createTextNode(n.text));
       } else if (n.type === "code") {
@@ -1051,6 +1060,8 @@
   }
 
   // src/messages.js
+  var MAX_ANSWER_CHARS = 20500;
+  var TRUNCATED = "Reply truncated: this answer was too long to show in full.";
   function renderAll(w) {
     const { log, input } = w.ui;
     const state = w.state;
@@ -1091,6 +1102,7 @@
       return m._node;
     }
     if (!m._node) {
+      m._blocks = null;
       m._node = el("div", { class: "kbq-msg kbq-bot" });
       m._status = el("p", { class: "kbq-status", role: "status" });
       m._answer = el("div", { class: "kbq-answer" });
@@ -1113,24 +1125,51 @@
     (m.citations || []).forEach(function(c) {
       byNumber[c.number] = c;
     });
-    m._answer.textContent = "";
-    m._answer.appendChild(
-      renderMarkdown(m.text || "", document, {
-        base: w.options.root,
-        origin: location.origin,
-        known: (n) => !!byNumber[n],
-        cite: (n) => citeChip(w, n, byNumber[n]),
-        copy: codeCopyButton
-      })
-    );
+    const ctx = {
+      base: w.options.root,
+      origin: location.origin,
+      known: (n) => !!byNumber[n],
+      cite: (n) => citeChip(w, n, byNumber[n]),
+      copy: codeCopyButton
+    };
+    const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
     if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
     m._extra.textContent = "";
+    if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
     if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
     if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
     if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", role: "alert", text: m.error }));
     if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
     if (m.done && m.text) m._extra.appendChild(actions(w, m));
     return m._node;
+  }
+  function renderAnswer(m, ctx, context) {
+    const text = (m.text || "").slice(0, MAX_ANSWER_CHARS);
+    const blocks = parseBlocks(text);
+    const keys = blocks.map((b) => JSON.stringify(b));
+    let old = m._blocks && m._blocks.context === context ? m._blocks : null;
+    if (!old) {
+      m._answer.textContent = "";
+      old = { context, keys: [], nodes: [], laid: [] };
+    }
+    const caret = m._answer.querySelector(":scope > .kbq-caret");
+    if (caret) caret.remove();
+    let same = 0;
+    while (same < keys.length && same < old.keys.length && keys[same] === old.keys[same]) same++;
+    for (let i = old.nodes.length - 1; i >= same; i--) old.nodes[i].remove();
+    const nodes = old.nodes.slice(0, same);
+    const laid = old.laid.slice(0, same);
+    ctx.laid = same ? laid[same - 1] : 0;
+    ctx.truncated = false;
+    for (let i = same; i < blocks.length && !ctx.truncated; i++) {
+      const frag = renderBlocks([blocks[i]], document, ctx);
+      const node = frag.firstChild;
+      m._answer.appendChild(frag);
+      nodes.push(node);
+      laid.push(ctx.laid);
+    }
+    m._blocks = { context, keys: keys.slice(0, nodes.length), nodes, laid };
+    return ctx.truncated || (m.text || "").length > MAX_ANSWER_CHARS || nodes.length < blocks.length;
   }
   function updateMessage(w, m) {
     const log = w.ui.log;
@@ -1360,7 +1399,8 @@
         updateMessage(w, bot);
       } else if (ev.event === "delta") {
         if (!timing.delta) timing.delta = performance.now();
-        bot.text += data.text || "";
+        if (bot.text.length <= MAX_ANSWER_CHARS) bot.text += data.text || "";
+        else bot.truncated = true;
         schedule();
       } else if (ev.event === "citations") {
         bot.citations = data.citations || [];
@@ -1368,7 +1408,10 @@
       } else if (ev.event === "done") {
         finished = true;
         timing.done = performance.now();
-        if (typeof data.text === "string" && data.text) bot.text = data.text;
+        if (typeof data.text === "string" && data.text) {
+          if (data.text.length > MAX_ANSWER_CHARS + 1) bot.truncated = true;
+          bot.text = data.text.slice(0, MAX_ANSWER_CHARS + 1);
+        }
         bot.done = true;
         bot.mode = data.mode;
         if (data.question_id != null) bot.questionId = data.question_id;
@@ -1393,7 +1436,9 @@
       if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
         return res.json().then(function(data) {
           finished = true;
-          bot.text = jsonAnswerText(data);
+          const text = jsonAnswerText(data);
+          bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
+          bot.truncated = text.length > MAX_ANSWER_CHARS + 1;
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);
@@ -1434,6 +1479,7 @@
   }
 
   // src/feedback.js
+  var STORED_ANSWER_CHARS = 2e3;
   function questionOf(messages, m) {
     for (let i = messages.indexOf(m) - 1; i >= 0; i--) if (messages[i].role === "user") return messages[i].text;
     return "";
@@ -1442,7 +1488,7 @@
     if (!m.rating || m.feedbackSent) return;
     m.feedbackSent = true;
     w.save();
-    const body = { question: questionOf(w.state.messages, m), answer: m.text, citations: m.citations || [], rating: m.rating };
+    const body = { question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
     if (reason) body.reason = reason;
     if (m.questionId != null) body.question_id = m.questionId;
     try {

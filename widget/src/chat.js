@@ -1,6 +1,6 @@
 /** Asking: the question and the conversation go to POST /api/ask; the answer streams back as
  * Server-Sent Events (status, delta, citations, done, error) into the message being shown. */
-import { renderAll, renderMessage, updateMessage } from "./messages.js";
+import { MAX_ANSWER_CHARS, renderAll, renderMessage, updateMessage } from "./messages.js";
 import { setBusy } from "./panel.js";
 import { jsonAnswerText, parseSSE } from "./sse.js";
 
@@ -107,7 +107,9 @@ function stream(w, question, history, bot) {
       updateMessage(w, bot); // at once: the status line is the first sign of life
     } else if (ev.event === "delta") {
       if (!timing.delta) timing.delta = performance.now();
-      bot.text += data.text || "";
+      // What could never be shown is not kept either (a model may stream megabytes).
+      if (bot.text.length <= MAX_ANSWER_CHARS) bot.text += data.text || "";
+      else bot.truncated = true;
       schedule();
     } else if (ev.event === "citations") {
       bot.citations = data.citations || [];
@@ -115,7 +117,10 @@ function stream(w, question, history, bot) {
     } else if (ev.event === "done") {
       finished = true;
       timing.done = performance.now();
-      if (typeof data.text === "string" && data.text) bot.text = data.text;
+      if (typeof data.text === "string" && data.text) {
+        if (data.text.length > MAX_ANSWER_CHARS + 1) bot.truncated = true;
+        bot.text = data.text.slice(0, MAX_ANSWER_CHARS + 1);
+      }
       bot.done = true;
       bot.mode = data.mode;
       // Sent back with a thumb, so the question log links the rating to this answer.
@@ -142,7 +147,9 @@ function stream(w, question, history, bot) {
       if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
         return res.json().then(function (data) {
           finished = true;
-          bot.text = jsonAnswerText(data);
+          const text = jsonAnswerText(data);
+          bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
+          bot.truncated = text.length > MAX_ANSWER_CHARS + 1;
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);

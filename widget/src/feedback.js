@@ -1,5 +1,8 @@
 /** Reader feedback: a thumb up or down on an answer, with an optional reason, sent once. */
 
+// The server keeps the start of a rated answer only (kb_qa.feedback.STORED_ANSWER_CHARS).
+const STORED_ANSWER_CHARS = 2000;
+
 function questionOf(messages, m) {
   for (let i = messages.indexOf(m) - 1; i >= 0; i--) if (messages[i].role === "user") return messages[i].text;
   return "";
@@ -10,7 +13,7 @@ export function sendFeedback(w, m, reason) {
   if (!m.rating || m.feedbackSent) return;
   m.feedbackSent = true;
   w.save();
-  const body = { question: questionOf(w.state.messages, m), answer: m.text, citations: m.citations || [], rating: m.rating };
+  const body = { question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
   if (reason) body.reason = reason;
   if (m.questionId != null) body.question_id = m.questionId;
   try {

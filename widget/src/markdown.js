@@ -231,9 +231,21 @@ function renderBlocks(blocks, doc, ctx) {
   return frag;
 }
 
+/** At most this many inline elements per rendered answer (``ctx.laid`` counts them): many
+ * tiny inline boxes (a reply of whitespace-only code spans) are what Chromium lays out slowly. */
+export const MAX_INLINE_ELEMENTS = 3000;
+
 function renderInline(nodes, doc, ctx) {
   let frag = doc.createDocumentFragment();
   nodes.forEach(function (n) {
+    if (ctx && n.type !== "text") {
+      ctx.laid = (ctx.laid || 0) + 1;
+      if (ctx.laid > MAX_INLINE_ELEMENTS) {
+        ctx.truncated = true;
+        return;
+      }
+    }
+    if (ctx && ctx.truncated) return;
     if (n.type === "text") {
       frag.appendChild(doc.createTextNode(n.text));
     } else if (n.type === "code") {
@@ -267,6 +279,8 @@ function renderInline(nodes, doc, ctx) {
   });
   return frag;
 }
+
+export { renderBlocks };
 
 /** Markdown -> a DocumentFragment of elements and text nodes (see renderBlocks). */
 export function renderMarkdown(md, doc, ctx) {

@@ -2,7 +2,12 @@
  * copy buttons and the thumbs-up/down feedback form. */
 import { copyText, el, flashDone, iconButton } from "./dom.js";
 import { citationHref } from "./links.js";
-import { renderMarkdown } from "./markdown.js";
+import { parseBlocks, renderBlocks } from "./markdown.js";
+
+/** The most of one answer the widget keeps and lays out; the rest is dropped with a note.
+ * A little over the server's max_reply_chars (20,000), so its own note where it cut shows. */
+export const MAX_ANSWER_CHARS = 20500;
+export const TRUNCATED = "Reply truncated: this answer was too long to show in full.";
 import { IDS } from "./panel.js";
 
 export function renderAll(w) {
@@ -51,6 +56,7 @@ export function renderMessage(w, m) {
     return m._node;
   }
   if (!m._node) {
+    m._blocks = null;
     m._node = el("div", { class: "kbq-msg kbq-bot" });
     m._status = el("p", { class: "kbq-status", role: "status" });
     m._answer = el("div", { class: "kbq-answer" });
@@ -75,25 +81,60 @@ export function renderMessage(w, m) {
   (m.citations || []).forEach(function (c) {
     byNumber[c.number] = c;
   });
-  m._answer.textContent = "";
-  m._answer.appendChild(
-    renderMarkdown(m.text || "", document, {
-      base: w.options.root,
-      origin: location.origin,
-      known: (n) => !!byNumber[n],
-      cite: (n) => citeChip(w, n, byNumber[n]),
-      copy: codeCopyButton,
-    })
-  );
+  const ctx = {
+    base: w.options.root,
+    origin: location.origin,
+    known: (n) => !!byNumber[n],
+    cite: (n) => citeChip(w, n, byNumber[n]),
+    copy: codeCopyButton,
+  };
+  const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
   if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
   // Sources, errors, actions
   m._extra.textContent = "";
+  if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
   if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
   if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
   if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", role: "alert", text: m.error }));
   if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
   if (m.done && m.text) m._extra.appendChild(actions(w, m));
   return m._node;
+}
+
+/**
+ * Lay out the answer's Markdown incrementally: the blocks it had at the last frame stay in
+ * the DOM as they were, and only blocks that changed (while streaming, the last one) and new
+ * ones are rendered again, so a long answer costs each frame what its last block costs.
+ * At most MAX_ANSWER_CHARS characters and MAX_INLINE_ELEMENTS inline elements are laid out;
+ * returns true when the answer was cut to that.
+ */
+function renderAnswer(m, ctx, context) {
+  const text = (m.text || "").slice(0, MAX_ANSWER_CHARS);
+  const blocks = parseBlocks(text);
+  const keys = blocks.map((b) => JSON.stringify(b));
+  let old = m._blocks && m._blocks.context === context ? m._blocks : null;
+  if (!old) {
+    m._answer.textContent = "";
+    old = { context: context, keys: [], nodes: [], laid: [] };
+  }
+  const caret = m._answer.querySelector(":scope > .kbq-caret");
+  if (caret) caret.remove();
+  let same = 0;
+  while (same < keys.length && same < old.keys.length && keys[same] === old.keys[same]) same++;
+  for (let i = old.nodes.length - 1; i >= same; i--) old.nodes[i].remove();
+  const nodes = old.nodes.slice(0, same);
+  const laid = old.laid.slice(0, same);
+  ctx.laid = same ? laid[same - 1] : 0;
+  ctx.truncated = false;
+  for (let i = same; i < blocks.length && !ctx.truncated; i++) {
+    const frag = renderBlocks([blocks[i]], document, ctx);
+    const node = frag.firstChild;
+    m._answer.appendChild(frag);
+    nodes.push(node);
+    laid.push(ctx.laid);
+  }
+  m._blocks = { context: context, keys: keys.slice(0, nodes.length), nodes: nodes, laid: laid };
+  return ctx.truncated || (m.text || "").length > MAX_ANSWER_CHARS || nodes.length < blocks.length;
 }
 
 /** Re-render a message in place; a reader at the end of the log keeps seeing it from its start. */

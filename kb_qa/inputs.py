@@ -1,0 +1,64 @@
+"""The rules every entry point applies to what a user asks: the HTTP API, ``kb-qa mcp``
+and the CLI (``search``, ``ask``) check a question, a result count and path filters here,
+so none of them takes a 1 MB question or a lone surrogate that another one refuses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from kb_qa.errors import KbQaError
+from kb_qa.settings import Settings
+
+MAX_K = 100
+MAX_PATTERNS = 100
+MAX_PATTERN_CHARS = 500
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class InputError(KbQaError):
+    """A question or parameter a user sent breaks a rule; ``status`` is its HTTP status
+    (413 for too long, 422 for malformed, 400 for text that cannot be stored)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def question(text: Any, settings: Settings, name: str = "question") -> str:
+    """``text`` stripped, if it is a non-empty string within ``max_question_chars``."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{name} is required and must be a non-empty string.")
+    if len(text) > settings.max_question_chars:
+        raise InputError(
+            f"The {name} is {len(text):,} characters long; the limit is "
+            f"{settings.max_question_chars:,} (max_question_chars).",
+            413,
+        )
+    if _SURROGATE.search(text):
+        raise InputError(
+            f"The {name} contains an invalid Unicode character (a lone surrogate).", 400
+        )
+    return text.strip()
+
+
+def count(k: int) -> int:
+    """A number of results, 1 to :data:`MAX_K`."""
+    if not 1 <= k <= MAX_K:
+        raise InputError(f"k must be between 1 and {MAX_K}.")
+    return k
+
+
+def patterns(values: Any, name: str) -> tuple[str, ...]:
+    """Path filters (``include`` / ``exclude``): a list of at most :data:`MAX_PATTERNS`
+    strings of at most :data:`MAX_PATTERN_CHARS` characters."""
+    given: Sequence[Any] = values or []
+    if not isinstance(given, list | tuple) or not all(isinstance(p, str) for p in given):
+        raise InputError(f"{name} must be a list of vault paths or globs.")
+    if len(given) > MAX_PATTERNS or any(len(p) > MAX_PATTERN_CHARS for p in given):
+        raise InputError(
+            f"{name} may hold at most {MAX_PATTERNS} paths of {MAX_PATTERN_CHARS} characters."
+        )
+    return tuple(given)

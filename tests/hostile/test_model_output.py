@@ -1,0 +1,96 @@
+"""Hostile model output on the server: a reply is streamed up to ``max_reply_chars`` and no
+further, and the citation pass stays linear on a megabyte of back-to-back ``[1]`` markers
+(it held the event loop 14 s). Real uvicorn, the OpenAI-compatible test LLM over HTTP.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import write_files
+from llm_server import LLMServer, Reply
+from uvicorn_thread import UvicornThread
+
+from kb_qa.citations import CitationRenumberer
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+
+NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"
+
+
+@pytest.fixture
+def kb(tmp_path: Path, llm: LLMServer) -> Iterator[KnowledgeBase]:
+    vault = write_files(tmp_path / "vault", {"otters.md": NOTE})
+    kb = KnowledgeBase(
+        vault,
+        index_dir=tmp_path / "idx",
+        embed_model="hash",
+        model="openai/test",
+        api_base=llm.url,
+        rate_limit=0,
+    )
+    kb.index()
+    yield kb
+    kb.close()
+
+
+def ask_json(url: str) -> httpx.Response:
+    body = {"question": "Do otters sleep?", "stream": False}
+    return httpx.post(url + "/api/ask", json=body, timeout=120)
+
+
+def test_a_reply_is_cut_at_max_reply_chars(kb: KnowledgeBase, llm: LLMServer) -> None:
+    llm.script(Reply(text="` ` " * 50_000, chunk_size=2_000))  # 200,000 characters
+    with UvicornThread(create_app(kb)) as server:
+        response = ask_json(server.url)
+    assert response.status_code == 200, response.text
+    answer = response.json()["answer"]
+    assert answer.startswith("` ` ` `")
+    assert 20_000 <= len(answer) < 20_200, len(answer)
+    assert answer.rstrip().endswith("max_reply_chars.)*")
+    assert "20,000 characters" in answer
+
+
+def test_a_setting_raises_the_cap(kb: KnowledgeBase, llm: LLMServer) -> None:
+    llm.script(Reply(text="word " * 6_000, chunk_size=2_000))  # 30,000 characters
+    with UvicornThread(create_app(kb, kb.settings.replace(max_reply_chars=50_000))) as server:
+        answer = ask_json(server.url).json()["answer"]
+    assert answer.strip() == ("word " * 6_000).strip()
+
+
+def test_renumbering_a_megabyte_of_markers_is_linear() -> None:
+    renumberer = CitationRenumberer(3)
+    reply = "[1]" * 350_000  # ~1 MB, streamed in small deltas as a model sends it
+    started = time.perf_counter()
+    out = []
+    for i in range(0, len(reply), 64):
+        out.append(renumberer.feed(reply[i : i + 64]))
+        assert time.perf_counter() - started < 10, f"quadratic: {i:,} characters in 10 s"
+    out.append(renumberer.finish())
+    text = "".join(out)
+    assert set(text) <= set("[1]") and text.startswith("[1]")
+    assert renumberer.order == {1: 1}
+
+
+def test_the_event_loop_stays_free_during_a_marker_flood(kb: KnowledgeBase, llm: LLMServer) -> None:
+    llm.script(Reply(text="[1]" * 350_000, chunk_size=16_384))
+    settings = kb.settings.replace(max_reply_chars=0)  # no cap: the citation pass alone
+    with UvicornThread(create_app(kb, settings)) as server:
+        done: list[httpx.Response] = []
+        asking = threading.Thread(target=lambda: done.append(ask_json(server.url)))
+        asking.start()
+        time.sleep(0.5)
+        slowest = 0.0
+        while asking.is_alive():
+            started = time.perf_counter()
+            assert httpx.get(server.url + "/api/health", timeout=60).status_code == 200
+            slowest = max(slowest, time.perf_counter() - started)
+            time.sleep(0.1)
+        asking.join()
+    assert done and done[0].status_code == 200
+    assert slowest < 2.0, f"health waited {slowest:.1f} s behind the citation pass"

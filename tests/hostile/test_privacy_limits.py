@@ -1,0 +1,263 @@
+"""Smaller hardening: stored feedback is capped and expires, the default log holds no client
+address or query, anonymous clients never read the internal Chroma address or index path,
+a full disk under the vector store says to free space, and the CLI and MCP apply the HTTP
+API's input rules. Real uvicorn, real Chroma (embedded and server), the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from chroma_server import chroma_server
+from conftest import cli_env, write_files
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from uvicorn_thread import UvicornThread
+
+from kb_qa.feedback import Feedback, FeedbackStore
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+from kb_qa.serving import free_port, uvicorn_options
+
+NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    root = tmp_path_factory.mktemp("privacy")
+    vault = write_files(root / "vault", {"otters.md": NOTE})
+    kb = KnowledgeBase(vault, index_dir=root / "idx", embed_model="hash", rate_limit=0)
+    kb.index()
+    yield kb
+    kb.close()
+
+
+def serve(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
+    merged = kb.settings.replace(**settings)
+    return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))
+
+
+def rating(**fields: Any) -> dict[str, Any]:
+    return {"question": "Do otters sleep?", "answer": "Yes [1].", "rating": "up", **fields}
+
+
+def stored_rows(kb: KnowledgeBase) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(kb.settings.index_path / "feedback.sqlite3") as conn:
+        return conn.execute(
+            "SELECT question, answer, reason, citations FROM feedback ORDER BY id"
+        ).fetchall()
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"reason": "r" * 5_000}, "reason is 5,000 characters long; the limit is 1,000"),
+        ({"answer": "a" * 20_001}, "answer is 20,001 characters long"),
+        ({"question": "q" * 2_001}, "question is 2,001 characters long"),
+    ],
+    ids=["reason", "answer", "question"],
+)
+def test_oversized_feedback_is_refused_with_413(
+    indexed: KnowledgeBase, fields: dict[str, Any], words: str
+) -> None:
+    with serve(indexed) as server:
+        response = httpx.post(server.url + "/api/feedback", json=rating(**fields))
+    assert response.status_code == 413, response.text
+    assert words in response.json()["error"]
+
+
+def test_a_stored_rating_is_small_whatever_the_client_sends(indexed: KnowledgeBase) -> None:
+    big_citation = {
+        "number": 1,
+        "url": "u" * 2_000,
+        "link": "l" * 2_000,
+        "path": "p" * 2_000,
+        "anchor": "a" * 2_000,
+        "heading_path": ["h" * 2_000] * 20,
+        "text": "t" * 2_000,
+    }
+    body = rating(answer="a" * 20_000, reason="r" * 1_000, citations=[big_citation] * 3)
+    with serve(indexed, max_body_bytes=200_000) as server:
+        response = httpx.post(server.url + "/api/feedback", json=body)
+    assert response.status_code == 201, response.text
+    question, answer, reason, citations = stored_rows(indexed)[-1]
+    assert answer.startswith("aaaa") and answer.endswith("…") and len(answer) == 2_000
+    stored = len(question) + len(answer) + len(reason) + len(citations)
+    assert stored <= 8_100, stored  # was 73 KB per rating
+    assert json.loads(citations), "the first citation fits and is kept"
+
+
+def test_feedback_keeps_the_newest_and_forgets_old_ratings(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", {"otters.md": NOTE})
+    with KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="hash") as kb:
+        kb.index()
+        old = Feedback("down", "An old question?", "An old answer.", at=time.time() - 400 * 86_400)
+        FeedbackStore(kb.settings.index_path).add(old)
+        with serve(kb, rate_limit=0, feedback_max=3) as server:  # start-up prunes the old one
+            assert [q for q, *_ in stored_rows(kb)] == []
+            for n in range(5):
+                body = rating(question=f"Question {n}?")
+                assert httpx.post(server.url + "/api/feedback", json=body).status_code == 201
+        assert [q for q, *_ in stored_rows(kb)] == ["Question 2?", "Question 3?", "Question 4?"]
+
+
+def _serve_cli(vault: Path, index_dir: Path, **env: str) -> tuple[str, str]:
+    """Run ``kb-qa serve``, search once with a query string, stop it; (its log, its URL)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--index-dir", str(index_dir)],
+        env=cli_env(KBQA_PORT=str(port), KBQA_QUESTION_LOG="false", **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(url + "/api/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        httpx.get(url + "/api/search", params={"q": "secret-otter-question"})
+    finally:
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    return output, url
+
+
+def test_the_default_log_holds_no_client_address_or_query(indexed: KnowledgeBase) -> None:
+    vault, index_dir = indexed.settings.vault, indexed.settings.index_path
+    output, _ = _serve_cli(vault, index_dir)
+    assert "serving" in output  # the INFO log is on
+    assert "secret-otter-question" not in output
+    assert "127.0.0.1:" not in output.replace("Uvicorn running on http://127.0.0.1:", "")
+    # Switched on, the access log says what the README says it holds.
+    output, _ = _serve_cli(vault, index_dir, KBQA_ACCESS_LOG="true")
+    assert "secret-otter-question" in output and "127.0.0.1:" in output
+
+
+def test_errors_and_health_never_show_the_chroma_address(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", {"otters.md": NOTE})
+    port = free_port()
+    secret = f"127.0.0.1:{port}"
+    with chroma_server(tmp_path / "chroma", port) as chroma_url:
+        kb = KnowledgeBase(
+            vault,
+            index_dir=tmp_path / "idx",
+            embed_model="hash",
+            chroma_url=chroma_url,
+            rate_limit=0,
+        )
+        kb.index()
+        server = serve(kb)
+        server.__enter__()
+    try:  # Chroma has stopped: every answer names the problem, none the address
+        health = httpx.get(server.url + "/api/health").json()
+        assert health["status"] == "degraded" and health["problem"]
+        search = httpx.get(server.url + "/api/search", params={"q": "otters sleep"})
+        ask = httpx.post(server.url + "/api/ask", json={"question": "Do otters sleep?"})
+        ready = httpx.get(server.url + "/api/ready")
+        for text in (json.dumps(health), search.text, ask.text, ready.text):
+            assert secret not in text and str(tmp_path) not in text, text
+        assert search.status_code == 503 and "Chroma server" in search.json()["error"]
+    finally:
+        server.__exit__(None, None, None)
+        kb.close()
+
+
+def test_a_deleted_index_folder_is_reported_without_its_path(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", {"otters.md": NOTE})
+    with KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="hash") as kb:
+        kb.index()
+        with serve(kb, rate_limit=0) as server:
+            shutil.rmtree(tmp_path / "idx")
+            health = httpx.get(server.url + "/api/health").json()
+    assert "deleted" in health["problem"] and str(tmp_path) not in health["problem"]
+
+
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_the_cli_applies_the_apis_question_rules(
+    indexed: KnowledgeBase, run_cli: Callable[..., Any], command: str
+) -> None:
+    vault, index_dir = str(indexed.settings.vault), str(indexed.settings.index_path)
+    result = run_cli(command, "x" * 3_000, "--vault", vault, "--index-dir", index_dir)
+    assert result.returncode == 1
+    assert "3,000 characters long; the limit is 2,000 (max_question_chars)" in result.stderr
+    assert "Traceback" not in result.stderr
+    blank = run_cli(command, "   ", "--vault", vault, "--index-dir", index_dir)
+    assert blank.returncode == 1 and "non-empty" in blank.stderr
+
+
+async def _mcp_calls(vault: Path, index_dir: Path) -> tuple[str, str]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
+        env=cli_env(),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        search = await session.call_tool("search_docs", {"query": "x" * 3_000})
+        ask = await session.call_tool("ask_docs", {"question": "y" * 3_000})
+    return str(search.content[0].text), str(ask.content[0].text)  # type: ignore[union-attr]
+
+
+def test_mcp_applies_the_apis_question_rules(indexed: KnowledgeBase) -> None:
+    search, ask = anyio.run(_mcp_calls, indexed.settings.vault, indexed.settings.index_path)
+    assert search.startswith("Error:") and "max_question_chars" in search
+    assert ask.startswith("Error:") and "max_question_chars" in ask
+
+
+@pytest.fixture
+def tiny_disk() -> Iterator[Path]:
+    """A 24 MB tmpfs outside pytest's folders (needs root and mount rights)."""
+    mount = Path(tempfile.mkdtemp(prefix="kbqa-tiny-disk-"))
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        mount.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(mount, ignore_errors=True)
+
+
+def test_a_full_disk_under_the_vector_store_says_to_free_space(
+    tiny_disk: Path, run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    pages = {
+        f"p{i}.md": f"# Page {i}\n\n"
+        + "".join(f"## S{j}\n\n" + f"word{i} text {j} " * 30 + "\n\n" for j in range(8))
+        for i in range(200)
+    }
+    vault = write_files(tmp_path / "vault", pages)
+    index_dir = str(tiny_disk / "idx")
+    # 1.5 MB left: the manifest is written, then the vector store runs out of space
+    free = shutil.disk_usage(tiny_disk).free
+    (tiny_disk / "filler").write_bytes(b"\0" * (free - 1_500_000))
+    failed = run_cli("index", str(vault), "--index-dir", index_dir)
+    assert failed.returncode == 1 and "Free some space" in failed.stderr, failed.stderr[-2000:]
+    result = run_cli("search", "word3 text", "--vault", str(vault), "--index-dir", index_dir)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "is full" in result.stderr and "Free some space" in result.stderr
+    assert "delete" not in result.stderr.lower()

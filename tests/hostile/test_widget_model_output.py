@@ -1,0 +1,121 @@
+"""The chat widget in real headless Chromium against a model that streams a megabyte of
+whitespace-only code spans (the reply froze the tab: 100 KB 17 s, 1 MB never came back).
+The widget lays out a bounded part incrementally and says the reply was truncated; the page
+answers scripts throughout. The API runs without its own reply cap, so the widget alone is
+what is tested.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write_files
+from llm_server import LLMServer, Reply
+from uvicorn_thread import UvicornThread
+from widget_stack import CHROMIUM, ROOT, loopback_context, serve_folder
+
+from kb_qa.kb import KnowledgeBase
+from kb_qa.server import create_app
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+
+# Records the longest time the page's main thread was busy between two timer ticks.
+WATCH_GAPS = """() => {
+  window.__gap = 0;
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    window.__gap = Math.max(window.__gap, now - last);
+    last = now;
+  }, 50);
+}"""
+
+
+@pytest.fixture
+def page_and_llm(tmp_path: Path, browser: Any) -> Iterator[tuple[Any, LLMServer]]:
+    site = tmp_path / "site"
+    (site / "kb-qa").mkdir(parents=True)
+    for name in ("kb-qa.js", "kb-qa.css"):
+        shutil.copy(ROOT / "widget" / name, site / "kb-qa" / name)
+    origin, files = serve_folder(site)
+    vault = write_files(
+        tmp_path / "vault", {"otters.md": "# Otters\n\n## Sleeping\n\nOtters hold hands.\n"}
+    )
+    with LLMServer() as llm:
+        kb = KnowledgeBase(
+            vault,
+            index_dir=tmp_path / "idx",
+            embed_model="hash",
+            model="openai/test",
+            api_base=llm.url,
+            cors_origins=(origin,),
+            rate_limit=0,
+            max_reply_chars=0,  # no server cap: the widget alone must cope
+        )
+        kb.index()
+        try:
+            with UvicornThread(create_app(kb)) as api:
+                (site / "index.html").write_text(
+                    "<!doctype html><html><head><meta charset=utf-8><title>T</title>"
+                    '<link rel="stylesheet" href="kb-qa/kb-qa.css"></head><body><h1>Otters</h1>'
+                    f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}"></script>'
+                    "</body></html>",
+                    encoding="utf-8",
+                )
+                context = loopback_context(browser)
+                try:
+                    page = context.new_page()
+                    page.goto(origin + "/index.html")
+                    page.wait_for_function("window.KbQa && window.KbQa.mounted")
+                    yield page, llm
+                finally:
+                    context.close()
+        finally:
+            kb.close()
+            files.shutdown()
+            files.server_close()
+
+
+def test_a_megabyte_of_whitespace_code_spans_does_not_freeze_the_page(
+    page_and_llm: tuple[Any, LLMServer],
+) -> None:
+    page, llm = page_and_llm
+    llm.script(Reply(text="` ` " * 250_000, chunk_size=16_384))  # 1 MB
+    page.evaluate(WATCH_GAPS)
+    page.keyboard.press("Control+k")
+    page.locator(".kbq-input").fill("Do otters sleep?")
+    page.locator(".kbq-input").press("Enter")
+    answer = page.locator(".kbq-bot").first
+    # Hard limits: a frozen page fails here instead of hanging the run.
+    sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=90_000)
+    sync_api.expect(page.locator(".kbq-truncated")).to_contain_text("Reply truncated")
+    laid = page.evaluate(
+        "() => document.getElementById('kb-qa').shadowRoot.querySelectorAll('.kbq-answer code')"
+        ".length",
+    )
+    assert 0 < laid <= 3_000, laid
+    gap = page.evaluate("() => window.__gap")
+    assert gap < 2_000, f"the page's main thread was busy for {gap:.0f} ms at a stretch"
+
+
+def test_a_long_ordinary_answer_still_renders_whole(page_and_llm: tuple[Any, LLMServer]) -> None:
+    page, llm = page_and_llm
+    paragraphs = "".join(f"Paragraph {i} about *otters* and `code`.\n\n" for i in range(300))
+    llm.script(Reply(text=paragraphs, chunk_size=40))
+    page.keyboard.press("Control+k")
+    page.locator(".kbq-input").fill("Do otters sleep?")
+    page.locator(".kbq-input").press("Enter")
+    answer = page.locator(".kbq-bot").first
+    sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
+    texts = page.evaluate(
+        "() => [...document.getElementById('kb-qa').shadowRoot"
+        ".querySelectorAll('.kbq-answer p')].map(p => p.textContent)"
+    )
+    assert texts == [f"Paragraph {i} about otters and code." for i in range(300)]
+    assert page.locator(".kbq-truncated").count() == 0
