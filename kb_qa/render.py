@@ -40,6 +40,7 @@ from typing import Any
 import markdown
 
 from kb_qa import anchors
+from kb_qa.deadline import ParseTimeout, deadline
 from kb_qa.safe_config import check_inherit
 from kb_qa.settings import Settings
 from kb_qa.site import Site, read_config
@@ -284,6 +285,7 @@ def render_pages(
     skip_plugins: Sequence[str] = (),
     inside: Callable[[Path], str],
     extensions: Sequence[str] | None = None,
+    parse_timeout: float = 0,
 ) -> RenderRun:
     """Render the pages whose vault path ``wanted`` accepts.
 
@@ -292,7 +294,8 @@ def render_pages(
 
     ``inside(path)`` says why a path may not be read ("" when it may): hooks outside the
     vault are refused. A site whose config or plugins fail gets no pages (the caller falls
-    back to the sources) and one warning; a page that fails falls back alone.
+    back to the sources) and one warning; a page that fails falls back alone, and so does a
+    page that takes longer than ``parse_timeout`` CPU seconds to render (``kb_qa.deadline``).
     """
     run = RenderRun()
     where = config_file.name
@@ -365,8 +368,9 @@ def render_pages(
             if not wanted(rel):
                 continue
             try:
-                run.pages[rel] = _render_page(file.page, config, files, rel)
-            except _Failure as exc:
+                with deadline(parse_timeout, "MkDocs rendering the page"):
+                    run.pages[rel] = _render_page(file.page, config, files, rel)
+            except (_Failure, ParseTimeout) as exc:
                 failed.setdefault(_short(exc), []).append(rel)
             except Exception as exc:  # noqa: BLE001 - a page MkDocs cannot render either
                 failed.setdefault(f"MkDocs could not render it ({_short(exc)})", []).append(rel)
@@ -590,20 +594,25 @@ def chunk_rendered(
     md: markdown.Markdown,
     chunk_chars: int,
     outline: Outline | None = None,
+    *,
+    parse_timeout: float = 0,
+    warnings: list[str] | None = None,
 ) -> list[Chunk]:
-    """Chunks of one rendered page (see the module's docstring), at the page's own URL."""
+    """Chunks of one rendered page (see the module's docstring), at the page's own URL;
+    ``parse_timeout`` and ``warnings`` as for ``chunk_document``."""
     from kb_qa.chunking import chunk_document, with_hash
 
     doc = dataclasses.replace(doc, url=page.url)
     rendered = anchors.html_headings(page.html)
     ids = {h.anchor for h in rendered}
-    from_source = chunk_document(doc, md, chunk_chars, rendered, outline)
+    limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings}
+    from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
     if not page.transformed and ids <= {c.anchor for c in from_source}:
         return from_source
     # The HTML, with each section's place in the file where its heading is in the file.
     text = html_to_markdown(page.html)
     shown = dataclasses.replace(doc, source=text, body_start=0)
-    chunks = chunk_document(shown, md, chunk_chars, rendered)
+    chunks = chunk_document(shown, md, chunk_chars, rendered, **limits)
     origin: dict[str, tuple[int, int, int, int]] = {}
     for c in from_source:
         if c.anchor not in ids and c.anchor:
