@@ -279,6 +279,7 @@ class KnowledgeBase:
             inside=vault.Boundary.of(self.settings).refuse,
             extensions=site.extensions,
             parse_timeout=self.settings.parse_timeout,
+            site_url=site.site_url,
         )
         report.warnings += run.warnings
         return run.pages
