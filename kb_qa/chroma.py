@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +39,7 @@ class Collection:
         self.client = chroma_client(settings, folder)
         self.collection: Any = None
         self._failure = ""  # the last failure logged
+        self._reopen_lock = threading.Lock()
         if create:
             self.open()
 
@@ -57,11 +59,38 @@ class Collection:
         except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
             raise self.unusable(exc) from exc
 
+    def vanished(self) -> bool:
+        """Whether the embedded database's files were deleted since it was opened (``rm -rf
+        .kb-qa/chroma``): the open handle still reads the deleted file, but every write fails
+        with "attempt to write a readonly database". One stat."""
+        return (
+            not self.settings.chroma_url
+            and self.collection is not None
+            and not (self.folder / "chroma" / "chroma.sqlite3").exists()
+        )
+
+    def _reopen_vanished(self) -> None:
+        """A new embedded client on a folder made again, when its files vanished."""
+        with self._reopen_lock:
+            if not self.vanished():
+                return  # another thread did it
+            log.warning(
+                "the Chroma files in %s were deleted; opening it again (the next index run "
+                "puts the vectors back from the embedding cache)",
+                self.folder / "chroma",
+            )
+            self.collection = None
+            self.client = chroma_client(self.settings, self.folder)  # forgets the old one
+            self.open()
+
     def chroma(self, call: Callable[[Any], T]) -> T:
-        """``call(collection)``, re-opening a collection that disappeared."""
+        """``call(collection)``, re-opening a collection that disappeared (or whose files
+        were deleted)."""
         from chromadb.errors import NotFoundError
 
         try:
+            if self.vanished():
+                self._reopen_vanished()
             if self.collection is None:
                 self.open()
             result = call(self.collection)

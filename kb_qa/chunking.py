@@ -20,11 +20,17 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa import anchors
+from kb_qa.deadline import ParseTimeout, deadline
 from kb_qa.types import Chunk, Document, Heading, Outline
 
 # Deeply nested outlines are common in notes; the default nesting limit (20) would stop
-# block parsing there and swallow every later heading.
-_PARSER = MarkdownIt("commonmark", {"maxNesting": 100}).enable(["table", "strikethrough"])
+# block parsing there and swallow every later heading. Only blocks are used (a heading's
+# inline token keeps its source text): inline parsing is off, as 160 KB of '[' took it 11 s.
+_PARSER = (
+    MarkdownIt("commonmark", {"maxNesting": 100})
+    .enable(["table", "strikethrough"])
+    .disable("inline")
+)
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,9 @@ def chunk_document(
     chunk_chars: int,
     rendered: Sequence[Heading] | None = None,
     outline: Outline | None = None,
+    *,
+    parse_timeout: float = 0,
+    warnings: list[str] | None = None,
 ) -> list[Chunk]:
     """Split one document into chunks; anchors match the site's rendered ids.
 
@@ -59,6 +68,10 @@ def chunk_document(
     passes ``page.toc``); without them the page is rendered here with ``md``, unless
     ``outline`` (the file's previous outline) shows the headings did not change. The
     outline is updated in place for the caller to store.
+
+    A page that takes longer than ``parse_timeout`` CPU seconds to render (see
+    ``kb_qa.deadline``) gets its ids from its headings rendered alone, with a note in
+    ``warnings``; ``ParseTimeout`` when even that takes too long.
     """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
@@ -73,13 +86,7 @@ def chunk_document(
     if rendered is None and outline is not None and outline.key == key:
         rendered = outline.headings
     if rendered is None:
-        try:
-            rendered = anchors.rendered_headings(md, body)
-        except RecursionError:
-            # Nested too deep for Python-Markdown (MkDocs cannot render this page either).
-            # The ids depend only on the headings and their order, so render those alone.
-            only = "\n\n".join("#" * level + " " + raw for _, level, raw in raw_headings)
-            rendered = anchors.rendered_headings(md, only)
+        rendered = _rendered_headings(md, body, raw_headings, parse_timeout, warnings)
     if outline is not None:
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
@@ -104,6 +111,30 @@ def chunk_document(
         context = f"{aliases}\n{first.context}" if first.context else aliases
         chunks[0] = with_hash(dataclasses.replace(first, context=context))
     return chunks
+
+
+def _rendered_headings(
+    md: markdown.Markdown,
+    body: str,
+    raw_headings: Sequence[tuple[int, int, str]],
+    parse_timeout: float,
+    warnings: list[str] | None,
+) -> list[Heading]:
+    """The page's headings as ``md`` renders the whole page, or its headings alone when the
+    page is nested too deep for Python-Markdown or takes too long to render."""
+    try:
+        with deadline(parse_timeout, "rendering the page for its heading ids"):
+            return anchors.rendered_headings(md, body)
+    except RecursionError:
+        # Nested too deep for Python-Markdown (MkDocs cannot render this page either).
+        pass
+    except ParseTimeout as exc:
+        if warnings is not None:
+            warnings.append(f"{exc}; heading ids were computed from the headings alone")
+    # The ids depend only on the headings and their order, so render those alone.
+    only = "\n\n".join("#" * level + " " + raw for _, level, raw in raw_headings)
+    with deadline(parse_timeout, "rendering the page's headings for their ids"):
+        return anchors.rendered_headings(md, only)
 
 
 def page_title(doc_title: str, tokens_title: str, doc_path: str) -> str:

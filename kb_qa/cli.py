@@ -586,6 +586,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     if not plan.changes:
         print(f"{plan.root} ({plan.kind}) is wired up already: nothing to change.")
         return 0
+    if not args.check:
+        plan.check()  # what would stop the writes, said before the diff (--dry-run too)
     if args.check:
         changed = ", ".join(c.path.relative_to(plan.root).as_posix() for c in plan.changes)
         print(

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from kb_qa import anchors, chunking, embeddings, linkgraph, links, render, retrieval, vault
+from kb_qa.deadline import ParseTimeout, deadline
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.keyword import KeywordIndex
 from kb_qa.render import RenderedPage
@@ -299,6 +300,8 @@ class KnowledgeBase:
             skip_plugins=self.settings.skip_plugins,
             inside=vault.Boundary.of(self.settings).refuse,
             extensions=site.extensions,
+            parse_timeout=self.settings.parse_timeout,
+            site_url=site.site_url,
         )
         report.warnings += run.warnings
         return run.pages
@@ -396,14 +399,32 @@ class KnowledgeBase:
         result: dict[str, list[Chunk]] = {}
         failed: dict[str, tuple[str, str]] = {}
         size = self.settings.chunk_chars
+        limit = self.settings.parse_timeout
         for doc in list(docs):
             outlines[doc.path] = outline = self.store.outline(doc.path)
             page = pages.get(doc.path)
+            notes: list[str] = []
+            limits: dict[str, Any] = {"parse_timeout": limit, "warnings": notes}
             try:
-                if page is not None:
-                    result[doc.path] = render.chunk_rendered(doc, page, md, size, outline)
-                else:
-                    result[doc.path] = chunking.chunk_document(doc, md, size, None, outline)
+                # The whole file (its blocks, its rendering, matching ids to headings), with
+                # room for the fallback to the headings alone (chunking.chunk_document).
+                with deadline(3 * limit, "chunking the file"):
+                    if page is not None:
+                        chunks = render.chunk_rendered(doc, page, md, size, outline, **limits)
+                    else:
+                        chunks = chunking.chunk_document(doc, md, size, None, outline, **limits)
+                result[doc.path] = chunks
+                report.warnings += [(doc.path, note) for note in notes]
+            except ParseTimeout as exc:
+                log.warning("%s: %s", doc.path, exc)
+                reason = (
+                    f"could not be parsed in time: {exc}. Its shape makes the Markdown parser "
+                    "slow (thousands of unclosed '[' or '<', say): fix or split the file, or "
+                    "raise parse_timeout"
+                )
+                report.skipped.append((doc.path, reason))
+                failed[doc.path] = (doc.file_hash, reason)
+                docs.remove(doc)
             except Exception as exc:  # a parser bug must not stop the run
                 log.debug("failed to parse %s", doc.path, exc_info=True)
                 reason = f"could not be parsed as Markdown ({type(exc).__name__}: {exc})"

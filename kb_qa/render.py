@@ -40,6 +40,7 @@ from typing import Any
 import markdown
 
 from kb_qa import anchors
+from kb_qa.deadline import ParseTimeout, deadline
 from kb_qa.safe_config import check_inherit
 from kb_qa.settings import Settings
 from kb_qa.site import Site, read_config
@@ -284,15 +285,20 @@ def render_pages(
     skip_plugins: Sequence[str] = (),
     inside: Callable[[Path], str],
     extensions: Sequence[str] | None = None,
+    parse_timeout: float = 0,
+    site_url: str | None = None,
 ) -> RenderRun:
     """Render the pages whose vault path ``wanted`` accepts.
 
     ``extensions`` are the markdown extensions that load here (``Site.extensions``): the
     others, already reported by ``load_site``, are left out, as the heading ids are.
+    ``site_url`` (``Site.site_url``, checked by ``site.plain_site_url``) replaces the
+    config's, which ``!ENV`` may have filled with a secret.
 
     ``inside(path)`` says why a path may not be read ("" when it may): hooks outside the
     vault are refused. A site whose config or plugins fail gets no pages (the caller falls
-    back to the sources) and one warning; a page that fails falls back alone.
+    back to the sources) and one warning; a page that fails falls back alone, and so does a
+    page that takes longer than ``parse_timeout`` CPU seconds to render (``kb_qa.deadline``).
     """
     run = RenderRun()
     where = config_file.name
@@ -327,7 +333,9 @@ def render_pages(
         _importable(root),
     ):
         try:
-            config, missing, notes = _load(config_file, inputs, site_dir, skip_plugins, extensions)
+            config, missing, notes = _load(
+                config_file, inputs, site_dir, skip_plugins, extensions, site_url
+            )
             run.warnings += [(where, note) for note in notes]
         except Exception as exc:  # noqa: BLE001 - config errors of the site's own build
             why = "; ".join(logged) or _short(exc)
@@ -342,7 +350,7 @@ def render_pages(
                 )
             )
         try:
-            config, files = _site_events(config)
+            config, files = _site_events(config, inside)
         except _Failure as exc:
             run.warnings.append((where, f"{exc}; {_FALLBACK}"))
             return run
@@ -365,8 +373,9 @@ def render_pages(
             if not wanted(rel):
                 continue
             try:
-                run.pages[rel] = _render_page(file.page, config, files, rel)
-            except _Failure as exc:
+                with deadline(parse_timeout, "MkDocs rendering the page"):
+                    run.pages[rel] = _render_page(file.page, config, files, rel)
+            except (_Failure, ParseTimeout) as exc:
                 failed.setdefault(_short(exc), []).append(rel)
             except Exception as exc:  # noqa: BLE001 - a page MkDocs cannot render either
                 failed.setdefault(f"MkDocs could not render it ({_short(exc)})", []).append(rel)
@@ -401,6 +410,7 @@ def _load(
     site_dir: str,
     skip: Sequence[str],
     extensions: Sequence[str] | None,
+    site_url: str | None = None,
 ) -> tuple[Any, list[str], list[str]]:
     """The MkDocs config to render with: (config, plugins not installed, notes of what was
     left out)."""
@@ -420,6 +430,8 @@ def _load(
         overrides["theme"] = {k: v for k, v in theme.items() if k != "custom_dir"}
         notes.append(f"theme custom_dir {custom} does not exist: pages render without it")
     overrides |= {"site_dir": site_dir, "strict": False}
+    if site_url is not None:
+        overrides["site_url"] = site_url
     entries = list(inputs.extensions)
     if extensions is not None:
         usable = set(extensions)
@@ -433,20 +445,67 @@ def _load(
     return config, missing, notes
 
 
-def _site_events(config: Any) -> tuple[Any, Any]:
+def _site_events(config: Any, inside: Callable[[Path], str]) -> tuple[Any, Any]:
     """The build's site-wide events, up to the nav: (config, files)."""
-    from mkdocs.structure.files import get_files, set_exclusions
+    from mkdocs.structure.files import set_exclusions
     from mkdocs.structure.nav import get_navigation
 
     _run(config, "startup", command="build", dirty=False)
     config = _run(config, "config", config)
     _run(config, "pre_build", config=config)
-    files = get_files(config)
+    files = _get_files(config, inside)
     files = _run(config, "files", files, config=config)
     set_exclusions(files, config)
     nav = get_navigation(files, config)
     _run(config, "nav", nav, config=config, files=files)
     return config, files
+
+
+def _get_files(config: Any, inside: Callable[[Path], str]) -> Any:
+    """MkDocs' ``get_files``, walking only what kb-qa reads: it follows every folder
+    symlink, so a link to ``/`` made it walk the whole disk (killed at 150 s and 3.5 GB).
+    Here a symlinked folder is followed only when ``inside`` allows its target (inside the
+    vault, not hidden) and it was not walked yet (no loops); the rest is MkDocs' own code."""
+    from mkdocs.structure.files import File, Files, _file_sort_key, set_exclusions
+
+    docs_dir = str(config["docs_dir"])
+    top = Path(docs_dir).resolve()
+    seen: set[Path] = {top}
+    files: list[Any] = []
+    conflicting: list[tuple[Any, Any]] = []
+    for source_dir, dirnames, filenames in os.walk(docs_dir, followlinks=True):
+        relative_dir = os.path.relpath(source_dir, docs_dir)
+        keep = []
+        for name in sorted(dirnames):
+            sub = Path(source_dir) / name
+            real = sub.resolve()
+            if sub.is_symlink() and (
+                inside(sub) or real in seen or real.is_relative_to(top) or top.is_relative_to(real)
+            ):
+                continue
+            seen.add(real)
+            keep.append(name)
+        dirnames[:] = keep
+        filenames.sort(key=_file_sort_key)
+        by_dest: dict[str, Any] = {}
+        for filename in filenames:
+            file = File(
+                os.path.join(relative_dir, filename),
+                docs_dir,
+                config["site_dir"],
+                config["use_directory_urls"],
+            )
+            previous = by_dest.setdefault(file.dest_uri, file)
+            if previous is not file:
+                conflicting.append((previous, file))
+            files.append(file)
+    set_exclusions(files, config)
+    # README.md is left out when the folder has an index file too (as MkDocs does).
+    for a, b in conflicting:
+        drop = a if b.inclusion.is_included() else b
+        with contextlib.suppress(ValueError):
+            files.remove(drop)
+    return Files(files)
 
 
 def _render_page(page: Any, config: Any, files: Any, rel: str) -> RenderedPage:
@@ -590,20 +649,25 @@ def chunk_rendered(
     md: markdown.Markdown,
     chunk_chars: int,
     outline: Outline | None = None,
+    *,
+    parse_timeout: float = 0,
+    warnings: list[str] | None = None,
 ) -> list[Chunk]:
-    """Chunks of one rendered page (see the module's docstring), at the page's own URL."""
+    """Chunks of one rendered page (see the module's docstring), at the page's own URL;
+    ``parse_timeout`` and ``warnings`` as for ``chunk_document``."""
     from kb_qa.chunking import chunk_document, with_hash
 
     doc = dataclasses.replace(doc, url=page.url)
     rendered = anchors.html_headings(page.html)
     ids = {h.anchor for h in rendered}
-    from_source = chunk_document(doc, md, chunk_chars, rendered, outline)
+    limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings}
+    from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
     if not page.transformed and ids <= {c.anchor for c in from_source}:
         return from_source
     # The HTML, with each section's place in the file where its heading is in the file.
     text = html_to_markdown(page.html)
     shown = dataclasses.replace(doc, source=text, body_start=0)
-    chunks = chunk_document(shown, md, chunk_chars, rendered)
+    chunks = chunk_document(shown, md, chunk_chars, rendered, **limits)
     origin: dict[str, tuple[int, int, int, int]] = {}
     for c in from_source:
         if c.anchor not in ids and c.anchor:

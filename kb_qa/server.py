@@ -478,6 +478,10 @@ class Api:
     async def _status(self) -> dict[str, Any]:
         stats = await self._thread(self.kb.stats)
         problem = await self._thread(self.kb.problem)
+        freshness = self.watcher.freshness() if self.watcher else None
+        if freshness is not None and freshness.error and not problem:
+            # The index serves what it had, but edits are not reaching it.
+            problem = f"the last index run failed (retrying): {freshness.error}"
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
             "status": status,
@@ -494,7 +498,7 @@ class Api:
             "model": self.settings.model,
             "mode": "llm" if self.settings.model else "extractive",
             "answering": self.answering,
-            "freshness": self.watcher.freshness().as_dict() if self.watcher else None,
+            "freshness": freshness.as_dict() if freshness is not None else None,
         }
 
     async def health(self, request: Request) -> Response:

@@ -40,6 +40,10 @@ class Settings:
     embed_batch: int = 16
     chunk_chars: int = 1500
     max_file_bytes: int = 5_000_000
+    # CPU seconds one file's Markdown may take to parse or render (0: no limit). Some shapes
+    # (thousands of unclosed '[') make the parsers slow with the square of their size; a
+    # page over the limit is indexed from its headings alone, else reported as failed.
+    parse_timeout: float = 5.0
     ignore: tuple[str, ...] = ()
     # Citation links: "site" (URL#anchor; the default with mkdocs.yml), "file" (path:line),
     # "vscode" (vscode://file/...), "obsidian" (obsidian://open?...); empty = automatic

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -141,10 +142,11 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
             f"{config_file}: docs_dir {docs_dir} does not exist. Fix docs_dir or create the folder."
         )
     exclude = config.get("exclude_docs") or ""
+    warnings: list[str] = []
     site = Site(
         root=root,
         docs_dir=docs_dir,
-        site_url=str(config.get("site_url") or ""),
+        site_url=plain_site_url(config.get("site_url"), config_file, warnings),
         use_directory_urls=bool(config.get("use_directory_urls", True)),
         is_mkdocs=True,
         generator=generator,
@@ -156,6 +158,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         ),
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
+    site.warnings += warnings
     if generator == "zensical":
         entries = zensical.extension_entries(config)
         _set_extensions(site, entries, root, zensical.BUILTIN_EXTENSIONS, trusted)
@@ -163,6 +166,34 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         entries = config.get("markdown_extensions") or []
         _set_extensions(site, entries, root, BUILTIN_EXTENSIONS, trusted)
     return site
+
+
+_PLAIN_URL = re.compile(
+    r"https?://(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
+)
+
+
+def plain_site_url(value: object, config_file: Path, warnings: list[str]) -> str:
+    """``site_url`` when it is a plain http(s) address (a host, a port, a path), else "".
+
+    Citation links and ``/api/health`` show it to every reader, and ``!ENV`` fills it from
+    the environment: ``site_url: !ENV [OPENAI_API_KEY, ...]`` would publish a secret. An
+    address with user info, a query or a fragment, or anything that is no URL, is left out
+    with a warning that does not repeat it (links are then made without the site's address).
+    """
+    if value is None or value == "":
+        return ""
+    text = str(value).strip()
+    if _PLAIN_URL.fullmatch(text):
+        return text
+    warnings.append(
+        f"{config_file.name}: site_url is not a plain http(s) address (https://host/path/, "
+        "no user, query or fragment); it is ignored and not shown here, since it may come "
+        "from the environment (!ENV). Citation links are made without it: write the site's "
+        "address there"
+    )
+    return ""
 
 
 def site_name(root: Path) -> str:

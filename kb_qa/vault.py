@@ -57,10 +57,12 @@ class Boundary:
 
     root: Path  # resolved vault folder
     index_dir: Path  # resolved index folder (never read as a document)
+    given: Path | None = None  # the vault folder as named (absolute, links not resolved)
 
     @classmethod
     def of(cls, settings: Settings) -> Boundary:
-        return cls(Path(settings.vault).resolve(), settings.index_path.resolve())
+        vault = Path(settings.vault)
+        return cls(vault.resolve(), settings.index_path.resolve(), Path(os.path.abspath(vault)))
 
     def refuse(self, path: Path) -> str:
         """Why ``path`` may not be read, or "" when it may."""
@@ -70,15 +72,38 @@ class Boundary:
             return MISSING
         except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
             return f"cannot resolve the path: {getattr(exc, 'strerror', None) or exc}"
-        return self.refuse_real(real)
+        return self.refuse_real(real, path)
 
-    def refuse_real(self, real: Path) -> str:
-        """Why a resolved path may not be read, or "" when it may."""
+    def refuse_real(self, real: Path, path: Path | None = None) -> str:
+        """Why a resolved path may not be read, or "" when it may.
+
+        ``path`` is the name it was reached by: the hidden-file rule (no part of the path
+        starts with '.', none is ``.git`` or ``node_modules``) applies to where a symlink
+        leads, not only to its name, so ``docs/leak.md -> ../.git/config`` or ``../.env`` is
+        refused. Hidden folders the name itself goes through (a ``docs_dir`` of ``.docs``,
+        a hook in ``.hooks/``) are the caller's choice and stay allowed.
+        """
         if not real.is_relative_to(self.root):
             return "symlink that leads outside the vault (only files inside the vault are read)"
         if real.is_relative_to(self.index_dir):
             return "inside the kb-qa index folder"
+        hidden = _hidden_parts(real.relative_to(self.root))
+        if hidden and not hidden <= self._hidden_named(path):
+            return (
+                f"symlink that leads to a hidden file or folder ({'/'.join(sorted(hidden))}): "
+                "hidden files (names starting with '.', .git, node_modules) are never read"
+            )
         return ""
+
+    def _hidden_named(self, path: Path | None) -> set[str]:
+        """The hidden parts of ``path`` as named, relative to the vault."""
+        if path is None:
+            return set()
+        named = Path(os.path.normpath(os.path.abspath(path)))
+        for base in (self.given, self.root):
+            if base is not None and named.is_relative_to(base):
+                return _hidden_parts(named.relative_to(base))
+        return set()
 
     def read_bytes(self, path: Path) -> bytes:
         """The bytes of a regular file inside the vault, checked on the opened file itself
@@ -94,7 +119,7 @@ class Boundary:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise VaultError("not a regular file (a pipe, device or socket)")
             real = _real_path(fd, path)
-            reason = self.refuse_real(real)
+            reason = self.refuse_real(real, path)
             if reason:
                 raise VaultError(reason)
             return f.read()
@@ -102,6 +127,11 @@ class Boundary:
     def relative(self, path: Path) -> str:
         """``path`` relative to the vault, POSIX separators."""
         return path.relative_to(self.root).as_posix()
+
+
+def _hidden_parts(rel: Path) -> set[str]:
+    """The parts of a vault-relative path that make it hidden (see ``Boundary.refuse_real``)."""
+    return {p for p in rel.parts if p.startswith(".") or p in SKIP_DIRS}
 
 
 def _real_path(fd: int, fallback: Path) -> Path:
@@ -175,7 +205,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             if real.is_relative_to(boundary.index_dir):
                 continue
             if sub.is_symlink():
-                reason = boundary.refuse_real(real)
+                reason = boundary.refuse_real(real, sub)
                 if reason:
                     yield sub, f"folder is a {reason}"
                     continue

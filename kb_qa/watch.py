@@ -262,3 +262,8 @@ class Watcher:
             with self._cond:
                 self._pending.add("<index-folder-deleted>")
                 self._first_pending = self._last_event = 0.0
+        elif exists and self.kb.store.vectors.vanished():
+            # Only the Chroma folder went: index() reopens it and puts the vectors back.
+            with self._cond:
+                self._pending.add("<vector-store-deleted>")
+                self._first_pending = self._last_event = 0.0

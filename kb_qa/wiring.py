@@ -13,13 +13,21 @@ MkDocs, ProperDocs and Zensical all copy the docs folder's static files and hono
 
 A folder of built HTML pages (no config) gets the drop-in tags in every page instead.
 The kb-qa MkDocs plugin recognises a wired site (``is_wired``) and does not add a second copy.
+
+Every write is planned first and applied all or nothing (``Plan.apply``): a file where a
+folder must go, a config or page that is a symlink out of the site, a config that is not
+UTF-8 (or UTF-16 with a BOM) stop ``init`` with a message before anything is written. Each
+file keeps its encoding (a Latin-1 page stays Latin-1) and its line endings (CRLF stays).
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import difflib
 import html
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -101,6 +109,67 @@ def options_from(extra: Any) -> WidgetOptions | None:
     )
 
 
+@dataclass(frozen=True)
+class Encoding:
+    """How a file's text is stored: its codec and whether its lines end in CRLF."""
+
+    codec: str = "utf-8"
+    crlf: bool = False
+    html: bool = False  # characters the codec lacks become character references
+
+    def encode(self, text: str) -> bytes:
+        """``text`` (LF line ends) as the file's bytes."""
+        if self.crlf:
+            text = text.replace("\n", "\r\n")
+        return text.encode(self.codec, errors="xmlcharrefreplace" if self.html else "strict")
+
+
+_CHARSET_RE = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+
+
+def read_text(path: Path, *, page: bool = False) -> tuple[str, Encoding]:
+    """A file's text with LF line ends, and how to write it back the same way.
+
+    Configs must be UTF-8 (or UTF-16/UTF-8 with a BOM), as MkDocs and Zensical read them;
+    a page that is not UTF-8 is read in the charset its ``<meta>`` declares, else Latin-1
+    (which gives every byte back unchanged)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+    if data.startswith(codecs.BOM_UTF8):
+        codec = "utf-8-sig"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        codec = "utf-16"
+    else:
+        codec = "utf-8"
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        if not page:
+            raise ConfigError(
+                f"{path} is not UTF-8 (byte {exc.start} cannot be read), so kb-qa init "
+                "would corrupt it, and MkDocs and Zensical read it as UTF-8. Save it as "
+                "UTF-8 and run again."
+            ) from exc
+        codec, text = _page_text(data)
+    crlf = text.count("\r\n") * 2 > text.count("\n")
+    return text.replace("\r\n", "\n") if crlf else text, Encoding(codec, crlf, page)
+
+
+def _page_text(data: bytes) -> tuple[str, str]:
+    """(codec, text) of a page that is not UTF-8."""
+    declared = _CHARSET_RE.search(data[:4096])
+    if declared:
+        name = declared.group(1).decode("ascii")
+        try:
+            codecs.lookup(name)
+            return name, data.decode(name)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return "latin-1", data.decode("latin-1")
+
+
 @dataclass
 class Change:
     """One file as it is and as ``init`` would leave it (``before`` None: a new file)."""
@@ -108,6 +177,7 @@ class Change:
     path: Path
     before: str | None
     after: str
+    encoding: Encoding = field(default_factory=Encoding)
 
     def diff(self, root: Path) -> str:
         """A unified diff relative to ``root``."""
@@ -146,11 +216,80 @@ class Plan:
                 parts.append(change.diff(self.root))
         return "".join(parts)
 
-    def apply(self) -> None:
-        """Write every change."""
+    def check(self) -> None:
+        """``ConfigError`` when a change cannot be written, before anything is: a file
+        where a folder must go, a folder where a file must go, a path out of the site."""
+        site = self.root.resolve()
         for change in self.changes:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            change.path.write_text(change.after, encoding="utf-8")
+            path = change.path
+            if path.is_symlink() or not path.parent.resolve().is_relative_to(site):
+                raise ConfigError(
+                    f"{path} is (or is inside) a symlink that leads out of the site folder "
+                    f"{site}; kb-qa init edits only files inside it. Replace the link with "
+                    "the file itself, or add kb-qa's lines to it by hand."
+                )
+            if path.is_dir():
+                raise ConfigError(
+                    f"{path} is a folder where kb-qa init writes a file: move it away and run "
+                    "again."
+                )
+            for parent in path.parents:
+                if parent.exists() and not parent.is_dir():
+                    raise ConfigError(
+                        f"{parent} is a file where kb-qa init puts the folder of the widget's "
+                        "files: move it away (or rename it) and run again."
+                    )
+                if parent == self.root:
+                    break
+            try:
+                change.encoding.encode(change.after)
+            except UnicodeEncodeError as exc:
+                raise ConfigError(
+                    f"{path} is stored as {change.encoding.codec}, which cannot hold "
+                    f"{exc.object[exc.start : exc.end]!r} of the widget's settings: use other "
+                    "text (--title, --suggested) or save the file as UTF-8."
+                ) from exc
+
+    def apply(self) -> None:
+        """Write every change, all or nothing: each file goes to a temporary file beside
+        it first, then all are moved into place; on any failure the files already moved
+        are put back as they were and the new ones removed (``ConfigError``)."""
+        self.check()
+        created: list[Path] = []
+        staged: list[tuple[Change, Path]] = []
+        done: list[tuple[Change, bytes | None]] = []
+        try:
+            for change in self.changes:
+                for parent in reversed(change.path.parents):
+                    if not parent.exists():
+                        parent.mkdir()
+                        created.append(parent)
+                temp = change.path.with_name(f".{change.path.name}.kb-qa-init")
+                temp.write_bytes(change.encoding.encode(change.after))
+                with contextlib.suppress(OSError):
+                    os.chmod(temp, change.path.stat().st_mode & 0o7777)
+                staged.append((change, temp))
+            for change, temp in staged:
+                original = change.path.read_bytes() if change.path.exists() else None
+                os.replace(temp, change.path)
+                done.append((change, original))
+        except OSError as exc:
+            for change, original in reversed(done):
+                with contextlib.suppress(OSError):
+                    if original is None:
+                        change.path.unlink()
+                    else:
+                        change.path.write_bytes(original)
+            for _change, temp in staged:
+                with contextlib.suppress(OSError):
+                    temp.unlink()
+            for folder in reversed(created):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise ConfigError(
+                f"kb-qa init could not write {getattr(exc, 'filename', None) or 'a file'} "
+                f"({exc.strerror or exc}); nothing was changed. Fix that and run again."
+            ) from exc
 
 
 def plan(root: Path, **options: Any) -> Plan:
@@ -166,6 +305,13 @@ def plan(root: Path, **options: Any) -> Plan:
 
     # Each generator reads its own file: wire every one there is.
     configs = [root / n for n in CONFIG_FILES if (root / n).is_file()]
+    for config in configs:
+        if not config.resolve().is_relative_to(root):
+            raise ConfigError(
+                f"{config} is a symlink to {config.resolve()}, outside the site folder: kb-qa "
+                "init edits only files inside it. Run it where the config really is, or add "
+                "kb-qa's lines by hand."
+            )
     if not configs:
         if not any(root.rglob("*.html")):
             raise ConfigError(
@@ -239,7 +385,7 @@ def _file_changes(target: Path, wanted: dict[str, str]) -> list[Change]:
     changes = []
     for name, text in wanted.items():
         path = target / name
-        before = path.read_text(encoding="utf-8") if path.is_file() else None
+        before = read_text(path)[0] if path.is_file() and not path.is_symlink() else None
         if before != text:
             changes.append(Change(path, before, text))
     return changes
@@ -253,14 +399,17 @@ def _plan_toml(
 ) -> tuple[Change | None, Path, WidgetOptions, str]:
     import tomlkit
     import tomlkit.exceptions
+    from tomlkit.items import InlineTable
 
-    before = path.read_text(encoding="utf-8")
+    before, encoding = read_text(path)
     try:
         document = tomlkit.parse(before)
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}. Fix it and run again.") from exc
     project: Any = document["project"] if "project" in document else document
     extra = project.get("extra")
+    if extra is not None and not isinstance(extra, dict):
+        raise ConfigError(f"{path}: extra must be a table. Fix it and run again.")
     wanted = options_from(extra.unwrap() if extra is not None else None) or WidgetOptions()
     wanted = wanted.merged(**options)
     for key, item in (("extra_css", CSS_PATH), ("extra_javascript", LOADER_PATH)):
@@ -276,15 +425,21 @@ def _plan_toml(
         extra = tomlkit.table(is_super_table=True)
         project["extra"] = extra
     current = extra.get(EXTRA_KEY)
-    if current is None or current.unwrap() != wanted.as_config():
-        table = tomlkit.table()
+    if current is None or _unwrapped(current) != wanted.as_config():
+        # Inside an inline table (`extra = {...}`) only an inline table may stand.
+        inline = isinstance(extra, InlineTable)
+        table: Any = tomlkit.inline_table() if inline else tomlkit.table()
         for key, value in wanted.as_config().items():
             table[key] = value
         extra[EXTRA_KEY] = table
     after = tomlkit.dumps(document)
     docs_dir = path.parent / str(project.get("docs_dir") or "docs")
     site_url = str(project.get("site_url") or "")
-    return _change(path, before, after), docs_dir, wanted, site_url
+    return _change(path, before, after, encoding), docs_dir, wanted, site_url
+
+
+def _unwrapped(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
 
 
 # --- mkdocs.yml ------------------------------------------------------------------------------
@@ -296,7 +451,7 @@ def _plan_yaml(
     """mkdocs.yml edited line by line (``yaml_edit``): nothing else is re-serialised."""
     from kb_qa import yaml_edit
 
-    before = path.read_text(encoding="utf-8")
+    before, encoding = read_text(path)
     data = yaml_edit.load(before, str(path))
     known = options_from(data.get("extra")) or plugin_options(data) or WidgetOptions()
     wanted = known.merged(**options)
@@ -304,7 +459,8 @@ def _plan_yaml(
     text = yaml_edit.ensure_item(text, str(path), "extra_javascript", LOADER_PATH, _entry_path)
     text = yaml_edit.ensure_mapping(text, str(path), "extra", EXTRA_KEY, wanted.as_config())
     docs_dir = path.parent / str(data.get("docs_dir") or "docs")
-    return _change(path, before, text), docs_dir, wanted, str(data.get("site_url") or "")
+    site_url = str(data.get("site_url") or "")
+    return _change(path, before, text, encoding), docs_dir, wanted, site_url
 
 
 def _entry_path(entry: Any) -> str:
@@ -314,8 +470,8 @@ def _entry_path(entry: Any) -> str:
     return str(getattr(entry, "path", entry))  # MkDocs' ExtraScriptValue has .path
 
 
-def _change(path: Path, before: str, after: str) -> Change | None:
-    return Change(path, before, after) if after != before else None
+def _change(path: Path, before: str, after: str, encoding: Encoding | None = None) -> Change | None:
+    return Change(path, before, after, encoding or Encoding()) if after != before else None
 
 
 # --- a folder of built HTML pages -------------------------------------------------------------
@@ -327,10 +483,12 @@ def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
     wanted = WidgetOptions().merged(**options)
     pages = sorted(p for p in root.rglob("*.html") if ASSET_DIR not in p.relative_to(root).parts)
     for page in pages:
-        before = page.read_text(encoding="utf-8", errors="replace")
+        if page.is_symlink() or not page.resolve().is_relative_to(root):
+            continue  # a link (out of the site, or to a page wired under its own name)
+        before, encoding = read_text(page, page=True)
         after = html_with_tags(before, page_tags(page.relative_to(root).as_posix(), wanted))
         if after != before:
-            result.changes.append(Change(page, before, after))
+            result.changes.append(Change(page, before, after, encoding))
     from kb_qa_widget import ASSETS, FILES
 
     files = {name: (ASSETS / name).read_text(encoding="utf-8") for name in FILES}

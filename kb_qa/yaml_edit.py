@@ -41,9 +41,12 @@ def ensure_item(
         return _append(text, f"{key}:\n  - {item}\n")
     entries = data[key]
     lines = text.splitlines(keepends=True)
-    if entries is None:  # `extra_css:` with nothing after it
-        line, _ = data.lc.key(key)
-        lines[line] = lines[line].rstrip("\n").rstrip() + f" [{item}]\n"
+    if entries is None:  # `extra_css:` with nothing after it but maybe a comment
+        line, col = data.lc.key(key)
+        colon = lines[line].index(":", col) + 1
+        rest = lines[line][colon:].rstrip("\n").strip()
+        comment = f"  {rest}" if rest.startswith("#") else ""
+        lines[line] = lines[line][:colon] + f" [{item}]{comment}\n"
         return "".join(lines)
     if not isinstance(entries, list):
         raise ConfigError(f"{where}: {key} must be a list. Fix it and run again.")

@@ -1,0 +1,95 @@
+"""No file can stall an index run (issue 24, item 2).
+
+A Markdown file of ``[`` made the heading-id pass quadratic (10 KB took 11 s, 300 KB over
+300 s, with rendering on or off), and since nothing was recorded when the run was killed,
+the stall came back on every start. Now every parse runs under ``parse_timeout`` CPU
+seconds (``kb_qa.deadline``): a page over it is indexed from its headings alone, a file
+whose headings alone are too slow is recorded as failed with the reason and not parsed
+again while it is unchanged, and the rest of the vault is indexed and searchable.
+
+The runs are real ``kb-qa`` subprocesses; their timeouts only guard against a hang.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kb_qa.deadline import ParseTimeout, deadline
+
+GOOD = "# Good\n\n## Otters\n\nOtters hold hands while they sleep.\n"
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+HANG = 240  # seconds: before the fix the first run below took far longer
+
+
+@pytest.mark.parametrize("render", ["1", "0"])
+def test_a_file_of_brackets_does_not_stall_the_run(
+    make_vault: Callable[..., Path], run_cli: RunCli, tmp_path: Path, render: str
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: Hostile\n",
+            "docs/good.md": GOOD,
+            "docs/brackets.md": "[" * 300_000,
+            "docs/links.md": "# Links\n\n## Many\n\n" + "[a](" * 50_000,
+        }
+    )
+    env = {"KBQA_INDEX_DIR": str(tmp_path / "idx"), "KBQA_RENDER": render}
+    result = run_cli("index", str(vault), env=env, timeout=HANG)  # default parse_timeout
+    assert result.returncode == 0, result.stderr
+    out = result.stdout + result.stderr
+    assert "Indexed 3 files" in out
+    # Indexed from their headings alone, and said so.
+    assert "docs/brackets.md: rendering the page for its heading ids took longer than" in out
+    assert "docs/links.md: rendering the page for its heading ids took longer than" in out
+    assert "heading ids were computed from the headings alone" in out
+    found = run_cli("search", "otters", "--vault", str(vault), "--json", env=env, timeout=HANG)
+    assert found.returncode == 0, found.stderr
+    assert '"path": "docs/good.md"' in found.stdout
+    links = run_cli("search", "many links", "--vault", str(vault), "--json", env=env)
+    assert '"anchor": "many"' in links.stdout
+
+
+def test_a_file_too_slow_even_by_its_headings_fails_once_and_the_rest_is_indexed(
+    make_vault: Callable[..., Path], run_cli: RunCli, tmp_path: Path
+) -> None:
+    vault = make_vault(
+        {
+            "docs/good.md": GOOD,
+            # One heading of 100 KB of '[': its id alone is the slow part.
+            "docs/heading.md": "# " + "[" * 100_000 + "\n\ntext\n",
+        }
+    )
+    env = {"KBQA_INDEX_DIR": str(tmp_path / "idx"), "KBQA_PARSE_TIMEOUT": "1"}
+    result = run_cli("index", str(vault), env=env, timeout=HANG)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout + result.stderr
+    assert "Indexed 1 files" in out or "Indexed 1 file" in out
+    [line] = [ln for ln in out.splitlines() if "docs/heading.md" in ln and "in time" in ln]
+    assert "took longer than 1 s" in line
+    assert "fix or split the file, or raise parse_timeout" in line
+    found = run_cli("search", "otters", "--vault", str(vault), "--json", env=env)
+    assert '"path": "docs/good.md"' in found.stdout
+    # Recorded: the next run reports it again without parsing it again.
+    again = run_cli("index", str(vault), env=env, timeout=HANG)
+    assert again.returncode == 0, again.stderr
+    assert "not parsed again" in again.stdout + again.stderr
+
+
+def test_deadline_stops_a_busy_thread_and_leaves_nothing_pending() -> None:
+    with pytest.raises(ParseTimeout, match=r"spinning took longer than 0\.2 s"):
+        with deadline(0.2, "spinning"):
+            while True:
+                pass
+    # Nested limits: the inner one fires, the outer one is untouched, and a body that ends
+    # in time leaves no exception behind for later code.
+    with deadline(30, "outer"):
+        with pytest.raises(ParseTimeout, match="inner"):
+            with deadline(0.2, "inner"):
+                while True:
+                    pass
+        total = sum(range(1000))
+    assert total == 499500
