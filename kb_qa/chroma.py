@@ -36,12 +36,25 @@ class Collection:
         self.name = name
         self.folder = folder  # the embedded database lives in folder/chroma
         self.create = create
-        self.client = chroma_client(settings, folder)
+        self._client: Any = None  # made on first use: reading the view needs no Chroma
         self.collection: Any = None
         self._failure = ""  # the last failure logged
         self._reopen_lock = threading.Lock()
-        if create:
-            self.open()
+        if settings.chroma_url:  # a server that is not there is said at start
+            self._client = chroma_client(settings, folder)
+            if create:
+                self.open()
+
+    @property
+    def client(self) -> Any:
+        """The Chroma client, made (and chromadb imported, ~0.4 s) when first needed."""
+        if self._client is None:
+            self._client = chroma_client(self.settings, self.folder)
+        return self._client
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        self._client = value
 
     def open(self) -> None:
         """(Re)open the collection; a writer creates it when missing, a replica does not."""
@@ -223,11 +236,12 @@ class Collection:
         """A fresh embedded client: sees what other processes wrote, or a re-made folder."""
         if self.settings.chroma_url:
             return  # a server already serves every writer's data
+        if self._client is None:
+            return  # not opened yet: the first use opens what is there now
         from chromadb.api.client import SharedSystemClient
 
         SharedSystemClient.clear_system_cache()
-        self.client = chroma_client(self.settings, self.folder)
-        self.open()
+        self._client, self.collection = None, None  # made again on the next use
 
 
 def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-def]

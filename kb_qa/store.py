@@ -127,7 +127,7 @@ class Store:
     @property
     def collection(self) -> Any:
         """The Chroma collection object (prefer :meth:`chroma`, which heals)."""
-        return self.vectors.collection
+        return self.vectors.chroma(lambda col: col)  # opened on first use
 
     def _create_manifest(self) -> None:
         try:
