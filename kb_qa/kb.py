@@ -237,7 +237,8 @@ class KnowledgeBase:
                 log.warning("%s", report.rebuilt)
             # Only a run interrupted while writing leaves Chroma and the manifest apart.
             interrupted = self.store.meta("writing") == "1"
-            problem = "" if interrupted else self.store.vector_problem()
+            untouched = not interrupted and self.store.chroma_untouched()
+            problem = "" if interrupted or untouched else self.store.vector_problem()
             if problem:
                 report.repaired = (
                     f"{problem}: adding the missing vectors again (from the embedding cache "
@@ -281,7 +282,9 @@ class KnowledgeBase:
             self.store.set_meta(
                 last_indexed=str(time.time()), site_url=site.site_url, link_style=link_style
             )
-            self.store.publish(site.site_url, link_style)
+            wrote = bool(docs or removed or report.rebuilt or report.repaired)
+            self.store.publish(site.site_url, link_style, untouched=untouched and not wrote)
+            self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
         return report
 

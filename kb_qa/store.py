@@ -343,6 +343,29 @@ class Store:
                 self.db.execute("DELETE FROM files WHERE path=?", (path,))
         return set(missing)
 
+    def chroma_stamp(self) -> str:
+        """The embedded Chroma files' names, sizes and times, hashed ("" on a server or when
+        they cannot be read): equal to the stamp an index run left, nothing touched them."""
+        if self.settings.chroma_url:
+            return ""
+        folder = self.folder / "chroma"
+        try:
+            parts = sorted(
+                f"{p.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns}"
+                for p in folder.rglob("*")
+                if p.is_file()
+                for st in (p.stat(),)
+            )
+        except OSError:
+            return ""
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest() if parts else ""
+
+    def chroma_untouched(self) -> bool:
+        """Whether the embedded Chroma is as the last index run left it (so a run with
+        nothing to write need not open it: chromadb's import alone takes ~0.4 s)."""
+        stamp = self.chroma_stamp()
+        return bool(stamp) and stamp == self.meta("chroma_stamp")
+
     def vector_problem(self) -> str:
         """Why Chroma does not hold the manifest's vectors ("" when it does); a quick check.
 
@@ -456,8 +479,9 @@ class Store:
             f"{record.source or 'another index folder'}: rewriting it"
         )
 
-    def publish(self, site_url: str, link_style: str) -> None:
-        """Tell readers what the workspace holds now (only when it changed)."""
+    def publish(self, site_url: str, link_style: str, untouched: bool = False) -> None:
+        """Tell readers what the workspace holds now (only when it changed; ``untouched``:
+        the embedded Chroma is as this index left it, so its record is the one written)."""
         record = WorkspaceRecord(
             generation=self.meta("generation"),
             site_url=site_url,
@@ -468,8 +492,11 @@ class Store:
             vault=str(self.settings.vault),
             records=RECORDS_VERSION,
         )
+        if untouched and self.meta("published") == json.dumps(asdict(record)):
+            return
         if self.vectors.record() != record:
             self.vectors.publish(record)
+        self.set_meta(published=json.dumps(asdict(record)))
 
     # -- reading ----------------------------------------------------------------------------
 
