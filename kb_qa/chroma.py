@@ -148,7 +148,12 @@ class Collection:
         fix = (
             "Check that the Chroma server is running (e.g. `chroma run --path DIR --port 8000`)"
             if self.settings.chroma_url
-            else "Check the index folder, or delete it and run `kb-qa index` to rebuild it"
+            else (
+                "Check that the index folder is readable and writable and its disk has free "
+                "space; if the error stays, move its chroma/ folder aside and run `kb-qa "
+                "index`, which puts the vectors back from the embedding cache (nothing is "
+                "embedded again)"
+            )
         )
         return IndexStateError(f"The vector index at {where} cannot be used right now. {fix}.")
 
