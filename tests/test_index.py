@@ -178,7 +178,7 @@ def test_an_index_from_an_earlier_build_of_the_model_re_embeds_once(
     second = kb(vault, embed_model="minilm")
     report = second.index()
     assert report.rebuilt == (
-        "the minilm model was updated (build int8-pc): rebuilding the index and "
+        "the minilm model was updated (build int8-fp32-pc): rebuilding the index and "
         "re-embedding everything"
     )
     assert report.embedded == report.chunks == 9
