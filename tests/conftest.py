@@ -7,8 +7,10 @@ and the CLI runs as a subprocess. The deterministic ``hash`` embedder keeps test
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -126,3 +128,26 @@ def llm(llm_server: LLMServer) -> LLMServer:
     """The test LLM server with its script and recorded requests cleared."""
     llm_server.reset()
     return llm_server
+
+
+@pytest.fixture
+def tiny_disk() -> Iterator[Path]:
+    """A 24 MB tmpfs (needs root and mount rights: skipped elsewhere).
+
+    Mounted outside pytest's own temporary folders, which pytest deletes in later runs:
+    a mount left there by a killed run would make that cleanup fail.
+    """
+    mount = Path(tempfile.mkdtemp(prefix="kbqa-tiny-disk-"))
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        mount.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(mount, ignore_errors=True)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -317,29 +315,6 @@ def test_file_that_grows_over_the_limit_leaves_the_index(
     assert reasons(report.skipped, "grows.md")
     assert report.deleted == 1
     assert indexed_paths(index) == ["good.md"]
-
-
-@pytest.fixture
-def tiny_disk() -> Iterator[Path]:
-    """A 24 MB tmpfs (needs root and mount rights: skipped elsewhere).
-
-    Mounted outside pytest's own temporary folders, which pytest deletes in later runs:
-    a mount left there by a killed run would make that cleanup fail.
-    """
-    mount = Path(tempfile.mkdtemp(prefix="kbqa-tiny-disk-"))
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        mount.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-        shutil.rmtree(mount, ignore_errors=True)
 
 
 def test_a_full_disk_is_one_line_and_the_next_run_recovers(

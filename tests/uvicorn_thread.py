@@ -14,6 +14,8 @@ from typing import Any
 
 import uvicorn
 
+from kb_qa.kb import KnowledgeBase
+
 
 class UvicornThread:
     """Serve an ASGI app on 127.0.0.1 until the ``with`` block ends."""
@@ -47,3 +49,13 @@ class UvicornThread:
         self.server.should_exit = True
         self._thread.join(10)
         self._sock.close()
+
+
+def serve_kb(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
+    """kb-qa's app for ``kb`` with ``settings`` changed, under the uvicorn limits
+    `kb-qa serve` applies (``kb_qa.serving.uvicorn_options``)."""
+    from kb_qa.server import create_app
+    from kb_qa.serving import uvicorn_options
+
+    merged = kb.settings.replace(**settings)
+    return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))

@@ -9,16 +9,13 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 from conftest import write_files
-from uvicorn_thread import UvicornThread
+from uvicorn_thread import serve_kb
 
 from kb_qa.kb import KnowledgeBase
-from kb_qa.server import create_app
-from kb_qa.serving import uvicorn_options
 
 HARD_LIMIT = 30.0  # seconds any one socket operation may take before the test fails
 # Few sections (quick to index) of many inline elements (slow to render: ~1.5 s)
@@ -44,14 +41,9 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     kb.close()
 
 
-def serve(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
-    merged = kb.settings.replace(**settings)
-    return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))
-
-
 @pytest.fixture(scope="module")
 def api(kb: KnowledgeBase) -> Iterator[str]:
-    with serve(kb) as server:
+    with serve_kb(kb) as server:
         yield server.url
 
 
@@ -138,7 +130,7 @@ def test_loopback_hosts_are_served(api: str, host: str) -> None:
 
 
 def test_allowed_hosts_admits_a_deployment_name(kb: KnowledgeBase) -> None:
-    with serve(kb, allowed_hosts=("docs.example.com", "*.internal.example")) as server:
+    with serve_kb(kb, allowed_hosts=("docs.example.com", "*.internal.example")) as server:
         for host in ("docs.example.com", "docs.example.com:443", "api.internal.example"):
             assert httpx.get(server.url + "/api/health", headers={"Host": host}).is_success
         refused = httpx.get(server.url + "/api/health", headers={"Host": "evil.example.com"})
@@ -146,7 +138,7 @@ def test_allowed_hosts_admits_a_deployment_name(kb: KnowledgeBase) -> None:
 
 
 def test_a_slow_header_is_disconnected_after_the_timeout(kb: KnowledgeBase) -> None:
-    with serve(kb, header_timeout=1.0) as server:
+    with serve_kb(kb, header_timeout=1.0) as server:
         started = time.monotonic()
         with connect(server.url) as sock:
             sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
@@ -170,14 +162,14 @@ def test_a_slow_header_is_disconnected_after_the_timeout(kb: KnowledgeBase) -> N
 
 
 def test_a_silent_connection_is_closed(kb: KnowledgeBase) -> None:
-    with serve(kb, header_timeout=1.0) as server, connect(server.url) as sock:
+    with serve_kb(kb, header_timeout=1.0) as server, connect(server.url) as sock:
         started = time.monotonic()
         assert sock.recv(1) == b""  # closed by the server, not by the hard limit
         assert time.monotonic() - started < 5
 
 
 def test_a_slow_body_is_disconnected_after_the_timeout(kb: KnowledgeBase) -> None:
-    with serve(kb, body_timeout=1.0) as server, connect(server.url) as sock:
+    with serve_kb(kb, body_timeout=1.0) as server, connect(server.url) as sock:
         started = time.monotonic()
         sock.sendall(
             b"POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -190,7 +182,7 @@ def test_a_slow_body_is_disconnected_after_the_timeout(kb: KnowledgeBase) -> Non
 
 
 def test_connections_beyond_the_cap_are_refused(kb: KnowledgeBase) -> None:
-    with serve(kb, max_connections=5, header_timeout=2.0) as server:
+    with serve_kb(kb, max_connections=5, header_timeout=2.0) as server:
         idle = [connect(server.url) for _ in range(5)]
         try:
             time.sleep(0.2)
@@ -216,7 +208,7 @@ def _view_seconds(url: str, path: str) -> float:
 
 
 def test_abandoned_view_renders_do_not_hold_up_other_readers(kb: KnowledgeBase) -> None:
-    with serve(kb) as server:
+    with serve_kb(kb) as server:
         one = _view_seconds(server.url, "/view/big.md")
         abandoned = []
         for _ in range(10):  # readers who open the big note and leave at once
