@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa.anchors import match_text
+from kb_qa.deadline import ParseTimeout, deadline
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 
@@ -76,8 +77,34 @@ def view_page(
     notes: Mapping[str, str] | None = None,
     headings: Mapping[tuple[str, str], str] | None = None,
     gone: Callable[[], bool] = lambda: False,
+    parse_timeout: float = 0,
 ) -> str | None:
     """``/view/<path>``: one note rendered, its headings carrying the indexed anchors.
+
+    A note that takes longer than ``parse_timeout`` CPU seconds to render (a hostile shape:
+    160 KB of ``[`` took markdown-it's inline pass 11 s) is shown as plain text, saying so.
+    """
+    try:
+        with deadline(parse_timeout, "rendering the note"):
+            return _view_page(path, source, chunks, notes, headings, gone)
+    except ParseTimeout:
+        notice = (
+            f"<p><strong>This note took longer than {parse_timeout:g} s to render "
+            "(parse_timeout), so it is shown as plain text.</strong></p>"
+        )
+        nav = f'<nav><a href="/">All pages</a> · {html.escape(path)}</nav>'
+        return _page(path, nav + notice + f"<pre>{html.escape(source)}</pre>")
+
+
+def _view_page(
+    path: str,
+    source: str,
+    chunks: Sequence[Chunk],
+    notes: Mapping[str, str] | None,
+    headings: Mapping[tuple[str, str], str] | None,
+    gone: Callable[[], bool],
+) -> str | None:
+    """:func:`view_page` without its time limit.
 
     ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
     so Obsidian ``[[wikilinks]]`` open the other note's view; ``headings`` maps (path,

@@ -741,7 +741,9 @@ class Api:
             for c in reversed(self.kb.store.chunks())
             if c.piece == 0 and c.level > 0
         }
-        return pages.view_page(path, source, chunks, notes, headings, gone)
+        return pages.view_page(
+            path, source, chunks, notes, headings, gone, self.settings.parse_timeout
+        )
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""

@@ -93,3 +93,26 @@ def test_deadline_stops_a_busy_thread_and_leaves_nothing_pending() -> None:
                     pass
         total = sum(range(1000))
     assert total == 499500
+
+
+def test_a_note_too_slow_to_render_is_viewed_as_plain_text(tmp_path: Path) -> None:
+    """/view renders with markdown-it's inline pass, slow on a page of ``[`` (300 KB took
+    ~20 s a request): past parse_timeout the note is shown as plain text, at once."""
+    import httpx
+    from conftest import write_files
+    from uvicorn_thread import serve_kb
+
+    from kb_qa.kb import KnowledgeBase
+
+    vault = write_files(
+        tmp_path / "vault",
+        {"ok.md": "# Fine\n\nOtters sleep.\n", "brackets.md": "# Brackets\n\n" + "[" * 300_000},
+    )
+    with KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="hash") as kb:
+        kb.index()
+        with serve_kb(kb, rate_limit=0, parse_timeout=1.0) as server:
+            slow = httpx.get(server.url + "/view/brackets.md", timeout=15)
+            fine = httpx.get(server.url + "/view/ok.md", timeout=15)
+    assert slow.status_code == 200 and "shown as plain text" in slow.text
+    assert "[[[[" in slow.text and "<script" not in slow.text.split("<pre>")[1]
+    assert fine.status_code == 200 and "Otters sleep." in fine.text
