@@ -9,6 +9,10 @@ Scenarios (real processes, real Chroma, a copy of the vault under $KBQA_BENCH_DI
   rm-index      the whole index folder deleted under a running watcher
   rm-chroma     the embedded chroma/ folder deleted, then `kb-qa index`
   chroma-empty  the Chroma server restarted on an empty folder, then `kb-qa index`
+  stalled-parse a 300 KB page of `[` (quadratic for Python-Markdown) added, then `kb-qa index`:
+                the run's time, the page recorded as failed, the rest equal to a clean index
+  watch-chroma  the embedded chroma/ folder deleted under a running watcher, then an edit:
+                time until the edit is searchable with its vector
   slow-clients  1,000 connections sending their headers a byte at a time to `kb-qa serve`
   big-headers   four 200 MB headers sent to `kb-qa serve`
 For the two server cases the verdict gives connections left open and the server's memory.
@@ -161,6 +165,44 @@ def chroma_empty(source: Path, model: str) -> tuple[str, float]:
             return equals_clean(kb, model), seconds
 
 
+def stalled_parse(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    cli("index", str(vault), embed_model=model).wait()
+    (vault / "docs" / "brackets.md").write_text("# Brackets\n\n" + "[" * 300_000)
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        started = time.perf_counter()
+        report = kb.index()
+        seconds = time.perf_counter() - started
+        failed = [p for p, _ in report.skipped if p.endswith("brackets.md")]
+        (vault / "docs" / "brackets.md").unlink()  # the clean index is of the other pages
+        kb.index()
+        verdict = equals_clean(kb, model)
+    return f"{verdict}; the page {'failed' if failed else 'was indexed'}", seconds
+
+
+def watch_chroma(source: Path, model: str) -> tuple[str, float]:
+    vault = fresh_vault(source)
+    page = sorted(p for p in vault.rglob("*.md") if ".kb-qa" not in p.parts)[0]
+    with KnowledgeBase(vault, embed_model=model) as kb:
+        watcher = Watcher(kb).start()
+        watcher.wait_idle(120)
+        started = time.perf_counter()
+        shutil.rmtree(vault / ".kb-qa" / "chroma")
+        page.write_text(page.read_text() + "\n\nThe quokka zebraquill note.\n")
+        while True:
+            hits = kb.search("zebraquill", 3)
+            if hits and "zebraquill" in hits[0].chunk.text and hits[0].vector_rank is not None:
+                break
+            if time.perf_counter() - started > 120:
+                watcher.stop()
+                return "edit not searchable after 120 s", 120.0
+            time.sleep(0.05)
+        seconds = time.perf_counter() - started
+        watcher.wait_idle(120)
+        watcher.stop()
+        return equals_clean(kb, model), seconds
+
+
 def _serving(source: Path, model: str) -> tuple[subprocess.Popen[str], int]:
     """`kb-qa serve` on a free port over an indexed copy of the vault: (process, port)."""
     vault = fresh_vault(source)
@@ -264,6 +306,8 @@ SCENARIOS = {
     "rm-index": rm_index,
     "rm-chroma": rm_chroma,
     "chroma-empty": chroma_empty,
+    "stalled-parse": stalled_parse,
+    "watch-chroma": watch_chroma,
     "slow-clients": slow_clients,
     "big-headers": big_headers,
 }
