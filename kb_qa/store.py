@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from kb_qa.chroma import Collection, disk_full, disk_full_error
-from kb_qa.errors import ConfigError, IndexStateError, KbQaError, VaultError
+from kb_qa.errors import ConfigError, IndexStateError, VaultError
 from kb_qa.settings import Settings
 from kb_qa.site import site_name
 from kb_qa.types import Chunk, Heading, Outline
@@ -106,14 +106,8 @@ class Store:
             settings.workspace, site_name(settings.vault), settings.vault
         )
         self.name = collection_name(self.workspace)
-        try:
-            self.vectors = Collection(settings, self.name, self.folder)
-        except KbQaError:
-            raise
-        except Exception as exc:  # opening the embedded database writes to it
-            if disk_full(exc) and not settings.chroma_url:
-                raise disk_full_error(self.folder) from exc
-            raise
+        # Opened on first use: a full disk then is Collection.unusable's disk_full_error.
+        self.vectors = Collection(settings, self.name, self.folder)
         self._writer_id = ""
 
     @property
