@@ -101,16 +101,16 @@ def load_view(
 
 
 def _nearest(
-    view: _Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None
+    chunks: Sequence[Chunk], similarity: np.ndarray, n: int, allowed: np.ndarray | None
 ) -> list[tuple[str, float]]:
-    """(chunk id, cosine distance) of the ``n`` nearest chunks, from the view's vectors.
+    """(chunk id, cosine distance) of the ``n`` nearest chunks, from every chunk's cosine
+    to the question (the view's vectors times its vector).
 
     Exact where Chroma's HNSW is approximate, and it needs neither Chroma's files nor a
     round trip to a server: a search never waits on, or fails with, an index being
     written (the view is swapped whole when a write commits). 5,000 chunks take ~1 ms.
     """
-    assert view.vectors is not None
-    scores = view.vectors @ np.asarray(vector, np.float32)
+    scores = similarity
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
         n = min(n, int(allowed.sum()))
@@ -119,7 +119,7 @@ def _nearest(
         return []
     top = np.argpartition(-scores, n - 1)[:n]
     top = top[np.argsort(-scores[top], kind="stable")]
-    return [(view.chunks[i].id, 1.0 - float(scores[i])) for i in top]
+    return [(chunks[i].id, 1.0 - float(scores[i])) for i in top]
 
 
 def _matrix(chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray | None:
@@ -626,18 +626,20 @@ class KnowledgeBase:
             allowed_paths = sorted(keep)
             allowed_mask = np.array([c.path in keep for c in view.chunks])
         vector = self._query_vector(question) if reader else self.embedder.embed_query(question)
-        if view.vectors is not None:
-            nearest = _nearest(view, vector, n, allowed_mask)
+        # Every chunk's cosine, once: the nearest list and the keyword candidates' own.
+        similarity = None if view.vectors is None else view.vectors @ np.asarray(vector, np.float32)
+        if similarity is not None:
+            nearest = _nearest(view.chunks, similarity, n, allowed_mask)
         else:
             nearest = self.store.nearest(vector, n, allowed_paths)
         keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
         method = fusion or self.settings.fusion
         cosines = None
-        if view.vectors is not None and keyword and method == "zscore":  # rrf ranks only
+        if similarity is not None and keyword and method == "zscore":  # rrf ranks only
             returned = {view.by_id.get(i) for i, _ in nearest}
             rest = [i for i, _ in keyword if i not in returned]
             if rest:
-                cosines = dict(zip(rest, (view.vectors[rest] @ vector).tolist()))
+                cosines = dict(zip(rest, similarity[rest].tolist()))
         hits = retrieval.fuse(
             view.chunks,
             [(i, 1.0 - d) for i, d in nearest],
