@@ -657,10 +657,7 @@ class Api:
             admin.COOKIE,
             self.sessions.new(),
             max_age=max(1, int(self.settings.admin_session_hours * 3600)),
-            path=_cookie_path(request),
-            secure=request.url.scheme == "https",
-            httponly=True,
-            samesite="strict",
+            **_cookie_scope(request),
         )
         return response
 
@@ -671,13 +668,7 @@ class Api:
             return _cross_site()
         self.sessions.end(request.cookies.get(admin.COOKIE, ""))
         response = RedirectResponse("sign-in", 303, headers=_ADMIN_HEADERS)
-        response.delete_cookie(
-            admin.COOKIE,
-            path=_cookie_path(request),
-            secure=request.url.scheme == "https",
-            httponly=True,
-            samesite="strict",
-        )
+        response.delete_cookie(admin.COOKIE, **_cookie_scope(request))
         return response
 
     async def home(self, request: Request) -> Response:
@@ -766,8 +757,15 @@ class Api:
 _ADMIN_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
 
 
-def _cookie_path(request: Request) -> str:
-    return str(request.scope.get("root_path", "")).rstrip("/") + "/insights"
+def _cookie_scope(request: Request) -> dict[str, Any]:
+    """The admin cookie's attributes, the same when it is set and when it is cleared:
+    /insights only, HttpOnly, SameSite=Strict, Secure over HTTPS."""
+    return {
+        "path": str(request.scope.get("root_path", "")).rstrip("/") + "/insights",
+        "secure": request.url.scheme == "https",
+        "httponly": True,
+        "samesite": "strict",
+    }
 
 
 def _cross_site() -> Response:
