@@ -298,7 +298,7 @@ async def answer(
     if settings.model:
         pieces = _llm_pieces(prompt, settings, usage)
     else:
-        extract = extractive.quote(question, prepared.ranked, prepared.covered)
+        extract = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered)
         quoted = extract.quoted
         pieces = _extractive_pieces(extract.pieces)
     renumberer = CitationRenumberer(n)

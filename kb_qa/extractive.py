@@ -1,11 +1,13 @@
 """Extractive answers, when no LLM is configured: the answering passage of the best sections.
 
-Retrieval decides first: the top-ranked section is the strongest evidence, so the answer
-opens with its best passage, verbatim and whole: a paragraph together with the list, code
-block or table it introduces, a table with its header, an admonition's or a tab's text
-(its title or label kept as a lead-in). A second section follows when one of the next hits
-matches the question about as well. Each passage is introduced by its heading path and its
-citation, so no marker ever lands inside code and no answer ends on a dangling ":".
+Of retrieval's best five sections, the answer opens with the one whose passage holds the
+question's rarer words (its heading counts: a heading that restates the question, an FAQ
+entry, a rare term such as an error code) and that is closest to the question as a whole,
+quoted verbatim and whole: a paragraph together with the list, code block or table it
+introduces, a table with its header, an admonition's or a tab's text (its title or label
+kept as a lead-in). A second section follows only when it scores as well. Each passage is
+introduced by its heading path and its citation, so no marker ever lands inside code and
+no answer ends on a dangling ":".
 
 When retrieval's evidence says the docs do not cover the question (``covered``), the answer
 says so first and names the nearest sections instead.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.citations import strip_citations
+from kb_qa.linkgraph import pages_linked
 from kb_qa.text import WIKILINK, keyword_tokens
 from kb_qa.types import Hit
 
@@ -30,11 +33,24 @@ __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "passages", 
 LABEL = "No language model is configured; this is what your sources say:"
 NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
 NOTHING = "No passage in your sources matches this question."
-CANDIDATES = 5  # best-ranked sections read
-# A second section is shown only when its passage scores this share of the first's: on
-# bench/questions/answers.jsonl (bench/passages.py) a bar of 0.6 showed a second passage for
-# 60% of the questions, 46% off topic; 1.0: 33%, 21% off topic; 1.5: 7%, 5% off topic.
-SECOND_SHARE = 1.5
+CANDIDATES = 5  # best-ranked sections read; the best-scoring one leads
+# A section's score: its best passage's question words (rarity-weighted; the heading's
+# words count as the passage's; the best passage of all candidates scores 1.0) plus this
+# times the section's cosine similarity to the question. On the dev split of
+# bench/questions/answers.jsonl (bench/passages.py) the first passage held the answer for
+# 0.600 of the questions when retrieval's first section led, 0.618 when the best by words
+# led, 0.636 / 0.691 / 0.673 / 0.655 with weights 0.5 / 1.0 / 1.5 / 2.0.
+SIMILARITY_WEIGHT = 1.0
+# Question words in the heading count this much more again: a heading that restates the
+# question ("Per job" for a follow-up about one job, an FAQ entry) says what the section is
+# for. Dev: 0.709 at 0.5 and 0.7, 0.691 at 0.1 / 0.2 / 0.3 / 1.0 (with weight 1.5 for the
+# similarity: 0.655).
+HEADING_WEIGHT = 0.5
+# A second section is shown only when its score is at least this share of the first's. On
+# the same dev questions the bars 0.90 / 0.95 / 0.99 showed a second passage for 33 / 24 /
+# 7% of them, off topic for 22 / 16 / 3.6% (one that also had to add a question word the
+# first lacks did no better): all but a near tie is listed under "See also" instead.
+SECOND_SHARE = 0.99
 MAX_PASSAGE_CHARS = 1600
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
@@ -240,12 +256,15 @@ class Extract:
 def _best_passage(
     blocks: Sequence[Block], heading: frozenset[str], weight: dict[str, float]
 ) -> tuple[str, float, tuple[int, int]]:
-    """The best block of a section with what belongs to it, its score and its span."""
+    """The best block of a section with what belongs to it, its score (the weights of the
+    question words it and the heading hold) and its span."""
     if not blocks:
         return "", 0.0, (0, 0)
 
+    restated = HEADING_WEIGHT * sum(weight.get(t, 0.0) for t in heading)
+
     def score(i: int) -> float:
-        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
+        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading) + restated
 
     best = max(range(len(blocks)), key=lambda i: (score(i), -i))
     if score(best) == sum(weight.get(t, 0.0) for t in heading):
@@ -354,18 +373,31 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
             df[t] = df.get(t, 0) + 1
     # Rarer question words say more about a passage than words every section shares.
     weight = {t: math.log(1 + len(read) / df.get(t, 1)) for t in wanted}
-    choices = []
+    scored = []
     for n, h, blocks in read:
         heading = frozenset(keyword_tokens(" ".join(h.chunk.heading_path))) & frozenset(wanted)
-        text, score, span = _best_passage(blocks, heading, weight)
+        text, words, span = _best_passage(blocks, heading, weight)
         if text:
-            choices.append(_Choice(n, h, text, score, span))
-    if not choices:
+            scored.append((n, h, text, words, span))
+    if not scored:
         nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{LABEL}\n\n", nearest], {})
-    first, rest = choices[0], choices[1:]
+    # Which section leads: what its passage says of the question's words and how close
+    # the whole section is to it (retrieval's order is the tie-break).
+    most = max(words for *_, words, _ in scored) or 1.0
+    choices = [
+        _Choice(n, h, text, words / most + SIMILARITY_WEIGHT * (h.similarity or 0.0), span)
+        for n, h, text, words, span in scored
+    ]
+    first = max(choices, key=lambda c: c.score)
+    chunks = [c.hit.chunk for c in choices]
+    # A passage that sends the reader elsewhere ("Install Lumen on Linux, macOS or Docker")
+    # is not the answer when retrieval found the page it links to: that page's best does.
+    linked = pages_linked(first.hit.chunk, first.hit.chunk.text[slice(*first.span)], chunks)
+    if linked:
+        first = max((c for c in choices if c.hit.chunk.path in linked), key=lambda c: c.score)
     shown = [first]
-    runner = max(rest, key=lambda c: c.score, default=None)
+    runner = max((c for c in choices if c is not first), key=lambda c: c.score, default=None)
     if runner is not None and runner.score > 0 and runner.score >= SECOND_SHARE * first.score:
         shown.append(runner)
     pieces = [f"{LABEL}\n\n"]

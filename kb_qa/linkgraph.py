@@ -104,6 +104,26 @@ def resolved(
                 yield origin, target, link
 
 
+def pages_linked(chunk: Chunk, markdown: str, among: Sequence[Chunk]) -> set[str]:
+    """The pages of ``among`` (other than ``chunk``'s) that ``markdown``, a passage of
+    ``chunk``, links to."""
+    resolver = _Resolver(among)
+    pages: set[str] = set()
+    for link in _written(markdown):
+        if link.wiki:
+            stem = link.target.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
+            found = resolver.by_stem.get(stem, []) if stem else []
+            path = found[0] if len(found) == 1 else None
+        elif _SCHEME.match(link.target) or link.target.startswith("//"):
+            path = None
+        else:
+            page = unquote(link.target).partition("#")[0]
+            path = resolver.page(chunk, page) if page else None
+        if path is not None and path != chunk.path:
+            pages.add(path)
+    return pages
+
+
 def _prose(text: str) -> str:
     """``text`` without fenced code blocks (line by line: an unclosed fence runs to the end)."""
     kept: list[str] = []
@@ -164,12 +184,12 @@ class _Resolver:
         if _SCHEME.match(href) or href.startswith("//"):
             return None
         page, _, anchor = unquote(href).partition("#")
-        path = self._page(chunk, page) if page else chunk.path
+        path = self.page(chunk, page) if page else chunk.path
         if path is None:
             return None
         return self._section(path, anchor)
 
-    def _page(self, chunk: Chunk, page: str) -> str | None:
+    def page(self, chunk: Chunk, page: str) -> str | None:
         page = page.split("?", 1)[0]
         if page.endswith(".md"):
             if page.startswith("/"):

@@ -196,9 +196,7 @@ def test_extractive_answer_without_a_model(
     (citations,) = [e for e in events if isinstance(e, Citations)]
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", done.text)}
     assert cited == set(range(1, len(citations.citations) + 1))
-    # The hash embedder ranks the page's introduction first; the section that answers is
-    # cited after it (a second passage is shown only when it scores 1.5x the first's).
-    assert "Default retry policy [" in done.text
+    assert "five times" in done.text  # the sentence that answers it
     # Each passage is introduced by its heading path and citation, the other top sections
     # are listed after "See also:"; markers sit nowhere else.
     for line in done.text.splitlines():

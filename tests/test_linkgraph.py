@@ -157,3 +157,22 @@ def test_a_reload_reads_again_only_the_links_of_edited_chunks() -> None:
     assert again.counts.tolist() == [2, 0, 0]
     assert again.context == linkgraph.inbound([target, linking, edited]).context
     assert "Also [the timeouts]" in again.context[0]
+
+
+def test_pages_a_passage_links_to_among_the_candidates() -> None:
+    home = section("docs/index.md", "", "next", "## Next\n\n")
+    install = section("docs/setup/install.md", "setup/install/", "docker", "## Docker")
+    faq = section("notes/FAQ.md", "notes/FAQ/", "why", "## Why")
+    among = [home, install, faq]
+    passage = (
+        "1. [Install it](setup/install.md#docker) on Docker.\n"
+        "2. See [the FAQ](https://example.com/faq.md), `[code](setup/install.md)`,\n"
+        "   [elsewhere](missing.md) and [this page](#next).\n"
+    )
+    # Only the links to another candidate's page count (not code, URLs or the page itself).
+    assert linkgraph.pages_linked(home, passage, among) == {"docs/setup/install.md"}
+    assert linkgraph.pages_linked(home, "Read [[FAQ#Why]].", among) == {"notes/FAQ.md"}
+    assert linkgraph.pages_linked(home, "Rendered [link](setup/install/#docker).", among) == {
+        "docs/setup/install.md"
+    }
+    assert linkgraph.pages_linked(home, "No links here.", among) == set()
