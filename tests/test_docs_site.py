@@ -1,0 +1,235 @@
+"""kb-qa's own documentation site (docs/): a strict MkDocs build with the kb-qa plugin, a
+configuration reference that lists every setting, an HTTP API page that names every route,
+and the site's chat asked a question in Chromium, its citation opening a highlighted passage.
+
+Every build is a real ``mkdocs build`` of a copy of docs/ (so no index or site folder is
+written into the checkout); the chat's answers are kb-qa's own extractive answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from browser import CHROMIUM
+from uvicorn_thread import UvicornThread
+from widget_stack import (
+    MARK_IN_VIEW,
+    MARKS,
+    MARKS_TEXT,
+    ask,
+    loopback_context,
+    serve_folder,
+    sync_api,
+)
+
+from kb_qa import KnowledgeBase, Settings
+from kb_qa.server import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = DOCS / "pages"
+# A table row of the reference: | `name` | `KBQA_NAME` | default | what it does |
+SETTING_ROW = re.compile(r"^\| `([a-z_]+)` \| `(KBQA_[A-Z_]+)` \| [^|]+ \| .+ \|$", re.M)
+# A row of the HTTP API page's route table: its first cell, e.g. `GET /api/search?q=&k=`
+# The widget's script tag as the plugin injects it (the pages also quote the drop-in tag)
+WIDGET_TAG = re.compile(r'<script src="[^"]*kb-qa/kb-qa\.js"')
+# A path parameter as Starlette writes it, {path:anypath}, and as the page does, <path>
+PATH_PARAM = re.compile(r"{(\w+)(?::\w+)?}")
+ROUTE_CELL = re.compile(r"^\| ((?:`[A-Z]+ [^`]+`(?:, )?)+) \|", re.M)
+
+
+def copy_docs(dest: Path) -> Path:
+    """docs/ copied to ``dest`` without its index folder or a built site."""
+    shutil.copytree(DOCS, dest, ignore=shutil.ignore_patterns(".kb-qa", "site"))
+    return dest
+
+
+def build(docs: Path, site_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
+        cwd=docs,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_strict_build_passes_with_the_chat_on_every_page(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    docs = copy_docs(tmp_path / "docs")
+    site = tmp_path / "site"
+    result = build(docs, site, cli_env())
+    assert result.returncode == 0, result.stderr
+    nav = yaml.safe_load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    sources = sorted(p.relative_to(PAGES).as_posix() for p in PAGES.rglob("*.md"))
+    assert sorted(next(iter(item.values())) for item in nav) == sources  # every page in nav
+    built = sorted(site.rglob("index.html"))
+    assert len(built) == len(sources)
+    for page in built:
+        html = page.read_text(encoding="utf-8")
+        assert len(WIDGET_TAG.findall(html)) == 1, page
+    # The README's screenshot is a page asset too, and a PNG.
+    assert (PAGES / "assets" / "widget-answer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("link", "message"),
+    [
+        ("[gone](no-such-page.md)", "no-such-page.md"),
+        ("[gone](configuration.md#no-such-setting)", "no-such-setting"),
+        ("[gone](#no-such-heading)", "no-such-heading"),
+    ],
+)
+def test_strict_build_fails_on_a_broken_link_or_anchor(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]], link: str, message: str
+) -> None:
+    docs = copy_docs(tmp_path / "docs")
+    index = docs / "pages" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + f"\nSee {link}.\n", encoding="utf-8")
+    result = build(docs, tmp_path / "site", cli_env())
+    assert result.returncode != 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
+    assert [line for line in warnings if message in line], result.stderr
+    assert "strict mode" in result.stdout + result.stderr
+
+
+def test_configuration_reference_lists_every_setting() -> None:
+    page = (PAGES / "configuration.md").read_text(encoding="utf-8")
+    rows = SETTING_ROW.findall(page)
+    documented = [name for name, _ in rows]
+    fields = [f.name for f in dataclasses.fields(Settings)]
+    assert sorted(set(fields) - set(documented)) == [], "settings missing from the reference"
+    assert sorted(set(documented) - set(fields)) == [], "the reference names unknown settings"
+    assert len(documented) == len(set(documented)), "a setting is listed twice"
+    for name, env in rows:
+        assert env == "KBQA_" + name.upper()
+
+
+def test_http_api_page_names_every_route(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as kb:
+        app = create_app(kb)
+    page = (PAGES / "http-api.md").read_text(encoding="utf-8")
+    table = page.split("## Routes", 1)[1].split("\n## ", 1)[0]
+    named = {
+        re.sub(r"\?.*", "", cell)
+        for cells in ROUTE_CELL.findall(table)
+        for cell in re.findall(r"`([^`]+)`", cells)
+    }
+    routes = {
+        method + " " + PATH_PARAM.sub(r"<\1>", route.path)
+        for route in app.routes
+        for method in route.methods
+        if method != "HEAD"
+    }
+    assert len(routes) >= 13
+    assert sorted(routes - named) == [], "routes missing from the HTTP API page"
+    assert sorted(named - routes) == [], "the HTTP API page names routes the app lacks"
+    for field in ('"stream": false', "question", "history", "include", "exclude", "covered"):
+        assert field in page
+
+
+skip_browser = pytest.mark.skipif(
+    sync_api is None or not CHROMIUM.exists(),
+    reason="needs the playwright package and Debian's chromium (apt-get install chromium)",
+)
+
+
+@dataclass
+class DocsSite:
+    site: str  # the built docs site's origin
+    api: str
+
+
+@pytest.fixture(scope="module")
+def docs_site(
+    tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]
+) -> Iterator[DocsSite]:
+    """docs/ built with the plugin pointing at a live kb-qa API over the same pages."""
+    tmp = tmp_path_factory.mktemp("docs-site")
+    docs = copy_docs(tmp / "docs")
+    site_dir = tmp / "site"
+    site_dir.mkdir()
+    origin, files = serve_folder(site_dir)
+    config_file = docs / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["site_url"] = origin + "/"  # Material's instant navigation needs the real origin
+    kb = KnowledgeBase(
+        docs, embed_model="hash", index_dir=tmp / "index", cors_origins=(origin,), rate_limit=0
+    )
+    try:
+        kb.index()
+        with UvicornThread(create_app(kb)) as api:
+            plugins = config["plugins"]
+            options = next(p["kb-qa"] for p in plugins if isinstance(p, dict) and "kb-qa" in p)
+            options["endpoint"] = api.url
+            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            result = build(docs, site_dir, cli_env())
+            assert result.returncode == 0, result.stderr
+            yield DocsSite(site=origin, api=api.url)
+    finally:
+        kb.close()
+        files.shutdown()
+        files.server_close()
+
+
+@skip_browser
+def test_docs_chat_answers_and_its_citation_opens_highlighted(
+    browser: Any, docs_site: DocsSite
+) -> None:
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        page.goto(docs_site.site + "/configuration/")
+        page.wait_for_function("window.KbQa && window.KbQa.mounted")
+        page.keyboard.press("Control+k")
+        sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+        ask(page, "How do I run several API replicas behind a load balancer?")
+        answer = page.locator(".kbq-answer").last
+        sync_api.expect(answer).not_to_be_empty()
+        chips = page.locator("a.kbq-cite")
+        assert chips.count() >= 1
+        titles = page.locator(".kbq-source-t").all_text_contents()
+        assert any("Running several API replicas" in t for t in titles), titles
+        href = chips.first.get_attribute("href") or ""
+        assert href.startswith(docs_site.site + "/") and "kbqa-hl=" in href, href
+        cited_path = href[len(docs_site.site) :].split("?", 1)[0]
+        chips.first.click()
+        page.wait_for_url(re.compile(re.escape(cited_path) + r"\?kbqa-hl=[^#]+#[\w-]+$"))
+        page.wait_for_function(f"{MARKS}.length > 0")
+        page.wait_for_function(MARK_IN_VIEW)
+        marked = page.evaluate(MARKS_TEXT)
+        assert len(marked) > 40, marked
+        # The first highlighted passage is in the cited section: after its heading, before
+        # the next heading.
+        inside = page.evaluate(
+            """(anchor) => {
+              const heading = document.getElementById(anchor);
+              const mark = document.querySelector("mark.kb-qa-highlight");
+              let next = heading.nextElementSibling;
+              while (next && !/^H[1-6]$/.test(next.tagName)) next = next.nextElementSibling;
+              const at = (node) => node.compareDocumentPosition(mark);
+              const after = at(heading) & Node.DOCUMENT_POSITION_FOLLOWING;
+              const before = !next || at(next) & Node.DOCUMENT_POSITION_PRECEDING;
+              return Boolean(after && before);
+            }""",
+            page.url.rsplit("#", 1)[1],
+        )
+        assert inside, (page.url, marked)
+    finally:
+        context.close()
