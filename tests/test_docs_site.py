@@ -66,12 +66,20 @@ def build(docs: Path, site_dir: Path, env: dict[str, str]) -> subprocess.Complet
     )
 
 
+@pytest.fixture(scope="module")
+def built_docs(
+    tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """docs/ built once with ``mkdocs build --strict``: (the run, the site folder)."""
+    tmp = tmp_path_factory.mktemp("docs-strict")
+    site = tmp / "site"
+    return build(copy_docs(tmp / "docs"), site, cli_env()), site
+
+
 def test_strict_build_passes_with_the_chat_on_every_page(
-    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+    built_docs: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
-    docs = copy_docs(tmp_path / "docs")
-    site = tmp_path / "site"
-    result = build(docs, site, cli_env())
+    result, site = built_docs
     assert result.returncode == 0, result.stderr
     nav = yaml.safe_load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
     sources = sorted(p.relative_to(PAGES).as_posix() for p in PAGES.rglob("*.md"))
@@ -83,6 +91,30 @@ def test_strict_build_passes_with_the_chat_on_every_page(
         assert len(WIDGET_TAG.findall(html)) == 1, page
     # The README's screenshot is a page asset too, and a PNG.
     assert (PAGES / "assets" / "widget-answer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_readme_is_short_and_its_links_reach_the_docs_pages(
+    built_docs: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, site = built_docs
+    assert result.returncode == 0, result.stderr
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    # The two commands, exactly.
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -e . && "
+        ".venv/bin/mkdocs serve -f sample_site/mkdocs.yml\n"
+    ) in readme
+    assert "\nbash scripts/test.sh\n" in readme
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([\w-]+))?\)", readme)
+    assert len(links) >= 10
+    for target, anchor in links:
+        assert (ROOT / target).is_file(), target
+        if target.endswith(".md"):
+            name = Path(target).relative_to("docs/pages").with_suffix("")
+            page = site / ("" if name.name == "index" else name) / "index.html"
+            html = page.read_text(encoding="utf-8")
+            assert not anchor or f'id="{anchor}"' in html, f"{target}#{anchor}"
 
 
 @pytest.mark.parametrize(
