@@ -10,23 +10,17 @@ It reuses the browser tests' helpers (tests/widget_stack.py).
 
 from __future__ import annotations
 
+import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from uvicorn_thread import UvicornThread  # noqa: E402
-from widget_stack import ask, loopback_context, serve_folder, sync_api  # noqa: E402
-
-from kb_qa import KnowledgeBase  # noqa: E402
-from kb_qa.server import create_app  # noqa: E402
+from widget_stack import ask, loopback_context, site_with_api, sync_api  # noqa: E402
 
 OUT = ROOT / "docs" / "pages" / "assets" / "widget-answer.png"
 QUESTION = "How do I run several API replicas behind a load balancer?"
@@ -37,40 +31,21 @@ def main(question: str) -> None:
         tmp = Path(tmp_name)
         docs = tmp / "docs"
         shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns(".kb-qa", "site"))
-        site_dir = tmp / "site"
-        site_dir.mkdir()
-        origin, files = serve_folder(site_dir)
-        config_file = docs / "mkdocs.yml"
-        config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-        config["site_url"] = origin + "/"
-        with KnowledgeBase(docs, index_dir=tmp / "index", cors_origins=(origin,)) as kb:
-            kb.index()
-            with UvicornThread(create_app(kb)) as api:
-                for plugin in config["plugins"]:
-                    if isinstance(plugin, dict) and "kb-qa" in plugin:
-                        plugin["kb-qa"]["endpoint"] = api.url
-                config_file.write_text(yaml.safe_dump(config, allow_unicode=True), "utf-8")
-                subprocess.run(
-                    [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site_dir)],
-                    cwd=docs,
-                    check=True,
+        env = dict(os.environ)
+        with site_with_api(docs, tmp / "site", env, index_dir=tmp / "index") as (origin, _, _):
+            with sync_api.sync_playwright() as p:
+                browser = p.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
                 )
-                with sync_api.sync_playwright() as p:
-                    browser = p.chromium.launch(
-                        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-                    )
-                    context = loopback_context(browser, viewport={"width": 1280, "height": 800})
-                    page = context.new_page()
-                    page.goto(origin + "/site-generators/")
-                    page.wait_for_function("window.KbQa && window.KbQa.mounted")
-                    page.keyboard.press("Control+k")
-                    ask(page, question)
-                    page.wait_for_timeout(500)
-                    OUT.parent.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(OUT))
-                    browser.close()
-        files.shutdown()
-        files.server_close()
+                page = loopback_context(browser).new_page()
+                page.goto(origin + "/site-generators/")
+                page.wait_for_function("window.KbQa && window.KbQa.mounted")
+                page.keyboard.press("Control+k")
+                ask(page, question)
+                page.wait_for_timeout(500)
+                OUT.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(OUT))
+                browser.close()
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

@@ -12,23 +12,21 @@ import dataclasses
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from browser import CHROMIUM
-from uvicorn_thread import UvicornThread
 from widget_stack import (
     MARK_IN_VIEW,
     MARKS,
     MARKS_TEXT,
     ask,
     loopback_context,
-    serve_folder,
+    mkdocs_build,
+    site_with_api,
     sync_api,
 )
 
@@ -55,15 +53,7 @@ def copy_docs(dest: Path) -> Path:
 
 
 def build(docs: Path, site_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
-        cwd=docs,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return mkdocs_build(docs, site_dir, env, "--strict")
 
 
 @pytest.fixture(scope="module")
@@ -182,52 +172,32 @@ skip_browser = pytest.mark.skipif(
 )
 
 
-@dataclass
-class DocsSite:
-    site: str  # the built docs site's origin
-    api: str
-
-
 @pytest.fixture(scope="module")
 def docs_site(
     tmp_path_factory: pytest.TempPathFactory, cli_env: Callable[..., dict[str, str]]
-) -> Iterator[DocsSite]:
-    """docs/ built with the plugin pointing at a live kb-qa API over the same pages."""
+) -> Iterator[str]:
+    """docs/ built (strict) with the plugin pointing at a live kb-qa API over the same pages,
+    served on loopback: its origin."""
     tmp = tmp_path_factory.mktemp("docs-site")
     docs = copy_docs(tmp / "docs")
-    site_dir = tmp / "site"
-    site_dir.mkdir()
-    origin, files = serve_folder(site_dir)
-    config_file = docs / "mkdocs.yml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    config["site_url"] = origin + "/"  # Material's instant navigation needs the real origin
-    kb = KnowledgeBase(
-        docs, embed_model="hash", index_dir=tmp / "index", cors_origins=(origin,), rate_limit=0
-    )
-    try:
-        kb.index()
-        with UvicornThread(create_app(kb)) as api:
-            plugins = config["plugins"]
-            options = next(p["kb-qa"] for p in plugins if isinstance(p, dict) and "kb-qa" in p)
-            options["endpoint"] = api.url
-            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-            result = build(docs, site_dir, cli_env())
-            assert result.returncode == 0, result.stderr
-            yield DocsSite(site=origin, api=api.url)
-    finally:
-        kb.close()
-        files.shutdown()
-        files.server_close()
+    with site_with_api(
+        docs,
+        tmp / "site",
+        cli_env(),
+        "--strict",
+        embed_model="hash",
+        index_dir=tmp / "index",
+        rate_limit=0,
+    ) as (origin, _, _):
+        yield origin
 
 
 @skip_browser
-def test_docs_chat_answers_and_its_citation_opens_highlighted(
-    browser: Any, docs_site: DocsSite
-) -> None:
+def test_docs_chat_answers_and_its_citation_opens_highlighted(browser: Any, docs_site: str) -> None:
     context = loopback_context(browser)
     try:
         page = context.new_page()
-        page.goto(docs_site.site + "/configuration/")
+        page.goto(docs_site + "/configuration/")
         page.wait_for_function("window.KbQa && window.KbQa.mounted")
         page.keyboard.press("Control+k")
         sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
@@ -239,8 +209,8 @@ def test_docs_chat_answers_and_its_citation_opens_highlighted(
         titles = page.locator(".kbq-source-t").all_text_contents()
         assert any("Running several API replicas" in t for t in titles), titles
         href = chips.first.get_attribute("href") or ""
-        assert href.startswith(docs_site.site + "/") and "kbqa-hl=" in href, href
-        cited_path = href[len(docs_site.site) :].split("?", 1)[0]
+        assert href.startswith(docs_site + "/") and "kbqa-hl=" in href, href
+        cited_path = href[len(docs_site) :].split("?", 1)[0]
         chips.first.click()
         page.wait_for_url(re.compile(re.escape(cited_path) + r"\?kbqa-hl=[^#]+#[\w-]+$"))
         page.wait_for_function(f"{MARKS}.length > 0")
