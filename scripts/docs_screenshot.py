@@ -19,8 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from widget_stack import ask, loopback_context, site_with_api, sync_api  # noqa: E402
+from widget_stack import ask, chromium, loopback_context, site_with_api  # noqa: E402
 
 OUT = ROOT / "docs" / "pages" / "assets" / "widget-answer.png"
 QUESTION = "How do I run several API replicas behind a load balancer?"
@@ -33,10 +32,7 @@ def main(question: str) -> None:
         shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns(".kb-qa", "site"))
         env = dict(os.environ)
         with site_with_api(docs, tmp / "site", env, index_dir=tmp / "index") as (origin, _, _):
-            with sync_api.sync_playwright() as p:
-                browser = p.chromium.launch(
-                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-                )
+            with chromium() as browser:
                 page = loopback_context(browser).new_page()
                 page.goto(origin + "/site-generators/")
                 page.wait_for_function("window.KbQa && window.KbQa.mounted")
@@ -45,7 +41,6 @@ def main(question: str) -> None:
                 page.wait_for_timeout(500)
                 OUT.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(OUT))
-                browser.close()
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

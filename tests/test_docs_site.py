@@ -8,6 +8,7 @@ written into the checkout); the chat's answers are kb-qa's own extractive answer
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 import shutil
@@ -24,6 +25,7 @@ from widget_stack import (
     MARKS,
     MARKS_TEXT,
     ask,
+    chromium,
     loopback_context,
     mkdocs_build,
     site_with_api,
@@ -192,9 +194,24 @@ def docs_site(
         yield origin
 
 
+@pytest.fixture(scope="module")
+def docs_browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Chromium for this module, closed when the module ends: this module runs before most
+    others, and the asyncio tests after it cannot run while Playwright's loop is open (see
+    ``widget_stack.chromium``). When the session's browser is open already (the widget tests
+    ran first), that one."""
+    if asyncio._get_running_loop() is not None:
+        yield request.getfixturevalue("browser")
+        return
+    with chromium() as instance:
+        yield instance
+
+
 @skip_browser
-def test_docs_chat_answers_and_its_citation_opens_highlighted(browser: Any, docs_site: str) -> None:
-    context = loopback_context(browser)
+def test_docs_chat_answers_and_its_citation_opens_highlighted(
+    docs_browser: Any, docs_site: str
+) -> None:
+    context = loopback_context(docs_browser)
     try:
         page = context.new_page()
         page.goto(docs_site + "/configuration/")

@@ -243,13 +243,26 @@ def stack(
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Debian Chromium under Playwright's sync API, closed when the block ends.
+
+    While it is open, Playwright keeps an event loop running in the main thread, so code that
+    calls ``asyncio.run`` (the MCP tests, among others) cannot run until it is closed.
+    """
     # Playwright starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
     with sync_api.sync_playwright() as p:
         instance = p.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
-        yield instance
-        instance.close()
+        try:
+            yield instance
+        finally:
+            instance.close()
 
 
 def loopback_context(
