@@ -641,7 +641,8 @@ def check_site(
     """Build ``source`` with ``generator`` and compare every page's ids with kb-qa's anchors."""
     with tempfile.TemporaryDirectory(prefix=f"kbqa-parity-{name}-") as tmp:
         # Zensical renders mkdocstrings' directives itself; kb-qa indexes a Zensical site
-        # from its sources (README: "Which site generator?"), so API pages are not compared.
+        # from its sources (docs/pages/site-generators.md, "Which site generator?"), so API
+        # pages are not compared.
         drop = ZENSICAL_UNRENDERED if generator == "zensical" else ()
         build = build_site(source, Path(workdir or tmp), generator, drop=drop)
         # The copy that was built: its config is the one both sides use.

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from kb_qa_widget import ASSETS, FILES
 from processes import stop, wait_for
+from widget_stack import mkdocs_build
 
 from kb_qa.kb import KnowledgeBase
 
@@ -49,15 +50,7 @@ def build_site(
     """Copy sample_site to ``vault`` with ``kb-qa`` (and these options) in its plugins; build it."""
     copy_sample_site(vault, plugin)
     flags = ["--quiet", "--strict"] if quiet else ["--strict"]
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", *flags, "-d", str(vault / "site")],
-        cwd=vault,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return mkdocs_build(vault, vault / "site", env, *flags)
 
 
 @pytest.fixture(name="build")

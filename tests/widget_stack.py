@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -134,6 +135,59 @@ def serve_folder(folder: Path) -> tuple[str, _Files]:
     return f"http://127.0.0.1:{files.server_address[1]}", files
 
 
+def mkdocs_build(
+    folder: Path, site_dir: Path, env: dict[str, str], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """A real ``mkdocs build`` of the site in ``folder`` into ``site_dir`` (not checked)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", *flags, "-d", str(site_dir)],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@contextmanager
+def site_with_api(
+    vault: Path, site_dir: Path, env: dict[str, str], *flags: str, **settings: Any
+) -> Iterator[tuple[str, str, KnowledgeBase]]:
+    """The MkDocs site in ``vault`` (its ``mkdocs.yml`` has the kb-qa plugin) served from
+    ``site_dir`` on a free loopback port and built there with the plugin pointing at a live
+    kb-qa API over ``vault`` (a KnowledgeBase with ``settings``; CORS allows the site).
+
+    The site is built for where it is served, as `mkdocs serve` does: Material's instant
+    navigation only handles links whose host and port match the sitemap's URLs. Yields
+    (the site's origin, the API's URL, the knowledge base).
+    """
+    site_dir.mkdir(exist_ok=True)
+    origin, files = serve_folder(site_dir)
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["site_url"] = origin + "/"
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    kb = KnowledgeBase(vault, cors_origins=(origin,), **settings)
+    try:
+        kb.index()
+        with UvicornThread(create_app(kb)) as api:
+            plugins = config["plugins"]
+            for i, plugin in enumerate(plugins):
+                if plugin == "kb-qa":
+                    plugins[i] = {"kb-qa": {"endpoint": api.url}}
+                elif isinstance(plugin, dict) and "kb-qa" in plugin:
+                    plugin["kb-qa"] = {**(plugin["kb-qa"] or {}), "endpoint": api.url}
+            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            result = mkdocs_build(vault, site_dir, env, "--quiet", *flags)
+            assert result.returncode == 0, result.stderr
+            yield origin, api.url, kb
+    finally:
+        kb.close()
+        files.shutdown()
+        files.server_close()
+
+
 @dataclass
 class Stack:
     site: str  # the static site's origin, e.g. http://127.0.0.1:PORT
@@ -149,73 +203,66 @@ def stack(
     vault = tmp / "vault"
     shutil.copytree(ROOT / "sample_site", vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
     site_dir = tmp / "site"
-    site_dir.mkdir()
-    origin, files = serve_folder(site_dir)
-
-    # The site is built for where it is served, as `mkdocs serve` does: Material's instant
-    # navigation only handles links whose host and port match the sitemap's URLs.
     config_file = vault / "mkdocs.yml"
     config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    config["site_url"] = origin + "/"
     suggested = ["How do retries back off?", "How do I rotate an API token?"]
     config["plugins"] = ["search", {"kb-qa": {"suggested_questions": suggested}}]
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
 
     llm = ScriptedLLM(Reply(chunk_size=6, chunk_delay=0.01))
     llm.missing = []
     llm.start()
-    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    kb = KnowledgeBase(
-        vault,
-        embed_model="hash",
-        index_dir=tmp / "index",
-        model="openai/test",
-        api_base=llm.url,
-        cors_origins=(origin,),
-        rate_limit=0,
-    )
-    kb.index()
-    api = UvicornThread(create_app(kb))
     try:
-        with api:
-            config["plugins"][1]["kb-qa"]["endpoint"] = api.url
-            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-            subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site_dir)],
-                cwd=vault,
-                env=cli_env(),
-                check=True,
-                timeout=300,
-            )
+        with site_with_api(
+            vault,
+            site_dir,
+            cli_env(),
+            embed_model="hash",
+            index_dir=tmp / "index",
+            model="openai/test",
+            api_base=llm.url,
+            rate_limit=0,
+        ) as (origin, api_url, _):
             # The drop-in form on a plain page: one script tag, no MkDocs, no Material.
             (site_dir / "plain.html").write_text(
                 "<!doctype html><html><head><meta charset=utf-8><title>Plain</title></head>"
                 "<body><h1>A plain page</h1><p>No theme here.</p>"
-                f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}" '
+                f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api_url}" '
                 f'data-site-url="{origin}/"></script></body></html>',
                 encoding="utf-8",
             )
             # One question first, as any running server has had: the first answer after
             # startup pays one-off costs (~150 ms here) that the Enter -> status timing
             # below is not about.
-            httpx.post(api.url + "/api/ask", json={"question": "warm up"}, timeout=60)
+            httpx.post(api_url + "/api/ask", json={"question": "warm up"}, timeout=60)
             llm.reset()
-            yield Stack(site=origin, api=api.url, llm=llm)
+            yield Stack(site=origin, api=api_url, llm=llm)
     finally:
         llm.stop()
-        kb.close()
-        files.shutdown()
-        files.server_close()
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Debian Chromium under Playwright's sync API, closed when the block ends.
+
+    While it is open, Playwright keeps an event loop running in the main thread, so code that
+    calls ``asyncio.run`` (the MCP tests, among others) cannot run until it is closed.
+    """
     # Playwright starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
     with sync_api.sync_playwright() as p:
         instance = p.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
-        yield instance
-        instance.close()
+        try:
+            yield instance
+        finally:
+            instance.close()
 
 
 def loopback_context(

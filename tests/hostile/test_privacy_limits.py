@@ -140,7 +140,7 @@ def test_the_default_log_holds_no_client_address_or_query(indexed: KnowledgeBase
     assert "serving" in output  # the INFO log is on
     assert "secret-otter-question" not in output
     assert "127.0.0.1:" not in output.replace("Uvicorn running on http://127.0.0.1:", "")
-    # Switched on, the access log says what the README says it holds.
+    # Switched on, the access log holds what the docs say (docs/pages/configuration.md).
     output, _ = _serve_cli(vault, index_dir, KBQA_ACCESS_LOG="true")
     assert "secret-otter-question" in output and "127.0.0.1:" in output
 
