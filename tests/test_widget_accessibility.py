@@ -12,11 +12,10 @@ import re
 from typing import Any
 
 import pytest
-from widget_stack import AXE, AXE_LOG, CHROMIUM, Stack, ask, axe_findings, open_page, shot
+from browser import sync_playwright_or_skip
+from widget_stack import AXE, AXE_LOG, Stack, ask, axe_findings, open_page, shot
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = sync_playwright_or_skip()
 
 AA_TEXT = 4.5  # WCAG 2 AA, normal text
 AA_GRAPHICS = 3.0  # WCAG 2 AA, icons and other non-text contrast

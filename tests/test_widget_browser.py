@@ -10,10 +10,9 @@ import re
 from typing import Any
 
 import httpx
-import pytest
+from browser import sync_playwright_or_skip
 from llm_server import Reply
 from widget_stack import (
-    CHROMIUM,
     MARK_IN_VIEW,
     MARKS,
     MARKS_TEXT,
@@ -27,13 +26,7 @@ from widget_stack import (
     shot,
 )
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium); Playwright cannot "
-        "download browsers here",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = sync_playwright_or_skip()
 
 
 def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Stack) -> None:

@@ -13,17 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import sync_playwright_or_skip
 from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
-from widget_stack import CHROMIUM, ROOT, loopback_context, serve_folder
+from widget_stack import ROOT, loopback_context, serve_folder
 
 from kb_qa.kb import KnowledgeBase
 from kb_qa.server import create_app
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = sync_playwright_or_skip()
 
 # Records the longest time the page's main thread was busy between two timer ticks.
 WATCH_GAPS = """() => {

@@ -15,18 +15,13 @@ from typing import Any
 import httpx
 import pytest
 from api_helpers import indexed_sample
+from browser import sync_playwright_or_skip
 from uvicorn_thread import UvicornThread
-from widget_stack import CHROMIUM, MARK_IN_VIEW, MARKS, MARKS_TEXT, Stack, ask, open_page, shot
+from widget_stack import MARK_IN_VIEW, MARKS, MARKS_TEXT, Stack, ask, open_page, shot
 
 from kb_qa.server import create_app
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium); Playwright cannot "
-        "download browsers here",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_playwright_or_skip()
 
 # Questions (most from the dev split of bench/questions/answers.jsonl), with the kind of
 # block the answer quotes first.

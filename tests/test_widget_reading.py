@@ -11,13 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
+from browser import sync_playwright_or_skip
 from llm_server import Reply
-from widget_stack import CHROMIUM, Stack, answered, ask, open_page, shot
+from widget_stack import Stack, answered, ask, open_page, shot
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = sync_playwright_or_skip()
 
 # Replies built to be slow to parse: each is repeated up to the size asked for.
 HOSTILE = ["*a ", "_a ", "**a ", "[", "[a](", "[[[a]]] ", "`" * 7 + " ", "| " * 3, "> ", "- "]

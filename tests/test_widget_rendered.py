@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from browser import sync_playwright_or_skip
 from test_render import HOOK  # tests/ is on sys.path under pytest
 from uvicorn_thread import UvicornThread
 from widget_stack import (
-    CHROMIUM,
     MARK_IN_VIEW,
     MARKS_TEXT,
     ask,
@@ -35,9 +35,7 @@ from widget_stack import (
 from kb_qa.kb import KnowledgeBase
 from kb_qa.server import create_app
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = sync_playwright_or_skip()
 
 PAGES = {
     "docs/index.md": "# Home\n\nWelcome to the marsupial handbook.\n",
