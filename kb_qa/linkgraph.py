@@ -111,14 +111,10 @@ def pages_linked(chunk: Chunk, markdown: str, among: Sequence[Chunk]) -> set[str
     pages: set[str] = set()
     for link in _written(markdown):
         if link.wiki:
-            stem = link.target.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
-            found = resolver.by_stem.get(stem, []) if stem else []
-            path = found[0] if len(found) == 1 else None
-        elif _SCHEME.match(link.target) or link.target.startswith("//"):
-            path = None
+            path = resolver.note(chunk, link.target)
         else:
-            page = unquote(link.target).partition("#")[0]
-            path = resolver.page(chunk, page) if page else None
+            found = resolver.address(chunk, link.target)
+            path = found[0] if found is not None else None
         if path is not None and path != chunk.path:
             pages.add(path)
     return pages
@@ -181,13 +177,16 @@ class _Resolver:
             self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
 
     def target(self, chunk: Chunk, href: str) -> Section | None:
+        found = self.address(chunk, href)
+        return self._section(*found) if found is not None else None
+
+    def address(self, chunk: Chunk, href: str) -> tuple[str, str] | None:
+        """The indexed page ``href`` (written in ``chunk``) points to, and its fragment."""
         if _SCHEME.match(href) or href.startswith("//"):
             return None
         page, _, anchor = unquote(href).partition("#")
         path = self.page(chunk, page) if page else chunk.path
-        if path is None:
-            return None
-        return self._section(path, anchor)
+        return (path, anchor) if path is not None else None
 
     def page(self, chunk: Chunk, page: str) -> str | None:
         page = page.split("?", 1)[0]
@@ -209,16 +208,17 @@ class _Resolver:
             return None
         return (path, anchor) if (path, anchor) in self.sections else None
 
+    def note(self, chunk: Chunk, page: str) -> str | None:
+        """The note an Obsidian link's page names (``chunk``'s own when empty), if one only."""
+        if not page.strip():
+            return chunk.path
+        stem = page.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
+        paths = self.by_stem.get(stem, [])
+        return paths[0] if len(paths) == 1 else None
+
     def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
-        if page.strip():
-            stem = page.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
-            paths = self.by_stem.get(stem, [])
-            if len(paths) != 1:
-                return None
-            path = paths[0]
-        else:
-            path = chunk.path
-        if not heading.strip():
+        path = self.note(chunk, page)
+        if path is None or not heading.strip():
             return None
         anchor = self.by_heading.get((path, match_text(heading)))
         return (path, anchor) if anchor is not None else None
