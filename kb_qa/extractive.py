@@ -261,10 +261,8 @@ def _best_passage(
     if not blocks:
         return "", 0.0, (0, 0)
 
-    restated = HEADING_WEIGHT * sum(weight.get(t, 0.0) for t in heading)
-
     def score(i: int) -> float:
-        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading) + restated
+        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
 
     best = max(range(len(blocks)), key=lambda i: (score(i), -i))
     if score(best) == sum(weight.get(t, 0.0) for t in heading):
@@ -303,7 +301,8 @@ def _best_passage(
         quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
     else:
         quoted = (min(a for a, _ in spans), max(b for _, b in spans))
-    return text, max(score(i) for i in chosen), quoted
+    restated = HEADING_WEIGHT * sum(weight.get(t, 0.0) for t in heading)
+    return text, max(score(i) for i in chosen) + restated, quoted
 
 
 def _rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
