@@ -24,7 +24,7 @@ import numpy as np
 from corpora import WORK, eval_sets
 
 from kb_qa import KnowledgeBase, evaluate
-from kb_qa.chunking import with_hash
+from kb_qa.ingest.chunking import with_hash
 from kb_qa.kb import _Loaded, load_view
 from kb_qa.types import Chunk
 

@@ -458,8 +458,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
     """On loopback with no cors_origins, allow the site generator's local preview (e.g.
     `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
+    from kb_qa.ingest.site import load_site
     from kb_qa.serving import LOOPBACK, preview_origins
-    from kb_qa.site import load_site
 
     if settings.cors_origins or settings.host not in LOOPBACK:
         return settings
@@ -507,7 +507,7 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
 
 
 def _start_watcher(kb: Any, log: logging.Logger) -> Any:
-    from kb_qa.watch import Watcher
+    from kb_qa.ingest.watch import Watcher
 
     log.info("watching %s for changes", kb.settings.vault)
     return Watcher(kb).start(initial=False)
@@ -524,7 +524,7 @@ def _plain_logs() -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
-    kb, log = _open_indexed(args, "kb_qa.watch")
+    kb, log = _open_indexed(args, "kb_qa.ingest.watch")
     watcher = _start_watcher(kb, log)
     try:
         while True:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb_qa.anchors import match_text
 from kb_qa.errors import ConfigError
+from kb_qa.ingest.anchors import match_text
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Hit
 

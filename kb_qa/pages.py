@@ -17,8 +17,8 @@ from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.anchors import match_text
-from kb_qa.deadline import ParseTimeout, deadline
+from kb_qa.ingest.anchors import match_text
+from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 

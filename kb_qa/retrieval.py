@@ -189,7 +189,7 @@ def fuse(
 class Links:
     """What the docs' links to each chunk's section add to its fused score.
 
-    ``linked``: how many other sections link to it (``kb_qa.linkgraph``); ``text``: the
+    ``linked``: how many other sections link to it (``kb_qa.ingest.linkgraph``); ``text``: the
     question's BM25 score against the lines around those links, for every chunk. A
     candidate gains ``weight * log(1 + linked)`` plus ``text_weight`` times its
     standardised text score (floored at -1: most sections have no links at all).

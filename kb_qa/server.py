@@ -56,11 +56,12 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from kb_qa import admin, feedback, inputs, insights, insights_render, pages, questionlog, vault
-from kb_qa.anchors import match_text
+from kb_qa import admin, feedback, inputs, insights, insights_render, pages, questionlog
 from kb_qa.answer import Citations, Done, Error, Event, Status, answer, citation_json, warm_up
 from kb_qa.errors import ConfigError, KbQaError, VaultError
 from kb_qa.guard import Guard, RateLimiter, RequestCheck, bearer_matches
+from kb_qa.ingest import vault
+from kb_qa.ingest.anchors import match_text
 from kb_qa.prompt import Turn
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -234,7 +235,7 @@ class Api:
     def __init__(self, kb: Any, settings: Settings, watcher: Any = None) -> None:
         self.kb = kb
         self.settings = settings
-        self.watcher = watcher  # kb_qa.watch.Watcher under `kb-qa serve --watch`
+        self.watcher = watcher  # kb_qa.ingest.watch.Watcher under `kb-qa serve --watch`
         self.feedback_store = feedback.FeedbackStore(
             settings.index_path, settings.feedback_days, settings.feedback_max
         )
@@ -861,7 +862,7 @@ register_url_convertor("anypath", _AnyPath())
 def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -> Starlette:
     """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
 
-    With a ``watcher`` (kb_qa.watch.Watcher), health reports index freshness and answers
+    With a ``watcher`` (kb_qa.ingest.watch.Watcher), health reports index freshness and answers
     asked during a re-index say so first.
     """
     settings = settings or kb.settings

@@ -53,8 +53,8 @@ class Settings:
     # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
     generator: str = ""
     # Index an MkDocs site as it renders: run its hooks and installed plugins, expand
-    # includes (kb_qa.render), read mkdocs.yml with MkDocs' loader. Off: index the Markdown
-    # files as written and run nothing the site names (kb_qa.safe_config), for a vault whose
+    # includes (kb_qa.ingest.render), read mkdocs.yml with MkDocs' loader. Off: index the Markdown
+    # files as written and run nothing the site names (kb_qa.ingest.safe_config), for a vault whose
     # code you do not trust: rendering runs its hooks and tags, as `mkdocs build` does
     render: bool = True
     # Plugins not to run when rendering, besides those that only shape the built output
@@ -76,7 +76,7 @@ class Settings:
     history_pages: tuple[str, ...] = ()
     # A page ranking (by its best sections' scores) fused into every hit (0 switches it off)
     page_weight: float = 1.0
-    # Sections the docs link to from other sections (kb_qa.linkgraph) gain
+    # Sections the docs link to from other sections (kb_qa.ingest.linkgraph) gain
     # link_weight * log(1 + links); the lines around those links are a third keyword list,
     # fused with link_text_weight (z-score fusion, reader rankings; 0 switches either off)
     link_weight: float = 0.2

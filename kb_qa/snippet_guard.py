@@ -1,44 +1,9 @@
-"""A Markdown extension that keeps ``pymdownx.snippets`` inside the vault.
+"""The name ``kb_qa.snippet_guard`` under which Markdown loads the snippet guard.
 
-``--8<-- "file"`` reads files itself: its ``restrict_base_path`` compares paths as written,
-so a symlink inside a base path (``docs/snippets/leak.md -> /etc/passwd``) or a base path
-of ``/`` would pull a file from outside the vault into a page. Loaded after snippets
-(``kb_qa.snippet_guard`` with ``root``), it refuses any snippet whose real location is
-outside ``root`` (the include renders as missing) and switches off URL downloads, so that
-rendering never reaches the network.
+The guard lives in ``kb_qa/ingest/snippet_guard.py``; this module keeps its old path
+loadable, because that path is the extension's name in every index's fingerprint.
 """
 
-from __future__ import annotations
+from kb_qa.ingest.snippet_guard import SnippetGuard, makeExtension
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
-from markdown import Markdown
-from markdown.extensions import Extension
-
-
-class SnippetGuard(Extension):
-    def __init__(self, **kwargs: Any) -> None:
-        self.config = {"root": ["", "the vault folder: snippets must really be inside it"]}
-        super().__init__(**kwargs)
-
-    def extendMarkdown(self, md: Markdown) -> None:
-        if "snippet" not in md.preprocessors:
-            return
-        root = Path(str(self.getConfig("root"))).resolve()
-        snippets = md.preprocessors["snippet"]
-        snippets.url_download = False
-        find: Callable[[str], str | None] = snippets.get_snippet_path
-
-        def inside_only(path: str) -> str | None:
-            found = find(path)
-            if found and not Path(found).resolve().is_relative_to(root):
-                return None
-            return found
-
-        snippets.get_snippet_path = inside_only
-
-
-def makeExtension(**kwargs: Any) -> SnippetGuard:
-    return SnippetGuard(**kwargs)
+__all__ = ["SnippetGuard", "makeExtension"]

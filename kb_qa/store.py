@@ -25,8 +25,8 @@ import numpy as np
 
 from kb_qa.chroma import Collection, disk_full, disk_full_error
 from kb_qa.errors import ConfigError, IndexStateError, VaultError
+from kb_qa.ingest.site import site_name
 from kb_qa.settings import Settings
-from kb_qa.site import site_name
 from kb_qa.types import Chunk, Heading, Outline
 from kb_qa.workspace import (
     RECORDS_VERSION,

@@ -301,7 +301,7 @@ def plan(root: Path, **options: Any) -> Plan:
             f"{root} is not a folder. Pass the site's folder (with mkdocs.yml or "
             "zensical.toml) or a folder of built HTML pages."
         )
-    from kb_qa.site import CONFIG_FILES
+    from kb_qa.ingest.site import CONFIG_FILES
 
     # Each generator reads its own file: wire every one there is.
     configs = [root / n for n in CONFIG_FILES if (root / n).is_file()]

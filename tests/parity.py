@@ -39,8 +39,9 @@ from typing import Any
 
 import yaml
 
-from kb_qa import KnowledgeBase, anchors
-from kb_qa.site import Site, load_site
+from kb_qa import KnowledgeBase
+from kb_qa.ingest import anchors
+from kb_qa.ingest.site import Site, load_site
 from kb_qa.types import Chunk, Heading
 
 REPO = Path(__file__).resolve().parents[1]
@@ -426,7 +427,7 @@ def zensical_command() -> str:
 
 
 def _zensical_project(path: Path) -> dict[str, Any]:
-    from kb_qa.zensical import read_project
+    from kb_qa.ingest.zensical import read_project
 
     return read_project(path)
 

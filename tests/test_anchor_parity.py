@@ -58,7 +58,7 @@ def test_anchor_parity_zensical_toml(tmp_path: Path) -> None:
 
 
 def test_zensical_toml_settings(tmp_path: Path) -> None:
-    from kb_qa.site import load_site
+    from kb_qa.ingest.site import load_site
 
     root = parity.zensical_sample_site(tmp_path)
     site = load_site(root)
@@ -79,7 +79,7 @@ def test_zensical_toml_settings(tmp_path: Path) -> None:
 def test_zensical_defaults_without_markdown_extensions(tmp_path: Path) -> None:
     """Zensical renders a site that sets no markdown_extensions with its own defaults
     (attr_list among them): a mkdocs.yml built by Zensical needs generator "zensical"."""
-    from kb_qa.site import load_site
+    from kb_qa.ingest.site import load_site
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "mkdocs.yml").write_text("site_name: Plain\n", encoding="utf-8")
@@ -206,7 +206,7 @@ def test_compare_page_reports_wrong_and_missing_ids() -> None:
 
 def test_unknown_generator_is_a_clear_error(tmp_path: Path) -> None:
     from kb_qa.errors import ConfigError
-    from kb_qa.site import load_site
+    from kb_qa.ingest.site import load_site
 
     with pytest.raises(ConfigError, match="use mkdocs, zensical or leave it empty"):
         load_site(tmp_path, "hugo")
@@ -218,9 +218,9 @@ def test_zensical_builds_the_pages_kb_qa_indexes(tmp_path: Path) -> None:
     kb-qa alike; every other page is built at the URL kb-qa gives it."""
     import subprocess
 
+    from kb_qa.ingest.site import load_site
+    from kb_qa.ingest.vault import scan
     from kb_qa.settings import Settings
-    from kb_qa.site import load_site
-    from kb_qa.vault import scan
 
     pages = ["index.md", "a/b.md", "a/README.md", "templates/t.md", ".hid/h.md", ".dot.md"]
     pages += ["drafts/skip.md"]

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa import chunking, vault
+from kb_qa.ingest import chunking, vault
+from kb_qa.ingest.site import load_site
 from kb_qa.settings import Settings
-from kb_qa.site import load_site
 from kb_qa.text import keyword_tokens, normalize
 from kb_qa.types import Chunk, Document
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 from uvicorn_thread import UvicornThread
 
+from kb_qa.ingest.vault import Boundary
 from kb_qa.kb import KnowledgeBase
 from kb_qa.server import create_app
-from kb_qa.vault import Boundary
 
 KB = Callable[..., KnowledgeBase]
 OUTSIDE = "# Secret\n\nzebracorn-password-hunter2 lives outside the vault.\n"

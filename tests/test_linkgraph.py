@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_qa import linkgraph, retrieval
-from kb_qa.chunking import with_hash
+from kb_qa import retrieval
+from kb_qa.ingest import linkgraph
+from kb_qa.ingest.chunking import with_hash
 from kb_qa.kb import KnowledgeBase
 from kb_qa.types import Chunk
 

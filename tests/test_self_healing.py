@@ -20,10 +20,10 @@ from chroma_server import chroma_server
 from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import IndexStateError
+from kb_qa.ingest.watch import Watcher
 from kb_qa.kb import KnowledgeBase
 from kb_qa.server import create_app
 from kb_qa.serving import free_port
-from kb_qa.watch import Watcher
 
 KB = Callable[..., KnowledgeBase]
 PAGES = {

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from kb_qa.errors import ConfigError
+from kb_qa.ingest.site import load_site, site_name
 from kb_qa.kb import KnowledgeBase
-from kb_qa.site import load_site, site_name
 
 KB = Callable[..., KnowledgeBase]
 GOOD = "# Good\n\n## Otters\n\nOtters hold hands while they sleep.\n"
@@ -124,7 +124,7 @@ _IMPORTS_PROBE = """
 import json, sys
 from pathlib import Path
 from kb_qa.kb import KnowledgeBase
-from kb_qa.site import load_site
+from kb_qa.ingest.site import load_site
 
 mkdocs_vault, zensical_vault, index_dir = map(Path, sys.argv[1:4])
 with KnowledgeBase(mkdocs_vault, embed_model="hash", index_dir=index_dir, render=False) as kb:
@@ -244,7 +244,7 @@ def test_rendering_refuses_inherit_from_outside_too(
     make_vault: Callable[..., Path], tmp_path: Path
 ) -> None:
     # render_pages on its own (without load_site before it) runs nothing from outside either.
-    from kb_qa import render
+    from kb_qa.ingest import render
 
     marker = tmp_path / "pwned"
     _outside_base(tmp_path, marker)

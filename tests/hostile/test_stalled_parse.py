@@ -3,7 +3,7 @@
 A Markdown file of ``[`` made the heading-id pass quadratic (10 KB took 11 s, 300 KB over
 300 s, with rendering on or off), and since nothing was recorded when the run was killed,
 the stall came back on every start. Now every parse runs under ``parse_timeout`` CPU
-seconds (``kb_qa.deadline``): a page over it is indexed from its headings alone, a file
+seconds (``kb_qa.ingest.deadline``): a page over it is indexed from its headings alone, a file
 whose headings alone are too slow is recorded as failed with the reason and not parsed
 again while it is unchanged, and the rest of the vault is indexed and searchable.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.deadline import ParseTimeout, deadline
+from kb_qa.ingest.deadline import ParseTimeout, deadline
 
 GOOD = "# Good\n\n## Otters\n\nOtters hold hands while they sleep.\n"
 RunCli = Callable[..., subprocess.CompletedProcess[str]]

@@ -22,7 +22,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from kb_qa.errors import KbQaError
-from kb_qa.site import CONFIG_FILES, MARKDOWN_SUFFIXES
+from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)

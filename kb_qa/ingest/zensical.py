@@ -26,8 +26,8 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
-from kb_qa import safe_config
 from kb_qa.errors import ConfigError
+from kb_qa.ingest import safe_config
 
 CONFIG_FILE = "zensical.toml"
 BUILTIN_EXTENSIONS = ("toc", "tables")

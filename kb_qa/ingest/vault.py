@@ -18,8 +18,8 @@ import pathspec
 import yaml
 
 from kb_qa.errors import VaultError
+from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
-from kb_qa.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.types import Document
 
 MISSING = "file disappeared before it could be read"

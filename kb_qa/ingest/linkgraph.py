@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from kb_qa.anchors import match_text
+from kb_qa.ingest.anchors import match_text
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
 

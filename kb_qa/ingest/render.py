@@ -39,13 +39,13 @@ from typing import Any
 
 import markdown
 
-from kb_qa import anchors
-from kb_qa.deadline import ParseTimeout, deadline
-from kb_qa.safe_config import check_inherit
+from kb_qa.ingest import anchors, snippet_guard
+from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.safe_config import check_inherit
+from kb_qa.ingest.site import Site, read_config
+from kb_qa.ingest.vault import MISSING, SKIP_DIRS
 from kb_qa.settings import Settings
-from kb_qa.site import Site, read_config
 from kb_qa.types import Chunk, Document, Outline
-from kb_qa.vault import MISSING, SKIP_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,8 @@ SKIPPED_PLUGINS = frozenset(
         "kb-qa",
     }
 )
-# Keeps snippet includes inside the vault (kb_qa/snippet_guard.py)
-GUARD = "kb_qa.snippet_guard"
+# Keeps snippet includes inside the vault (kb_qa/ingest/snippet_guard.py)
+GUARD = snippet_guard.NAME
 # One render at a time per process: it changes the working directory while it runs.
 _RENDER_LOCK = threading.Lock()
 _INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}|:::[ \t]*\S|///[ \t]*\S)", re.M)
@@ -298,7 +298,7 @@ def render_pages(
     ``inside(path)`` says why a path may not be read ("" when it may): hooks outside the
     vault are refused. A site whose config or plugins fail gets no pages (the caller falls
     back to the sources) and one warning; a page that fails falls back alone, and so does a
-    page that takes longer than ``parse_timeout`` CPU seconds to render (``kb_qa.deadline``).
+    page that takes longer than ``parse_timeout`` CPU seconds to render (``kb_qa.ingest.deadline``).
     """
     run = RenderRun()
     where = config_file.name
@@ -655,7 +655,7 @@ def chunk_rendered(
 ) -> list[Chunk]:
     """Chunks of one rendered page (see the module's docstring), at the page's own URL;
     ``parse_timeout`` and ``warnings`` as for ``chunk_document``."""
-    from kb_qa.chunking import chunk_document, with_hash
+    from kb_qa.ingest.chunking import chunk_document, with_hash
 
     doc = dataclasses.replace(doc, url=page.url)
     rendered = anchors.html_headings(page.html)

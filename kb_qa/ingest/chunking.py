@@ -19,8 +19,8 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa import anchors
-from kb_qa.deadline import ParseTimeout, deadline
+from kb_qa.ingest import anchors
+from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.types import Chunk, Document, Heading, Outline
 
 # Deeply nested outlines are common in notes; the default nesting limit (20) would stop
@@ -70,7 +70,7 @@ def chunk_document(
     outline is updated in place for the caller to store.
 
     A page that takes longer than ``parse_timeout`` CPU seconds to render (see
-    ``kb_qa.deadline``) gets its ids from its headings rendered alone, with a note in
+    ``kb_qa.ingest.deadline``) gets its ids from its headings rendered alone, with a note in
     ``warnings``; ``ParseTimeout`` when even that takes too long.
     """
     body = doc.source[doc.body_start :]

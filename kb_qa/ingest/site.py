@@ -25,8 +25,8 @@ import markdown
 import pathspec
 import yaml
 
-from kb_qa import safe_config, zensical
 from kb_qa.errors import ConfigError
+from kb_qa.ingest import safe_config, snippet_guard, zensical
 
 log = logging.getLogger(__name__)
 
@@ -289,9 +289,9 @@ def _set_extensions(
             continue
         usable.append(name)
     if "pymdownx.snippets" in usable:
-        # Includes are read only from inside the vault (kb_qa/snippet_guard.py).
-        usable.append("kb_qa.snippet_guard")
-        configs["kb_qa.snippet_guard"] = {"root": str(root)}
+        # Includes are read only from inside the vault (kb_qa/ingest/snippet_guard.py).
+        usable.append(snippet_guard.NAME)
+        configs[snippet_guard.NAME] = {"root": str(root)}
     site.extensions = usable
     site.extension_configs = {n: configs[n] for n in usable if n in configs}
 
