@@ -23,7 +23,7 @@ COPY kb_qa kb_qa
 COPY mkdocs_plugin mkdocs_plugin
 COPY widget widget
 RUN pip install . \
-    && python -c "from kb_qa.embeddings import load_embedder; load_embedder('minilm').embed_query('ready')" \
+    && python -c "from kb_qa.index.embeddings import load_embedder; load_embedder('minilm').embed_query('ready')" \
     && useradd --create-home --uid 10001 kbqa \
     && mkdir -p /data /index /feedback \
     && chown kbqa:kbqa /data /index /feedback

@@ -16,7 +16,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from kb_qa.embeddings import Embedder
+from kb_qa.index.embeddings import Embedder
 from kb_qa.types import Chunk, Hit
 
 RRF_K = 60

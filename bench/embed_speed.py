@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
 from corpora import CORPORA, corpus_copy, model_name
 from pairs import site_chunks
 
-from kb_qa.embeddings import load_embedder
+from kb_qa.index.embeddings import load_embedder
 
 
 def main() -> None:

@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpora import WORK
 
+from kb_qa.index.store import embed_key
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb import KnowledgeBase
 from kb_qa.serving import free_port
-from kb_qa.store import embed_key
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,15 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from kb_qa import embeddings, retrieval
 from kb_qa.errors import EmbeddingError, IndexStateError
+from kb_qa.index import embeddings, retrieval
+from kb_qa.index.keyword import KeywordIndex
+from kb_qa.index.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
 from kb_qa.ingest import anchors, chunking, linkgraph, links, render, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.site import Site, load_site
-from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
-from kb_qa.store import EMBED_TEXT_VERSION, FileRow, Store, embed_key
 from kb_qa.text import cjk_share, keyword_tokens, question_title
 from kb_qa.types import Chunk, Document, Hit, IndexReport, Outline
 

@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kb_qa import embeddings
-from kb_qa.chroma import Collection
 from kb_qa.errors import ConfigError, IndexStateError, KbQaError
+from kb_qa.index import embeddings
+from kb_qa.index.chroma import Collection
+from kb_qa.index.workspace import WorkspaceRecord, collection_name, slug
 from kb_qa.ingest import links
 from kb_qa.kb import KnowledgeBase, _Loaded, load_view
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
-from kb_qa.workspace import WorkspaceRecord, collection_name, slug
 
 log = logging.getLogger(__name__)
 

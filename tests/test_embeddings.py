@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb_qa.embeddings import (
+from kb_qa.errors import ConfigError, EmbeddingError
+from kb_qa.index.embeddings import (
     CJK_THRESHOLD,
     DEFAULT_MODEL,
     MiniLM,
@@ -17,7 +18,6 @@ from kb_qa.embeddings import (
     e5_available,
     load_embedder,
 )
-from kb_qa.errors import ConfigError, EmbeddingError
 from kb_qa.kb import KnowledgeBase
 
 ZH = {

@@ -28,8 +28,8 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa import insights, insights_render
-from kb_qa.embeddings import HashEmbedder
 from kb_qa.feedback import Feedback, FeedbackStore
+from kb_qa.index.embeddings import HashEmbedder
 from kb_qa.kb import KnowledgeBase
 from kb_qa.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.server import create_app

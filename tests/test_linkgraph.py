@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_qa import retrieval
+from kb_qa.index import retrieval
 from kb_qa.ingest import linkgraph
 from kb_qa.ingest.chunking import with_hash
 from kb_qa.kb import KnowledgeBase

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_qa import retrieval
+from kb_qa.index import retrieval
 from kb_qa.kb import KnowledgeBase
 from kb_qa.types import Chunk, Hit
 
@@ -96,7 +96,7 @@ def test_a_word_only_the_changelog_holds_finds_its_entry(
 
 
 def test_words_written_apart_match_the_docs_word_written_as_one() -> None:
-    from kb_qa.keyword import KeywordIndex
+    from kb_qa.index.keyword import KeywordIndex
 
     pages = [
         chunk("retries.md", "Backoff delay"),

@@ -107,7 +107,7 @@ def operators(path: Path) -> Counter[str]:
 
 def vectors(path: Path, vocab: Path, texts: list[str]) -> np.ndarray:
     sys.path.insert(0, str(ROOT))
-    from kb_qa.embeddings import OnnxEmbedder
+    from kb_qa.index.embeddings import OnnxEmbedder
 
     return OnnxEmbedder(str(path.parent), model_file=path.name, vocab=vocab).embed_passages(texts)
 

@@ -38,10 +38,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_qa import retrieval
+from kb_qa.index import retrieval
+from kb_qa.index.keyword import KeywordIndex
 from kb_qa.ingest import chunking, linkgraph, vault
 from kb_qa.ingest.site import load_site
-from kb_qa.keyword import KeywordIndex
 from kb_qa.settings import Settings
 from kb_qa.text import normalize
 from kb_qa.types import Chunk

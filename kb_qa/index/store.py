@@ -23,12 +23,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from kb_qa.chroma import Collection, disk_full, disk_full_error
 from kb_qa.errors import ConfigError, IndexStateError, VaultError
-from kb_qa.ingest.site import site_name
-from kb_qa.settings import Settings
-from kb_qa.types import Chunk, Heading, Outline
-from kb_qa.workspace import (
+from kb_qa.index.chroma import Collection, disk_full, disk_full_error
+from kb_qa.index.workspace import (
     RECORDS_VERSION,
     WorkspaceRecord,
     chunk_record,
@@ -36,6 +33,9 @@ from kb_qa.workspace import (
     workspace_name,
     writer_source,
 )
+from kb_qa.ingest.site import site_name
+from kb_qa.settings import Settings
+from kb_qa.types import Chunk, Heading, Outline
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.index.workspace import WorkspaceRecord, chunk_from_record
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk
-from kb_qa.workspace import WorkspaceRecord, chunk_from_record
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
