@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from uvicorn_thread import UvicornThread  # noqa: E402
 
 from kb_qa.feedback import Feedback, FeedbackStore  # noqa: E402
-from kb_qa.kb import KnowledgeBase  # noqa: E402
+from kb_qa.kb.knowledge_base import KnowledgeBase  # noqa: E402
 from kb_qa.questionlog import Cited, Entry, QuestionLog, connect, new_ref  # noqa: E402
 from kb_qa.server import create_app  # noqa: E402
 

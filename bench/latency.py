@@ -25,7 +25,7 @@ from corpora import WORK, eval_sets
 
 from kb_qa import KnowledgeBase, evaluate
 from kb_qa.ingest.chunking import with_hash
-from kb_qa.kb import _Loaded, load_view
+from kb_qa.kb.knowledge_base import _Loaded, load_view
 from kb_qa.types import Chunk
 
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api import SEARCH_REQUESTS, pct, questions_for, rss_mb, search_throughput
 from corpora import CORPORA, WORK, corpus_copy
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serving import free_port
 
 HERE = WORK / "replicas"

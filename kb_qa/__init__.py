@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     # KnowledgeBase pulls in chromadb and onnxruntime; load them only when asked for.
     if name == "KnowledgeBase":
-        from kb_qa.kb import KnowledgeBase
+        from kb_qa.kb.knowledge_base import KnowledgeBase
 
         return KnowledgeBase
     raise AttributeError(f"module 'kb_qa' has no attribute {name!r}")

@@ -211,7 +211,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from kb_qa.kb import KnowledgeBase
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
     return KnowledgeBase(settings=_settings(args))
 
@@ -625,7 +625,9 @@ def cmd_insights(args: argparse.Namespace) -> int:
         ratings = FeedbackStore(settings.index_path).all(since=since)
         insights.write_csv(log.entries(since), ratings, sys.stdout)
         return 0
-    from kb_qa.kb import KnowledgeBase  # slow to import (Chroma): not needed for --csv
+    from kb_qa.kb.knowledge_base import (
+        KnowledgeBase,  # slow to import (Chroma): not needed for --csv
+    )
 
     kb = KnowledgeBase(settings=settings)
     try:

@@ -20,7 +20,7 @@ from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Hit
 
 if TYPE_CHECKING:
-    from kb_qa.kb import KnowledgeBase
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 CUTOFFS = (1, 5, 10, 20, 50)
 

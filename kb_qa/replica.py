@@ -25,7 +25,7 @@ from kb_qa.index import embeddings
 from kb_qa.index.chroma import Collection
 from kb_qa.index.workspace import WorkspaceRecord, collection_name, slug
 from kb_qa.ingest import links
-from kb_qa.kb import KnowledgeBase, _Loaded, load_view
+from kb_qa.kb.knowledge_base import KnowledgeBase, _Loaded, load_view
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 

@@ -213,7 +213,7 @@ class BackgroundServer:
         """
         import uvicorn
 
-        from kb_qa.kb import KnowledgeBase
+        from kb_qa.kb.knowledge_base import KnowledgeBase
         from kb_qa.server import create_app
 
         if port and port_in_use(host, port):

@@ -18,7 +18,7 @@ import pytest
 from llm_server import LLMServer
 from widget_stack import browser, new_page, stack  # noqa: F401 - the widget tests' fixtures
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 Files = Mapping[str, str | bytes]
 

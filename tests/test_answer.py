@@ -18,7 +18,7 @@ from llm_server import LLMServer, Reply
 
 from kb_qa.answer import Citations, Delta, Done, Error, Event, Status, answer
 from kb_qa.extractive import LABEL, passages
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.settings import Settings
 

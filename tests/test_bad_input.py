@@ -12,7 +12,7 @@ import pytest
 from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, VaultError
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 KB = Callable[..., KnowledgeBase]

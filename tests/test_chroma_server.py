@@ -9,7 +9,7 @@ import pytest
 from chroma_server import chroma_server
 
 from kb_qa.errors import IndexStateError
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serving import free_port
 
 KB = Callable[..., KnowledgeBase]

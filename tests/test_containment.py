@@ -14,7 +14,7 @@ import httpx
 from uvicorn_thread import UvicornThread
 
 from kb_qa.ingest.vault import Boundary
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 KB = Callable[..., KnowledgeBase]

@@ -18,7 +18,7 @@ from kb_qa.index.embeddings import (
     e5_available,
     load_embedder,
 )
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 ZH = {
     "向量.md": "# 向量数据库\n\n向量数据库用于存储嵌入向量，并按相似度检索。\n\n"

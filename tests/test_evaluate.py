@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kb_qa.evaluate import load_questions
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
 def test_gold_pages_in_any_common_form(

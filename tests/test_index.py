@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kb_qa.errors import IndexStateError
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -30,7 +30,7 @@ from uvicorn_thread import UvicornThread
 from kb_qa import insights, insights_render
 from kb_qa.feedback import Feedback, FeedbackStore
 from kb_qa.index.embeddings import HashEmbedder
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.server import create_app
 

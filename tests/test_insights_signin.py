@@ -23,7 +23,7 @@ from conftest import write_files
 from uvicorn_thread import UvicornThread
 
 from kb_qa import admin
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 FILES, SECTIONS = 400, 6

@@ -11,7 +11,7 @@ import numpy as np
 from kb_qa.index import retrieval
 from kb_qa.ingest import linkgraph
 from kb_qa.ingest.chunking import with_hash
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb_qa.errors import ConfigError
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 NOTE = "# Garden\n\nIntro.\n\n## Tomatoes\n\nTomatoes need full sun.\n"
 

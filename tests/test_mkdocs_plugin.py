@@ -23,7 +23,7 @@ from kb_qa_widget import ASSETS, FILES
 from processes import stop, wait_for
 from widget_stack import mkdocs_build
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = ROOT / "sample_site"

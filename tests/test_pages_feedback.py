@@ -13,7 +13,7 @@ import pytest
 from conftest import cli_env
 from uvicorn_thread import UvicornThread
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 NOTES = {

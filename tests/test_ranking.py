@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kb_qa.index import retrieval
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk, Hit
 
 

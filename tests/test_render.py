@@ -20,7 +20,7 @@ from kb_qa.ingest import render
 from kb_qa.ingest import vault as vault_files
 from kb_qa.ingest.chunking import chunk_document
 from kb_qa.ingest.site import load_site
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk, Document, IndexReport
 
 KB = Callable[..., KnowledgeBase]

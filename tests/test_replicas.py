@@ -24,7 +24,7 @@ from api_helpers import SAMPLE_SITE, indexed_sample, serve_process
 from chroma_server import chroma_server
 
 from kb_qa.errors import ConfigError, IndexStateError
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.replica import Replica
 from kb_qa.server import hit_json
 from kb_qa.serving import free_port

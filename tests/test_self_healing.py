@@ -21,7 +21,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import IndexStateError
 from kb_qa.ingest.watch import Watcher
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 from kb_qa.serving import free_port
 

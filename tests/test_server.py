@@ -20,7 +20,7 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.extractive import LABEL
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 QUESTION = "How many times is a failing job attempted by default?"

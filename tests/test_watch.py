@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kb_qa.ingest.watch import Watcher, relevant
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 PAGES = {
     "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",

@@ -19,7 +19,7 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 from widget_stack import ROOT, loopback_context, serve_folder
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 sync_api = sync_playwright_or_skip()

@@ -32,7 +32,7 @@ from widget_stack import (
     shot,
 )
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 sync_api = sync_playwright_or_skip()

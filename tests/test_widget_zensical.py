@@ -38,7 +38,7 @@ from widget_stack import (
 )
 
 from kb_qa import wiring
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
 class UvicornThread:

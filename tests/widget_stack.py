@@ -30,7 +30,7 @@ from browser import CHROMIUM, CHROMIUM_ARGS
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 try:

@@ -19,7 +19,7 @@ import pytest
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest.site import load_site, site_name
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
 GOOD = "# Good\n\n## Otters\n\nOtters hold hands while they sleep.\n"
@@ -123,7 +123,7 @@ def test_allowlisted_tags_and_env_work_with_render_off(
 _IMPORTS_PROBE = """
 import json, sys
 from pathlib import Path
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.ingest.site import load_site
 
 mkdocs_vault, zensical_vault, index_dir = map(Path, sys.argv[1:4])

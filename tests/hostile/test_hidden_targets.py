@@ -21,7 +21,7 @@ import pytest
 from api_helpers import serve_process
 from conftest import cli_env
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
 RunCli = Callable[..., subprocess.CompletedProcess[str]]

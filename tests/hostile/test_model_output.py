@@ -17,7 +17,7 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.citations import CitationRenumberer
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 
 NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"

@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from uvicorn_thread import serve_kb
 
 from kb_qa.feedback import Feedback, FeedbackStore
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serving import free_port
 
 NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"

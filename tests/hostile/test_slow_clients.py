@@ -15,7 +15,7 @@ import pytest
 from conftest import write_files
 from uvicorn_thread import serve_kb
 
-from kb_qa.kb import KnowledgeBase
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 HARD_LIMIT = 30.0  # seconds any one socket operation may take before the test fails
 # Few sections (quick to index) of many inline elements (slow to render: ~1.5 s)

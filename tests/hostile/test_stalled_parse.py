@@ -102,7 +102,7 @@ def test_a_note_too_slow_to_render_is_viewed_as_plain_text(tmp_path: Path) -> No
     from conftest import write_files
     from uvicorn_thread import serve_kb
 
-    from kb_qa.kb import KnowledgeBase
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
     vault = write_files(
         tmp_path / "vault",
