@@ -13,7 +13,7 @@ bench/quality.py builds (default settings, or those of --embed-model).
 --followups: bench/questions/followups.jsonl holds 20 follow-ups (5 per synthetic corpus)
 that lean on the previous question ("How do I shrink it?"), each with the same question
 written out in full. Prints R@5 of the gold section among the answer's excerpts for the
-follow-up with the conversation (as the API searches it: kb_qa.answer.follow_up_queries),
+follow-up with the conversation (as the API searches it: kb_qa.answer.answering.follow_up_queries),
 the follow-up alone, and the full question.
 """
 
@@ -30,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import QUESTIONS, WORK, eval_sets, index_dir
 
-from kb_qa import KnowledgeBase, evaluate
-from kb_qa.answer import Citations, Done, answer, prepare
-from kb_qa.prompt import Turn
+from kb_qa import KnowledgeBase
+from kb_qa.answer import evaluate
+from kb_qa.answer.answering import Citations, Done, answer, prepare
+from kb_qa.answer.prompt import Turn
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
 

@@ -1,4 +1,4 @@
-"""Calibrate the `covered` threshold of an embedding model (kb_qa/coverage.py).
+"""Calibrate the `covered` threshold of an embedding model (kb_qa/answer/coverage.py).
 
     python bench/coverage.py [--embed-model docs-minilm] [--set dev|synthetic|both]
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import QUESTIONS, built_index, eval_sets
 
-from kb_qa import coverage, evaluate
+from kb_qa.answer import coverage, evaluate
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
 THRESHOLDS = [round(0.20 + 0.02 * i, 2) for i in range(16)]

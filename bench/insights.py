@@ -145,7 +145,7 @@ def bench_logging(n: int) -> None:
 def answer_path_cost(kb: KnowledgeBase) -> float:
     """What the question log adds to one answer's events, in µs: the logging wrapper around a
     real answer's events against the same events passed through plain."""
-    from kb_qa.answer import answer
+    from kb_qa.answer.answering import answer
     from kb_qa.server import AskRequest
 
     async def collect(events: Any) -> list[Any]:

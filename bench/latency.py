@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from corpora import WORK, eval_sets
 
-from kb_qa import KnowledgeBase, evaluate
+from kb_qa import KnowledgeBase
+from kb_qa.answer import evaluate
 from kb_qa.ingest.chunking import with_hash
 from kb_qa.kb.knowledge_base import _Loaded, load_view
 from kb_qa.types import Chunk

@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import QUESTIONS, WORK
 
-from kb_qa import KnowledgeBase, extractive
-from kb_qa.answer import prepare
+from kb_qa import KnowledgeBase
+from kb_qa.answer import extractive
+from kb_qa.answer.answering import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 VAULTS = {"sample_site": ROOT / "sample_site", "notes": ROOT / "bench" / "notes_vault"}

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline import Baseline
 from corpora import WORK, eval_sets, index_dir, model_name, split_of
 
-from kb_qa import KnowledgeBase, evaluate
+from kb_qa import KnowledgeBase
+from kb_qa.answer import evaluate
 
 KEYS = ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt")
 

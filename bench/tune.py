@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import built_index, eval_sets
 from quality import _value
 
-from kb_qa import evaluate
+from kb_qa.answer import evaluate
 
 
 def main() -> None:

@@ -303,7 +303,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """kb-qa eval"""
-    from kb_qa import evaluate
+    from kb_qa.answer import evaluate
 
     kb = _open(args)
     try:
@@ -384,7 +384,7 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
 
 
 async def _ask(kb: Any, args: argparse.Namespace) -> int:
-    from kb_qa.answer import answer
+    from kb_qa.answer.answering import answer
 
     tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
@@ -677,7 +677,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def _snippet(markdown: str, limit: int = 200) -> str:
     """A section's opening words as a reader sees them: its heading (printed above it),
     attribute lists such as ``{ #id }`` and setext underlines left out."""
-    from kb_qa.extractive import passages
+    from kb_qa.answer.extractive import passages
 
     words = " ".join(" ".join(b.text.split()) for b in passages(markdown))
     return words[:limit]

@@ -47,7 +47,7 @@ def build_server(kb: KnowledgeBase) -> MCPServer:
 
         Returns the answer followed by its numbered sources (heading path and link).
         """
-        from kb_qa.answer import answer
+        from kb_qa.answer.answering import answer
 
         try:
             question = inputs.question(question, kb.settings)

@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-# The excerpt tag written by kb_qa.prompt; the echo mode reports the numbers it finds.
+# The excerpt tag written by kb_qa.answer.prompt; the echo mode reports the numbers it finds.
 EXCERPT_NUMBER = re.compile(r'<excerpt number="(\d+)"')
 
 

@@ -16,10 +16,10 @@ import pytest
 from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
 
-from kb_qa.answer import Citations, Delta, Done, Error, Event, Status, answer
-from kb_qa.extractive import LABEL, passages
+from kb_qa.answer.answering import Citations, Delta, Done, Error, Event, Status, answer
+from kb_qa.answer.extractive import LABEL, passages
+from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.settings import Settings
 
 QUESTION = "How many times is a failing job attempted by default?"

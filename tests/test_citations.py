@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from kb_qa.citations import (
+from kb_qa.answer.citations import (
     MAX_MARKER,
     Citation,
     CitationRenumberer,

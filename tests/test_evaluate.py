@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_qa.evaluate import load_questions
+from kb_qa.answer.evaluate import load_questions
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 

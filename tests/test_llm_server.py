@@ -18,8 +18,8 @@ import litellm
 import openai
 from llm_server import LLMServer, Reply  # tests/ is on sys.path under pytest
 
-from kb_qa.citations import CitationRenumberer
-from kb_qa.prompt import build_messages
+from kb_qa.answer.citations import CitationRenumberer
+from kb_qa.answer.prompt import build_messages
 from kb_qa.types import Chunk, Hit
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banner on every expected error

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from kb_qa.prompt import (
+from kb_qa.answer.prompt import (
     SYSTEM_PROMPT,
     Prompt,
     Turn,

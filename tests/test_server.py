@@ -19,7 +19,7 @@ from api_helpers import indexed_sample, parse_sse
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
-from kb_qa.extractive import LABEL
+from kb_qa.answer.extractive import LABEL
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 

@@ -16,7 +16,7 @@ from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
-from kb_qa.citations import CitationRenumberer
+from kb_qa.answer.citations import CitationRenumberer
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
 

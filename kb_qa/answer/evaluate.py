@@ -182,7 +182,7 @@ class Outcome:
 
 def run(kb: KnowledgeBase, questions: Sequence[Question], settings: Settings) -> list[Outcome]:
     """Search each question as `kb-qa search` does, and assemble its prompt as answering does."""
-    from kb_qa.answer import prepare
+    from kb_qa.answer.answering import prepare
 
     outcomes = []
     for q in questions:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from kb_qa.citations import strip_citations
+from kb_qa.answer.citations import strip_citations
 from kb_qa.types import Hit
 
 __all__ = [

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kb_qa.prompt import Turn
+from kb_qa.answer.prompt import Turn
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)

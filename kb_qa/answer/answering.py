@@ -28,13 +28,13 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
-from kb_qa import extractive
-from kb_qa.citations import Citation, CitationRenumberer, narrowed, resolve
-from kb_qa.coverage import covered
+from kb_qa.answer import extractive
+from kb_qa.answer.citations import Citation, CitationRenumberer, narrowed, resolve
+from kb_qa.answer.coverage import covered
+from kb_qa.answer.prompt import Prompt, Turn, build_messages
+from kb_qa.answer.rewrite import rewrite
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.index.retrieval import fuse_rankings, path_matches
-from kb_qa.prompt import Prompt, Turn, build_messages
-from kb_qa.rewrite import rewrite
 from kb_qa.settings import Settings
 from kb_qa.text import STOPWORDS, normalize
 from kb_qa.types import Hit

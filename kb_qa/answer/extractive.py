@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from kb_qa.citations import strip_citations
+from kb_qa.answer.citations import strip_citations
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import WIKILINK, keyword_tokens
 from kb_qa.types import Hit

@@ -1,0 +1,11 @@
+"""Answer: a question in, a stream of typed events out.
+
+Takes a question (and the conversation before it) and a ``KnowledgeBase`` and gives the
+answer as events (``Status``, ``Delta``, ``Citations``, ``Done``, ``Error``): one generous
+retrieval and the query rewrite (``rewrite``), the prompt (``prompt``), one streamed LLM call
+or the extractive answer when no model is configured (``extractive``), citations renumbered
+and resolved (``citations``) and how much of the answer they cover (``coverage``).
+``evaluate`` scores answers against a file of questions (``kb-qa eval``).
+
+Imports the shared top-level modules, ``kb_qa.ingest``, ``kb_qa.index`` and ``kb_qa.kb``.
+"""
