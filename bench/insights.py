@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from uvicorn_thread import UvicornThread  # noqa: E402
 
-from kb_qa.feedback import Feedback, FeedbackStore  # noqa: E402
 from kb_qa.kb.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_qa.questionlog import Cited, Entry, QuestionLog, connect, new_ref  # noqa: E402
+from kb_qa.owners.feedback import Feedback, FeedbackStore  # noqa: E402
+from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, connect, new_ref  # noqa: E402
 from kb_qa.server import create_app  # noqa: E402
 
 WORK = Path(os.environ.get("KBQA_BENCH_DIR", "/tmp/kbqa-bench"))

@@ -538,7 +538,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     """kb-qa feedback"""
     from dataclasses import asdict
 
-    from kb_qa.feedback import FeedbackStore
+    from kb_qa.owners.feedback import FeedbackStore
 
     items = []
     for folder in args.index_dir or [None]:  # replicas each keep their own file
@@ -608,9 +608,9 @@ def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
     import sqlite3
 
-    from kb_qa import insights, insights_render
-    from kb_qa.feedback import FeedbackStore
-    from kb_qa.questionlog import DB_NAME, QuestionLog
+    from kb_qa.owners import insights, insights_render
+    from kb_qa.owners.feedback import FeedbackStore
+    from kb_qa.owners.questionlog import DB_NAME, QuestionLog
 
     now = time.time()
     since = insights.parse_since(args.since, now) if args.since else None
@@ -620,7 +620,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
         try:  # a server that has not run for a while has not applied the retention
             log.prune(now)
         except (OSError, sqlite3.Error) as exc:
-            logging.getLogger("kb_qa.insights").warning("retention not applied: %s", exc)
+            logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
     if args.csv:
         ratings = FeedbackStore(settings.index_path).all(since=since)
         insights.write_csv(log.entries(since), ratings, sys.stdout)

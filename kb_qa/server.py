@@ -56,7 +56,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from kb_qa import admin, feedback, inputs, insights, insights_render, pages, questionlog
+from kb_qa import admin, inputs, pages
 from kb_qa.answer.answering import (
     Citations,
     Done,
@@ -72,6 +72,7 @@ from kb_qa.errors import ConfigError, KbQaError, VaultError
 from kb_qa.guard import Guard, RateLimiter, RequestCheck, bearer_matches
 from kb_qa.ingest import vault
 from kb_qa.ingest.anchors import match_text
+from kb_qa.owners import feedback, insights, insights_render, questionlog
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
 

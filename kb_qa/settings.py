@@ -108,7 +108,7 @@ class Settings:
     max_history_messages: int = 20
     max_history_chars: int = 20_000
     max_body_bytes: int = 65_536
-    # Record every question the API answers (kb_qa.questionlog), for `kb-qa insights`; rows
+    # Record every question the API answers (kb_qa.owners.questionlog), for `kb-qa insights`; rows
     # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
     question_log: bool = True
     question_log_days: int = 90

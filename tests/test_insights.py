@@ -27,11 +27,11 @@ from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
-from kb_qa import insights, insights_render
-from kb_qa.feedback import Feedback, FeedbackStore
 from kb_qa.index.embeddings import HashEmbedder
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.questionlog import Cited, Entry, QuestionLog, new_ref
+from kb_qa.owners import insights, insights_render
+from kb_qa.owners.feedback import Feedback, FeedbackStore
+from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]

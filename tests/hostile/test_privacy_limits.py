@@ -25,8 +25,8 @@ from conftest import cli_env, write_files
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from uvicorn_thread import serve_kb
 
-from kb_qa.feedback import Feedback, FeedbackStore
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.owners.feedback import Feedback, FeedbackStore
 from kb_qa.serving import free_port
 
 NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"

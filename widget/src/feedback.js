@@ -1,6 +1,6 @@
 /** Reader feedback: a thumb up or down on an answer, with an optional reason, sent once. */
 
-// The server keeps the start of a rated answer only (kb_qa.feedback.STORED_ANSWER_CHARS).
+// The server keeps the start of a rated answer only (kb_qa.owners.feedback.STORED_ANSWER_CHARS).
 const STORED_ANSWER_CHARS = 2000;
 
 function questionOf(messages, m) {

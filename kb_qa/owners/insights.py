@@ -1,11 +1,11 @@
 """The insights report: what readers asked, what the docs did not cover, what got cited.
 
 Built from the question log and reader feedback of one index folder, as plain JSON-ready
-data; ``kb-qa insights`` prints it as text, JSON, HTML (kb_qa.insights_render) or CSV, and
+data; ``kb-qa insights`` prints it as text, JSON, HTML (kb_qa.owners.insights_render) or CSV, and
 ``kb-qa serve`` serves it at ``/insights`` to the admin (kb_qa.admin).
 
 The top questions are the questions asked, most asked first, with the ones that say the
-same thing in other words merged (kb_qa.topics with a tight threshold), each with its
+same thing in other words merged (kb_qa.owners.topics with a tight threshold), each with its
 outcomes, ratings and the sections its answers cited. Coverage gaps are the not-covered and
 thumbs-down questions, grouped into topics with the index's own embedding model, largest
 first, each labelled with its most representative questions and the sections the readers
@@ -27,10 +27,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from kb_qa import topics
 from kb_qa.errors import ConfigError, KbQaError
-from kb_qa.feedback import Feedback, FeedbackStore
-from kb_qa.questionlog import Entry, QuestionLog
+from kb_qa.owners import topics
+from kb_qa.owners.feedback import Feedback, FeedbackStore
+from kb_qa.owners.questionlog import Entry, QuestionLog
 from kb_qa.settings import Settings
 
 # Distinct gap questions grouped, most frequent first: embedding them is most of a report's

@@ -28,7 +28,8 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-DB_NAME = "feedback.sqlite3"  # shared with kb_qa.feedback, so feedback can point at a question
+# shared with kb_qa.owners.feedback, so feedback can point at a question
+DB_NAME = "feedback.sqlite3"
 PRUNE_EVERY = 3600.0  # seconds between retention passes of a running server
 LINK_WINDOW = 86_400.0  # feedback without an id links to the same question asked this recently
 BATCH = 200  # rows written per transaction at most

@@ -1,4 +1,4 @@
-"""The insights report (kb_qa.insights) as terminal text and as one self-contained HTML file.
+"""The insights report (kb_qa.owners.insights) as terminal text and as one self-contained HTML file.
 
 The HTML inlines Chart.js (MIT, vendored in kb_qa/data, 210 KB) and the report's data, so it
 opens offline and makes no request at all. Every string from the log (questions, reasons,
