@@ -573,7 +573,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """kb-qa init"""
-    from kb_qa import wiring
+    from kb_qa.wiring import plan as wiring
 
     root = Path(args.site)
     plan = wiring.plan(

@@ -30,9 +30,9 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from kb_qa import wiring
 from kb_qa.ingest import render
-from kb_qa.wiring import inject
+from kb_qa.wiring import plan as wiring
+from kb_qa.wiring.plan import inject
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
 

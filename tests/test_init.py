@@ -22,8 +22,8 @@ import tomlkit
 from kb_qa_widget import ASSETS, FILES
 from ruamel.yaml import YAML
 
-from kb_qa import wiring
 from kb_qa.cli import main
+from kb_qa.wiring import plan as wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = ROOT / "sample_site"

@@ -19,7 +19,7 @@ import pytest
 from processes import stop, wait_for
 from test_mkdocs_plugin import assert_progress_and_ready, pages, widget_tags
 
-from kb_qa import wiring
+from kb_qa.wiring import plan as wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERDOCS = Path(sys.executable).with_name("properdocs")

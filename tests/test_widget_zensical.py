@@ -37,9 +37,9 @@ from widget_stack import (
     sync_api,
 )
 
-from kb_qa import wiring
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.server import create_app
+from kb_qa.wiring import plan as wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 ZENSICAL = Path(sys.executable).with_name("zensical")

@@ -449,7 +449,7 @@ def _plan_yaml(
     path: Path, options: dict[str, Any]
 ) -> tuple[Change | None, Path, WidgetOptions, str]:
     """mkdocs.yml edited line by line (``yaml_edit``): nothing else is re-serialised."""
-    from kb_qa import yaml_edit
+    from kb_qa.wiring import yaml_edit
 
     before, encoding = read_text(path)
     data = yaml_edit.load(before, str(path))
