@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from llm_server import LLMServer, Reply  # noqa: E402
 
-from kb_qa.serving import free_port  # noqa: E402
+from kb_qa.serve.serving import free_port  # noqa: E402
 
 WORK = Path(os.environ.get("KBQA_BENCH_DIR", "/tmp/kbqa-bench"))
 SEARCH_CLIENTS = 20

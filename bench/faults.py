@@ -43,7 +43,7 @@ from corpora import WORK
 from kb_qa.index.store import embed_key
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -42,7 +42,7 @@ from uvicorn_thread import UvicornThread  # noqa: E402
 from kb_qa.kb.knowledge_base import KnowledgeBase  # noqa: E402
 from kb_qa.owners.feedback import Feedback, FeedbackStore  # noqa: E402
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, connect, new_ref  # noqa: E402
-from kb_qa.server import create_app  # noqa: E402
+from kb_qa.serve.app import create_app  # noqa: E402
 
 WORK = Path(os.environ.get("KBQA_BENCH_DIR", "/tmp/kbqa-bench"))
 QUESTIONS = ROOT / "bench" / "questions"
@@ -146,7 +146,7 @@ def answer_path_cost(kb: KnowledgeBase) -> float:
     """What the question log adds to one answer's events, in µs: the logging wrapper around a
     real answer's events against the same events passed through plain."""
     from kb_qa.answer.answering import answer
-    from kb_qa.server import AskRequest
+    from kb_qa.serve.app import AskRequest
 
     async def collect(events: Any) -> list[Any]:
         return [e async for e in events]

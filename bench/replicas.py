@@ -41,7 +41,7 @@ from api import SEARCH_REQUESTS, pct, questions_for, rss_mb, search_throughput
 from corpora import CORPORA, WORK, corpus_copy
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 HERE = WORK / "replicas"
 CLIENTS = 20

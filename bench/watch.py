@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import QUESTIONS, WORK, corpus_copy
 
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 
 def start(vault: Path, index: Path, port: int) -> tuple[subprocess.Popen[str], float, str]:

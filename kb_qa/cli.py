@@ -278,7 +278,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         _require_index(kb.stats()["chunks"])
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
-            from kb_qa.server import hit_json
+            from kb_qa.serve.app import hit_json
 
             print(
                 json.dumps(
@@ -348,8 +348,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _check_inputs(args: argparse.Namespace, settings: Settings) -> None:
-    """The HTTP API's rules for a question, k and path filters (kb_qa.inputs)."""
-    from kb_qa import inputs
+    """The HTTP API's rules for a question, k and path filters (kb_qa.serve.inputs)."""
+    from kb_qa.serve import inputs
 
     args.question = inputs.question(args.question, settings)
     if getattr(args, "k", None) is not None:
@@ -417,8 +417,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """kb-qa serve"""
     import uvicorn
 
-    from kb_qa.server import create_app
-    from kb_qa.serving import LOOPBACK, uvicorn_options
+    from kb_qa.serve.app import create_app
+    from kb_qa.serve.serving import LOOPBACK, uvicorn_options
 
     if _is_replica(args):
         kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
@@ -459,7 +459,7 @@ def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
     """On loopback with no cors_origins, allow the site generator's local preview (e.g.
     `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
     from kb_qa.ingest.site import load_site
-    from kb_qa.serving import LOOPBACK, preview_origins
+    from kb_qa.serve.serving import LOOPBACK, preview_origins
 
     if settings.cors_origins or settings.host not in LOOPBACK:
         return settings
@@ -483,7 +483,7 @@ def _is_replica(args: argparse.Namespace) -> bool:
 
 
 def _open_replica(args: argparse.Namespace) -> Any:
-    from kb_qa.replica import Replica
+    from kb_qa.serve.replica import Replica
 
     _plain_logs()
     if args.watch:
@@ -500,7 +500,7 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     kb = _open(args)
     log = logging.getLogger(name)
     log.info("indexing %s", kb.settings.vault)
-    from kb_qa.serving import progress_logger
+    from kb_qa.serve.serving import progress_logger
 
     log.info("%s", _summary(kb.index(progress=progress_logger(log))))
     return kb, log
@@ -657,7 +657,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """kb-qa mcp"""
-    from kb_qa.mcp_server import serve_stdio
+    from kb_qa.serve.mcp_server import serve_stdio
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)

@@ -117,7 +117,7 @@ class Settings:
     feedback_days: int = 365
     feedback_max: int = 10_000
     # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>", and
-    # to a browser signed in at /insights/sign-in with it (kb_qa.admin)
+    # to a browser signed in at /insights/sign-in with it (kb_qa.serve.admin)
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
     # How long a browser stays signed in to /insights (hours); signing out ends it at once
     admin_session_hours: float = 8.0

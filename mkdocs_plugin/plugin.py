@@ -60,7 +60,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
     def __init__(self) -> None:
         self.command = "build"
         self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
-        self._api: Any = None  # kb_qa.serving.BackgroundServer while `mkdocs serve` runs
+        self._api: Any = None  # kb_qa.serve.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
         self._site_url = ""
         self._options = wiring.WidgetOptions()
@@ -139,7 +139,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            from kb_qa.serving import BackgroundServer, PortInUse, preview_origins, progress_logger
+            from kb_qa.serve.serving import (
+                BackgroundServer,
+                PortInUse,
+                preview_origins,
+                progress_logger,
+            )
 
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
@@ -256,7 +261,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _index(self, config: MkDocsConfig) -> None:
         from kb_qa import KbQaError, KnowledgeBase
-        from kb_qa.serving import progress_logger
+        from kb_qa.serve.serving import progress_logger
 
         vault = Path(config.config_file_path).resolve().parent
         log.info("kb-qa: bringing the index of %s up to date…", vault)

@@ -14,7 +14,7 @@ from typing import IO, Any
 import httpx
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 SAMPLE_SITE = Path(__file__).resolve().parents[1] / "sample_site"
 

@@ -13,7 +13,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, VaultError
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 KB = Callable[..., KnowledgeBase]
 

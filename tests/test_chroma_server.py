@@ -10,7 +10,7 @@ from chroma_server import chroma_server
 
 from kb_qa.errors import IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 KB = Callable[..., KnowledgeBase]
 

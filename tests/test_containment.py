@@ -15,7 +15,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.ingest.vault import Boundary
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 KB = Callable[..., KnowledgeBase]
 OUTSIDE = "# Secret\n\nzebracorn-password-hunter2 lives outside the vault.\n"

@@ -33,7 +33,7 @@ from widget_stack import (
 )
 
 from kb_qa import KnowledgeBase, Settings
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

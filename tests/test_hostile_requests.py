@@ -14,8 +14,8 @@ from api_helpers import indexed_sample
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
-from kb_qa.serving import uvicorn_options
+from kb_qa.serve.app import create_app
+from kb_qa.serve.serving import uvicorn_options
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.owners import insights, insights_render
 from kb_qa.owners.feedback import Feedback, FeedbackStore
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"

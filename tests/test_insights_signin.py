@@ -22,9 +22,9 @@ from browser import CHROMIUM, CHROMIUM_ARGS
 from conftest import write_files
 from uvicorn_thread import UvicornThread
 
-from kb_qa import admin
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve import admin
+from kb_qa.serve.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -229,7 +229,7 @@ def test_serve_starts_the_api_for_the_widget(
     tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
     """`mkdocs serve` alone gives a working chat: API on a loopback port, CORS for the site."""
-    from kb_qa.serving import free_port
+    from kb_qa.serve.serving import free_port
 
     vault = copy_sample_site(tmp_path / "vault")
     port = free_port()
@@ -293,7 +293,7 @@ def test_serve_starts_the_api_for_the_widget(
 
 
 def serve(vault: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    from kb_qa.serving import free_port
+    from kb_qa.serve.serving import free_port
 
     port = free_port()
     process = subprocess.Popen(
@@ -310,7 +310,7 @@ def serve(vault: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]
 def test_serve_api_port_is_set_by_the_port_option(
     tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
-    from kb_qa.serving import free_port
+    from kb_qa.serve.serving import free_port
 
     api_port = free_port()
     vault = copy_sample_site(tmp_path / "vault", {"port": api_port})

@@ -14,7 +14,7 @@ from conftest import cli_env
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 NOTES = {
     "garden.md": (

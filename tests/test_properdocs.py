@@ -63,7 +63,7 @@ def test_properdocs_build_puts_the_widget_on_every_page(
 def test_properdocs_serve_runs_the_api(
     tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
-    from kb_qa.serving import free_port
+    from kb_qa.serve.serving import free_port
 
     vault = copy_site(tmp_path)
     # Wired by `kb-qa init` as well: the plugin still runs the API and injects the widget once.

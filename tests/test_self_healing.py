@@ -22,8 +22,8 @@ from uvicorn_thread import UvicornThread
 from kb_qa.errors import IndexStateError
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
-from kb_qa.serving import free_port
+from kb_qa.serve.app import create_app
+from kb_qa.serve.serving import free_port
 
 KB = Callable[..., KnowledgeBase]
 PAGES = {

@@ -21,7 +21,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.answer.extractive import LABEL
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 QUESTION = "How many times is a failing job attempted by default?"
 ORIGIN = "https://docs.example.com"

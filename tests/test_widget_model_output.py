@@ -20,7 +20,7 @@ from uvicorn_thread import UvicornThread
 from widget_stack import ROOT, loopback_context, serve_folder
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 sync_api = sync_playwright_or_skip()
 

@@ -18,7 +18,7 @@ from browser import sync_playwright_or_skip
 from uvicorn_thread import UvicornThread
 from widget_stack import MARK_IN_VIEW, MARKS, MARKS_TEXT, Stack, ask, open_page, shot
 
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 sync_playwright_or_skip()
 

@@ -33,7 +33,7 @@ from widget_stack import (
 )
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 sync_api = sync_playwright_or_skip()
 

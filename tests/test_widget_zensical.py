@@ -38,7 +38,7 @@ from widget_stack import (
 )
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 from kb_qa.wiring import plan as wiring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +181,7 @@ def test_preview_kb_qa_serve_watch_next_to_zensical_serve(
     """`zensical serve` plus `kb-qa serve SITE --watch`: the Zensical equivalent of the API
     under `mkdocs serve`. CORS for the preview's origin comes from zensical.toml's dev_addr
     without configuring it; an edit is answered from the new text."""
-    from kb_qa.serving import free_port
+    from kb_qa.serve.serving import free_port
 
     site = zensical_sample_site(tmp_path)
     api_port, preview_port = free_port(), free_port()

@@ -53,9 +53,9 @@ class UvicornThread:
 
 def serve_kb(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
     """kb-qa's app for ``kb`` with ``settings`` changed, under the uvicorn limits
-    `kb-qa serve` applies (``kb_qa.serving.uvicorn_options``)."""
-    from kb_qa.server import create_app
-    from kb_qa.serving import uvicorn_options
+    `kb-qa serve` applies (``kb_qa.serve.serving.uvicorn_options``)."""
+    from kb_qa.serve.app import create_app
+    from kb_qa.serve.serving import uvicorn_options
 
     merged = kb.settings.replace(**settings)
     return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))

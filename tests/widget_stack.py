@@ -31,7 +31,7 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 try:
     from playwright import sync_api

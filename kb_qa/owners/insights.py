@@ -2,7 +2,7 @@
 
 Built from the question log and reader feedback of one index folder, as plain JSON-ready
 data; ``kb-qa insights`` prints it as text, JSON, HTML (kb_qa.owners.insights_render) or CSV, and
-``kb-qa serve`` serves it at ``/insights`` to the admin (kb_qa.admin).
+``kb-qa serve`` serves it at ``/insights`` to the admin (kb_qa.serve.admin).
 
 The top questions are the questions asked, most asked first, with the ones that say the
 same thing in other words merged (kb_qa.owners.topics with a tight threshold), each with its

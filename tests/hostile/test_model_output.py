@@ -18,7 +18,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.answer.citations import CitationRenumberer
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.server import create_app
+from kb_qa.serve.app import create_app
 
 NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"
 

@@ -27,7 +27,7 @@ from uvicorn_thread import serve_kb
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.owners.feedback import Feedback, FeedbackStore
-from kb_qa.serving import free_port
+from kb_qa.serve.serving import free_port
 
 NOTE = "# Otters\n\n## Sleeping\n\nOtters hold hands while they sleep.\n"
 

@@ -1,5 +1,5 @@
 """Slow and oversized clients against a real uvicorn, started the way ``kb-qa serve`` starts
-it (``kb_qa.serving.uvicorn_options``): header size and count limits, header and body
+it (``kb_qa.serve.serving.uvicorn_options``): header size and count limits, header and body
 timeouts (slowloris), a connection cap, a Host check against DNS rebinding, and /view
 renders dropped when their reader has gone.
 """

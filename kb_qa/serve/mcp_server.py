@@ -13,8 +13,8 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from kb_qa import inputs
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve import inputs
 
 INSTRUCTIONS = (
     "Search and answer questions from the user's Markdown knowledge base. Prefer search_docs "

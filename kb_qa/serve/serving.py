@@ -214,7 +214,7 @@ class BackgroundServer:
         import uvicorn
 
         from kb_qa.kb.knowledge_base import KnowledgeBase
-        from kb_qa.server import create_app
+        from kb_qa.serve.app import create_app
 
         if port and port_in_use(host, port):
             raise PortInUse(host, port)

@@ -9,7 +9,7 @@
     GET  /api/sources  the indexed pages
     POST /api/feedback {question, answer, citations, rating: up|down, reason?, question_id?}
     GET  /insights     the insights report, only to "Authorization: Bearer <admin_token>"
-                       or a browser signed in with it (kb_qa.admin); ?format=json|csv
+                       or a browser signed in with it (kb_qa.serve.admin); ?format=json|csv
     GET  /insights/sign-in, POST /insights/sign-in, POST /insights/sign-out
     GET  /             the vault's pages with the chat widget (for vaults that are not sites)
     GET  /view/<path>  one indexed note rendered with its anchors (raw HTML shown as text)
@@ -56,7 +56,6 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from kb_qa import admin, inputs, pages
 from kb_qa.answer.answering import (
     Citations,
     Done,
@@ -69,10 +68,11 @@ from kb_qa.answer.answering import (
 )
 from kb_qa.answer.prompt import Turn
 from kb_qa.errors import ConfigError, KbQaError, VaultError
-from kb_qa.guard import Guard, RateLimiter, RequestCheck, bearer_matches
 from kb_qa.ingest import vault
 from kb_qa.ingest.anchors import match_text
 from kb_qa.owners import feedback, insights, insights_render, questionlog
+from kb_qa.serve import admin, inputs, pages
+from kb_qa.serve.guard import Guard, RateLimiter, RequestCheck, bearer_matches
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
 
@@ -259,7 +259,7 @@ class Api:
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
-        self.replica = bool(getattr(kb, "replica", False))  # kb_qa.replica.Replica
+        self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
         self.sessions = admin.Sessions(settings.admin_session_hours * 3600)
         self.sign_ins = RateLimiter(admin.SIGN_IN_PER_MINUTE, admin.SIGN_IN_BURST)
