@@ -686,7 +686,3 @@ def _snippet(markdown: str, limit: int = 200) -> str:
 def _place(chunk: Chunk) -> str:
     """``path:line``, or the path alone for text a site generated (no line in the file)."""
     return f"{chunk.path}:{chunk.line_start}" if chunk.line_start else chunk.path
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
