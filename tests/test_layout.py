@@ -1,0 +1,196 @@
+"""The package's layout: stage folders whose imports only point down, and small modules.
+
+The floors are the ones docs/pages/architecture.md draws: the shared top-level modules,
+then ingest, index, kb, answer, owners and wiring side by side, serve and cli. A module may
+import from its own folder and from the floors below it, and no two modules import each
+other, even through others. Users see none of it: the public names of ``kb_qa``, the
+``kb-qa`` command and the ``mkdocs.plugins`` entry point stay where they were.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import markdown
+import pytest
+import tomlkit
+
+import kb_qa
+from kb_qa.ingest import snippet_guard
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "kb_qa"
+
+# The floor of every stage folder; "" is the top of the package (errors, settings, text, types).
+FLOORS = {
+    "": 0,
+    "ingest": 1,
+    "index": 2,
+    "kb": 3,
+    "answer": 4,
+    "owners": 5,
+    "wiring": 5,
+    "serve": 6,
+    "cli": 7,
+}
+# Modules at the top of the package that stand on another stage's floor.
+PLACED = {
+    # The snippet guard's old path, kept because it names the Markdown extension in every
+    # index's fingerprint: it only re-exports kb_qa.ingest.snippet_guard.
+    "kb_qa.snippet_guard": "ingest",
+}
+# The package itself: the public names, KnowledgeBase loaded lazily from kb_qa.kb.
+FACADE = "kb_qa"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _stage(module: str) -> str:
+    """The stage folder a module is in; "" for the top of the package."""
+    if module in PLACED:
+        return PLACED[module]
+    parts = MODULES[module].relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _resolve(name: str) -> str | None:
+    """The kb_qa module an imported name is, or None when it is not a module of kb_qa."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> set[str]:
+    """Every kb_qa module ``module`` imports, at the top or inside a function."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: set[str] = set()
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "kb_qa" or name.startswith("kb_qa."):
+                target = _resolve(name)
+                if target and target not in (module, FACADE):
+                    found.add(target)
+    return found
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def test_the_public_names_of_kb_qa_import() -> None:
+    assert "KnowledgeBase" in kb_qa.__all__
+    for name in kb_qa.__all__:
+        assert getattr(kb_qa, name) is not None, name
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    assert kb_qa.KnowledgeBase is KnowledgeBase
+
+
+def test_the_entry_points_load() -> None:
+    (plugin,) = (ep for ep in entry_points(group="mkdocs.plugins") if ep.name == "kb-qa")
+    assert plugin.value == "mkdocs_plugin.plugin:KbQaPlugin"
+    from mkdocs_plugin.plugin import KbQaPlugin
+
+    assert plugin.load() is KbQaPlugin
+    (command,) = (ep for ep in entry_points(group="console_scripts") if ep.name == "kb-qa")
+    assert command.value == "kb_qa.cli:main"
+    assert callable(command.load())
+
+
+def test_the_snippet_guard_keeps_the_name_old_indexes_were_fingerprinted_with() -> None:
+    assert snippet_guard.NAME == "kb_qa.snippet_guard"
+    compat = importlib.import_module(snippet_guard.NAME)
+    assert compat.makeExtension is snippet_guard.makeExtension
+    html = markdown.Markdown(
+        extensions=["pymdownx.snippets", snippet_guard.NAME],
+        extension_configs={snippet_guard.NAME: {"root": str(ROOT)}},
+    ).convert("# Title")
+    assert "Title" in html
+
+
+def test_every_package_is_installed_by_a_non_editable_install() -> None:
+    listed = set(
+        tomlkit.parse((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    packages = {_module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert packages - listed == set()
+
+
+@pytest.mark.parametrize(
+    "folder", sorted(name for name in FLOORS if name), ids=lambda name: f"kb_qa/{name}/"
+)
+def test_each_stage_says_what_it_takes_and_gives(folder: str) -> None:
+    init = PACKAGE / folder / "__init__.py"
+    assert init.is_file()
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+    assert doc and len(doc.split()) >= 20, f"kb_qa/{folder}/__init__.py needs a docstring"
+
+
+def test_every_package_folder_is_a_stage() -> None:
+    folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert folders == {name for name in FLOORS if name}
+
+
+def test_imports_only_point_down_the_floors() -> None:
+    upward = []
+    for module, targets in GRAPH.items():
+        if module == FACADE:
+            continue
+        stage = _stage(module)
+        for target in targets:
+            other = _stage(target)
+            if other != stage and FLOORS[other] >= FLOORS[stage]:
+                upward.append(f"{module} ({stage or 'top'}) imports {target} ({other or 'top'})")
+    assert sorted(upward) == []
+
+
+def test_no_import_cycles() -> None:
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(GRAPH[module]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state and module != FACADE:
+            visit(module)
+    assert cycles == []
+
+
+def test_the_layout_check_sees_every_stage() -> None:
+    # The checks above would pass on an empty graph: make sure they read real imports.
+    assert "kb_qa.kb.knowledge_base" in GRAPH["kb_qa.serve.serving"]
+    assert _stage("kb_qa.serve.app") == "serve"
+    assert _stage("kb_qa.settings") == ""
+    assert _stage("kb_qa.snippet_guard") == "ingest"
+    assert _stage("kb_qa.cli") == "cli"
