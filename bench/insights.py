@@ -146,7 +146,7 @@ def answer_path_cost(kb: KnowledgeBase) -> float:
     """What the question log adds to one answer's events, in µs: the logging wrapper around a
     real answer's events against the same events passed through plain."""
     from kb_qa.answer.answering import answer
-    from kb_qa.serve.app import AskRequest
+    from kb_qa.serve.protocol import AskRequest
 
     async def collect(events: Any) -> list[Any]:
         return [e async for e in events]

@@ -25,7 +25,7 @@ from chroma_server import chroma_server
 
 from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.app import hit_json
+from kb_qa.serve.protocol import hit_json
 from kb_qa.serve.replica import Replica
 from kb_qa.serve.serving import free_port
 from kb_qa.settings import Settings

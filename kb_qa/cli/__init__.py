@@ -278,7 +278,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         _require_index(kb.stats()["chunks"])
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
-            from kb_qa.serve.app import hit_json
+            from kb_qa.serve.protocol import hit_json
 
             print(
                 json.dumps(

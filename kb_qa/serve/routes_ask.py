@@ -1,0 +1,188 @@
+"""POST /api/ask: an answer as Server-Sent Events, or as one JSON object.
+
+The answer's events are logged in the question log (when it is on), their errors told to
+clients without internal addresses, and the stream is cancelled when the reader leaves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from kb_qa.answer.answering import Citations, Done, Error, Event, Status, answer, citation_json
+from kb_qa.owners import questionlog
+from kb_qa.serve.protocol import (
+    ERROR_STATUS,
+    AskRequest,
+    cancel_on_disconnect,
+    parse_ask,
+    prefixed,
+    read_json,
+    sse_frame,
+    wants_json,
+)
+
+log = logging.getLogger(__name__)
+
+
+class AskRoutes:
+    """The answer route of ``kb_qa.serve.app.Api`` (its knowledge base, settings, limiter)."""
+
+    async def ask(self, request: Request) -> Response:
+        """POST /api/ask"""
+        ask = parse_ask(await read_json(request, self.settings.max_body_bytes), self.settings)
+        events = answer(
+            self.kb,
+            ask.question,
+            history=ask.history,
+            include=ask.include,
+            exclude=ask.exclude,
+            settings=self.settings,
+            limiter=self.limiter,
+        )
+        if self.question_log is not None:
+            events = self._logged(events, ask, self.question_log)
+        events = self._public_errors(events)
+        if self._updating():
+            events = prefixed(
+                Status("updating", "The index is updating; answering from what is indexed so far…"),
+                events,
+            )
+        if wants_json(request, ask):
+            return await self._ask_json(request, events)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(self._sse(events), media_type="text/event-stream", headers=headers)
+
+    def public(self, message: str) -> str:
+        """``message`` as anonymous clients may read it: without the internal address of the
+        Chroma server or the index folder's path (the server log keeps them)."""
+        s = self.settings
+        places = []
+        if s.chroma_url:
+            url = s.chroma_url.rstrip("/")
+            places += [(url, "the Chroma server"), (url.split("://", 1)[-1], "the Chroma server")]
+        for folder in (s.index_path / "chroma", s.index_path):
+            places.append((str(folder), "the index folder"))
+        for secret, shown in places:
+            for said in ("Chroma server at ", "index folder "):
+                message = message.replace(said + secret, said.strip().removesuffix(" at"))
+            message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
+            message = message.replace(secret, shown)
+        return message
+
+    async def _public_errors(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        try:
+            async for event in events:
+                if isinstance(event, Error):
+                    event = dataclasses.replace(event, message=self.public(event.message))
+                yield event
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+
+    async def _logged(
+        self, events: AsyncIterator[Event], ask: AskRequest, qlog: questionlog.QuestionLog
+    ) -> AsyncIterator[Event]:
+        """``events``, recording the question and its outcome in the question log."""
+        started = time.perf_counter()
+        ref = questionlog.new_ref()
+        entry = questionlog.Entry(
+            ref=ref,
+            at=time.time(),
+            question=ask.question,
+            turn=1 + sum(1 for t in ask.history if t.role == "user"),
+            mode="llm" if self.settings.model else "extractive",
+            model=self.settings.model,
+            error="disconnected",  # until the answer ends one way or the other
+        )
+        cited: tuple[questionlog.Cited, ...] = ()
+        try:
+            async for event in events:
+                if isinstance(event, Citations):
+                    cited = tuple(
+                        questionlog.Cited(c.path, c.anchor, c.heading_path) for c in event.citations
+                    )
+                elif isinstance(event, Done):
+                    event = dataclasses.replace(event, question_id=ref)
+                    entry = dataclasses.replace(
+                        entry,
+                        covered=event.covered,
+                        citations=cited,
+                        retrieval_ms=event.timings.get("retrieval_ms"),
+                        first_token_ms=event.timings.get("first_token_ms"),
+                        total_ms=event.timings.get("total_ms"),
+                        error="",
+                    )
+                elif isinstance(event, Error):
+                    entry = dataclasses.replace(
+                        entry, error=event.code, error_message=event.message
+                    )
+                yield event
+        except Exception:
+            entry = dataclasses.replace(entry, error="internal", error_message="unexpected error")
+            raise
+        finally:
+            if entry.error:
+                entry = dataclasses.replace(
+                    entry, total_ms=round((time.perf_counter() - started) * 1000, 1)
+                )
+            qlog.record(entry)
+            await events.aclose()  # type: ignore[attr-defined]
+
+    async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[str]:
+        # Starlette cancels this generator when the client disconnects; closing ``events``
+        # then closes the LLM stream, so no work continues for a reader who left.
+        self.answering += 1
+        try:
+            async for event in events:
+                yield sse_frame(event)
+        except Exception:  # the edge of the stream: log it, tell the client
+            log.exception("answering failed")
+            yield sse_frame(
+                Error("Answering failed unexpectedly; the server log has details.", "internal")
+            )
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+            self.answering -= 1
+
+    async def _ask_json(self, request: Request, events: AsyncIterator[Event]) -> Response:
+        collected: list[Event] = []
+        self.answering += 1
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_on_disconnect, request, group.cancel_scope)
+                async for event in events:
+                    collected.append(event)
+                group.cancel_scope.cancel()
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+            self.answering -= 1
+        text = "".join(e.text for e in collected if e.name == "delta")  # type: ignore[union-attr]
+        last = collected[-1] if collected else Error("The client went away.", "internal")
+        if isinstance(last, Error):
+            return JSONResponse(
+                # "answer": the same text under its old name, kept for a release.
+                {"error": last.message, "code": last.code, "text": text, "answer": text},
+                status_code=ERROR_STATUS.get(last.code, 500),
+            )
+        assert isinstance(last, Done)
+        citations = next(e for e in collected if e.name == "citations")
+        return JSONResponse(
+            {
+                "text": last.text,  # as the streamed `done` event names it
+                "answer": last.text,  # its old name, kept as an alias for a release
+                "citations": [citation_json(c) for c in citations.citations],  # type: ignore[union-attr]
+                "model": last.model,
+                "mode": last.mode,
+                "covered": last.covered,
+                "timings": last.timings,
+                "counts": last.counts,
+                "question_id": last.question_id,
+            }
+        )

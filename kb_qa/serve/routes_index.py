@@ -1,0 +1,93 @@
+"""The index's routes: GET /api/search, /api/health, /api/ready and /api/sources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from kb_qa.errors import KbQaError
+from kb_qa.serve import inputs
+from kb_qa.serve.protocol import WHOLE_NUMBER, hit_json, patterns, reject
+
+
+class IndexRoutes:
+    """Search, health and the page list of ``kb_qa.serve.app.Api``."""
+
+    async def search(self, request: Request) -> Response:
+        """GET /api/search?q=&k="""
+        params = request.query_params
+        if not params.get("q", "").strip():
+            raise reject(422, "q is required: the text to search for.")
+        try:
+            q = inputs.question(params["q"], self.settings, "q")
+        except inputs.InputError as exc:
+            raise reject(exc.status, str(exc)) from None
+        given = params.get("k", str(self.settings.top_k))
+        if not WHOLE_NUMBER.fullmatch(given):  # int() would take " 5 ", "1_0" and "٣"
+            raise reject(422, "k must be a whole number written with the digits 0-9.")
+        try:
+            k = inputs.count(int(given))
+        except inputs.InputError as exc:
+            raise reject(exc.status, str(exc)) from None
+        include = patterns({"include": params.getlist("include")}, "include")
+        exclude = patterns({"exclude": params.getlist("exclude")}, "exclude")
+        try:
+            hits = await self._thread(self._search, q, k, include, exclude)
+        except KbQaError as exc:
+            return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
+        return JSONResponse({"query": q, "hits": hits})
+
+    def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
+        hits = self.kb.search(q, k, include=include, exclude=exclude)
+        return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
+
+    async def _status(self) -> dict[str, Any]:
+        stats = await self._thread(self.kb.stats)
+        problem = await self._thread(self.kb.problem)
+        freshness = self.watcher.freshness() if self.watcher else None
+        if freshness is not None and freshness.error and not problem:
+            # The index serves what it had, but edits are not reaching it.
+            problem = f"the last index run failed (retrying): {freshness.error}"
+        status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
+        return {
+            "status": status,
+            "problem": self.public(problem) or None,
+            "files": stats["files"],
+            "chunks": stats["chunks"],
+            "embed_model": stats["embed_model"],
+            "last_indexed": stats["last_indexed"],
+            "workspace": stats["workspace"],
+            "generation": stats["generation"],
+            "loaded": stats["loaded"],
+            "load_seconds": stats.get("load_seconds"),  # a replica's last load from Chroma
+            "replica": self.replica,
+            "model": self.settings.model,
+            "mode": "llm" if self.settings.model else "extractive",
+            "answering": self.answering,
+            "freshness": freshness.as_dict() if freshness is not None else None,
+        }
+
+    async def health(self, request: Request) -> Response:
+        """GET /api/health"""
+        return JSONResponse(await self._status())
+
+    async def ready(self, request: Request) -> Response:
+        """GET /api/ready: for a load balancer's readiness check (health ok, index loaded)."""
+        status = await self._status()
+        ready = status["status"] == "ok" and status["loaded"]
+        body = {"ready": ready, **{k: status[k] for k in ("status", "problem", "generation")}}
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    def _updating(self) -> bool:
+        if self.watcher is None:
+            return False
+        fresh = self.watcher.freshness()
+        return fresh.indexing or fresh.queue > 0
+
+    async def sources(self, request: Request) -> Response:
+        """GET /api/sources"""
+        pages = await self._thread(self.kb.pages)
+        return JSONResponse({"pages": pages})

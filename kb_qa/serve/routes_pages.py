@@ -1,0 +1,97 @@
+"""The pages of ``kb-qa serve`` for a vault that is not a site: GET /, /view/<path> and the
+widget's files (/kb-qa/kb-qa.js, kb-qa.css).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import partial
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from kb_qa.errors import VaultError
+from kb_qa.ingest import vault
+from kb_qa.ingest.anchors import match_text
+from kb_qa.serve import pages
+from kb_qa.serve.protocol import reject, unless_disconnected
+
+
+class PageRoutes:
+    """The pages of ``kb_qa.serve.app.Api``; off with an API token and on a replica."""
+
+    async def home(self, request: Request) -> Response:
+        """GET /: the vault's pages, with the chat widget."""
+        self._pages_allowed()
+        pages_ = await self._thread(self.kb.pages)
+        text = pages.index_page(self.settings.vault.name, pages_)
+        return HTMLResponse(text, headers={"Content-Security-Policy": pages.CSP})
+
+    async def view(self, request: Request) -> Response:
+        """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
+        self._pages_allowed()
+        wanted = request.path_params["path"]
+        gone = threading.Event()
+        # Pages get threads of their own, so a huge note cannot starve the API; a render
+        # whose reader has left is dropped while it waits and stopped between its stages.
+        rendered = await unless_disconnected(
+            request, gone, partial(self._render, wanted, gone.is_set), self.page_limiter
+        )
+        if gone.is_set():
+            return Response(status_code=499)  # nobody reads it
+        if rendered is None:
+            raise reject(404, f"{wanted!r} is not an indexed page of this vault.")
+        return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
+
+    def _pages_allowed(self) -> None:
+        # A browser cannot send the bearer token with a page load, so a private
+        # deployment does not show notes as pages at all.
+        if self.settings.api_token:
+            raise reject(404, "Pages are off when api_token is set; use the API.")
+        if self.replica:
+            raise reject(404, "A read-only replica has no vault to show pages from; use the API.")
+
+    def _render(self, wanted: str, gone: Callable[[], bool] = lambda: False) -> str | None:
+        # Only paths the index knows are served; the file is then read from inside the vault.
+        if gone():
+            return None
+        indexed = self.kb.pages()
+        known = {p["path"]: p["path"] for p in indexed}
+        known.update({p["url"]: p["path"] for p in indexed if p["url"]})
+        path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
+        if path is None:
+            return None
+        try:
+            data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
+        except VaultError:
+            return None
+        source = data.decode("utf-8", errors="replace")
+        if gone():
+            return None
+        chunks = self.kb.store.chunks(path)
+        # Wikilinks name a note by file name, or by its path without ".md".
+        notes = {}
+        for p in indexed:
+            notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
+            notes[p["path"].removesuffix(".md").lower()] = p["path"]
+        # A wikilink's #heading opens the anchor the index gave that heading (``_3`` for a
+        # heading MkDocs' slugify empties), not a slug made here.
+        headings = {
+            (c.path, match_text(c.heading)): c.anchor
+            for c in reversed(self.kb.store.chunks())
+            if c.piece == 0 and c.level > 0
+        }
+        return pages.view_page(
+            path, source, chunks, notes, headings, gone, self.settings.parse_timeout
+        )
+
+    async def asset(self, request: Request) -> Response:
+        """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
+        from kb_qa_widget import ASSETS, FILES
+
+        name = request.path_params["name"]
+        if name not in FILES:
+            raise reject(404, "No such file.")
+        media = "text/javascript" if name.endswith(".js") else "text/css"
+        return Response((ASSETS / name).read_bytes(), media_type=media)
