@@ -26,7 +26,7 @@ from corpora import WORK, eval_sets
 from kb_qa import KnowledgeBase
 from kb_qa.answer import evaluate
 from kb_qa.ingest.chunking import with_hash
-from kb_qa.kb.knowledge_base import _Loaded, load_view
+from kb_qa.kb.knowledge_base import Loaded, load_view
 from kb_qa.types import Chunk
 
 
@@ -61,7 +61,7 @@ def reload_ms(kb: KnowledgeBase) -> str:
     read, then ``load_view``), fresh and after one chunk was edited."""
     started = time.perf_counter()
     chunks, vectors = _read(kb)
-    first = load_view("first", chunks, _Loaded(), kb.settings, vectors=vectors)
+    first = load_view("first", chunks, Loaded(), kb.settings, vectors=vectors)
     fresh = (time.perf_counter() - started) * 1000
     middle = len(chunks) // 2
     best = float("inf")

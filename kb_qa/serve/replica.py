@@ -25,7 +25,7 @@ from kb_qa.index import embeddings
 from kb_qa.index.chroma import Collection
 from kb_qa.index.workspace import WorkspaceRecord, collection_name, slug
 from kb_qa.ingest import links
-from kb_qa.kb.knowledge_base import KnowledgeBase, _Loaded, load_view
+from kb_qa.kb.knowledge_base import KnowledgeBase, Loaded, load_view
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 
@@ -52,7 +52,7 @@ class Replica(KnowledgeBase):
         self._collection: Collection | None = None
         self._titles: dict[str, str] = {}
         self._embedder: embeddings.Embedder | None = None
-        self._loaded = _Loaded()
+        self._loaded = Loaded()
         self._own_generation = ""
         self._lock = threading.Lock()  # one load at a time
         self._stop = threading.Event()
@@ -131,7 +131,7 @@ class Replica(KnowledgeBase):
         while not self._stop.wait(self.settings.replica_poll):
             self._check()
 
-    def _view(self) -> _Loaded:
+    def _view(self) -> Loaded:
         view = self._loaded
         if view.keyword is None:
             self.reload()  # the first search before the poller got there

@@ -1,0 +1,364 @@
+"""The index run of ``KnowledgeBase``: read what changed, render, chunk, embed, store.
+
+One run reads the files that changed since the last (and the pages whose includes or
+rendering changed), chunks them, embeds the new chunks (cached by content hash) and writes
+Chroma first and then the manifest, in groups, so a killed run leaves a usable index.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from kb_qa.errors import EmbeddingError
+from kb_qa.index import embeddings
+from kb_qa.index.store import FileRow, embed_key
+from kb_qa.ingest import anchors, chunking, render, vault
+from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.render import RenderedPage
+from kb_qa.ingest.site import Site, load_site
+from kb_qa.kb import staleness
+from kb_qa.text import cjk_share
+from kb_qa.types import Chunk, Document, IndexReport, Outline
+
+log = logging.getLogger(__name__)
+
+
+WRITE_GROUP = 400  # chunks written to Chroma + manifest per transaction
+
+Progress = Callable[[int, int], None]
+
+
+class IndexRun:
+    """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the
+    knowledge base)."""
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def index(
+        self,
+        progress: Progress | None = None,
+        rendered: Mapping[str, RenderedPage] | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with the vault; only new or changed text is embedded.
+
+        The changed pages of an MkDocs site are rendered with the site's hooks and plugins
+        first (``render.py``). ``rendered`` maps vault paths to pages a real MkDocs build
+        rendered (the plugin's ``index_on_build``): they are used as they are, and a page in
+        it is re-chunked when its ids or URL differ from what the index holds.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        if self.store.heal_folder():
+            report.repaired = "the index folder was deleted: created it again, indexing everything"
+        with self.store.writer_lock():
+            site = load_site(
+                self.settings.vault, self.settings.generator, render=self.settings.render
+            )
+            prefix = f"{site.config_name}: "
+            report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
+            files, skipped = vault.scan(site, self.settings)
+            report.skipped += skipped
+            moved = self.store.settle_workspace(explicit=bool(self.settings.workspace))
+            self._check_fingerprint(site, report)
+            if moved and not report.rebuilt:
+                report.rebuilt = f"{moved}: re-chunking every file once (embeddings are reused)"
+                log.warning("%s", report.rebuilt)
+            # Only a run interrupted while writing leaves Chroma and the manifest apart.
+            interrupted = self.store.meta("writing") == "1"
+            untouched = not interrupted and self.store.chroma_untouched()
+            problem = "" if interrupted or untouched else self.store.vector_problem()
+            if problem:
+                report.repaired = (
+                    f"{problem}: adding the missing vectors again (from the embedding cache "
+                    "where it has them)"
+                )
+                log.warning("%s", report.repaired)
+            missing = self.store.reconcile() if interrupted or problem else set()
+            known = {p: r for p, r in self.store.files().items() if p not in missing}
+            current = {f.path for f in files}
+            removed = [p for p in known if p not in current]
+
+            includes = staleness.Includes.load(self.store, site.root)
+            docs, touched = self._read_changed(site, files, known, report, rendered or {}, includes)
+            phase = _Phases(report.phases, started)
+            phase.done("reading")
+            pages = dict(rendered) if rendered is not None else self._render(site, docs, report)
+            docs = [replace(d, url=pages[d.path].url) if d.path in pages else d for d in docs]
+            if pages:
+                phase.done("rendering")
+            outlines: dict[str, Outline] = {}
+            chunks_by_doc = self._chunk(site, docs, report, pages, outlines)
+            all_new = [c for cs in chunks_by_doc.values() for c in cs]
+            phase.done("chunking")
+            self._ensure_model(docs)
+            report.embedded, report.reused = self._embed(all_new, progress)
+            phase.done("embedding")
+
+            self.store.set_meta(writing="1")
+            rendering = render.config_file(site, self.settings) is not None
+            if includes.update(site, docs, removed, rendering):
+                self.store.set_meta(includes=includes.dumps())
+            report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
+            self.store.set_meta(writing="0")
+            phase.done("writing")
+            if touched:
+                self.store.touch(touched)
+            report.changed_files = len(docs)
+            report.files = len(self.store.files())
+            report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            link_style = "site" if site.is_mkdocs else "file"
+            self.store.set_meta(
+                last_indexed=str(time.time()), site_url=site.site_url, link_style=link_style
+            )
+            wrote = bool(docs or removed or report.rebuilt or report.repaired)
+            self.store.publish(site.site_url, link_style, untouched=untouched and not wrote)
+            self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _render(
+        self, site: Site, docs: Sequence[Document], report: IndexReport
+    ) -> dict[str, RenderedPage]:
+        """The changed pages of an MkDocs site as it renders them ({} for other vaults)."""
+        config_file = render.config_file(site, self.settings)
+        if config_file is None or not docs:
+            return {}
+        wanted = {d.path for d in docs}
+        run = render.render_pages(
+            site.root,
+            config_file,
+            wanted.__contains__,
+            skip_plugins=self.settings.skip_plugins,
+            inside=vault.Boundary.of(self.settings).refuse,
+            extensions=site.extensions,
+            parse_timeout=self.settings.parse_timeout,
+            site_url=site.site_url,
+        )
+        report.warnings += run.warnings
+        return run.pages
+
+    def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
+        """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
+        fingerprint = staleness.fingerprint(site, self.settings)
+        stored_model = self.store.meta("embed_model")
+        wanted = self.settings.embed_model
+        build = embeddings.MODEL_BUILDS.get(stored_model, "")
+        if stored_model and wanted != "auto" and wanted != stored_model:
+            changed = f"embedding model changed from {stored_model} to {wanted}"
+        elif stored_model and self.store.meta("embed_build") != build:
+            changed = f"the {stored_model} model was updated (build {build or 'original'})"
+        else:
+            changed = ""
+        if changed:
+            report.rebuilt = f"{changed}: rebuilding the index and re-embedding everything"
+            self.store.reset(keep_vectors=False)
+            self.store.set_meta(embed_model="", fingerprint=fingerprint)
+            self._embedder = None
+        elif self.store.meta("fingerprint") not in ("", fingerprint):
+            report.rebuilt = (
+                "chunking settings or the site config's heading/URL rules changed: re-chunking "
+                "every file (cached embeddings are reused)"
+            )
+            self.store.reset(keep_vectors=True)
+        self.store.set_meta(fingerprint=fingerprint)
+        if report.rebuilt:
+            log.warning("%s", report.rebuilt)
+
+    def _read_changed(
+        self,
+        site: Site,
+        files: Sequence[vault.FileInfo],
+        known: dict[str, FileRow],
+        report: IndexReport,
+        rendered: Mapping[str, RenderedPage],
+        includes: staleness.Includes,
+    ) -> tuple[list[Document], list[FileRow]]:
+        docs: list[Document] = []
+        touched: list[FileRow] = []
+        stale_anchors = self._stale_anchor_paths(rendered) | includes.stale()
+        boundary = vault.Boundary.of(self.settings)
+        for info in files:
+            row = known.get(info.path)
+            unchanged = row and row.size == info.size and row.mtime_ns == info.mtime_ns
+            if unchanged and info.path not in stale_anchors:
+                continue
+            result = vault.read_document(site, info, boundary)
+            report.warnings += [(info.path, w) for w in result.warnings]
+            if result.document is None:
+                # Keep what was indexed before: a file that cannot be read now loses nothing.
+                report.skipped.append((info.path, result.skipped))
+                continue
+            doc = result.document
+            failed = self.store.failure(doc.path, doc.file_hash)
+            if failed:
+                # Parsing it again would fail again (and can take long): report, move on.
+                report.skipped.append((doc.path, f"{failed} (unchanged since; not parsed again)"))
+                continue
+            if row and row.hash == doc.file_hash and info.path not in stale_anchors:
+                touched.append(
+                    FileRow(doc.path, doc.size, doc.mtime_ns, row.hash, row.title, row.url)
+                )
+                continue
+            docs.append(doc)
+        return docs, touched
+
+    def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
+        """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
+        if not rendered:
+            return set()
+        indexed: dict[str, set[str]] = {}
+        urls: dict[str, str] = {}
+        for c in self.store.chunks():
+            indexed.setdefault(c.path, set()).add(c.anchor)
+            urls[c.path] = c.url
+        return {
+            path
+            for path, page in rendered.items()
+            if urls.get(path) != page.url
+            or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
+        }
+
+    def _chunk(
+        self,
+        site: Site,
+        docs: list[Document],
+        report: IndexReport,
+        pages: Mapping[str, RenderedPage],
+        outlines: dict[str, Outline],
+    ) -> dict[str, list[Chunk]]:
+        md = site.markdown()
+        result: dict[str, list[Chunk]] = {}
+        failed: dict[str, tuple[str, str]] = {}
+        size = self.settings.chunk_chars
+        limit = self.settings.parse_timeout
+        for doc in list(docs):
+            outlines[doc.path] = outline = self.store.outline(doc.path)
+            page = pages.get(doc.path)
+            notes: list[str] = []
+            limits: dict[str, Any] = {"parse_timeout": limit, "warnings": notes}
+            try:
+                # The whole file (its blocks, its rendering, matching ids to headings), with
+                # room for the fallback to the headings alone (chunking.chunk_document).
+                with deadline(3 * limit, "chunking the file"):
+                    if page is not None:
+                        chunks = render.chunk_rendered(doc, page, md, size, outline, **limits)
+                    else:
+                        chunks = chunking.chunk_document(doc, md, size, None, outline, **limits)
+                result[doc.path] = chunks
+                report.warnings += [(doc.path, note) for note in notes]
+            except ParseTimeout as exc:
+                log.warning("%s: %s", doc.path, exc)
+                reason = (
+                    f"could not be parsed in time: {exc}. Its shape makes the Markdown parser "
+                    "slow (thousands of unclosed '[' or '<', say): fix or split the file, or "
+                    "raise parse_timeout"
+                )
+                report.skipped.append((doc.path, reason))
+                failed[doc.path] = (doc.file_hash, reason)
+                docs.remove(doc)
+            except Exception as exc:  # a parser bug must not stop the run
+                log.debug("failed to parse %s", doc.path, exc_info=True)
+                reason = f"could not be parsed as Markdown ({type(exc).__name__}: {exc})"
+                report.skipped.append((doc.path, reason))
+                failed[doc.path] = (doc.file_hash, reason)
+                docs.remove(doc)
+        self.store.set_failures(failed, cleared=result)
+        return result
+
+    def _ensure_model(self, docs: Sequence[Document]) -> None:
+        if self.store.meta("embed_model"):
+            return
+        sample = "".join(d.source for d in docs)
+        name = embeddings.choose_model(self.settings.embed_model, cjk_share(sample))
+        self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
+        self._embedder = None
+
+    @property
+    def embedder(self) -> embeddings.Embedder:
+        """The embedding model this index was built with."""
+        if self._embedder is None:
+            name = self.store.meta("embed_model") or embeddings.choose_model(
+                self.settings.embed_model, 0.0
+            )
+            self._embedder = embeddings.load_embedder(name, self.settings.embed_api_base)
+        return self._embedder
+
+    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> tuple[int, int]:
+        """Embed chunks whose text is not cached yet, shortest first; returns (embedded, reused)."""
+        texts: dict[str, str] = {}
+        for c in chunks:
+            texts.setdefault(embed_key(c), c.index_text)
+        cached = self.store.cached_vectors(texts)
+        todo = sorted((k for k in texts if k not in cached), key=lambda k: len(texts[k]))
+        batch = max(1, self.settings.embed_batch)
+        done = 0
+        if progress:
+            progress(0, len(todo))
+        for i in range(0, len(todo), batch):
+            keys = todo[i : i + batch]
+            try:
+                vectors = self.embedder.embed_passages([texts[k] for k in keys])
+            except EmbeddingError:
+                raise
+            except Exception as exc:
+                raise EmbeddingError(f"Embedding failed: {exc}") from exc
+            self.store.cache_vectors(dict(zip(keys, vectors)))
+            done += len(keys)
+            if progress:
+                progress(done, len(todo))
+        return len(todo), len(chunks) - len(todo)
+
+    def _write(
+        self,
+        docs: Sequence[Document],
+        chunks_by_doc: dict[str, list[Chunk]],
+        removed: Sequence[str],
+        outlines: Mapping[str, Outline],
+    ) -> int:
+        deleted = 0
+        group_rows: list[FileRow] = []
+        group_chunks: list[Chunk] = []
+        pending_removed = list(removed)
+
+        def flush() -> None:
+            nonlocal deleted, group_rows, group_chunks, pending_removed
+            vectors = self.store.cached_vectors(embed_key(c) for c in group_chunks)
+            group_outlines = [outlines[r.path] for r in group_rows if r.path in outlines]
+            deleted += self.store.write(
+                group_rows, group_chunks, vectors, pending_removed, group_outlines
+            )
+            group_rows, group_chunks, pending_removed = [], [], []
+            self._bump_generation()
+
+        for doc in docs:
+            chunks = chunks_by_doc[doc.path]
+            title = chunks[0].heading_path[0] if chunks else doc.title
+            group_rows.append(
+                FileRow(doc.path, doc.size, doc.mtime_ns, doc.file_hash, title, doc.url)
+            )
+            group_chunks.extend(chunks)
+            if len(group_chunks) >= WRITE_GROUP:
+                flush()
+        if group_rows or pending_removed:
+            flush()
+        return deleted
+
+    def _bump_generation(self) -> None:
+        self._own_generation = f"{time.time_ns()}"
+        self.store.set_meta(generation=self._own_generation)
+
+
+class _Phases:
+    """Records how long each stage of an index run took, into ``IndexReport.phases``."""
+
+    def __init__(self, into: dict[str, float], started: float) -> None:
+        self.into, self.last = into, started
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = round(now - self.last, 3)
+        self.last = now

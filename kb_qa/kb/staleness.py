@@ -1,0 +1,95 @@
+"""How an index knows it is stale beyond its files' contents.
+
+The fingerprint covers everything besides file contents that changes chunks, anchors or
+URLs (a new one rebuilds the index); the include map records the files each page pulls in,
+so a page is re-read when one of them changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb_qa.index.store import EMBED_TEXT_VERSION, Store
+from kb_qa.ingest import render
+from kb_qa.ingest.site import Site
+from kb_qa.settings import Settings
+from kb_qa.types import Document
+
+CHUNKER_VERSION = "2"
+
+
+@dataclass
+class Includes:
+    """The files each page pulls in, as the manifest remembers them with their time and
+    size: ``--8<--`` includes, and ``render.PYTHON_FILES`` (the vault's Python code) for a
+    page with sections generated from code. A page whose files changed renders again."""
+
+    root: Path
+    stored: dict[str, dict[str, list[int]]]
+
+    @classmethod
+    def load(cls, store: Store, root: Path) -> Includes:
+        return cls(root, json.loads(store.meta("includes") or "{}"))
+
+    @functools.cached_property
+    def code(self) -> tuple[int, int]:
+        """The vault's Python files, stamped once per run (before any page is rendered)."""
+        return render.python_stamp(self.root)
+
+    def _stamp(self, dep: str) -> list[int]:
+        return list(self.code if dep == render.PYTHON_FILES else render.stamp(self.root / dep))
+
+    def stale(self) -> set[str]:
+        """Pages one of whose files changed since they were indexed."""
+        return {
+            page
+            for page, deps in self.stored.items()
+            if any(self._stamp(dep) != stamp for dep, stamp in deps.items())
+        }
+
+    def update(
+        self, site: Site, docs: Sequence[Document], removed: Sequence[str], rendering: bool
+    ) -> bool:
+        """Record the files of each re-read page (and forget removed ones); whether anything
+        changed, so that a run that read nothing writes nothing."""
+        before = self.dumps()
+        for path in [*removed, *(d.path for d in docs)]:
+            self.stored.pop(path, None)
+        for doc in docs:
+            deps = render.includes(doc.source, site)
+            if rendering and render.generates_from_code(doc.source):
+                deps.append(render.PYTHON_FILES)
+            if deps:
+                self.stored[doc.path] = {d: self._stamp(d) for d in deps}
+        return self.dumps() != before
+
+    def dumps(self) -> str:
+        return json.dumps(self.stored, sort_keys=True)
+
+
+def fingerprint(site: Site, settings: Settings) -> str:
+    """Everything besides file contents that changes chunks, anchors or URLs."""
+    data = {
+        "chunker": CHUNKER_VERSION,
+        "embed_text": EMBED_TEXT_VERSION,
+        "chunk_chars": settings.chunk_chars,
+        "docs_dir": str(site.docs_dir),
+        "use_directory_urls": site.use_directory_urls,
+        "is_mkdocs": site.is_mkdocs,
+        "exclude": site.exclude_patterns,
+        "extensions": site.extensions,
+        # Function objects in extension configs print with their address: drop it.
+        "configs": re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))),
+    }
+    if site.generator == "zensical":  # only then, so that existing indexes stay current
+        data["generator"] = site.generator
+    rendering = render.inputs_key(site, settings)
+    if rendering:  # a hook edited, a plugin installed: every page renders differently
+        data["render"] = rendering
+    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
