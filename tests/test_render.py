@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.ingest import render
+from kb_qa.ingest import render_config
 from kb_qa.ingest import vault as vault_files
 from kb_qa.ingest.chunking import chunk_document
 from kb_qa.ingest.site import load_site
@@ -502,7 +502,7 @@ def test_skip_plugins_skips_a_plugin_by_name(make_vault: Callable[..., Path], kb
             "docs/index.md": "# Home\n\nThe home page.\n",
         }
     )
-    assert "minify" in render.SKIPPED_PLUGINS  # (not installed here either: never asked for)
+    assert "minify" in render_config.SKIPPED_PLUGINS  # (not installed here either: never asked for)
     report = kb(vault, skip_plugins=("not-a-real-plugin-xyz",)).index()
     assert report.warnings == []
 

@@ -16,17 +16,14 @@ site's hooks runs its code, as ``mkdocs build`` does: ``render: false`` indexes 
 sources alone (for vaults whose code you do not trust). Hooks must live inside the vault, and
 so must every file ``INHERIT:`` leads to (``safe_config.check_inherit``).
 
-``chunk_rendered`` turns one rendered page into chunks: a page whose rendering adds nothing
-to its source is chunked from the source (offsets and lines into the file); any other page
-from its HTML, converted to Markdown, with each heading's id as rendered and each section's
-lines in the file where the section has a heading there (generated text keeps its URL only).
+The pages' chunks are made in ``rendered_chunks``; what a render depends on is in
+``render_config``, what a page includes in ``page_includes``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import os
 import re
@@ -37,48 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import markdown
-
-from kb_qa.ingest import anchors, snippet_guard
+from kb_qa.ingest import snippet_guard
 from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.render_config import SiteInputs, entry_key, plugins_to_run, site_inputs
 from kb_qa.ingest.safe_config import check_inherit
-from kb_qa.ingest.site import Site, read_config
-from kb_qa.ingest.vault import MISSING, SKIP_DIRS
-from kb_qa.settings import Settings
-from kb_qa.types import Chunk, Document, Outline
+from kb_qa.ingest.vault import MISSING
 
 log = logging.getLogger(__name__)
 
-# Plugins whose work is the built output (minify, feeds, redirects, social cards, offline
-# bundles), that fetch from the network (privacy, social, git hosting APIs), run git per page
-# or build other projects: they change no page's Markdown, headings or URL.
-SKIPPED_PLUGINS = frozenset(
-    {
-        "minify",
-        "social",
-        "privacy",
-        "optimize",
-        "offline",
-        "info",
-        "projects",
-        "typeset",
-        "rss",
-        "redirects",
-        "htmlproofer",
-        "git-revision-date",
-        "git-revision-date-localized",
-        "git-committers",
-        "git-authors",
-        "git-latest-changes",
-        "glightbox",
-        "print-site",
-        "with-pdf",
-        "pdf-export",
-        "exporter",
-        "llmstxt",
-        "kb-qa",
-    }
-)
 # Keeps snippet includes inside the vault (kb_qa/ingest/snippet_guard.py)
 GUARD = snippet_guard.NAME
 # One render at a time per process: it changes the working directory while it runs.
@@ -104,112 +67,6 @@ class RenderRun:
 
     pages: dict[str, RenderedPage] = field(default_factory=dict)  # by vault path
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path or config, message)
-
-
-def fingerprint(root: Path, config_file: Path, hooks: Sequence[str]) -> str:
-    """What besides a page's own file changes its rendering: the config and hook files."""
-    digest = hashlib.sha1()
-    for path in [config_file, *(root / h for h in hooks)]:
-        digest.update(str(path).encode())
-        with contextlib.suppress(OSError):
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def config_file(site: Site, settings: Settings) -> Path | None:
-    """The ``mkdocs.yml`` to render the site with, or None (not rendered: not an MkDocs
-    site, a Zensical one, or ``render`` is off)."""
-    if not settings.render or site.generator != "mkdocs":
-        return None
-    if site.config_name not in ("mkdocs.yml", "mkdocs.yaml"):
-        return None
-    return site.root / site.config_name
-
-
-def inputs_key(site: Site, settings: Settings) -> str:
-    """What decides every page's rendering besides its own file: the config, the hooks'
-    code and which of its plugins are installed ("" when the site is not rendered)."""
-    path = config_file(site, settings)
-    if path is None:
-        return ""
-    try:
-        inputs = site_inputs(path)
-    except Exception:  # noqa: BLE001 - reported by the render itself
-        return "unreadable"
-    _, missing = _plugins_to_run(inputs.plugins, inputs.theme, settings.skip_plugins)
-    return fingerprint(site.root, path, inputs.hooks) + "|" + ",".join(sorted(missing))
-
-
-@dataclass(frozen=True)
-class SiteInputs:
-    """What ``mkdocs.yml`` says about the code a build runs, read without running it."""
-
-    hooks: tuple[str, ...]
-    plugins: tuple[tuple[str, object], ...]  # (name, options) as written
-    theme: str
-    extensions: tuple[object, ...] = ()  # markdown_extensions entries as written
-    theme_options: dict[str, object] | None = None  # ``theme:`` when it is a mapping
-
-
-def site_inputs(config_file: Path) -> SiteInputs:
-    """The hooks, plugins and theme name of a ``mkdocs.yml``."""
-    config = read_config(config_file)
-    if not isinstance(config, dict):
-        raise ValueError("expected a mapping of settings")
-    theme = config.get("theme")
-    theme_name = theme.get("name") if isinstance(theme, dict) else theme
-    return SiteInputs(
-        hooks=tuple(str(h) for h in config.get("hooks") or [] if isinstance(h, str)),
-        plugins=tuple(_plugin_entries(config.get("plugins"))),
-        theme=str(theme_name or ""),
-        extensions=tuple(config.get("markdown_extensions") or []),
-        theme_options=dict(theme) if isinstance(theme, dict) else None,
-    )
-
-
-def _entry_key(entry: object) -> str:
-    """The name of a ``markdown_extensions`` entry ("toc", or the key of ``{toc: {...}}``)."""
-    if isinstance(entry, dict) and len(entry) == 1:
-        return str(next(iter(entry)))
-    return str(entry)
-
-
-def _plugin_entries(plugins: object) -> list[tuple[str, object]]:
-    items: list[tuple[str, object]] = []
-    if isinstance(plugins, dict):
-        return [(str(k), v) for k, v in plugins.items()]
-    for item in plugins if isinstance(plugins, list) else []:
-        if isinstance(item, str):
-            items.append((item, None))
-        elif isinstance(item, dict) and len(item) == 1:
-            name, options = next(iter(item.items()))
-            items.append((str(name), options))
-    return items
-
-
-def _installed_plugins() -> set[str]:
-    from importlib.metadata import entry_points
-
-    return {ep.name for ep in entry_points(group="mkdocs.plugins")}
-
-
-def _plugins_to_run(
-    entries: Sequence[tuple[str, object]], theme: str, skip: Sequence[str]
-) -> tuple[list[object], list[str]]:
-    """The plugins entry to load (as mkdocs.yml writes it) and the names not installed."""
-    installed = _installed_plugins()
-    keep: list[object] = []
-    missing: list[str] = []
-    skipped = SKIPPED_PLUGINS | set(skip)
-    for name, options in entries:
-        bare = name.split("/", 1)[-1]
-        if name in skipped or bare in skipped:
-            continue
-        if name not in installed and f"{theme}/{name}" not in installed:
-            missing.append(name)
-            continue
-        keep.append({name: options} if options is not None else name)
-    return keep, missing
 
 
 class _Failure(Exception):
@@ -417,7 +274,7 @@ def _load(
     from mkdocs.config import config_options, load_config
 
     notes: list[str] = []
-    plugins, missing = _plugins_to_run(inputs.plugins, inputs.theme, skip)
+    plugins, missing = plugins_to_run(inputs.plugins, inputs.theme, skip)
     overrides: dict[str, Any] = {
         "plugins": plugins,
         "hooks": list(inputs.hooks),
@@ -435,8 +292,8 @@ def _load(
     entries = list(inputs.extensions)
     if extensions is not None:
         usable = set(extensions)
-        entries = [e for e in entries if _entry_key(e) in usable]
-    if any(_entry_key(e) == "pymdownx.snippets" for e in entries):
+        entries = [e for e in entries if entry_key(e) in usable]
+    if any(entry_key(e) == "pymdownx.snippets" for e in entries):
         entries.append({GUARD: {"root": str(config_file.parent)}})
     overrides["markdown_extensions"] = entries
     # A hook edited since the last run is read again (MkDocs caches them per process).
@@ -535,177 +392,3 @@ def transformed(source: str, markdown: str) -> bool:
     ``markdown`` after on_page_markdown), or pulls in text through an include or a block
     directive (snippets, mkdocstrings, mkdocs-click) that only the HTML shows."""
     return markdown != source or bool(_INCLUDE.search(markdown))
-
-
-# --- what a page includes -----------------------------------------------------------------
-
-# ``--8<-- "file.md"`` (inline) and a block of file names between two ``--8<--`` lines; a
-# leading ``;`` escapes it. A name may end in ``:5:10`` (lines) or ``:section``.
-_SNIPPET_INLINE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(["'])(.+?)\1""", re.M)
-_SNIPPET_BLOCK = re.compile(
-    r"^[ \t]*-{1,}8<-{1,}[ \t]*\n(.*?)^[ \t]*-{1,}8<-{1,}[ \t]*$", re.M | re.S
-)
-
-
-def includes(markdown: str, site: Site) -> list[str]:
-    """The vault files a page pulls in with ``pymdownx.snippets`` (and the site's
-    ``auto_append`` files), vault-relative; a page whose includes change is rendered again."""
-    config = site.extension_configs.get("pymdownx.snippets")
-    if config is None:
-        return []
-    names = [m.group(2) for m in _SNIPPET_INLINE.finditer(markdown)]
-    for block in _SNIPPET_BLOCK.findall(markdown):
-        names += [line.strip() for line in block.splitlines() if line.strip()]
-    names += [str(n) for n in config.get("auto_append") or []]
-    bases = [Path(b) for b in config.get("base_path") or [site.root]]
-    root = site.root.resolve()
-    found: set[str] = set()
-    for name in names:
-        if name.startswith(";") or "://" in name:
-            continue
-        name = re.sub(r"(:-?\d*)+$|:[A-Za-z_][\w-]*$", "", name)
-        for base in bases:
-            path = (base / name).resolve()
-            if path.is_file() and path.is_relative_to(root):
-                found.add(path.relative_to(root).as_posix())
-                break
-    return sorted(found)
-
-
-# A page's dependency on the vault's Python code (see ``python_stamp``)
-PYTHON_FILES = "*.py"
-_DIRECTIVE = re.compile(r"^[ \t]*:::[ \t]*\S", re.M)
-# Folders of installed packages and build output, not the project's own code
-_NOT_CODE = SKIP_DIRS | {"site-packages", "venv", "env", "site"}
-
-
-def generates_from_code(markdown: str) -> bool:
-    """Whether a page has a block directive that writes sections from code (mkdocstrings'
-    ``::: package.module``, ``::: mkdocs-click``)."""
-    return bool(_DIRECTIVE.search(markdown))
-
-
-def python_stamp(root: Path) -> tuple[int, int]:
-    """(newest modification time in ns, count) of the vault's Python files: pages whose
-    sections are generated from code render again when it changes. Hidden folders,
-    virtual environments and installed packages are not the project's code."""
-    newest, count = 0, 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [
-            d
-            for d in dirnames
-            if not d.startswith(".")
-            and d not in _NOT_CODE
-            and not (Path(dirpath) / d / "pyvenv.cfg").exists()
-        ]
-        for name in filenames:
-            if name.endswith(".py"):
-                with contextlib.suppress(OSError):
-                    newest = max(newest, (Path(dirpath) / name).stat().st_mtime_ns)
-                    count += 1
-    return (newest, count)
-
-
-def stamp(path: Path) -> tuple[int, int]:
-    """A file's (modification time in ns, size), (0, -1) when it is gone."""
-    try:
-        st = path.stat()
-    except OSError:
-        return (0, -1)
-    return (st.st_mtime_ns, st.st_size)
-
-
-# --- chunks of a rendered page ------------------------------------------------------------
-
-# A heading the renderer gave no id (raw ``<h4>`` in the source) is no link target: it is
-# kept as bold text, so it opens no section of its own.
-_NO_ID_HEADING = re.compile(r"<h([1-6])(?![^>]*\sid=)(\s[^>]*)?>(.*?)</h\1>", re.S | re.I)
-
-
-# Pygments' line numbers as a table beside the code (``linenums``): the code alone.
-_LINENO_TABLE = re.compile(
-    r'<table class="highlighttable">.*?<td class="code">(.*?)</td>\s*</tr>\s*</table>', re.S
-)
-
-
-def html_to_markdown(content: str) -> str:
-    """A page's content HTML as Markdown text: what the reader sees, in Markdown's form."""
-    import html_to_markdown as h2m
-
-    content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
-    content = _LINENO_TABLE.sub(r"\1", content)
-    options = h2m.ConversionOptions(
-        exclude_selectors=[".headerlink", ".linenos", ".linenodiv", "script", "style"],
-        skip_images=True,
-        extract_metadata=False,
-        autolinks=False,
-    )
-    return h2m.convert(content, options).content or ""
-
-
-def chunk_rendered(
-    doc: Document,
-    page: RenderedPage,
-    md: markdown.Markdown,
-    chunk_chars: int,
-    outline: Outline | None = None,
-    *,
-    parse_timeout: float = 0,
-    warnings: list[str] | None = None,
-) -> list[Chunk]:
-    """Chunks of one rendered page (see the module's docstring), at the page's own URL;
-    ``parse_timeout`` and ``warnings`` as for ``chunk_document``."""
-    from kb_qa.ingest.chunking import chunk_document, with_hash
-
-    doc = dataclasses.replace(doc, url=page.url)
-    rendered = anchors.html_headings(page.html)
-    ids = {h.anchor for h in rendered}
-    limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings}
-    from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
-    if not page.transformed and ids <= {c.anchor for c in from_source}:
-        return from_source
-    # The HTML, with each section's place in the file where its heading is in the file.
-    text = html_to_markdown(page.html)
-    shown = dataclasses.replace(doc, source=text, body_start=0)
-    chunks = chunk_document(shown, md, chunk_chars, rendered, **limits)
-    origin: dict[str, tuple[int, int, int, int]] = {}
-    for c in from_source:
-        if c.anchor not in ids and c.anchor:
-            continue
-        first = origin.get(c.anchor, (c.start, c.end, c.line_start, c.line_end))
-        origin[c.anchor] = (first[0], c.end, first[2], c.line_end)
-    result: list[Chunk] = []
-    section: Chunk | None = None  # the last chunk that opened one of the page's sections
-    for c in chunks:
-        if c.anchor in ids or c.anchor == "":
-            section = c
-        else:
-            # A heading of the converted text that is not one of the page's (a line that
-            # reads like Markdown heading syntax) belongs to the section around it.
-            if section is None:  # before the first heading: the page's opening text
-                title = c.heading_path[:1]
-                section = dataclasses.replace(
-                    c, anchor="", heading=title[0], heading_path=title, level=0
-                )
-            c = dataclasses.replace(
-                c, heading=section.heading, heading_path=section.heading_path, level=section.level
-            )
-        start, end, line_start, line_end = origin.get(section.anchor, (0, 0, 0, 0))
-        c = dataclasses.replace(
-            c, anchor=section.anchor, start=start, end=end, line_start=line_start, line_end=line_end
-        )
-        result.append(with_hash(c))
-    return _unique_ids(result)
-
-
-def _unique_ids(chunks: list[Chunk]) -> list[Chunk]:
-    """Chunk ids stay unique after a stray heading was folded into its section."""
-    seen: set[str] = set()
-    result = []
-    for c in chunks:
-        cid, n = c.id, 1
-        while cid in seen:
-            cid, n = f"{c.id}~{n}", n + 1
-        seen.add(cid)
-        result.append(c if cid == c.id else dataclasses.replace(c, id=cid))
-    return result

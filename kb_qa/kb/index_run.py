@@ -16,9 +16,10 @@ from typing import Any
 from kb_qa.errors import EmbeddingError
 from kb_qa.index import embeddings
 from kb_qa.index.store import FileRow, embed_key
-from kb_qa.ingest import anchors, chunking, render, vault
+from kb_qa.ingest import anchors, chunking, render, render_config, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
+from kb_qa.ingest.rendered_chunks import chunk_rendered
 from kb_qa.ingest.site import Site, load_site
 from kb_qa.kb import staleness
 from kb_qa.text import cjk_share
@@ -99,7 +100,7 @@ class IndexRun:
             phase.done("embedding")
 
             self.store.set_meta(writing="1")
-            rendering = render.config_file(site, self.settings) is not None
+            rendering = render_config.config_file(site, self.settings) is not None
             if includes.update(site, docs, removed, rendering):
                 self.store.set_meta(includes=includes.dumps())
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
@@ -124,7 +125,7 @@ class IndexRun:
         self, site: Site, docs: Sequence[Document], report: IndexReport
     ) -> dict[str, RenderedPage]:
         """The changed pages of an MkDocs site as it renders them ({} for other vaults)."""
-        config_file = render.config_file(site, self.settings)
+        config_file = render_config.config_file(site, self.settings)
         if config_file is None or not docs:
             return {}
         wanted = {d.path for d in docs}
@@ -245,7 +246,7 @@ class IndexRun:
                 # room for the fallback to the headings alone (chunking.chunk_document).
                 with deadline(3 * limit, "chunking the file"):
                     if page is not None:
-                        chunks = render.chunk_rendered(doc, page, md, size, outline, **limits)
+                        chunks = chunk_rendered(doc, page, md, size, outline, **limits)
                     else:
                         chunks = chunking.chunk_document(doc, md, size, None, outline, **limits)
                 result[doc.path] = chunks

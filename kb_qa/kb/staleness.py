@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb_qa.index.store import EMBED_TEXT_VERSION, Store
-from kb_qa.ingest import render
+from kb_qa.ingest import page_includes, render_config
+from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document
@@ -27,7 +28,7 @@ CHUNKER_VERSION = "2"
 @dataclass
 class Includes:
     """The files each page pulls in, as the manifest remembers them with their time and
-    size: ``--8<--`` includes, and ``render.PYTHON_FILES`` (the vault's Python code) for a
+    size: ``--8<--`` includes, and ``PYTHON_FILES`` (the vault's Python code) for a
     page with sections generated from code. A page whose files changed renders again."""
 
     root: Path
@@ -40,10 +41,10 @@ class Includes:
     @functools.cached_property
     def code(self) -> tuple[int, int]:
         """The vault's Python files, stamped once per run (before any page is rendered)."""
-        return render.python_stamp(self.root)
+        return page_includes.python_stamp(self.root)
 
     def _stamp(self, dep: str) -> list[int]:
-        return list(self.code if dep == render.PYTHON_FILES else render.stamp(self.root / dep))
+        return list(self.code if dep == PYTHON_FILES else page_includes.stamp(self.root / dep))
 
     def stale(self) -> set[str]:
         """Pages one of whose files changed since they were indexed."""
@@ -62,9 +63,9 @@ class Includes:
         for path in [*removed, *(d.path for d in docs)]:
             self.stored.pop(path, None)
         for doc in docs:
-            deps = render.includes(doc.source, site)
-            if rendering and render.generates_from_code(doc.source):
-                deps.append(render.PYTHON_FILES)
+            deps = page_includes.includes(doc.source, site)
+            if rendering and page_includes.generates_from_code(doc.source):
+                deps.append(PYTHON_FILES)
             if deps:
                 self.stored[doc.path] = {d: self._stamp(d) for d in deps}
         return self.dumps() != before
@@ -89,7 +90,7 @@ def fingerprint(site: Site, settings: Settings) -> str:
     }
     if site.generator == "zensical":  # only then, so that existing indexes stay current
         data["generator"] = site.generator
-    rendering = render.inputs_key(site, settings)
+    rendering = render_config.inputs_key(site, settings)
     if rendering:  # a hook edited, a plugin installed: every page renders differently
         data["render"] = rendering
     return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
