@@ -1,0 +1,101 @@
+"""What the commands share: settings from the arguments, opening the knowledge base, the
+index run's summary, the question rules of the API, and text made safe for a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from kb_qa.errors import IndexStateError
+from kb_qa.settings import Settings
+from kb_qa.types import Chunk, IndexReport
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        args.vault,
+        index_dir=args.index_dir,
+        chroma_url=args.chroma_url,
+        workspace=args.workspace,
+        embed_model=args.embed_model,
+        chunk_chars=args.chunk_chars,
+        model=getattr(args, "model", None),
+        api_base=getattr(args, "api_base", None),
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+    )
+
+
+def open_kb(args: argparse.Namespace) -> Any:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    return KnowledgeBase(settings=settings_for(args))
+
+
+def report_summary(report: IndexReport) -> str:
+    lines = []
+    if report.rebuilt:
+        lines.append(f"Rebuilt: {report.rebuilt}")
+    if report.repaired:
+        lines.append(f"Repaired: {report.repaired}")
+    lines.append(
+        f"Indexed {report.files} files, {report.chunks} chunks in {report.seconds:.1f} s "
+        f"({report.changed_files} files changed; {report.embedded} chunks embedded, "
+        f"{report.reused} reused, {report.deleted} deleted)."
+    )
+    if report.embedded:  # a run that did real work says where its time went
+        lines.append(f"Time: {report.spent}.")
+    if report.warnings:
+        lines.append(f"{len(report.warnings)} warning(s):")
+        lines += [f"  {safe_text(path)}: {message}" for path, message in report.warnings]
+    if report.skipped:
+        lines.append(f"Skipped {len(report.skipped)} file(s):")
+        lines += [f"  {safe_text(path)}: {reason}" for path, reason in report.skipped]
+    return "\n".join(lines)
+
+
+def require_index(chunks: int) -> None:
+    if not chunks:
+        raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
+
+
+def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
+    """The HTTP API's rules for a question, k and path filters (kb_qa.serve.inputs)."""
+    from kb_qa.serve import inputs
+
+    args.question = inputs.question(args.question, settings)
+    if getattr(args, "k", None) is not None:
+        inputs.count(args.k)
+    inputs.patterns(args.include, "--include")
+    inputs.patterns(args.exclude, "--exclude")
+
+
+# Control characters (ESC above all) from a document or the model must not drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe_text(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def terminal_link(target: str, text: str, tty: bool) -> str:
+    """An OSC 8 hyperlink: clickable in most terminals, plain text elsewhere."""
+    if not tty:
+        return text
+    return f"\033]8;;{safe_text(target)}\033\\{safe_text(text)}\033]8;;\033\\"
+
+
+def snippet_of(markdown: str, limit: int = 200) -> str:
+    """A section's opening words as a reader sees them: its heading (printed above it),
+    attribute lists such as ``{ #id }`` and setext underlines left out."""
+    from kb_qa.answer.extractive import passages
+
+    words = " ".join(" ".join(b.text.split()) for b in passages(markdown))
+    return words[:limit]
+
+
+def place_of(chunk: Chunk) -> str:
+    """``path:line``, or the path alone for text a site generated (no line in the file)."""
+    return f"{chunk.path}:{chunk.line_start}" if chunk.line_start else chunk.path

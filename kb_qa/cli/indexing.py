@@ -1,0 +1,165 @@
+"""The commands over the index: ``kb-qa index``, ``search``, ``eval`` and ``ask``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from kb_qa.cli.common import (
+    check_inputs,
+    open_kb,
+    place_of,
+    report_summary,
+    require_index,
+    safe_text,
+    snippet_of,
+    terminal_link,
+)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """kb-qa index"""
+    from tqdm import tqdm
+
+    kb = open_kb(args)
+    bar: tqdm | None = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if args.quiet or total == 0:
+            return
+        if bar is None:
+            bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr)
+        bar.n = done
+        bar.refresh()
+
+    print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
+    try:
+        report = kb.index(progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+        kb.close()
+    print(report_summary(report))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """kb-qa search"""
+    kb = open_kb(args)
+    try:
+        check_inputs(args, kb.settings)
+        require_index(kb.stats()["chunks"])
+        hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
+        if args.json:
+            from kb_qa.serve.protocol import hit_json
+
+            print(
+                json.dumps(
+                    [hit_json(kb, n, h) for n, h in enumerate(hits, 1)],
+                    ensure_ascii=False,
+                    indent=2,
+                )
+            )
+            return 0
+        if not hits:
+            print("No results.")
+        for n, hit in enumerate(hits, 1):
+            c = hit.chunk
+            snippet = snippet_of(c.text)
+            print(f"{n:>2}. {safe_text(' > '.join(c.heading_path))}")
+            print(f"    {safe_text(kb.url(c))}  ({safe_text(place_of(c))}, score {hit.score:.4f})")
+            print(f"    {safe_text(snippet)}")
+    finally:
+        kb.close()
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """kb-qa eval"""
+    from kb_qa.answer import evaluate
+
+    kb = open_kb(args)
+    try:
+        chunks = kb.store.chunks()
+        require_index(len(chunks))
+        questions = evaluate.load_questions(args.questions, chunks)
+        for warning in evaluate.unknown_gold(questions, chunks):
+            print(f"kb-qa: warning: {args.questions}: {safe_text(warning)}", file=sys.stderr)
+        outcomes = evaluate.run(kb, questions, kb.settings)
+        result = evaluate.summarize(outcomes)
+    finally:
+        kb.close()
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['n']} questions")
+    for key in ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt"):
+        print(f"  {key:<9} {result[key]:.3f}")
+    if args.misses:
+        misses = [o for o in outcomes if o.rank is None or o.rank > 5]
+        print(f"\n{len(misses)} missed in the top 5:" if misses else "\nNo misses in the top 5.")
+        for o in misses:
+            gold = ", ".join(evaluate.gold_label(p, a) for p, a in o.question.gold)
+            rank = f"rank {o.rank}" if o.rank else f"not in the top {max(evaluate.CUTOFFS)}"
+            print(f"- {safe_text(o.question.question)}\n    gold {safe_text(gold)} ({rank})")
+            for n, h in enumerate(o.top, 1):
+                print(f"    got {n}. {safe_text(h.chunk.path)}#{safe_text(h.chunk.anchor)}")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """kb-qa ask"""
+    import asyncio
+
+    kb = open_kb(args)
+    try:
+        check_inputs(args, kb.settings)
+        require_index(kb.stats()["chunks"])
+        return asyncio.run(_ask(kb, args))
+    finally:
+        kb.close()
+
+
+def _citation_line(kb: Any, c: Any, tty: bool) -> str:
+    where = " › ".join(c.heading_path) or c.path
+    if "://" in c.url:  # a site URL#anchor, or an editor link (link_style)
+        place = terminal_link(c.url, c.url, tty)
+    else:  # a file (or a site without site_url): link the file, show path:line
+        target = (kb.settings.vault / c.path).resolve().as_uri()
+        place = terminal_link(target, place_of(c), tty)
+    return f"[{c.number}] {safe_text(where)}\n    {place}"
+
+
+async def _ask(kb: Any, args: argparse.Namespace) -> int:
+    from kb_qa.answer.answering import answer
+
+    tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+    citations: Sequence[Any] = ()
+    async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
+        if event.name == "status":
+            print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
+        elif event.name == "delta":
+            sys.stdout.write(safe_text(event.text).replace("\r", ""))
+            sys.stdout.flush()
+        elif event.name == "citations":
+            citations = event.citations
+        elif event.name == "error":
+            print(file=sys.stdout)
+            detail = f" ({event.detail})" if event.detail else ""
+            print(f"kb-qa: {safe_text(event.message + detail)}", file=sys.stderr)
+            return 1
+        elif event.name == "done":
+            if not event.text.endswith("\n"):
+                print()
+            if citations:
+                print()
+                print("\n".join(_citation_line(kb, c, tty) for c in citations))
+            how = event.model or "extractive answer"
+            print(f"{dim}({how}; {event.timings['total_ms'] / 1000:.1f} s){plain}", file=sys.stderr)
+    return 0

@@ -1,0 +1,135 @@
+"""The site owner's commands: ``kb-qa feedback``, ``insights`` and ``init``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from kb_qa.cli.common import safe_text, settings_for
+from kb_qa.errors import ConfigError
+from kb_qa.settings import Settings
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    """kb-qa feedback"""
+    from dataclasses import asdict
+
+    from kb_qa.owners.feedback import FeedbackStore
+
+    items = []
+    for folder in args.index_dir or [None]:  # replicas each keep their own file
+        settings = Settings.from_env(args.vault, index_dir=folder)
+        items += FeedbackStore(settings.index_path).all(args.rating)
+    items.sort(key=lambda item: item.at, reverse=True)
+    if args.json:
+        for item in items:
+            print(json.dumps(asdict(item), ensure_ascii=False))
+        return 0
+    if not items:
+        print("No feedback yet.")
+        return 0
+    down = sum(1 for i in items if i.rating == "down")
+    print(f"{len(items)} ratings: {len(items) - down} up, {down} down (newest first)\n")
+    for item in items:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.at))
+        mark = "+" if item.rating == "up" else "-"
+        print(f"[{mark}] {when}  {safe_text(item.question)}")
+        if item.reason:
+            print(f"    reason: {safe_text(item.reason)}")
+        for c in item.citations[:5]:
+            heading = c.get("heading_path")
+            where = (
+                " > ".join(h for h in heading if isinstance(h, str))
+                if isinstance(heading, list)
+                else ""
+            )
+            print(f"    cited: {safe_text(where)}  {safe_text(str(c.get('url', '')))}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """kb-qa init"""
+    from kb_qa.wiring import plan as wiring
+
+    root = Path(args.site)
+    plan = wiring.plan(
+        root,
+        endpoint=args.endpoint,
+        title=args.title,
+        suggested_questions=args.suggested,
+        preview_endpoint=args.preview_endpoint,
+    )
+    if not plan.changes:
+        print(f"{plan.root} ({plan.kind}) is wired up already: nothing to change.")
+        return 0
+    if not args.check:
+        plan.check()  # what would stop the writes, said before the diff (--dry-run too)
+    if args.check:
+        changed = ", ".join(c.path.relative_to(plan.root).as_posix() for c in plan.changes)
+        print(
+            f"{plan.root} ({plan.kind}) is not wired up (or is out of date): {changed} would "
+            "change. Run `kb-qa init` on it.",
+            file=sys.stderr,
+        )
+        return 1
+    sys.stdout.write(safe_text(plan.diff()))
+    if args.dry_run:
+        print(f"(dry run: nothing written; {len(plan.changes)} file(s) would change)")
+        return 0
+    plan.apply()
+    print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
+
+
+def cmd_insights(args: argparse.Namespace) -> int:
+    """kb-qa insights"""
+    import sqlite3
+
+    from kb_qa.owners import insights, insights_render
+    from kb_qa.owners.feedback import FeedbackStore
+    from kb_qa.owners.questionlog import DB_NAME, QuestionLog
+
+    now = time.time()
+    since = insights.parse_since(args.since, now) if args.since else None
+    settings = settings_for(args)
+    log = QuestionLog(settings.index_path, settings.question_log_days)
+    if (settings.index_path / DB_NAME).exists():
+        try:  # a server that has not run for a while has not applied the retention
+            log.prune(now)
+        except (OSError, sqlite3.Error) as exc:
+            logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
+    if args.csv:
+        ratings = FeedbackStore(settings.index_path).all(since=since)
+        insights.write_csv(log.entries(since), ratings, sys.stdout)
+        return 0
+    from kb_qa.kb.knowledge_base import (
+        KnowledgeBase,  # slow to import (Chroma): not needed for --csv
+    )
+
+    kb = KnowledgeBase(settings=settings)
+    try:
+        if args.questions_csv:
+            insights.write_questions_csv(
+                insights.top_questions(kb, settings, since, log), sys.stdout
+            )
+            return 0
+        report = insights.build(kb, settings, since, log, now)
+    finally:
+        kb.close()
+    if args.html:
+        try:
+            args.html.write_text(insights_render.page(report), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot write the report to {args.html}: {exc.strerror}. Give --html a file "
+                "in a folder you can write to."
+            ) from exc
+        print(f"Wrote {args.html}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    elif not args.html:
+        print(insights_render.text(report, safe_text))
+    return 0

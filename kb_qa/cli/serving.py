@@ -1,0 +1,158 @@
+"""The commands that serve: ``kb-qa serve``, ``watch`` and ``mcp``.
+
+``serve`` and ``mcp`` index first (or open a read-only replica on a Chroma server) and can
+watch the vault; ``watch`` keeps the index up to date on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+from kb_qa.cli.common import open_kb, report_summary, settings_for
+from kb_qa.errors import IndexStateError
+from kb_qa.settings import Settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """kb-qa serve"""
+    import uvicorn
+
+    from kb_qa.serve.app import create_app
+    from kb_qa.serve.serving import LOOPBACK, uvicorn_options
+
+    if _is_replica(args):
+        kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
+        s = kb.settings
+    else:
+        kb, log = _open_indexed(args, "kb_qa.serve")
+        watcher = _start_watcher(kb, log) if args.watch else None
+        s = _with_preview_origins(kb.settings, log)
+    if s.host not in LOOPBACK and not s.api_token:
+        log.warning(
+            "listening on %s without api_token (KBQA_API_TOKEN): anyone who can reach this "
+            "address can use the API",
+            s.host,
+        )
+    if s.host not in LOOPBACK and not s.allowed_hosts:
+        log.warning(
+            "listening on %s: requests are answered only for loopback names and IP addresses "
+            "in their Host header; set allowed_hosts (KBQA_ALLOWED_HOSTS) to the names this "
+            "server is reached by",
+            s.host,
+        )
+    try:
+        uvicorn.run(
+            create_app(kb, watcher=watcher, settings=s),
+            host=s.host,
+            port=s.port,
+            log_config=None,
+            **uvicorn_options(s),
+        )
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        kb.close()
+    return 0
+
+
+def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
+    """On loopback with no cors_origins, allow the site generator's local preview (e.g.
+    `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
+    from kb_qa.ingest.site import load_site
+    from kb_qa.serve.serving import LOOPBACK, preview_origins
+
+    if settings.cors_origins or settings.host not in LOOPBACK:
+        return settings
+    site = load_site(settings.vault, settings.generator, render=settings.render)
+    if not site.dev_addr:
+        return settings
+    origins = preview_origins(site.dev_addr)
+    log.info(
+        "allowing the preview of %s at %s to call the API (set cors_origins to choose)",
+        site.config_name,
+        ", ".join(origins),
+    )
+    return settings.replace(cors_origins=origins)
+
+
+def _is_replica(args: argparse.Namespace) -> bool:
+    """`serve` with a Chroma server and a workspace but no vault: a read-only replica."""
+    settings = settings_for(args)
+    no_vault = args.vault is None and not os.environ.get("KBQA_VAULT")
+    return no_vault and bool(settings.chroma_url and settings.workspace)
+
+
+def _open_replica(args: argparse.Namespace) -> Any:
+    from kb_qa.serve.replica import Replica
+
+    _plain_logs()
+    if args.watch:
+        raise IndexStateError(
+            "A read-only replica (no vault, --chroma-url and --workspace) cannot --watch: run "
+            "`kb-qa watch VAULT` with the same --chroma-url and --workspace as the writer."
+        )
+    return Replica(settings_for(args)).start()
+
+
+def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
+    """For long-running commands: plain logs, then the knowledge base brought up to date."""
+    _plain_logs()
+    kb = open_kb(args)
+    log = logging.getLogger(name)
+    log.info("indexing %s", kb.settings.vault)
+    from kb_qa.serve.serving import progress_logger
+
+    log.info("%s", report_summary(kb.index(progress=progress_logger(log))))
+    return kb, log
+
+
+def _start_watcher(kb: Any, log: logging.Logger) -> Any:
+    from kb_qa.ingest.watch import Watcher
+
+    log.info("watching %s for changes", kb.settings.vault)
+    return Watcher(kb).start(initial=False)
+
+
+def _plain_logs() -> None:
+    # Plain, timestamped lines for a long-running process; chatty libraries stay quiet.
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
+    for name in ("httpx", "LiteLLM", "chromadb", "mcp"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """kb-qa watch"""
+    kb, log = _open_indexed(args, "kb_qa.ingest.watch")
+    watcher = _start_watcher(kb, log)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        watcher.stop()
+        kb.close()
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """kb-qa mcp"""
+    from kb_qa.serve.mcp_server import serve_stdio
+
+    # stdout carries the protocol: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
+    kb = open_kb(args)
+    report = kb.index()
+    print(report_summary(report), file=sys.stderr)
+    watcher = _start_watcher(kb, logging.getLogger("kb_qa.mcp")) if args.watch else None
+    try:
+        serve_stdio(kb)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        kb.close()
+    return 0
