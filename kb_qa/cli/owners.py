@@ -88,7 +88,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
     import sqlite3
 
-    from kb_qa.owners import insights, insights_render
+    from kb_qa.owners import insights, insights_csv, insights_render
     from kb_qa.owners.feedback import FeedbackStore
     from kb_qa.owners.questionlog import DB_NAME, QuestionLog
 
@@ -103,7 +103,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
             logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
     if args.csv:
         ratings = FeedbackStore(settings.index_path).all(since=since)
-        insights.write_csv(log.entries(since), ratings, sys.stdout)
+        insights_csv.write_csv(log.entries(since), ratings, sys.stdout)
         return 0
     from kb_qa.kb.knowledge_base import (
         KnowledgeBase,  # slow to import (Chroma): not needed for --csv
@@ -112,7 +112,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
     kb = KnowledgeBase(settings=settings)
     try:
         if args.questions_csv:
-            insights.write_questions_csv(
+            insights_csv.write_questions_csv(
                 insights.top_questions(kb, settings, since, log), sys.stdout
             )
             return 0

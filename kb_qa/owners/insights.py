@@ -14,49 +14,43 @@ who asked them were shown (from the log, not searched again).
 
 from __future__ import annotations
 
-import csv
 import datetime
 import itertools
 import re
-import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
 from kb_qa.errors import ConfigError, KbQaError
-from kb_qa.owners import topics
+from kb_qa.owners.asked import (
+    Vectors,
+    asked_questions,
+    chunks_by_section,
+    gap_topics,
+    is_ok,
+    merged_questions,
+    outcome_of,
+    question_key,
+    section_json,
+)
 from kb_qa.owners.feedback import Feedback, FeedbackStore
+from kb_qa.owners.insights_csv import utc
 from kb_qa.owners.questionlog import Entry, QuestionLog
 from kb_qa.settings import Settings
 
-# Distinct gap questions grouped, most frequent first: embedding them is most of a report's
-# time (~8 ms each on 2 idle cores); their vectors are kept for the next report.
-MAX_GAP_TEXTS = 1000
-MAX_TOPICS = 30
-REPRESENTATIVE = 3  # questions shown per topic
-NEAREST_SECTIONS = 3  # sections shown per gap topic
-# Distinct questions merged by meaning in the top-questions list, most asked first (the rest
-# are listed as asked); and rows of that list in the report (the CSV has them all).
-# Embedding them is most of a first report's extra time (~7 s for 500 on 2 busy cores).
-MAX_QUESTION_TEXTS = 200
-TOP_QUESTIONS = 50
-CITED_PER_QUESTION = 5
-OTHER_WORDINGS = 3  # other wordings shown per top question
+TOP_QUESTIONS = 50  # rows of the top-questions list in the report (the CSV has them all)
 TOP = 15  # rows of the most/least cited tables
 RECENT = 20  # rows of the recent errors, slowest answers and thumbs-down lists
 MAX_NEVER_CITED = 200
 SLOW_MS = 2000.0  # first text later than this counts as a slow answer
 LATENCY_BINS = (0, 50, 100, 200, 500, 1000, 2000, 5000, 10_000)
-EMBED_BATCH = 64
 MAX_BUCKETS = 1000  # of the volume chart; older questions fall in the first one
 
 _DURATION = re.compile(r"([0-9]{1,6})([mhdw])")
 _UNITS = {"m": 60, "h": 3600, "d": 86_400, "w": 604_800}
-_SPACE = re.compile(r"\s+")
 
 
 def parse_since(text: str, now: float) -> float:
@@ -87,9 +81,9 @@ def build(
     log = log or QuestionLog(settings.index_path, settings.question_log_days)
     entries = list(log.entries(since))
     ratings = FeedbackStore(settings.index_path).all(since=since)
-    asked = _asked(entries, ratings)
-    vectors = _Vectors(kb, log)
-    chunks = _chunks(kb)
+    asked = asked_questions(entries, ratings)
+    vectors = Vectors(kb, log)
+    chunks = chunks_by_section(kb)
     return {
         "vault": settings.vault.name,
         "generated_at": now,
@@ -98,8 +92,8 @@ def build(
         "totals": _totals(entries, ratings, len(asked)),
         "volume": _volume(entries, ratings, since, now),
         "feedback": _feedback(ratings),
-        "questions": _questions(kb, asked, vectors, chunks, TOP_QUESTIONS),
-        "gaps": _gaps(kb, entries, ratings, vectors, asked, chunks),
+        "questions": merged_questions(kb, asked, vectors, chunks, TOP_QUESTIONS),
+        "gaps": gap_topics(kb, entries, ratings, vectors, asked, chunks),
         "citations": _citations(kb, entries, chunks),
         "latency": _latency(entries),
         "errors": _errors(entries),
@@ -113,22 +107,13 @@ def top_questions(
     log = log or QuestionLog(settings.index_path, settings.question_log_days)
     entries = list(log.entries(since))
     ratings = FeedbackStore(settings.index_path).all(since=since)
-    return _questions(kb, _asked(entries, ratings), _Vectors(kb, log), _chunks(kb), None)
-
-
-def _ok(e: Entry) -> bool:
-    return not e.error
-
-
-def _outcome(e: Entry) -> str:
-    """answered, not_covered, errors, or left (the reader went before the answer ended)."""
-    if e.error:
-        return "left" if e.error == "disconnected" else "errors"
-    return "answered" if e.covered else "not_covered"
+    return merged_questions(
+        kb, asked_questions(entries, ratings), Vectors(kb, log), chunks_by_section(kb), None
+    )
 
 
 def _totals(entries: Sequence[Entry], ratings: Sequence[Feedback], distinct: int) -> dict[str, int]:
-    outcomes = Counter(_outcome(e) for e in entries)
+    outcomes = Counter(outcome_of(e) for e in entries)
     return {
         "questions": len(entries),
         "distinct": distinct,
@@ -162,21 +147,17 @@ def _volume(
     origin = max(int(min(start, first) // step), last - MAX_BUCKETS + 1)
     count = last - origin + 1
     rows = [
-        {"start": _utc((origin + i) * step, fmt), "questions": 0, "answered": 0}
+        {"start": utc((origin + i) * step, fmt), "questions": 0, "answered": 0}
         | {"not_covered": 0, "errors": 0, "left": 0, "up": 0, "down": 0}
         for i in range(count)
     ]
     for e in entries:
         row = rows[min(max(int(e.at // step) - origin, 0), count - 1)]
         row["questions"] += 1
-        row[_outcome(e)] += 1
+        row[outcome_of(e)] += 1
     for r in ratings:
         rows[min(max(int(r.at // step) - origin, 0), count - 1)][r.rating] += 1
     return {"unit": unit, "buckets": rows}
-
-
-def _utc(at: float, fmt: str) -> str:
-    return datetime.datetime.fromtimestamp(at, datetime.timezone.utc).strftime(fmt)
 
 
 def _feedback(ratings: Sequence[Feedback]) -> dict[str, Any]:
@@ -184,7 +165,7 @@ def _feedback(ratings: Sequence[Feedback]) -> dict[str, Any]:
     shown: dict[tuple[str, str], str] = {}
     for r in ratings:
         if r.reason:
-            key = (r.rating, _key(r.reason))
+            key = (r.rating, question_key(r.reason))
             reasons[key] += 1
             shown.setdefault(key, r.reason)
     down = [r for r in ratings if r.rating == "down"]
@@ -201,258 +182,6 @@ def _feedback(ratings: Sequence[Feedback]) -> dict[str, Any]:
             for r in down[:RECENT]
         ],
     }
-
-
-def _key(text: str) -> str:
-    """Questions that differ only in case and spacing are the same question."""
-    return _SPACE.sub(" ", text).strip().casefold()
-
-
-@dataclass
-class _Asked:
-    """Every time one question (the same text but for case and spacing) was asked."""
-
-    wordings: Counter[str] = field(default_factory=Counter)
-    asked: int = 0
-    last: float = 0.0
-    outcomes: Counter[str] = field(default_factory=Counter)
-    cited: Counter[tuple[str, str]] = field(default_factory=Counter)  # what readers were shown
-    headings: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    up: int = 0
-    down: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def label(self) -> str:
-        return self.wordings.most_common(1)[0][0]
-
-
-def _asked(entries: Sequence[Entry], ratings: Sequence[Feedback]) -> dict[str, _Asked]:
-    """The logged questions by their text, with the feedback that rated their answers."""
-    asked: dict[str, _Asked] = {}
-    keys: dict[str, str] = {}  # question id -> key
-    texts: dict[str, str] = {}  # question -> key: the same few thousand texts over and over
-    for e in entries:
-        key = texts.get(e.question)
-        if key is None:
-            key = texts[e.question] = _key(e.question)
-        item = asked.get(key)
-        if item is None:
-            item = asked[key] = _Asked()
-        keys[e.ref] = key
-        item.wordings[e.question] += 1
-        item.asked += 1
-        item.last = max(item.last, e.at)
-        item.outcomes[_outcome(e)] += 1
-        for c in e.citations:
-            section = (c.path, c.anchor)
-            item.cited[section] += 1
-            if section not in item.headings:
-                item.headings[section] = c.heading_path
-    for r in ratings:
-        key = keys.get(r.question_id) or _key(r.question)
-        rated = asked.get(key)
-        if rated is None:  # about a question the log does not have (off, or pruned)
-            continue
-        if r.rating == "up":
-            rated.up += 1
-        else:
-            rated.down += 1
-        if r.reason:
-            rated.reasons[r.reason] += 1
-    return asked
-
-
-class _Vectors:
-    """Unit vectors of question texts for one report: each embedded (or read) once."""
-
-    def __init__(self, kb: Any, log: QuestionLog) -> None:
-        self.kb = kb
-        self.log = log
-        self.known: dict[str, np.ndarray] = {}
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
-        if missing:
-            self.known.update(_embed(self.kb, missing, self.log))
-        return np.stack([self.known[t] for t in texts])
-
-
-def _chunks(kb: Any) -> dict[tuple[str, str], Any]:
-    """The index's chunks by (path, anchor), a section's first piece for its key."""
-    try:
-        return {(c.path, c.anchor): c for c in reversed(kb.store.chunks())}
-    except KbQaError:
-        return {}
-
-
-def _section(
-    kb: Any,
-    chunks: dict[tuple[str, str], Any],
-    key: tuple[str, str],
-    heading_path: Sequence[str] = (),
-    citations: int | None = None,
-) -> dict[str, Any]:
-    """One section for the report, linked when the index still has it."""
-    chunk = chunks.get(key)
-    found: dict[str, Any] = {
-        "path": key[0],
-        "anchor": key[1],
-        "heading_path": list(chunk.heading_path if chunk else heading_path),
-        "url": kb.url(chunk) if chunk else "",
-    }
-    if citations is not None:
-        found["citations"] = citations
-    return found
-
-
-def _questions(
-    kb: Any,
-    asked: dict[str, _Asked],
-    vectors: _Vectors,
-    chunks: dict[tuple[str, str], Any],
-    limit: int | None,
-) -> dict[str, Any]:
-    """What readers asked, most asked first: questions that say the same thing merged."""
-    items = sorted(asked.values(), key=lambda a: (-a.asked, -a.last))
-    kept = items[:MAX_QUESTION_TEXTS]
-    similarity = topics.duplicate_threshold(kb.embedder.name)
-    result: dict[str, Any] = {"distinct": len(items), "merged": len(kept)}
-    result["similarity"] = similarity
-    groups: list[list[_Asked]] = []
-    if kept:
-        try:
-            found = topics.cluster(
-                vectors([a.label for a in kept]), [a.asked for a in kept], similarity
-            )
-            groups = [[kept[i] for i in t.members] for t in found]
-        except KbQaError as exc:  # listed as asked, unmerged
-            result["problem"] = f"questions asked in other words were not merged: {exc}"
-            groups = [[a] for a in kept]
-    groups += [[a] for a in items[MAX_QUESTION_TEXTS:]]
-    rows = [_question_row(kb, chunks, group) for group in groups]
-    rows.sort(key=lambda r: (-r["asked"], -r["last_asked"]))
-    result["groups"] = len(rows)
-    result["top"] = rows if limit is None else rows[:limit]
-    return result
-
-
-def _question_row(
-    kb: Any, chunks: dict[tuple[str, str], Any], group: list[_Asked]
-) -> dict[str, Any]:
-    wordings: Counter[str] = Counter()
-    outcomes: Counter[str] = Counter()
-    cited: Counter[tuple[str, str]] = Counter()
-    reasons: Counter[str] = Counter()
-    headings: dict[tuple[str, str], tuple[str, ...]] = {}
-    for a in group:
-        wordings.update(a.wordings)
-        outcomes.update(a.outcomes)
-        cited.update(a.cited)
-        reasons.update(a.reasons)
-        for key, heading in a.headings.items():
-            headings.setdefault(key, heading)
-    label = max(group, key=lambda a: a.asked).label
-    others = [w for w, _ in wordings.most_common() if w != label]
-    return {
-        "question": label,
-        "asked": sum(a.asked for a in group),
-        "last_asked": max(a.last for a in group),
-        "wordings": len(wordings),
-        "also_asked_as": others[:OTHER_WORDINGS],
-        "outcome": outcomes.most_common(1)[0][0],
-        "outcomes": {k: outcomes[k] for k in ("answered", "not_covered", "errors", "left")},
-        "thumbs_up": sum(a.up for a in group),
-        "thumbs_down": sum(a.down for a in group),
-        "reasons": [{"reason": r, "count": n} for r, n in reasons.most_common(3)],
-        "sections": [
-            _section(kb, chunks, key, headings.get(key, ()), n)
-            for key, n in cited.most_common(CITED_PER_QUESTION)
-        ],
-    }
-
-
-def _gaps(
-    kb: Any,
-    entries: Sequence[Entry],
-    ratings: Sequence[Feedback],
-    vectors: _Vectors,
-    logged: dict[str, _Asked],
-    chunks: dict[tuple[str, str], Any],
-) -> dict[str, Any]:
-    """Not-covered and thumbs-down questions grouped into topics, largest first."""
-    asked: dict[str, dict[str, Any]] = {}
-
-    def add(text: str, field: str) -> None:
-        key = _key(text)
-        item = asked.setdefault(key, {"question": text, "key": key, "not_covered": 0, "down": 0})
-        item["question"] = text  # the latest wording (entries come oldest first)
-        item[field] += 1
-
-    for e in entries:
-        if _ok(e) and e.covered is False:
-            add(e.question, "not_covered")
-    for r in reversed(ratings):  # oldest first, like the entries
-        if r.rating == "down":
-            add(r.question, "down")
-    items = sorted(asked.values(), key=lambda i: -(i["not_covered"] + i["down"]))
-    kept = items[:MAX_GAP_TEXTS]
-    result: dict[str, Any] = {"questions": len(items), "clustered": len(kept), "topics": []}
-    if not kept:
-        return result
-    try:
-        found_vectors = vectors([i["question"] for i in kept])
-    except KbQaError as exc:  # the report still says everything else
-        result["problem"] = f"questions were not grouped: {exc}"
-        return result
-    weights = [i["not_covered"] + i["down"] for i in kept]
-    found = topics.cluster(found_vectors, weights, topics.threshold(kb.embedder.name))
-    for topic in found[:MAX_TOPICS]:
-        members = [kept[i] for i in topic.members]
-        # What the readers who asked were shown (the log's citations), most often first.
-        shown: Counter[tuple[str, str]] = Counter()
-        headings: dict[tuple[str, str], tuple[str, ...]] = {}
-        for m in members:
-            if m["key"] in logged:
-                shown.update(logged[m["key"]].cited)
-                for key, heading in logged[m["key"]].headings.items():
-                    headings.setdefault(key, heading)
-        result["topics"].append(
-            {
-                "size": int(topic.weight),
-                "distinct": len(members),
-                "not_covered": sum(m["not_covered"] for m in members),
-                "thumbs_down": sum(m["down"] for m in members),
-                "questions": [m["question"] for m in members[:REPRESENTATIVE]],
-                "sections": [
-                    _section(kb, chunks, key, headings.get(key, ()))
-                    for key, _ in shown.most_common(NEAREST_SECTIONS)
-                ],
-            }
-        )
-    result["more_topics"] = max(len(found) - MAX_TOPICS, 0)
-    return result
-
-
-def _embed(kb: Any, texts: list[str], log: QuestionLog) -> dict[str, np.ndarray]:
-    """Unit vectors of ``texts`` by text: kept ones reused, the rest embedded shortest
-    first in batches (and kept)."""
-    model = kb.embedder.name
-    try:
-        known = log.vectors(model, texts)
-    except sqlite3.Error:
-        known = {}
-    missing = sorted({t for t in texts if t not in known}, key=len)
-    made: dict[str, np.ndarray] = {}
-    for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        made.update(zip(batch, np.asarray(kb.embedder.embed_passages(batch), np.float32)))
-    if made:
-        try:
-            log.keep_vectors(model, made)
-        except (OSError, sqlite3.Error):  # a read-only index folder: embed again next time
-            pass
-    return {t: known[t] if t in known else made[t] for t in texts}
 
 
 def _page_url(kb: Any, url: str) -> str:
@@ -480,7 +209,7 @@ def _citations(
     by_page: Counter[str] = Counter()
     by_section: Counter[tuple[str, str]] = Counter()
     headings: dict[tuple[str, str], tuple[str, ...]] = {}
-    covered = [e for e in entries if _ok(e) and e.covered]
+    covered = [e for e in entries if is_ok(e) and e.covered]
     for e in covered:
         by_page.update({c.path for c in e.citations})
         sections = {(c.path, c.anchor) for c in e.citations}
@@ -502,7 +231,7 @@ def _citations(
         }
 
     def section(key: tuple[str, str], n: int) -> dict[str, Any]:
-        return _section(kb, chunks, key, headings.get(key, ()), n)
+        return section_json(kb, chunks, key, headings.get(key, ()), n)
 
     ranked_pages = by_page.most_common()
     ranked_sections = by_section.most_common()
@@ -532,7 +261,7 @@ def _percentiles(values: Iterable[float | None]) -> dict[str, float | None]:
 
 
 def _latency(entries: Sequence[Entry]) -> dict[str, Any]:
-    done = [e for e in entries if _ok(e)]
+    done = [e for e in entries if is_ok(e)]
     first = np.array([e.first_token_ms or 0.0 for e in done], dtype=np.float64)
     edges = [*LATENCY_BINS, float("inf")]
     counts = np.histogram(first, bins=edges)[0] if len(first) else np.zeros(len(edges) - 1)
@@ -577,108 +306,3 @@ def _errors(entries: Sequence[Entry]) -> dict[str, Any]:
 
 
 # -- export ---------------------------------------------------------------------------------
-
-CSV_FIELDS = (
-    "at",
-    "time_utc",
-    "question",
-    "turn",
-    "mode",
-    "model",
-    "covered",
-    "cited",
-    "retrieval_ms",
-    "first_token_ms",
-    "total_ms",
-    "error",
-    "error_message",
-    "feedback",
-    "feedback_reason",
-)
-
-
-def write_csv(entries: Iterable[Entry], ratings: Sequence[Feedback], out: TextIO) -> int:
-    """The raw log as CSV, one row per question with the feedback linked to it; rows written."""
-    linked = {r.question_id: r for r in reversed(ratings) if r.question_id}  # latest wins
-    writer = csv.writer(out)
-    writer.writerow(CSV_FIELDS)
-    n = 0
-    for e in entries:
-        rating = linked.get(e.ref)
-        cited = " ".join(f"{c.path}#{c.anchor}" if c.anchor else c.path for c in e.citations)
-        covered = "" if e.covered is None else str(e.covered).lower()
-        row = [
-            f"{e.at:.3f}",
-            _utc(e.at, "%Y-%m-%dT%H:%M:%SZ"),
-            e.question,
-            e.turn,
-            e.mode,
-            e.model,
-            covered,
-            cited,
-            _num(e.retrieval_ms),
-            _num(e.first_token_ms),
-            _num(e.total_ms),
-            e.error,
-            e.error_message,
-            rating.rating if rating else "",
-            rating.reason if rating else "",
-        ]
-        writer.writerow([_cell(v) for v in row])
-        n += 1
-    return n
-
-
-QUESTION_CSV_FIELDS = (
-    "rank",
-    "question",
-    "asked",
-    "wordings",
-    "also_asked_as",
-    "outcome",
-    "answered",
-    "not_covered",
-    "errors",
-    "left",
-    "thumbs_up",
-    "thumbs_down",
-    "reasons",
-    "sections",
-    "section_urls",
-    "last_asked_utc",
-)
-
-
-def write_questions_csv(questions: dict[str, Any], out: TextIO) -> int:
-    """The top-questions list (``top_questions``) as CSV, one row per merged question."""
-    writer = csv.writer(out)
-    writer.writerow(QUESTION_CSV_FIELDS)
-    for rank, q in enumerate(questions["top"], 1):
-        sections = q["sections"]
-        row = [
-            rank,
-            q["question"],
-            q["asked"],
-            q["wordings"],
-            " | ".join(q["also_asked_as"]),
-            q["outcome"],
-            *q["outcomes"].values(),
-            q["thumbs_up"],
-            q["thumbs_down"],
-            " | ".join(f"{r['reason']} ({r['count']})" for r in q["reasons"]),
-            " ".join(f"{s['path']}#{s['anchor']}" if s["anchor"] else s["path"] for s in sections),
-            " ".join(s["url"] for s in sections),
-            _utc(q["last_asked"], "%Y-%m-%dT%H:%M:%SZ"),
-        ]
-        writer.writerow([_cell(v) for v in row])
-    return len(questions["top"])
-
-
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
-
-
-def _cell(value: object) -> str:
-    """A cell a spreadsheet will not run: text starting like a formula gets a quote."""
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

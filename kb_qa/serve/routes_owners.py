@@ -30,7 +30,7 @@ from starlette.responses import (
 )
 
 from kb_qa.errors import ConfigError
-from kb_qa.owners import feedback, insights, insights_render
+from kb_qa.owners import feedback, insights, insights_csv, insights_render
 from kb_qa.serve import admin
 from kb_qa.serve.guard import bearer_matches
 from kb_qa.serve.protocol import read_json, reject
@@ -103,7 +103,7 @@ class OwnerRoutes:
                 partial(self._top_questions, since), limiter=self.page_limiter
             )
             buffer = io.StringIO()
-            insights.write_questions_csv(rows, buffer)
+            insights_csv.write_questions_csv(rows, buffer)
             disposition = 'attachment; filename="kb-qa-top-questions.csv"'
             return Response(
                 buffer.getvalue(),
