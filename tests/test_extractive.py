@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from api_helpers import indexed_sample
 
-from kb_qa.answer.answering import Citations, Done, Event, answer, follow_up_queries, key_terms
+from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.citations import Citation, narrowed
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
+from kb_qa.answer.prepare import follow_up_queries, key_terms
 from kb_qa.answer.prompt import Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk, Hit

@@ -1,0 +1,217 @@
+"""The language model: one streamed litellm call, one retry of a transient failure, and its
+errors told in words a user can act on (a wrong key, an unknown model, a timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from kb_qa.answer.prompt import Prompt
+from kb_qa.errors import LLMError, LLMTimeoutError
+from kb_qa.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+RETRY_DELAY = 0.5  # seconds before the one retry of a transient LLM failure
+TEMPERATURE = 0.1  # grounded answers: little creativity wanted
+
+
+def _litellm() -> Any:
+    """litellm, imported on first use: importing it takes seconds."""
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback" banner on every expected error
+    return litellm
+
+
+async def warm_up(settings: Settings) -> None:
+    """Load the LLM client ahead of the first question, when a model is configured."""
+    if not settings.model:
+        return
+    litellm = await anyio.to_thread.run_sync(_litellm)
+    # A mock call (no network) loads the lazily imported parts of litellm's streaming path,
+    # which would otherwise add ~0.5 s to the first answer.
+    try:
+        response = await litellm.acompletion(
+            model=settings.model,
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="ok",
+            stream=True,
+        )
+        async for _ in response:
+            pass
+    except Exception as exc:  # noqa: BLE001 - warming up is best effort
+        log.debug("LLM warm-up failed: %s", exc)
+
+
+def call_options(settings: Settings) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "model": settings.model,
+        "timeout": settings.llm_timeout,
+        "num_retries": 0,  # we retry once ourselves, and only before any text was shown
+        "temperature": TEMPERATURE,
+        "drop_params": True,  # models that reject a temperature get none
+    }
+    if settings.api_base:
+        options["api_base"] = settings.api_base
+        # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
+        # OpenAI client refuses to start without one.
+        if settings.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            options["api_key"] = "not-needed"
+    return options
+
+
+async def llm_pieces(
+    prompt: Prompt, settings: Settings, usage: dict[str, int]
+) -> AsyncIterator[str]:
+    """The model's answer text as it streams, raw citation numbers and all."""
+    litellm = await anyio.to_thread.run_sync(_litellm)
+    options = call_options(settings)
+    for attempt in (1, 2):
+        sent = False
+        response = None
+        try:
+            response = await litellm.acompletion(messages=prompt.messages, stream=True, **options)
+            async for chunk in response:
+                if getattr(chunk, "usage", None):
+                    usage["prompt_tokens"] = chunk.usage.prompt_tokens or 0
+                    usage["completion_tokens"] = chunk.usage.completion_tokens or 0
+                if not chunk.choices:  # the final usage-only chunk has none
+                    continue
+                piece = chunk.choices[0].delta.content
+                if piece:
+                    sent = True
+                    yield piece
+            return
+        except Exception as exc:  # litellm raises many provider-specific types
+            if attempt == 1 and not sent and _transient(exc):
+                log.warning("language model failed (%s); retrying once", _reason(exc))
+                await anyio.sleep(RETRY_DELAY)
+                continue
+            raise _user_error(exc, settings, sent) from exc
+        finally:
+            if response is not None:
+                await response.aclose()
+
+
+def _original(exc: BaseException) -> BaseException:
+    """The error behind litellm's wrapping, where it can be found.
+
+    litellm wraps errors raised while streaming in MidStreamFallbackError, and reports a refused
+    connection as an InternalServerError raised while handling openai's APIConnectionError.
+    """
+    import openai
+
+    exc = getattr(exc, "original_exception", None) or exc
+    seen: BaseException | None = exc
+    for _ in range(5):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if isinstance(seen, openai.APIConnectionError):
+            return seen
+    return exc
+
+
+def _transient(exc: BaseException) -> bool:
+    import openai
+
+    exc = _original(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return False  # the user already waited the whole timeout once
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+_PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
+
+
+def _reason(exc: BaseException) -> str:
+    """The provider's own words, without litellm's stacked class-name prefixes."""
+    original = _original(exc)
+    text = str(getattr(original, "message", None) or original)
+    for _ in range(5):
+        stripped = _PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    text = " ".join(text.split())
+    return (text[:300] + "…") if len(text) > 300 else (text or type(original).__name__)
+
+
+def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
+    """A message anyone may see for a failed LLM call, and the provider's words as detail."""
+    import openai
+
+    original = _original(exc)
+    timeout = f"{settings.llm_timeout:g} s"
+    raise_it = "Or raise llm_timeout (KBQA_LLM_TIMEOUT)."
+    if isinstance(original, openai.APITimeoutError):
+        if sent:
+            return LLMTimeoutError(
+                f"The language model stopped answering for {timeout}; the answer is incomplete. "
+                "Try again.",
+                raise_it,
+            )
+        return LLMTimeoutError(
+            f"The language model did not answer within {timeout}. Try again.", raise_it
+        )
+    reason = _reason(exc)
+    status = getattr(original, "status_code", None)
+    where = f" at {settings.api_base}" if settings.api_base else ""
+    if sent:
+        message, fix = "The language model's answer broke off. Try again.", ""
+    elif _unreadable(exc):
+        message, fix = (
+            "The language model sent a reply that could not be read.",
+            f"Check that the model{where} speaks the OpenAI-compatible streaming format.",
+        )
+    elif isinstance(original, openai.APIConnectionError):
+        message, fix = (
+            "Could not reach the language model. Try again shortly.",
+            f"Check that it is running{where} and that api_base (KBQA_API_BASE) is right.",
+        )
+    elif status in (401, 403):
+        message, fix = (
+            "The language model provider refused the request.",
+            "Check the provider's API key variable, e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY.",
+        )
+    elif status == 404:
+        message, fix = (
+            "The language model was not found.",
+            f"Check model (KBQA_MODEL): {settings.model!r}{where}.",
+        )
+    elif status == 429:
+        message, fix = "The language model provider is limiting requests. Try again shortly.", ""
+    elif isinstance(status, int) and status >= 500:
+        message, fix = f"The language model service failed (HTTP {status}). Try again shortly.", ""
+    elif status == 400:
+        message, fix = (
+            "The language model rejected the request.",
+            "If the prompt is too long for it, lower token_budget (KBQA_TOKEN_BUDGET).",
+        )
+    else:
+        log.error("language model call failed", exc_info=exc)
+        message, fix = "The language model call failed.", "Check model (KBQA_MODEL)."
+    return LLMError(message, f"{reason}. {fix}" if fix else reason)
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """Whether the provider's reply (or its stream) was not valid JSON."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, json.JSONDecodeError):
+            return True
+        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
+    return False
