@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpora import WORK
 
-from kb_qa.index.store import embed_key
+from kb_qa.index.manifest import embed_key
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.serving import free_port

@@ -13,7 +13,7 @@ import httpx
 from api_helpers import serve_process
 from hostile.corpus import GOOD, OUTSIDE_MARK, write_hostile_vault
 
-from kb_qa.index.store import embed_key
+from kb_qa.index.manifest import embed_key
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 QUERIES = ["otters", "zebracorn outside secret", "walnuts", "alert script", "deep quote", "PWNED"]

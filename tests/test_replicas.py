@@ -276,7 +276,7 @@ def test_an_index_from_before_workspaces_moves_without_embedding(
     old = kb(vault)
     old.index()
     # What an older kb-qa left: vectors only, in a collection named after the vault's path.
-    from kb_qa.index.store import legacy_collection_name
+    from kb_qa.index.claim import legacy_collection_name
 
     legacy = legacy_collection_name(vault)
     ids = old.store.collection.get(include=["embeddings"])

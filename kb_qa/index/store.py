@@ -11,83 +11,38 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import logging
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from kb_qa.errors import ConfigError, IndexStateError, VaultError
+from kb_qa.errors import IndexStateError, VaultError
 from kb_qa.index.chroma import Collection, disk_full, disk_full_error
-from kb_qa.index.workspace import (
-    RECORDS_VERSION,
-    WorkspaceRecord,
-    chunk_record,
-    collection_name,
-    workspace_name,
-    writer_source,
+from kb_qa.index.claim import WorkspaceClaim
+from kb_qa.index.manifest import (
+    SCHEMA,
+    FileRow,
+    Manifest,
+    chunk_to_json,
+    embed_key,
+    headings_to_json,
+    in_file_order,
 )
+from kb_qa.index.workspace import chunk_record, collection_name, workspace_name
 from kb_qa.ingest.site import site_name
 from kb_qa.settings import Settings
-from kb_qa.types import Chunk, Heading, Outline
+from kb_qa.types import Chunk, Outline
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 
-SCHEMA_VERSION = "1"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT, title TEXT, url TEXT
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, path TEXT NOT NULL, ord INTEGER, embed_key TEXT, data TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS outlines (
-    path TEXT PRIMARY KEY, key TEXT NOT NULL, headings TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT);
-"""
 
-
-@dataclass(frozen=True)
-class FileRow:
-    """What the manifest remembers about one indexed file."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    hash: str
-    title: str
-    url: str
-
-
-# Bump when kb_qa.text.normalize changes what the embedder sees for the same text.
-EMBED_TEXT_VERSION = "2"
-
-
-def embed_key(chunk: Chunk) -> str:
-    """Cache key of a chunk's embedding: identical indexed text is embedded once."""
-    return hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
-
-
-def legacy_collection_name(vault: Path) -> str:
-    """The collection kb-qa used before workspaces had names (one per vault path)."""
-    digest = hashlib.sha1(str(vault.resolve()).encode()).hexdigest()[:10]
-    stem = "".join(ch if ch.isalnum() else "-" for ch in vault.resolve().name.lower())[:40]
-    return f"kbqa-{stem.strip('-') or 'vault'}-{digest}"
-
-
-class Store:
+class Store(Manifest, WorkspaceClaim):
     """Manifest + Chroma collection of one vault."""
 
     def __init__(self, settings: Settings) -> None:
@@ -126,7 +81,7 @@ class Store:
     def _create_manifest(self) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self.db.executescript(_SCHEMA)
+            self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise IndexStateError(
                 f"Cannot open the index in {self.folder}: {exc}. Check permissions, or set "
@@ -174,86 +129,6 @@ class Store:
 
     # -- manifest ---------------------------------------------------------------------------
 
-    def meta(self, key: str) -> str:
-        """A stored value ("" when unset)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else ""
-
-    def set_meta(self, **values: str) -> None:
-        """Store values, committed at once."""
-        with self._writing():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
-            )
-
-    def files(self) -> dict[str, FileRow]:
-        """Every indexed file by path."""
-        rows = self.db.execute("SELECT path, size, mtime_ns, hash, title, url FROM files")
-        return {r[0]: FileRow(*r) for r in rows}
-
-    def chunks(self, path: str | None = None) -> list[Chunk]:
-        """Every indexed chunk (or one file's), in path and document order."""
-        if path is not None:
-            rows = self.db.execute("SELECT data FROM chunks WHERE path=? ORDER BY ord", (path,))
-        else:
-            rows = self.db.execute("SELECT data FROM chunks ORDER BY path, ord")
-        return [_chunk_from_json(r[0]) for r in rows]
-
-    def _records(self, paths: Iterable[str]) -> dict[str, tuple[str, str, int]]:
-        """id -> (embed key, chunk JSON, order) of the chunks of ``paths``."""
-        found: dict[str, tuple[str, str, int]] = {}
-        for path in paths:
-            rows = self.db.execute(
-                "SELECT id, embed_key, data, ord FROM chunks WHERE path=?", (path,)
-            )
-            found.update({r[0]: (r[1], r[2], r[3]) for r in rows})
-        return found
-
-    def failure(self, path: str, file_hash: str) -> str:
-        """Why this exact content of ``path`` could not be chunked last time ("" if it could)."""
-        row = self.db.execute(
-            "SELECT reason FROM failures WHERE path=? AND hash=?", (path, file_hash)
-        ).fetchone()
-        return row[0] if row else ""
-
-    def set_failures(self, failed: dict[str, tuple[str, str]], cleared: Iterable[str]) -> None:
-        """Remember files that failed (path -> (hash, reason)); forget ``cleared`` ones."""
-        with self._writing():
-            self.db.executemany("DELETE FROM failures WHERE path=?", [(p,) for p in cleared])
-            self.db.executemany(
-                "INSERT OR REPLACE INTO failures(path, hash, reason) VALUES (?,?,?)",
-                [(p, h, r) for p, (h, r) in failed.items()],
-            )
-
-    def outline(self, path: str) -> Outline:
-        """The heading outline remembered for a file (empty when none)."""
-        row = self.db.execute("SELECT key, headings FROM outlines WHERE path=?", (path,)).fetchone()
-        if row is None:
-            return Outline(path)
-        return Outline(path, row[0], [Heading(**h) for h in json.loads(row[1])])
-
-    def cached_vectors(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
-        """Embeddings already computed for these cache keys."""
-        found: dict[str, np.ndarray] = {}
-        keys = list(dict.fromkeys(keys))
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for key, blob in self.db.execute(
-                f"SELECT key, vec FROM vectors WHERE key IN ({marks})",  # noqa: S608 - only "?" marks
-                part,
-            ):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
-        """Remember embeddings (committed at once, so an interrupted run keeps them)."""
-        with self._writing():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
-                [(k, np.asarray(v, np.float32).tobytes()) for k, v in vectors.items()],
-            )
-
     # -- writing ----------------------------------------------------------------------------
 
     def write(
@@ -274,7 +149,7 @@ class Store:
         new_ids = {c.id for c in chunks}
         stale = sorted(set(old) - new_ids)
         titles = {f.path: f.title for f in files}
-        rows = [(c, embed_key(c), _chunk_to_json(c), n) for c, n in _in_file_order(chunks)]
+        rows = [(c, embed_key(c), chunk_to_json(c), n) for c, n in in_file_order(chunks)]
         changed = [(c, n) for c, key, data, n in rows if old.get(c.id) != (key, data, n)]
         for i in range(0, len(changed), 1000):
             part = changed[i : i + 1000]
@@ -296,7 +171,7 @@ class Store:
                 self.db.execute("DELETE FROM outlines WHERE path=?", (path,))
             self.db.executemany(
                 "INSERT INTO outlines(path, key, headings) VALUES (?,?,?)",
-                [(o.path, o.key, _headings_to_json(o.headings)) for o in outlines if o.key],
+                [(o.path, o.key, headings_to_json(o.headings)) for o in outlines if o.key],
             )
             self.db.executemany(
                 "INSERT INTO files(path, size, mtime_ns, hash, title, url) VALUES (?,?,?,?,?,?)",
@@ -409,89 +284,6 @@ class Store:
             if not keep_vectors:
                 self.db.execute("DELETE FROM vectors")
 
-    # -- the workspace in Chroma -------------------------------------------------------------
-
-    def settle_workspace(self, explicit: bool) -> str:
-        """Before a write: claim the workspace and move an index that lives elsewhere.
-
-        Returns why the index is rewritten ("" when it is not); cached embeddings are
-        reused, so nothing is embedded again.
-        """
-        why = self._claim(explicit)
-        moved = self._moved()
-        if moved and not why:
-            previous = self.meta("collection") or legacy_collection_name(self.settings.vault)
-            if previous != self.name:
-                self.vectors.delete_other(previous)
-            self.reset(keep_vectors=True)
-            why = moved
-        self.set_meta(records=RECORDS_VERSION, collection=self.name)
-        return why
-
-    def _moved(self) -> str:
-        """Why the index must be rewritten into this workspace's collection ("" if not).
-
-        Indexes from before workspaces had names live in a collection named after the
-        vault's path and hold only vectors; a renamed workspace lives under the old name.
-        """
-        if not self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
-            return ""
-        if self.meta("records") != RECORDS_VERSION:
-            return (
-                f"the index now lives in workspace {self.workspace!r} and keeps each chunk's "
-                "text in Chroma"
-            )
-        previous = self.meta("collection")
-        if previous and previous != self.name:
-            was = previous.removeprefix("kbqa-")
-            return f"the workspace is now {self.workspace!r} (was {was!r})"
-        return ""
-
-    def _claim(self, explicit: bool) -> str:
-        """Make sure this vault may write the workspace on a shared Chroma server.
-
-        Another vault's workspace of the same name is refused, unless the ``workspace``
-        setting names it on purpose (then this vault takes it over: returns why the index
-        is rebuilt).
-        """
-        if not self.settings.chroma_url:
-            return ""  # an embedded index belongs to its folder
-        record = self.vectors.record()
-        if not record.writer or record.writer == self.writer_id:
-            return ""
-        same_vault = record.source == writer_source(self.settings.vault)
-        if not explicit and not same_vault:
-            raise ConfigError(
-                f"The Chroma server at {self.settings.chroma_url} already holds workspace "
-                f"{self.workspace!r}, written from {record.source or 'another index folder'}. "
-                "Give this vault its own name with --workspace NAME (KBQA_WORKSPACE), or pass "
-                f"--workspace {self.workspace} to make this vault its writer from now on."
-            )
-        self.reset(keep_vectors=True)
-        return (
-            f"this vault takes over workspace {self.workspace!r} from "
-            f"{record.source or 'another index folder'}: rewriting it"
-        )
-
-    def publish(self, site_url: str, link_style: str, untouched: bool = False) -> None:
-        """Tell readers what the workspace holds now (only when it changed; ``untouched``:
-        the embedded Chroma is as this index left it, so its record is the one written)."""
-        record = WorkspaceRecord(
-            generation=self.meta("generation"),
-            site_url=site_url,
-            link_style=link_style,
-            embed_model=self.meta("embed_model"),
-            writer=self.writer_id,
-            source=writer_source(self.settings.vault),
-            vault=str(self.settings.vault),
-            records=RECORDS_VERSION,
-        )
-        if untouched and self.meta("published") == json.dumps(asdict(record)):
-            return
-        if self.vectors.record() != record:
-            self.vectors.publish(record)
-        self.set_meta(published=json.dumps(asdict(record)))
-
     # -- reading ----------------------------------------------------------------------------
 
     def nearest(
@@ -527,28 +319,3 @@ class Store:
     def reopen(self) -> None:
         """Reconnect to Chroma to see what other processes wrote (embedded mode)."""
         self.vectors.reconnect()
-
-
-def _in_file_order(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, int]]:
-    """Each chunk with its position among its own file's chunks."""
-    seen: dict[str, int] = {}
-    for c in chunks:
-        n = seen.get(c.path, 0)
-        seen[c.path] = n + 1
-        yield c, n
-
-
-def _headings_to_json(headings: Sequence[Heading]) -> str:
-    return json.dumps([asdict(h) for h in headings], ensure_ascii=False)
-
-
-def _chunk_to_json(chunk: Chunk) -> str:
-    data = asdict(chunk)
-    data["heading_path"] = list(chunk.heading_path)
-    return json.dumps(data, ensure_ascii=False)
-
-
-def _chunk_from_json(text: str) -> Chunk:
-    data = json.loads(text)
-    data["heading_path"] = tuple(data["heading_path"])
-    return Chunk(**data)

@@ -15,7 +15,7 @@ from typing import Any
 
 from kb_qa.errors import EmbeddingError
 from kb_qa.index import embeddings
-from kb_qa.index.store import FileRow, embed_key
+from kb_qa.index.manifest import FileRow, embed_key
 from kb_qa.ingest import anchors, chunking, render, render_config, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage

@@ -18,7 +18,8 @@ import numpy as np
 
 from kb_qa.errors import IndexStateError
 from kb_qa.index import embeddings, retrieval
-from kb_qa.index.store import Store, embed_key
+from kb_qa.index.manifest import embed_key
+from kb_qa.index.store import Store
 from kb_qa.ingest import links, vault
 from kb_qa.kb.index_run import IndexRun
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_qa.index.store import EMBED_TEXT_VERSION, Store
+from kb_qa.index.manifest import EMBED_TEXT_VERSION
+from kb_qa.index.store import Store
 from kb_qa.ingest import page_includes, render_config
 from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.site import Site

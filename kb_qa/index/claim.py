@@ -1,0 +1,109 @@
+"""The workspace in Chroma: an index run claims its workspace before it writes, moves an
+index that lives elsewhere (an old collection named after the vault's path, a workspace
+renamed), and publishes what readers of the workspace need (site URL, link style).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict
+from pathlib import Path
+
+from kb_qa.errors import ConfigError
+from kb_qa.index.workspace import RECORDS_VERSION, WorkspaceRecord, writer_source
+
+log = logging.getLogger(__name__)
+
+
+def legacy_collection_name(vault: Path) -> str:
+    """The collection kb-qa used before workspaces had names (one per vault path)."""
+    digest = hashlib.sha1(str(vault.resolve()).encode()).hexdigest()[:10]
+    stem = "".join(ch if ch.isalnum() else "-" for ch in vault.resolve().name.lower())[:40]
+    return f"kbqa-{stem.strip('-') or 'vault'}-{digest}"
+
+
+class WorkspaceClaim:
+    """The workspace steps of ``kb_qa.index.store.Store`` (its settings, manifest and Chroma)."""
+
+    def settle_workspace(self, explicit: bool) -> str:
+        """Before a write: claim the workspace and move an index that lives elsewhere.
+
+        Returns why the index is rewritten ("" when it is not); cached embeddings are
+        reused, so nothing is embedded again.
+        """
+        why = self._claim(explicit)
+        moved = self._moved()
+        if moved and not why:
+            previous = self.meta("collection") or legacy_collection_name(self.settings.vault)
+            if previous != self.name:
+                self.vectors.delete_other(previous)
+            self.reset(keep_vectors=True)
+            why = moved
+        self.set_meta(records=RECORDS_VERSION, collection=self.name)
+        return why
+
+    def _moved(self) -> str:
+        """Why the index must be rewritten into this workspace's collection ("" if not).
+
+        Indexes from before workspaces had names live in a collection named after the
+        vault's path and hold only vectors; a renamed workspace lives under the old name.
+        """
+        if not self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            return ""
+        if self.meta("records") != RECORDS_VERSION:
+            return (
+                f"the index now lives in workspace {self.workspace!r} and keeps each chunk's "
+                "text in Chroma"
+            )
+        previous = self.meta("collection")
+        if previous and previous != self.name:
+            was = previous.removeprefix("kbqa-")
+            return f"the workspace is now {self.workspace!r} (was {was!r})"
+        return ""
+
+    def _claim(self, explicit: bool) -> str:
+        """Make sure this vault may write the workspace on a shared Chroma server.
+
+        Another vault's workspace of the same name is refused, unless the ``workspace``
+        setting names it on purpose (then this vault takes it over: returns why the index
+        is rebuilt).
+        """
+        if not self.settings.chroma_url:
+            return ""  # an embedded index belongs to its folder
+        record = self.vectors.record()
+        if not record.writer or record.writer == self.writer_id:
+            return ""
+        same_vault = record.source == writer_source(self.settings.vault)
+        if not explicit and not same_vault:
+            raise ConfigError(
+                f"The Chroma server at {self.settings.chroma_url} already holds workspace "
+                f"{self.workspace!r}, written from {record.source or 'another index folder'}. "
+                "Give this vault its own name with --workspace NAME (KBQA_WORKSPACE), or pass "
+                f"--workspace {self.workspace} to make this vault its writer from now on."
+            )
+        self.reset(keep_vectors=True)
+        return (
+            f"this vault takes over workspace {self.workspace!r} from "
+            f"{record.source or 'another index folder'}: rewriting it"
+        )
+
+    def publish(self, site_url: str, link_style: str, untouched: bool = False) -> None:
+        """Tell readers what the workspace holds now (only when it changed; ``untouched``:
+        the embedded Chroma is as this index left it, so its record is the one written)."""
+        record = WorkspaceRecord(
+            generation=self.meta("generation"),
+            site_url=site_url,
+            link_style=link_style,
+            embed_model=self.meta("embed_model"),
+            writer=self.writer_id,
+            source=writer_source(self.settings.vault),
+            vault=str(self.settings.vault),
+            records=RECORDS_VERSION,
+        )
+        if untouched and self.meta("published") == json.dumps(asdict(record)):
+            return
+        if self.vectors.record() != record:
+            self.vectors.publish(record)
+        self.set_meta(published=json.dumps(asdict(record)))

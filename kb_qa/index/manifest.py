@@ -1,0 +1,164 @@
+"""The SQLite manifest: what is indexed (files, chunks, failures, outlines), stored values
+and the embedding cache.
+
+The manifest is the source of truth for what is indexed; its rows are written by
+``Store.write`` after Chroma has the vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from kb_qa.types import Chunk, Heading, Outline
+
+SCHEMA_VERSION = "1"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT, title TEXT, url TEXT
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, path TEXT NOT NULL, ord INTEGER, embed_key TEXT, data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS outlines (
+    path TEXT PRIMARY KEY, key TEXT NOT NULL, headings TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT);
+"""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """What the manifest remembers about one indexed file."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    url: str
+
+
+# Bump when kb_qa.text.normalize changes what the embedder sees for the same text.
+EMBED_TEXT_VERSION = "2"
+
+
+def embed_key(chunk: Chunk) -> str:
+    """Cache key of a chunk's embedding: identical indexed text is embedded once."""
+    return hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
+
+
+class Manifest:
+    """Reading the manifest of ``kb_qa.index.store.Store`` (its ``db`` connection)."""
+
+    def meta(self, key: str) -> str:
+        """A stored value ("" when unset)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else ""
+
+    def set_meta(self, **values: str) -> None:
+        """Store values, committed at once."""
+        with self._writing():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
+            )
+
+    def files(self) -> dict[str, FileRow]:
+        """Every indexed file by path."""
+        rows = self.db.execute("SELECT path, size, mtime_ns, hash, title, url FROM files")
+        return {r[0]: FileRow(*r) for r in rows}
+
+    def chunks(self, path: str | None = None) -> list[Chunk]:
+        """Every indexed chunk (or one file's), in path and document order."""
+        if path is not None:
+            rows = self.db.execute("SELECT data FROM chunks WHERE path=? ORDER BY ord", (path,))
+        else:
+            rows = self.db.execute("SELECT data FROM chunks ORDER BY path, ord")
+        return [chunk_from_json(r[0]) for r in rows]
+
+    def _records(self, paths: Iterable[str]) -> dict[str, tuple[str, str, int]]:
+        """id -> (embed key, chunk JSON, order) of the chunks of ``paths``."""
+        found: dict[str, tuple[str, str, int]] = {}
+        for path in paths:
+            rows = self.db.execute(
+                "SELECT id, embed_key, data, ord FROM chunks WHERE path=?", (path,)
+            )
+            found.update({r[0]: (r[1], r[2], r[3]) for r in rows})
+        return found
+
+    def failure(self, path: str, file_hash: str) -> str:
+        """Why this exact content of ``path`` could not be chunked last time ("" if it could)."""
+        row = self.db.execute(
+            "SELECT reason FROM failures WHERE path=? AND hash=?", (path, file_hash)
+        ).fetchone()
+        return row[0] if row else ""
+
+    def set_failures(self, failed: dict[str, tuple[str, str]], cleared: Iterable[str]) -> None:
+        """Remember files that failed (path -> (hash, reason)); forget ``cleared`` ones."""
+        with self._writing():
+            self.db.executemany("DELETE FROM failures WHERE path=?", [(p,) for p in cleared])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO failures(path, hash, reason) VALUES (?,?,?)",
+                [(p, h, r) for p, (h, r) in failed.items()],
+            )
+
+    def outline(self, path: str) -> Outline:
+        """The heading outline remembered for a file (empty when none)."""
+        row = self.db.execute("SELECT key, headings FROM outlines WHERE path=?", (path,)).fetchone()
+        if row is None:
+            return Outline(path)
+        return Outline(path, row[0], [Heading(**h) for h in json.loads(row[1])])
+
+    def cached_vectors(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """Embeddings already computed for these cache keys."""
+        found: dict[str, np.ndarray] = {}
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for key, blob in self.db.execute(
+                f"SELECT key, vec FROM vectors WHERE key IN ({marks})",  # noqa: S608 - only "?" marks
+                part,
+            ):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+        """Remember embeddings (committed at once, so an interrupted run keeps them)."""
+        with self._writing():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
+                [(k, np.asarray(v, np.float32).tobytes()) for k, v in vectors.items()],
+            )
+
+
+def in_file_order(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, int]]:
+    """Each chunk with its position among its own file's chunks."""
+    seen: dict[str, int] = {}
+    for c in chunks:
+        n = seen.get(c.path, 0)
+        seen[c.path] = n + 1
+        yield c, n
+
+
+def headings_to_json(headings: Sequence[Heading]) -> str:
+    return json.dumps([asdict(h) for h in headings], ensure_ascii=False)
+
+
+def chunk_to_json(chunk: Chunk) -> str:
+    data = asdict(chunk)
+    data["heading_path"] = list(chunk.heading_path)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def chunk_from_json(text: str) -> Chunk:
+    data = json.loads(text)
+    data["heading_path"] = tuple(data["heading_path"])
+    return Chunk(**data)
