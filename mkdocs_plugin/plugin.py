@@ -31,8 +31,8 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from kb_qa.ingest import render
-from kb_qa.wiring import plan as wiring
-from kb_qa.wiring.plan import inject
+from kb_qa.wiring import options as wiring
+from kb_qa.wiring.tags import inject, is_wired, widget_tags
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
 
@@ -108,12 +108,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         ``kb-qa init``, those of ``extra.kb_qa`` (what every generator shows). A wired site
         loses its kb-qa extra_javascript/extra_css entries for this build, so the widget is
         on each page once (injected here, pointing at the API under serve)."""
-        if not wiring.is_wired(config.extra_javascript):
+        if not is_wired(config.extra_javascript):
             return wiring.WidgetOptions(
                 title=self.config.title,
                 suggested_questions=tuple(self.config.suggested_questions),
             )
-        config.extra_javascript = [e for e in config.extra_javascript if not wiring.is_wired([e])]
+        config.extra_javascript = [e for e in config.extra_javascript if not is_wired([e])]
         config.extra_css = [
             e for e in config.extra_css if not str(e).lstrip("/").endswith(wiring.CSS_PATH)
         ]
@@ -225,7 +225,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             "root": root,
             "site_url": self._site_url,
         }
-        return wiring.widget_tags(css, js, options)
+        return widget_tags(css, js, options)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:

@@ -23,7 +23,7 @@ from kb_qa_widget import ASSETS, FILES
 from ruamel.yaml import YAML
 
 from kb_qa.cli import main
-from kb_qa.wiring import plan as wiring
+from kb_qa.wiring.options import LOADER_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SITE = ROOT / "sample_site"
@@ -76,7 +76,7 @@ def assert_every_page_loads_the_widget(site: Path) -> None:
         # 404.html is served at any path: its links start at the site's root ("/kb-qa/...").
         base = site if scripts[0].startswith("/") else page.parent
         target = (base / scripts[0].lstrip("/")).resolve()
-        assert target == (site / wiring.LOADER_PATH).resolve(), page
+        assert target == (site / LOADER_PATH).resolve(), page
     for name in FILES:
         assert (site / "kb-qa" / name).read_bytes() == (ASSETS / name).read_bytes()
 
@@ -119,7 +119,7 @@ def test_init_on_a_zensical_new_project(tmp_path: Path, capsys: pytest.CaptureFi
 
     site = zensical_build(root)
     assert_every_page_loads_the_widget(site)
-    loader = (site / wiring.LOADER_PATH).read_text(encoding="utf-8")
+    loader = (site / LOADER_PATH).read_text(encoding="utf-8")
     options = json.loads(re.search(r"var options = (\{.*\});", loader).group(1))
     assert options["title"] == "Ask us" and options["suggested"] == ["How?"]
     assert options["site_url"] == "https://www.example.com/"

@@ -20,6 +20,7 @@ from processes import stop, wait_for
 from test_mkdocs_plugin import assert_progress_and_ready, pages, widget_tags
 
 from kb_qa.wiring import plan as wiring
+from kb_qa.wiring.options import LOADER
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERDOCS = Path(sys.executable).with_name("properdocs")
@@ -82,7 +83,7 @@ def test_properdocs_serve_runs_the_api(
         page = wait_for(site + "/guides/retries/", server).text
         raw = re.findall(r'data-kb-qa-options="([^"]*)"', page)
         assert len(raw) == 1, "the served page should carry the widget once"
-        assert wiring.LOADER not in page
+        assert LOADER not in page
         api = json.loads(html.unescape(raw[0]))["endpoint"]
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api) and api != site
         health = httpx.get(api + "/api/health", headers={"Origin": site}, timeout=10)

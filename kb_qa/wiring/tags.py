@@ -1,0 +1,64 @@
+"""The widget in a page and in a config: the drop-in <link> and <script> tags of a built
+page, and the ``extra_javascript`` entry that shows a site is wired (``is_wired``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from kb_qa.wiring.options import ASSET_DIR, CSS_PATH, LOADER_PATH, WidgetOptions
+
+TAG_RE = re.compile(r"<(?:link|script)\b[^>]*\bdata-kb-qa[^>]*>(?:</script>)?\n?")
+
+
+def entry_path(entry: Any) -> str:
+    """The path of an extra_javascript/extra_css entry (a string, or a mapping with path)."""
+    if isinstance(entry, dict):
+        return str(entry.get("path", ""))
+    return str(getattr(entry, "path", entry))  # MkDocs' ExtraScriptValue has .path
+
+
+def page_tags(page: str, options: WidgetOptions) -> str:
+    """The widget's <link> and <script> for a page at ``page`` (a path under the site root)."""
+    up = "../" * page.count("/")
+    data = {
+        "endpoint": options.endpoint,
+        "title": options.title,
+        "suggested": list(options.suggested_questions),
+        "root": up or "./",
+    }
+    return widget_tags(f"{up}{CSS_PATH}", f"{up}{ASSET_DIR}/kb-qa.js", data)
+
+
+def widget_tags(css: str, js: str, options: dict[str, Any]) -> str:
+    """The stylesheet and script tags that put the widget on a page, its options as JSON."""
+    data = html.escape(json.dumps(options, ensure_ascii=False), quote=True)
+    return (
+        f'<link rel="stylesheet" href="{html.escape(css)}" data-kb-qa>\n'
+        f'<script src="{html.escape(js)}" defer data-kb-qa-options="{data}"></script>\n'
+    )
+
+
+def html_with_tags(page: str, tags: str) -> str:
+    """``page`` with kb-qa's tags (and no older copy of them) at the end of <head>."""
+    return inject(TAG_RE.sub("", page), tags)
+
+
+def inject(page: str, tags: str) -> str:
+    """Put the widget's tags at the end of <head> (or the start of the document)."""
+    marker = page.find("</head>")
+    if marker == -1:
+        return tags + page
+    return page[:marker] + tags + page[marker:]
+
+
+# --- is a site wired? ------------------------------------------------------------------------
+
+
+def is_wired(extra_javascript: Iterable[Any]) -> bool:
+    """Whether a site's extra_javascript loads the widget the way ``kb-qa init`` wires it."""
+    return any(entry_path(e).lstrip("/").endswith(LOADER_PATH) for e in extra_javascript)
