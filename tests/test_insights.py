@@ -29,7 +29,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.index.embeddings import HashEmbedder
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.owners import insights, insights_render
+from kb_qa.owners import insights, insights_html
 from kb_qa.owners.feedback import Feedback, FeedbackStore
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.serve.app import create_app
@@ -256,7 +256,7 @@ def test_the_home_page_is_a_link_in_the_citation_tables(tmp_path: Path) -> None:
     assert least["docs/setup.md"]["url"] == "https://docs.example.com/widgets/setup/"
     never = report["citations"]["never_cited"]
     assert [p["url"] for p in never] == ["https://docs.example.com/widgets/usage/"]
-    html = insights_render.page(report)
+    html = insights_html.page(report)
     least_html = html.split("<h3>Least cited pages</h3>", 1)[1].split("</table>", 1)[0]
     assert '<a href="https://docs.example.com/widgets/">Widgets</a>' in least_html
     kb.close()

@@ -88,7 +88,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
     import sqlite3
 
-    from kb_qa.owners import insights, insights_csv, insights_render
+    from kb_qa.owners import insights, insights_csv, insights_html, insights_render
     from kb_qa.owners.feedback import FeedbackStore
     from kb_qa.owners.questionlog import DB_NAME, QuestionLog
 
@@ -121,7 +121,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
         kb.close()
     if args.html:
         try:
-            args.html.write_text(insights_render.page(report), encoding="utf-8")
+            args.html.write_text(insights_html.page(report), encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write the report to {args.html}: {exc.strerror}. Give --html a file "

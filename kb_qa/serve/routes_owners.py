@@ -30,7 +30,7 @@ from starlette.responses import (
 )
 
 from kb_qa.errors import ConfigError
-from kb_qa.owners import feedback, insights, insights_csv, insights_render
+from kb_qa.owners import feedback, insights, insights_csv, insights_html
 from kb_qa.serve import admin
 from kb_qa.serve.guard import bearer_matches
 from kb_qa.serve.protocol import read_json, reject
@@ -122,9 +122,9 @@ class OwnerRoutes:
             [*([f"since={quote(given)}"] if given else []), "format=csv"]
         )
         headers["Content-Security-Policy"] = (
-            insights_render.csp(forms=bool(sign_out)) + "; frame-ancestors 'none'"
+            insights_html.csp(forms=bool(sign_out)) + "; frame-ancestors 'none'"
         )
-        return HTMLResponse(insights_render.page(report, sign_out, csv_href), headers=headers)
+        return HTMLResponse(insights_html.page(report, sign_out, csv_href), headers=headers)
 
     def _report(self, since: float | None) -> dict[str, Any]:
         if self.question_log is not None:

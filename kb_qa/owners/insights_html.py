@@ -1,0 +1,360 @@
+"""The insights report (kb_qa.owners.insights) as one self-contained HTML file.
+
+The HTML inlines Chart.js (MIT, vendored in kb_qa/data, 210 KB) and the report's data, so it
+opens offline and makes no request at all. Every string from the log (questions, reasons,
+headings, URLs) is escaped; the data block cannot close its script element; and a Content
+Security Policy lets only this page's own inline scripts run, so even a question written as
+HTML stays text.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from kb_qa.owners.insights_render import (
+    ms_text,
+    outcome_counts,
+    pct_text,
+    rating_text,
+    section_label,
+    when_text,
+    window_text,
+)
+
+CHART_JS = "chart.umd.min.js"
+
+
+_STYLE = """
+:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; --accent: #0969da; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif;
+       color: var(--fg); background: #fff; }
+header { padding: 24px 32px 8px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 12px; }
+main { padding: 0 32px 48px; max-width: 1200px; }
+.muted { color: var(--muted); }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px;
+        background: var(--bg); }
+.card b { display: block; font-size: 26px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 24px; }
+.chart { position: relative; height: 280px; }
+table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line);
+         vertical-align: top; overflow-wrap: anywhere; }
+th { color: var(--muted); font-weight: 600; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.topic { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 0 0 12px; }
+.topic h3 { font-size: 15px; margin: 0 0 6px; }
+.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: anywhere; }
+.q { font-style: italic; }
+td ul { margin: 0; padding-left: 16px; }
+header form { float: right; margin: 0; }
+button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); border-radius: 6px;
+         background: var(--bg); cursor: pointer; }
+a { color: var(--accent); }
+"""
+
+_SCRIPT = """
+(function () {
+  var data = JSON.parse(document.getElementById("kbqa-data").textContent);
+  if (typeof Chart === "undefined") return;
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  var colors = { answered: "#1a7f37", not_covered: "#bf8700", errors: "#cf222e",
+                 left: "#8c959f", up: "#1a7f37", down: "#cf222e", bar: "#0969da" };
+  function chart(id, config) {
+    var canvas = document.getElementById(id);
+    if (canvas) new Chart(canvas, config);
+  }
+  var buckets = data.volume.buckets;
+  chart("volume", { type: "bar", data: {
+      labels: buckets.map(function (b) { return b.start; }),
+      datasets: ["answered", "not_covered", "errors", "left"].map(function (key) {
+        var label = key === "left" ? "reader left" : key.replace("_", " ");
+        return { label: label, data: buckets.map(function (b) { return b[key]; }),
+                 backgroundColor: colors[key], stack: "q" };
+      }) },
+    options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true,
+               ticks: { precision: 0 } } } } });
+  var t = data.totals;
+  chart("outcomes", { type: "doughnut", data: {
+      labels: ["answered", "not covered", "errors", "reader left"],
+      datasets: [{ data: [t.answered, t.not_covered, t.errors, t.disconnected],
+                   backgroundColor: [colors.answered, colors.not_covered, colors.errors,
+                                     colors.left] }] } });
+  chart("feedback", { type: "bar", data: { labels: ["thumbs up", "thumbs down"],
+      datasets: [{ label: "ratings", data: [t.thumbs_up, t.thumbs_down],
+                   backgroundColor: [colors.up, colors.down] }] },
+    options: { plugins: { legend: { display: false } },
+               scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } });
+  var pages = data.citations.most_pages;
+  chart("cited", { type: "bar", data: {
+      labels: pages.map(function (p) { return p.title || p.path; }),
+      datasets: [{ label: "answers citing", data: pages.map(function (p) { return p.citations; }),
+                   backgroundColor: colors.bar }] },
+    options: { indexAxis: "y", plugins: { legend: { display: false } },
+               scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } } });
+  var bins = data.latency.histogram;
+  chart("latency", { type: "bar", data: { labels: bins.map(function (b) { return b.bin; }),
+      datasets: [{ label: "answers", data: bins.map(function (b) { return b.count; }),
+                   backgroundColor: colors.bar }] },
+    options: { plugins: { legend: { display: false } },
+               scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } });
+})();
+"""
+
+
+def chart_js() -> str:
+    """The vendored Chart.js."""
+    return (resources.files("kb_qa") / "data" / CHART_JS).read_text(encoding="utf-8")
+
+
+def _hash(source: str) -> str:
+    digest = hashlib.sha256(source.encode()).digest()
+    return "'sha256-" + base64.b64encode(digest).decode() + "'"
+
+
+def csp(forms: bool = False) -> str:
+    """The page's Content Security Policy: nothing but its own inline script and style (and,
+    with ``forms``, the sign-out form posting to its own server)."""
+    scripts = " ".join(_hash(s) for s in (chart_js(), _SCRIPT))
+    action = "'self'" if forms else "'none'"
+    return (
+        f"default-src 'none'; script-src {scripts}; style-src {_hash(_STYLE)}; img-src data:; "
+        f"base-uri 'none'; form-action {action}"
+    )
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _link(url: str, label: str) -> str:
+    """A link for http(s) and relative URLs; anything else (javascript:, data:) as text."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url.split("/", 1)[0] else ""
+    if not url or scheme not in ("", "http", "https"):
+        return _e(label)
+    return f'<a href="{_e(url)}">{_e(label)}</a>'
+
+
+def _table(
+    head: Sequence[str], rows: Sequence[Sequence[str]], empty: str, table_id: str = ""
+) -> str:
+    """``rows`` hold HTML already escaped; a column named "#", "asked" or ending in "ms" is
+    numeric."""
+    if not rows:
+        return f'<p class="muted">{_e(empty)}</p>'
+    numeric = [h in ("#", "asked") or h.endswith("ms") for h in head]
+    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=n' * n}>{c}</td>" for c, n in zip(row, numeric)) + "</tr>"
+        for row in rows
+    )
+    attr = f' id="{_e(table_id)}"' if table_id else ""
+    return f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _questions_html(asked: dict[str, Any], csv_href: str) -> str:
+    rows = []
+    for n, q in enumerate(asked["top"], 1):
+        question = f'<span class="q">{_e(q["question"])}</span>'
+        if q["also_asked_as"]:
+            others = ", ".join(f"“{_e(w)}”" for w in q["also_asked_as"])
+            more = q["wordings"] - 1 - len(q["also_asked_as"])
+            tail = f" and {more:,} more" if more > 0 else ""
+            question += f'<div class="muted">also asked as {others}{tail}</div>'
+        rating = _e(rating_text(q))
+        if q["reasons"]:
+            reasons = ", ".join(f"{_e(r['reason'])} ({r['count']})" for r in q["reasons"])
+            rating += f'<div class="muted">{reasons}</div>'
+        sections = "".join(
+            f"<li>{_link(s['url'], section_label(s))} "
+            f'<span class="muted">({s["citations"]:,})</span></li>'
+            for s in q["sections"]
+        )
+        rows.append(
+            [
+                str(n),
+                question,
+                f"{q['asked']:,}",
+                _e(outcome_counts(q)),
+                rating,
+                f"<ul>{sections}</ul>" if sections else '<span class="muted">none</span>',
+            ]
+        )
+    shown = len(asked["top"])
+    note = (
+        f'<p class="muted">{asked["distinct"]:,} distinct question(s); the '
+        f"{asked['merged']:,} most asked are merged with the ones saying the same in other "
+        f"words (similarity ≥ {asked['similarity']:g}): {asked['groups']:,} question(s), the "
+        f"{shown:,} most asked shown"
+    )
+    if csv_href:
+        note += f' · <a href="{_e(csv_href)}" download>all as CSV</a>'
+    note += ".</p>"
+    if asked.get("problem"):
+        note += f"<p>{_e(asked['problem'])}</p>"
+    head = ["#", "question", "asked", "outcome", "rating", "sections cited (times)"]
+    return note + _table(head, rows, "No questions in this window.", "top-questions")
+
+
+def _gaps_html(gaps: dict[str, Any]) -> str:
+    parts = [
+        f'<p class="muted">{gaps["questions"]} not-covered or thumbs-down question(s), '
+        f"{gaps['clustered']} grouped by meaning; largest topics first.</p>"
+    ]
+    if gaps.get("problem"):
+        parts.append(f"<p>{_e(gaps['problem'])}</p>")
+    if not gaps["topics"]:
+        parts.append('<p class="muted">No coverage gaps in this window.</p>')
+    for topic in gaps["topics"]:
+        questions = "".join(f'<li class="q">{_e(q)}</li>' for q in topic["questions"])
+        sections = "".join(
+            f"<li>{_link(s['url'], section_label(s))}</li>" for s in topic["sections"]
+        )
+        near = (
+            f"<div class=muted>Sections these readers were shown:</div><ul>{sections}</ul>"
+            if sections
+            else ""
+        )
+        parts.append(
+            f'<div class="topic"><h3>{topic["size"]:,} question(s) · {topic["not_covered"]:,} not '
+            f"covered · {topic['thumbs_down']} thumbs down</h3><ul>{questions}</ul>{near}</div>"
+        )
+    if gaps.get("more_topics"):
+        parts.append(f'<p class="muted">…and {gaps["more_topics"]} smaller topic(s).</p>')
+    return "".join(parts)
+
+
+def _citations_html(c: dict[str, Any]) -> str:
+    def pages(rows: list[dict[str, Any]]) -> list[list[str]]:
+        return [
+            [_link(p["url"], p["title"] or p["path"]), _e(p["path"]), str(p["citations"])]
+            for p in rows
+        ]
+
+    def sections(rows: list[dict[str, Any]]) -> list[list[str]]:
+        return [[_link(s["url"], section_label(s)), str(s["citations"])] for s in rows]
+
+    never = [[_link(p["url"], p["title"] or p["path"]), _e(p["path"])] for p in c["never_cited"]]
+    return (
+        f'<p class="muted">{c["answers_citing"]} covered answers cited {c["pages_cited"]} of '
+        f"{c['pages_indexed']} indexed pages (not-covered answers, which cite the nearest "
+        "sections, do not count).</p>"
+        '<div class="grid"><div><h3>Most cited pages</h3>'
+        + _table(["page", "path", "#"], pages(c["most_pages"]), "Nothing cited yet.")
+        + "</div><div><h3>Least cited pages</h3>"
+        + _table(["page", "path", "#"], pages(c["least_pages"]), "Nothing cited yet.")
+        + "</div><div><h3>Most cited sections</h3>"
+        + _table(["section", "#"], sections(c["most_sections"]), "Nothing cited yet.")
+        + "</div><div><h3>Least cited sections</h3>"
+        + _table(["section", "#"], sections(c["least_sections"]), "Nothing cited yet.")
+        + f"</div></div><h3>Pages never cited ({c['never_cited_count']})</h3>"
+        + _table(["page", "path"], never, "Every indexed page was cited.")
+    )
+
+
+def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
+    """The report as one HTML document that needs nothing else to display.
+
+    Served by ``kb-qa serve`` to a signed-in browser, ``sign_out`` is where its sign-out
+    form posts and ``csv_href`` where the top questions download as CSV.
+    """
+    t, fb, lat, err = report["totals"], report["feedback"], report["latency"], report["errors"]
+    data = json.dumps(report, ensure_ascii=False)
+    # Inside <script>, only "</" could end the element early; escaped, JSON reads the same.
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    cards = "".join(
+        f'<div class="card"><b>{value}</b><span class="muted">{_e(label)}</span></div>'
+        for value, label in (
+            (f"{t['questions']:,}", "questions"),
+            (f"{t['answered']:,}", "answered"),
+            (f"{t['not_covered']:,}", f"not covered ({pct_text(t, 'not_covered')})"),
+            (f"{t['errors']:,}", "errors"),
+            (f"{t['thumbs_up']:,}", "thumbs up"),
+            (f"{t['thumbs_down']:,}", "thumbs down"),
+            (ms_text(lat["first_token_ms"]["p50"]), "first text p50"),
+        )
+    )
+    reasons = [[_e(r["rating"]), _e(r["reason"]), str(r["count"])] for r in fb["reasons"]]
+    down = [
+        [_e(when_text(r["at"])), f'<span class="q">{_e(r["question"])}</span>', _e(r["reason"])]
+        for r in fb["recent_down"]
+    ]
+    slowest = [
+        [
+            _e(when_text(e["at"])),
+            f'<span class="q">{_e(e["question"])}</span>',
+            _e(e["mode"]),
+            _e(ms_text(e["first_token_ms"])),
+            _e(ms_text(e["total_ms"])),
+        ]
+        for e in lat["slowest"]
+    ]
+    errors = [
+        [
+            _e(when_text(e["at"])),
+            f'<span class="q">{_e(e["question"])}</span>',
+            _e(e["code"]),
+            _e(e["message"]),
+        ]
+        for e in err["recent"]
+    ]
+    policy = _e(csp(forms=bool(sign_out)))
+    out = (
+        f'<form method="post" action="{_e(sign_out)}"><button type="submit">Sign out</button>'
+        "</form>"
+        if sign_out
+        else ""
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{policy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="{"same-origin" if sign_out else "no-referrer"}">
+<title>kb-qa insights: {_e(report["vault"])}</title>
+<style>{_STYLE}</style></head><body>
+<header>{out}<h1>What readers asked: {_e(report["vault"])}</h1>
+<div class="muted">{_e(window_text(report))} · {t["distinct"]:,} distinct questions,
+{t["follow_ups"]:,} follow-ups · {t["llm"]:,} model answers, {t["extractive"]:,} extractive</div>
+</header><main>
+<div class="cards">{cards}</div>
+<h2>Questions over time (per {_e(report["volume"]["unit"])}, UTC)</h2>
+<div class="chart"><canvas id="volume" aria-label="Questions over time"></canvas></div>
+<div class="grid"><div><h2>Outcomes</h2>
+<div class="chart"><canvas id="outcomes" aria-label="Outcomes"></canvas></div></div>
+<div><h2>Feedback</h2><div class="chart"><canvas id="feedback" aria-label="Feedback">
+</canvas></div></div></div>
+<h2>Top questions</h2>{_questions_html(report["questions"], csv_href)}
+<h2>Coverage gaps</h2>{_gaps_html(report["gaps"])}
+<div class="grid"><div><h3>Feedback reasons</h3>
+{_table(["rating", "reason", "#"], reasons, "No reasons given.")}</div>
+<div><h3>Recent thumbs down</h3>
+{_table(["when", "question", "reason"], down, "No thumbs down.")}</div></div>
+<h2>Citations</h2>
+<div class="chart"><canvas id="cited" aria-label="Most cited pages"></canvas></div>
+{_citations_html(report["citations"])}
+<h2>Speed</h2>
+<p class="muted">First text p50 {ms_text(lat["first_token_ms"]["p50"])}, p95
+{ms_text(lat["first_token_ms"]["p95"])}; retrieval p50 {ms_text(lat["retrieval_ms"]["p50"])}, p95
+{ms_text(lat["retrieval_ms"]["p95"])}; {lat["slow"]} answer(s) slower than
+{lat["slow_over_ms"]:g} ms to first text.</p>
+<div class="chart"><canvas id="latency" aria-label="Time to first text"></canvas></div>
+<h3>Slowest answers</h3>
+{_table(["when", "question", "mode", "first text ms", "total ms"], slowest, "No answers.")}
+<h2>Errors</h2>
+{_table(["when", "question", "code", "message"], errors, "No errors.")}
+</main>
+<script type="application/json" id="kbqa-data">{data}</script>
+<script>{chart_js()}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
