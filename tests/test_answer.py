@@ -17,7 +17,8 @@ from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
 
 from kb_qa.answer.answering import Citations, Delta, Done, Error, Event, Status, answer
-from kb_qa.answer.extractive import LABEL, passages
+from kb_qa.answer.blocks import passages
+from kb_qa.answer.extractive import LABEL
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.settings import Settings

@@ -23,6 +23,8 @@ from kb_qa.ingest import snippet_guard
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kb_qa"
+# Tests and the generated widget bundle (widget/kb-qa.js) aside.
+MAX_LINES = 400
 
 # The floor of every stage folder; "" is the top of the package (errors, settings, text, types).
 FLOORS = {
@@ -150,6 +152,27 @@ def test_each_stage_says_what_it_takes_and_gives(folder: str) -> None:
 def test_every_package_folder_is_a_stage() -> None:
     folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     assert folders == {name for name in FLOORS if name}
+
+
+def _sources() -> list[Path]:
+    found = [
+        *PACKAGE.rglob("*.py"),
+        *(ROOT / "mkdocs_plugin").rglob("*.py"),
+        *(ROOT / "bench").glob("*.py"),
+        *(ROOT / "training").glob("*.py"),
+        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "widget" / "src").rglob("*.js"),
+    ]
+    return sorted(found)
+
+
+def test_every_module_is_at_most_400_lines() -> None:
+    long = {}
+    for path in _sources():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES:
+            long[str(path.relative_to(ROOT))] = lines
+    assert long == {}
 
 
 def test_imports_only_point_down_the_floors() -> None:

@@ -15,20 +15,16 @@ says so first and names the nearest sections instead.
 
 from __future__ import annotations
 
-import itertools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
-from kb_qa.answer.citations import strip_citations
+from kb_qa.answer.blocks import Block, passages
 from kb_qa.ingest.linkgraph import pages_linked
-from kb_qa.text import WIKILINK, keyword_tokens
+from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "passages", "quote"]
+__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote"]
 
 LABEL = "No language model is configured; this is what your sources say:"
 NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
@@ -52,187 +48,8 @@ HEADING_WEIGHT = 0.5
 # first lacks did no better): all but a near tie is listed under "See also" instead.
 SECOND_SHARE = 0.99
 MAX_PASSAGE_CHARS = 1600
-MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
 TABLE_ROW_SHARE = 0.5  # ... those scoring at least this share of the best row
-
-# Only blocks are read: inline parsing is off (160 KB of '[' took it 11 s).
-_PARSER = (
-    MarkdownIt("commonmark", {"maxNesting": 100})
-    .enable(["table", "strikethrough"])
-    .disable("inline")
-)
-_CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
-_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
-_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
-_FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
-_TICKS = re.compile(r"`+")
-_PROSE = ("paragraph_open", "blockquote_open")
-_BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
-
-
-@dataclass(frozen=True)
-class Block:
-    """One top-level block of a section: its kind and its Markdown as it will be shown."""
-
-    kind: str  # "prose", "list", "code", "table"
-    text: str
-    tokens: frozenset[str]
-    # Where the block is in the section's Markdown: character offsets of its first and
-    # last source lines (what a citation of it highlights); a table's rows each have one.
-    span: tuple[int, int] = (0, 0)
-    rows: tuple[tuple[int, int], ...] = ()
-
-
-def _flatten(markdown: str) -> tuple[str, list[int]]:
-    """Admonitions and tabs become a bold lead-in and their dedented content; with it, the
-    line of ``markdown`` each output line comes from."""
-    out: list[str] = []
-    origin: list[int] = []
-    stack: list[int] = []  # content indent of each open container
-    for number, line in enumerate(markdown.split("\n")):
-        indent = len(line) - len(line.lstrip(" "))
-        while stack and line.strip() and indent < stack[-1]:
-            stack.pop()
-        strip = stack[-1] if stack else 0
-        line = line[strip:] if line[:strip].strip() == "" else line.lstrip(" ")
-        m = _CONTAINER.match(line)
-        if m:
-            title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
-            if title:
-                out += [f"**{title.strip()}:**", ""]
-                origin += [number, number]
-            stack.append(strip + len(m.group(1)) + 4)
-            continue
-        out.append(line)
-        origin.append(number)
-    return "\n".join(out), origin
-
-
-def _reading_text(text: str) -> str:
-    """Prose as plain reading text: links as their words, no HTML, no attribute lists.
-
-    Code (inline spans and fenced blocks) is never touched: a quoted command keeps its
-    ``<placeholders>``, entities, backslashes and brackets byte for byte.
-    """
-    return "".join(
-        part if is_code else _plain_prose(part) for is_code, part in code_segments(text)
-    ).strip()
-
-
-def _plain_prose(text: str) -> str:
-    text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
-    text = _CALLOUT.sub(r"\1**\2:** ", text)
-    text = _IMAGE.sub("", text)
-    text = _LINK.sub(r"\1", text)
-    text = _ATTRS.sub("", text)
-    text = _HTML_TAG.sub("", text)
-    return strip_citations(text)
-
-
-def code_segments(text: str) -> list[tuple[bool, str]]:
-    """``text`` cut into (is_code, part) runs: fenced blocks and inline code spans are code.
-
-    Linear in the text: fences line by line, code spans by their backtick runs (a span
-    closes at the next run of the same length, as CommonMark says; an unclosed run is text).
-    """
-    parts: list[tuple[bool, str]] = []
-    prose: list[str] = []
-    fence = ""
-    for line in text.splitlines(keepends=True):
-        opening = _FENCE_LINE.match(line)
-        if fence:
-            parts.append((True, line))
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                if not line.strip().lstrip(fence[0]):
-                    fence = ""
-            continue
-        if opening:
-            parts += _spans("".join(prose))
-            prose = []
-            fence = opening.group(1)
-            parts.append((True, line))
-            continue
-        prose.append(line)
-    parts += _spans("".join(prose))
-    return [p for p in parts if p[1]]
-
-
-def _spans(text: str) -> list[tuple[bool, str]]:
-    """Inline code spans of ``text`` (no fences in it) and the prose between them."""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    by_length: dict[int, list[int]] = {}
-    for k, (a, b) in enumerate(runs):
-        by_length.setdefault(b - a, []).append(k)
-    nxt: dict[int, int] = {}  # run index -> index of the next run of the same length
-    for ks in by_length.values():
-        nxt.update(itertools.pairwise(ks))
-    parts: list[tuple[bool, str]] = []
-    pos = 0
-    k = 0
-    while k < len(runs):
-        if k not in nxt:
-            k += 1
-            continue
-        start, end = runs[k][0], runs[nxt[k]][1]
-        parts += [(False, text[pos:start]), (True, text[start:end])]
-        pos = end
-        k = nxt[k] + 1
-    parts.append((False, text[pos:]))
-    return parts
-
-
-def passages(markdown: str) -> list[Block]:
-    """The blocks of a section's Markdown, in order, as they would be shown."""
-    source, origin = _flatten(markdown)
-    lines = source.split("\n")
-    starts = [0]
-    for line in markdown.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-
-    def span(first: int, last: int) -> tuple[int, int]:
-        """Offsets in ``markdown`` of flattened lines first..last-1, blank ends trimmed."""
-        while last > first + 1 and not lines[last - 1].strip():
-            last -= 1
-        a, b = origin[first], origin[last - 1]
-        return starts[a], starts[b + 1] - 1
-
-    blocks: list[Block] = []
-    for token in _PARSER.parse(source):
-        if token.level != 0 or token.map is None or token.nesting == -1:
-            continue
-        raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
-        where = span(*token.map)
-        rows: tuple[tuple[int, int], ...] = ()
-        if token.type in _PROSE:
-            kind, text = "prose", _reading_text(raw)
-        elif token.type in ("bullet_list_open", "ordered_list_open"):
-            kind, text = "list", _reading_text(raw)
-        elif token.type in ("fence", "code_block"):
-            if len(raw) > MAX_CODE_CHARS:
-                continue
-            if token.type == "code_block":  # indented code: show it fenced
-                raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
-            kind, text = "code", raw
-        elif token.type == "table_open":
-            kind, text = (
-                "table",
-                "".join(
-                    part if is_code else _ATTRS.sub("", part)
-                    for is_code, part in code_segments(raw)
-                ),
-            )
-            first = token.map[0]
-            rows = tuple(span(i, i + 1) for i in range(first, first + len(raw.split("\n"))))
-        else:  # headings are shown as the heading path; raw HTML never is
-            continue
-        if text.strip():
-            tokens = frozenset(keyword_tokens(text, camel_parts=True))
-            blocks.append(Block(kind, text, tokens, where, rows))
-    return blocks
 
 
 @dataclass(frozen=True)

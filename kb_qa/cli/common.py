@@ -90,7 +90,7 @@ def terminal_link(target: str, text: str, tty: bool) -> str:
 def snippet_of(markdown: str, limit: int = 200) -> str:
     """A section's opening words as a reader sees them: its heading (printed above it),
     attribute lists such as ``{ #id }`` and setext underlines left out."""
-    from kb_qa.answer.extractive import passages
+    from kb_qa.answer.blocks import passages
 
     words = " ".join(" ".join(b.text.split()) for b in passages(markdown))
     return words[:limit]
