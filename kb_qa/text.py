@@ -82,7 +82,7 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     make "向量数据库" match any text containing it. ``camel_parts`` adds the parts of
     CamelCase names; the extractive answer reads passages so. The keyword index does not:
     there they cost the pydantic corpus (every class a "Model") and gained nothing on
-    real questions (README, Benchmarks).
+    real questions (docs/pages/research-log.md: "CamelCase names split into their parts").
     """
     words: list[str] = []
     cjk: list[str] = []
