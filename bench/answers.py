@@ -13,7 +13,7 @@ bench/quality.py builds (default settings, or those of --embed-model).
 --followups: bench/questions/followups.jsonl holds 20 follow-ups (5 per synthetic corpus)
 that lean on the previous question ("How do I shrink it?"), each with the same question
 written out in full. Prints R@5 of the gold section among the answer's excerpts for the
-follow-up with the conversation (as the API searches it: kb_qa.answer.answering.follow_up_queries),
+follow-up with the conversation (as the API searches it: kb_qa.answer.prepare.follow_up_queries),
 the follow-up alone, and the full question.
 """
 

@@ -1,9 +1,10 @@
 """Answer: a question in, a stream of typed events out.
 
 Takes a question (and the conversation before it) and a ``KnowledgeBase`` and gives the
-answer as events (``Status``, ``Delta``, ``Citations``, ``Done``, ``Error``): one generous
-retrieval and the query rewrite (``rewrite``), the prompt (``prompt``), one streamed LLM call
-or the extractive answer when no model is configured (``extractive``), citations renumbered
+answer as events (``events``: ``Status``, ``Delta``, ``Citations``, ``Done``, ``Error``),
+run by ``answering``: one generous retrieval and the query rewrite (``prepare``,
+``rewrite``), the prompt (``prompt``), one streamed LLM call (``llm``) or the extractive
+answer when no model is configured (``extractive``, over ``blocks``), citations renumbered
 and resolved (``citations``) and how much of the answer they cover (``coverage``).
 ``evaluate`` scores answers against a file of questions (``kb-qa eval``).
 

@@ -1,13 +1,15 @@
 """Ingest: a vault or docs site in, chunks out.
 
-Takes a folder and its site config (``mkdocs.yml``, ``properdocs.yml``, ``zensical.toml``
-or none) and gives chunks: heading sections with their text, heading path, anchor, URL,
+Takes a folder and its site config (``mkdocs.yml``, ``properdocs.yml``, ``zensical.toml`` or
+none) and gives chunks: heading sections with their text, heading path, anchor, URL,
 offsets, lines and links. Reading the site config (``site``, Zensical's rules in
 ``zensical``, the loader that runs nothing in ``safe_config``), finding and reading files
-(``vault``), rendering pages as the site does (``render``, with ``snippet_guard``),
-chunking by heading (``chunking``), the ids the site renders (``anchors``), the docs' own
-links (``linkgraph``), citation link styles (``links``), the time limit on parsing
-(``deadline``) and the watcher that starts an index run on edits (``watch``).
+(``vault``), rendering pages as the site does (``render``: what a render depends on in
+``render_config``, what a page includes in ``page_includes``, the chunks of a rendered page
+in ``rendered_chunks``, snippets kept inside the vault by ``snippet_guard``), chunking by
+heading (``chunking``), the ids the site renders (``anchors``), the docs' own links
+(``linkgraph``), citation link styles (``links``), the time limit on parsing (``deadline``)
+and the watcher that starts an index run on edits (``watch``).
 
 Imports only the shared top-level modules (errors, settings, text, types).
 """

@@ -2,8 +2,9 @@
 
 Takes the readers' ratings (``feedback``, in SQLite) and the log of answered questions
 (``questionlog``, written by one background thread) and gives the owner's report
-(``insights``): gaps, topics of unanswered questions grouped and merged by their embeddings
-(``topics``), printed as text or as one HTML page (``insights_render``).
+(``insights``): the questions as asked and the gaps, grouped and merged by their embeddings
+(``asked``, ``topics``), printed as text (``insights_render``), as one HTML page
+(``insights_html``) or as CSV (``insights_csv``).
 
 Imports only the shared top-level modules.
 """
