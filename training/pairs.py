@@ -79,10 +79,14 @@ class Pair:
     negative: str
 
 
-def site_chunks(root: Path) -> list[Chunk]:
-    """The sections kb-qa indexes for ``root``, its Markdown files as written."""
+def site_chunks(root: Path, *, trusted: bool = False) -> list[Chunk]:
+    """The sections kb-qa indexes for ``root``, its Markdown files as written.
+
+    Another project's site is never trusted: its config is read without running any of
+    its code. ``trusted`` (the evaluation corpora, which the benchmarks render) reads the
+    config as MkDocs does, so that a config with Python tags still gives its sections."""
     settings = Settings.from_env(root, render=False, index_dir=root / ".kb-qa-unused")
-    site = load_site(settings.vault, "")
+    site = load_site(settings.vault, "", render=trusted)
     files, _ = vault.scan(site, settings)
     boundary = vault.Boundary.of(settings)
     md = site.markdown()
@@ -208,7 +212,7 @@ def evaluation_hashes() -> set[str]:
     for root in roots:
         if not root.is_dir():
             raise SystemExit(f"evaluation corpus {root} is missing: the overlap check needs it")
-        hashes |= {section_hash(c) for c in site_chunks(root) if len(c.text) > 80}
+        hashes |= {section_hash(c) for c in site_chunks(root, trusted=True) if len(c.text) > 80}
     return hashes
 
 
