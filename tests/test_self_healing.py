@@ -18,6 +18,7 @@ import httpx
 import pytest
 from chroma_server import chroma_server
 from uvicorn_thread import UvicornThread
+from watching import settle
 
 from kb_qa.errors import IndexStateError
 from kb_qa.ingest.watch import Watcher
@@ -126,9 +127,9 @@ def test_watcher_recreates_a_deleted_index_folder(
             assert watcher.freshness().error == ""
             assert {p["path"] for p in index.pages()} == set(PAGES)
             assert vector_ranked(index, "wombat folder")
+            since = time.time()
             (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
-            time.sleep(0.3)
-            assert watcher.wait_idle(timeout=20)
+            settle(watcher, since)
             assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
             body = {"question": "q", "answer": "a", "rating": "up"}
             assert httpx.post(api.url + "/api/feedback", json=body).status_code == 201

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from watching import settle
 
 from kb_qa.ingest.watch import Watcher, relevant
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -46,12 +47,6 @@ def watched(
     watcher.stop()
 
 
-def settle(watcher: Watcher) -> None:
-    # The event must reach the observer before wait_idle can mean anything.
-    time.sleep(0.3)
-    assert watcher.wait_idle(timeout=20)
-
-
 def test_startup_reconciles_with_disk(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     _vault, kb, watcher = watched
     assert {p["path"] for p in kb.pages()} == set(PAGES)
@@ -60,35 +55,40 @@ def test_startup_reconciles_with_disk(watched: tuple[Path, KnowledgeBase, Watche
 
 def test_save_via_rename_is_indexed(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     vault, kb, watcher = watched
+    since = time.time()
     save_like_an_editor(
         vault / "alpha.md", "# Alpha\n\n## Boilers\n\nThe boiler pressure is 7 bar.\n"
     )
-    settle(watcher)
+    settle(watcher, since)
     assert "7 bar" in texts(kb) and "3 bar" not in texts(kb)
     assert watcher.last_report is not None and watcher.last_report.embedded == 1
 
 
 def test_new_deleted_and_moved_folders(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     vault, kb, watcher = watched
+    since = time.time()
     (vault / "gamma.md").write_text("# Gamma\n\nSextants measure angles.\n", encoding="utf-8")
-    settle(watcher)
+    settle(watcher, since)
     assert "gamma.md" in found(kb, "sextants")
+    since = time.time()
     shutil.move(vault / "notes", vault / "archive")
-    settle(watcher)
+    settle(watcher, since)
     paths = {p["path"] for p in kb.pages()}
     assert "archive/beta.md" in paths and "notes/beta.md" not in paths
     assert watcher.last_report is not None and watcher.last_report.embedded == 0  # moved, not new
+    since = time.time()
     (vault / "gamma.md").unlink()
-    settle(watcher)
+    settle(watcher, since)
     assert "gamma.md" not in {p["path"] for p in kb.pages()}
 
 
 def test_file_replaced_by_folder(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     vault, kb, watcher = watched
+    since = time.time()
     (vault / "alpha.md").unlink()
     (vault / "alpha.md").mkdir()
     (vault / "alpha.md" / "inner.md").write_text("# Inner\n\nQuartz clocks.\n", encoding="utf-8")
-    settle(watcher)
+    settle(watcher, since)
     paths = {p["path"] for p in kb.pages()}
     assert "alpha.md" not in paths and "alpha.md/inner.md" in paths
 
@@ -108,10 +108,11 @@ def test_swap_and_backup_files_ignored() -> None:
 def test_burst_of_files_coalesces(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     vault, kb, watcher = watched
     runs_before = watcher.freshness().last_change_indexed
+    since = time.time()
     for n in range(300):
         (vault / "burst" / f"{n:03}.md").parent.mkdir(exist_ok=True)
         (vault / "burst" / f"{n:03}.md").write_text(f"# Note {n}\n\nItem {n} of the burst.\n")
-    settle(watcher)
+    settle(watcher, since)
     assert len([p for p in kb.pages() if p["path"].startswith("burst/")]) == 300
     assert watcher.freshness().last_change_indexed != runs_before
     assert watcher.freshness().queue == 0
@@ -128,23 +129,26 @@ def test_vault_disappears_and_returns(watched: tuple[Path, KnowledgeBase, Watche
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and watcher.freshness().error:
         time.sleep(0.1)
+    since = time.time()
     save_like_an_editor(vault / "alpha.md", "# Alpha\n\nThe boiler is now electric.\n")
-    settle(watcher)
+    settle(watcher, since)
     assert "electric" in texts(kb)
     assert watcher.freshness().error == ""
 
 
 def test_bad_files_never_stop_the_watcher(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
     vault, kb, watcher = watched
+    since = time.time()
     (vault / "binary.md").write_bytes(b"\x00\x01\x02" * 100)
     (vault / "latin1.md").write_bytes("# Caf\xe9\n\nCr\xe8me br\xfbl\xe9e.\n".encode("latin-1"))
     os.symlink(vault / "loop", vault / "loop")  # a symlink pointing at itself
-    settle(watcher)
+    settle(watcher, since)
     report = watcher.last_report
     assert report is not None
     assert any(p == "binary.md" for p, _ in report.skipped)
+    since = time.time()
     save_like_an_editor(vault / "alpha.md", "# Alpha\n\nStill watching.\n")
-    settle(watcher)
+    settle(watcher, since)
     assert "Still watching" in texts(kb)
 
 
@@ -163,12 +167,13 @@ def test_mkdocs_yml_change_reindexes_urls_and_anchors(
         assert watcher.wait_idle()
         before = {c.anchor: c.url for c in base.store.chunks()}
         assert before == {"setup": "setup/", "cafe-creme": "setup/"}
+        since = time.time()
         save_like_an_editor(
             vault / "mkdocs.yml",
             "site_name: S\nuse_directory_urls: false\nmarkdown_extensions:\n  - toc:\n"
             "      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}\n",
         )
-        settle(watcher)
+        settle(watcher, since)
         after = {c.anchor: c.url for c in base.store.chunks()}
         assert after == {"setup": "setup.html", "café--crème": "setup.html"}
         report = watcher.last_report
