@@ -19,14 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import markdown
-import pathspec
 import yaml
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import safe_config, snippet_guard, zensical
+
+if TYPE_CHECKING:
+    import pathspec
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class Site:
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
         """gitignore-style patterns of files MkDocs would not render."""
+        import pathspec  # here, not at the top: a search never walks the vault
+
         patterns = list(DEFAULT_EXCLUDES) + list(self.exclude_patterns) if self.is_mkdocs else []
         return pathspec.GitIgnoreSpec.from_lines(patterns)
 

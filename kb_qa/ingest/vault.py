@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
 import yaml
 
 from kb_qa.errors import VaultError
@@ -154,6 +153,8 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
             f"docs_dir {docs_dir} is outside the vault {boundary.root}; kb-qa reads only "
             "files inside the vault. Point it at the site's folder instead."
         )
+    import pathspec  # here, not at the top: a search never walks the vault
+
     ignore = pathspec.GitIgnoreSpec.from_lines(settings.ignore)
     found: list[FileInfo] = []
     skipped: list[tuple[str, str]] = []

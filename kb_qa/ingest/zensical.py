@@ -23,9 +23,6 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-import tomlkit.exceptions
-
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import safe_config
 
@@ -75,6 +72,9 @@ _MATERIAL = "material.extensions"
 
 def read_project(path: Path) -> dict[str, Any]:
     """The settings of a ``zensical.toml``: its ``[project]`` table, as plain Python values."""
+    import tomlkit  # here, not at the top: only a Zensical site reads TOML
+    import tomlkit.exceptions
+
     try:
         document = tomlkit.parse(path.read_text(encoding="utf-8", errors="replace"))
     except tomlkit.exceptions.TOMLKitError as exc:
