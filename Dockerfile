@@ -22,7 +22,7 @@ COPY pyproject.toml README.md ./
 COPY kb_qa kb_qa
 COPY mkdocs_plugin mkdocs_plugin
 COPY widget widget
-RUN pip install . \
+RUN pip install '.[llm]' \
     && python -c "from kb_qa.index.embeddings import load_embedder; load_embedder('minilm').embed_query('ready')" \
     && useradd --create-home --uid 10001 kbqa \
     && mkdir -p /data /index /feedback \

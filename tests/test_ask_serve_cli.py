@@ -52,6 +52,30 @@ def test_ask_extractive_prints_answer_then_citations(vault: Path, cli_env: Env) 
     assert "Reading" in result.stderr and "extractive answer" in result.stderr
 
 
+def test_ask_with_a_model_but_without_the_llm_extra_says_what_to_install(
+    vault: Path, cli_env: Env
+) -> None:
+    # An install without kb-qa[llm]: `import litellm` fails in the command's process.
+    blocked = (
+        "import runpy, sys; sys.modules['litellm'] = None; "
+        "runpy.run_module('kb_qa.cli', run_name='__main__', alter_sys=True)"
+    )
+    where = ["--vault", str(vault), "--index-dir", str(vault.parent / "index")]
+    model = ["--model", "openai/test", "--api-base", "http://127.0.0.1:9"]
+    result = subprocess.run(
+        [sys.executable, "-c", blocked, "ask", QUESTION, *where, *model],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "KBQA_MODEL=openai/test needs litellm" in result.stderr
+    assert "pip install 'kb-qa[llm]'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env: Env) -> None:
     with LLMServer() as llm:
         llm.script(Reply(text="Five attempts [7].\x1b]0;pwned\x07 Done [2].", chunk_size=3))

@@ -7,6 +7,7 @@ OpenAI-compatible test server, reached by litellm over HTTP.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -203,6 +204,23 @@ def test_llm_failures_become_error_events_and_the_server_carries_on(
     llm.script("Still here [1].")
     response, events = ask(api, {"question": QUESTION})
     assert events[-1][1]["text"] == "Still here [1]."
+
+
+def test_a_model_without_the_llm_extra_is_reported_and_search_goes_on(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What an install without kb-qa[llm] sees: `import litellm` fails (None in sys.modules
+    # is how Python marks a module as not importable).
+    monkeypatch.setitem(sys.modules, "litellm", None)
+    with serve(model="openai/test", api_base="http://127.0.0.1:9", rate_limit=0) as server:
+        response, events = ask(server.url, {"question": QUESTION})
+        assert response.status_code == 200
+        name, data = events[-1]
+        assert name == "error" and data["code"] == "llm_error"
+        assert "pip install 'kb-qa[llm]'" in data["message"]
+        assert "Traceback" not in data["message"] and "litellm" not in data["message"]
+        search = httpx.get(server.url + "/api/search", params={"q": QUESTION})
+        assert search.status_code == 200 and search.json()["hits"]
 
 
 def test_client_disconnect_stops_the_answer(api: str, llm: LLMServer) -> None:

@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from kb_qa import extras
 from kb_qa.answer.prompt import Prompt
-from kb_qa.errors import LLMError, LLMTimeoutError
+from kb_qa.errors import ConfigError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -25,19 +26,27 @@ RETRY_DELAY = 0.5  # seconds before the one retry of a transient LLM failure
 TEMPERATURE = 0.1  # grounded answers: little creativity wanted
 
 
-def _litellm() -> Any:
-    """litellm, imported on first use: importing it takes seconds."""
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback" banner on every expected error
-    return litellm
+def _litellm(settings: Settings) -> Any:
+    """litellm, imported on first use: importing it takes seconds (kb-qa[llm] brings it)."""
+    try:
+        return extras.litellm(f"KBQA_MODEL={settings.model}")
+    except ConfigError as exc:
+        raise LLMError(
+            "Written answers are not available: kb-qa was installed without its language "
+            f"model client ({extras.LLM_EXTRA} adds it).",
+            str(exc),
+        ) from exc
 
 
 async def warm_up(settings: Settings) -> None:
     """Load the LLM client ahead of the first question, when a model is configured."""
     if not settings.model:
         return
-    litellm = await anyio.to_thread.run_sync(_litellm)
+    try:
+        litellm = await anyio.to_thread.run_sync(_litellm, settings)
+    except LLMError as exc:  # serve anyway: search works, and each answer says why it cannot
+        log.error("%s", exc.detail)
+        return
     # A mock call (no network) loads the lazily imported parts of litellm's streaming path,
     # which would otherwise add ~0.5 s to the first answer.
     try:
@@ -74,7 +83,7 @@ async def llm_pieces(
     prompt: Prompt, settings: Settings, usage: dict[str, int]
 ) -> AsyncIterator[str]:
     """The model's answer text as it streams, raw citation numbers and all."""
-    litellm = await anyio.to_thread.run_sync(_litellm)
+    litellm = await anyio.to_thread.run_sync(_litellm, settings)
     options = call_options(settings)
     for attempt in (1, 2):
         sent = False

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kb_qa import extras
 from kb_qa.answer.prompt import Turn
 from kb_qa.settings import Settings
 
@@ -32,11 +33,10 @@ def rewrite(
     question: str, history: Sequence[Turn], settings: Settings, options: dict[str, Any]
 ) -> list[str]:
     """Up to ``settings.rewrite_count`` alternative queries ([] when the call fails)."""
-    import litellm
-
     recent = "\n".join(f"{t.role}: {t.content[:500]}" for t in list(history)[-4:])
     content = (f"Conversation so far:\n{recent}\n\n" if recent else "") + f"Question: {question}"
     try:
+        litellm = extras.litellm(f"KBQA_MODEL={settings.model}")
         response = litellm.completion(
             **{**options, "timeout": min(settings.llm_timeout, settings.rewrite_timeout)},
             messages=[

@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+from kb_qa import extras
 from kb_qa.errors import ConfigError, EmbeddingError
 from kb_qa.text import keyword_tokens, normalize
 
@@ -198,8 +199,10 @@ class LiteLLMEmbedder:
         self.timeout = timeout
 
     def _call(self, texts: list[str]) -> np.ndarray:
-        import litellm
-
+        try:
+            litellm = extras.litellm(f"KBQA_EMBED_MODEL={self.name}")
+        except ConfigError as exc:
+            raise EmbeddingError(str(exc)) from exc
         try:
             response = litellm.embedding(
                 model=self.name,
