@@ -1,12 +1,19 @@
 """Calibrate the `covered` threshold of an embedding model (kb_qa/answer/coverage.py).
 
     python bench/coverage.py [--embed-model docs-minilm] [--set dev|synthetic|both]
+    python bench/coverage.py --per-index
 
 For each threshold T (and the words floor T - 0.06), prints the share of on-topic questions
 (the real dev split and/or the synthetic set) called not covered (goal <= 0.05) and the
 share of the 40 off-topic questions (bench/questions/offtopic.jsonl), asked of every
 corpus, called not covered (goal >= 0.90). Uses the indexes bench/quality.py builds with
 the same --embed-model. The real test split is never read here.
+
+--per-index also asks ``sample_site`` and the notes vault (the dev questions of
+bench/questions/answers.jsonl) and compares one threshold for every index with one fitted
+to each index's own similarities: the best cosine of 64 questions no knowledge base is
+about (bench/questions/probes.jsonl, none of them among the 40 off-topic ones) gives that
+index's null distribution, and T = clip(its quantile q + margin, 0.32, 0.40).
 """
 
 from __future__ import annotations
@@ -14,43 +21,106 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import QUESTIONS, built_index, eval_sets
+from corpora import QUESTIONS, WORK, built_index, eval_sets
+from passages import VAULTS, split_of
 
+from kb_qa import KnowledgeBase
 from kb_qa.answer import coverage, evaluate
+from kb_qa.types import Hit
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
+PROBES = [json.loads(line)["question"] for line in (QUESTIONS / "probes.jsonl").open()]
 THRESHOLDS = [round(0.20 + 0.02 * i, 2) for i in range(16)]
+Asked = list[tuple[str, list[Hit]]]
+
+
+class Index:
+    """One index's on-topic and off-topic questions with their hits, and its probes' best
+    similarities."""
+
+    def __init__(self, kb: KnowledgeBase, on: list[str], probes: bool) -> None:
+        self.on: Asked = [(q, kb.search(q, 10)) for q in on]
+        self.off: Asked = [(q, kb.search(q, 10)) for q in OFFTOPIC]
+        self.null = np.array([_best(kb.search(q, 10)) for q in PROBES] if probes else [])
+
+
+def _best(hits: list[Hit]) -> float:
+    return max((h.similarity for h in hits if h.similarity is not None), default=0.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embed-model", default=None)
     parser.add_argument("--set", default="both", choices=("dev", "synthetic", "both"))
+    parser.add_argument("--per-index", action="store_true", help="thresholds fitted per index")
     args = parser.parse_args()
     wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
-    on: list[tuple[str, list]] = []
-    off: list[tuple[str, list]] = []
+    indexes: list[Index] = []
     name = ""
     for which in wanted:
         for kind, corpus, vault, questions_file in eval_sets(which):
             kb = built_index(kind, corpus, vault, args.embed_model)
             name = kb.embedder.name
             questions = evaluate.load_questions(questions_file, kb.store.chunks())
-            on += [(q.question, kb.search(q.question, 10)) for q in questions]
-            off += [(q, kb.search(q, 10)) for q in OFFTOPIC]
+            indexes.append(Index(kb, [q.question for q in questions], args.per_index))
             kb.close()
-    print(f"model {name}: {len(on)} on-topic, {len(off)} off-topic questions")
-    print(f"{'threshold':>9} {'on: not covered':>15} {'off: not covered':>16}")
+    if args.per_index:
+        rows = [json.loads(line) for line in (QUESTIONS / "answers.jsonl").open(encoding="utf-8")]
+        split = split_of(rows)
+        for vault_name, vault in VAULTS.items():
+            model = args.embed_model or "default"
+            kb = KnowledgeBase(
+                vault,
+                embed_model=args.embed_model,
+                index_dir=WORK / "index" / f"passages-{vault_name}-{model}",
+            )
+            kb.index()
+            on = [
+                r["question"]
+                for r in rows
+                if r["vault"] == vault_name and split[r["question"]] == "dev"
+            ]
+            indexes.append(Index(kb, on, probes=True))
+            kb.close()
+    n_on = sum(len(i.on) for i in indexes)
+    n_off = sum(len(i.off) for i in indexes)
+    print(f"model {name}: {len(indexes)} indexes, {n_on} on-topic, {n_off} off-topic questions")
+    print(f"{'threshold':>22} {'on: not covered':>15} {'off: not covered':>16}")
     for t in THRESHOLDS:
-        coverage.THRESHOLDS[name] = t
-        coverage.WORDS_FLOOR[name] = round(t - 0.06, 2)
-        missed = sum(not coverage.covered(q, hits, name) for q, hits in on) / len(on)
-        flagged = sum(not coverage.covered(q, hits, name) for q, hits in off) / len(off)
-        print(f"{t:>9.2f} {missed:>15.3f} {flagged:>16.3f}")
+        _row(f"{t:.2f}", indexes, name, lambda _null, t=t: t)
+    if args.per_index:
+        print("fitted per index: clip(quantile q of the probes' best cosines + margin, 0.32, 0.40)")
+        for q in (0.75, 0.9, 0.95):
+            for margin in (0.05, 0.08, 0.10, 0.12):
+                _row(
+                    f"q {q:.2f} + {margin:.2f}",
+                    indexes,
+                    name,
+                    lambda null, q=q, m=margin: float(
+                        np.clip(np.quantile(null, q) + m, 0.32, 0.40)
+                    ),
+                )
+
+
+def _row(label: str, indexes: list[Index], model: str, rule: Callable[[np.ndarray], float]) -> None:
+    """The shares of on-topic and off-topic questions called not covered under ``rule``."""
+    missed = flagged = 0
+    for index in indexes:
+        t = rule(index.null)
+        coverage.THRESHOLDS[model] = t
+        coverage.WORDS_FLOOR[model] = round(t - 0.06, 2)
+        missed += sum(not coverage.covered(q, hits, model) for q, hits in index.on)
+        flagged += sum(not coverage.covered(q, hits, model) for q, hits in index.off)
+    n_on = sum(len(i.on) for i in indexes)
+    n_off = sum(len(i.off) for i in indexes)
+    print(f"{label:>22} {missed / n_on:>15.3f} {flagged / n_off:>16.3f}", flush=True)
 
 
 if __name__ == "__main__":
