@@ -6,6 +6,7 @@ against) and its verbatim Markdown (what it quotes).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 
@@ -15,6 +16,8 @@ from kb_qa.answer.citations import strip_citations
 from kb_qa.text import WIKILINK, keyword_tokens
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
+MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
+TABLE_ROW_SHARE = 0.5  # ... those scoring at least this share of the best row
 
 
 # Only blocks are read: inline parsing is off (160 KB of '[' took it 11 s).
@@ -194,3 +197,38 @@ def passages(markdown: str) -> list[Block]:
             tokens = frozenset(keyword_tokens(text, camel_parts=True))
             blocks.append(Block(kind, text, tokens, where, rows))
     return blocks
+
+
+def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
+    """A long table cut to its header and the rows that match the question (all rows when
+    none does): the row that answers should not drown among twenty others. With it, the
+    indexes of the body rows kept (None: the whole table)."""
+    lines = table.split("\n")
+    header, body = lines[:2], lines[2:]
+    if len(body) <= MAX_TABLE_ROWS:
+        return table, None
+    # A word every row holds (the product's prefix of its error codes) picks no row out.
+    words = [set(keyword_tokens(row, camel_parts=True)) for row in body]
+    rows_with: dict[str, int] = {}
+    for found in words:
+        for t in found & weight.keys():
+            rows_with[t] = rows_with.get(t, 0) + 1
+    scores = [
+        sum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
+        for found in words
+    ]
+    best = max(scores)
+    if best <= 0:
+        return table, None
+    keep = sorted(range(len(body)), key=lambda i: -scores[i])[:MAX_TABLE_ROWS]
+    keep = [i for i in sorted(keep) if scores[i] >= TABLE_ROW_SHARE * best]
+    return "\n".join(header + [body[i] for i in keep]), keep
+
+
+def rows_span(table: Block, kept: list[int] | None) -> tuple[int, int]:
+    """What a table cut to the body rows ``kept`` quotes: those rows (the header is only
+    context), or the whole table when nothing was cut."""
+    rows = table.rows
+    if kept is None or len(rows) <= kept[-1] + 2:
+        return table.span
+    return rows[kept[0] + 2][0], rows[kept[-1] + 2][1]

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb_qa.answer.blocks import Block, passages
+from kb_qa.answer.blocks import Block, matching_rows, passages, rows_span
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
@@ -48,8 +48,6 @@ HEADING_WEIGHT = 0.5
 # first lacks did no better): all but a near tie is listed under "See also" instead.
 SECOND_SHARE = 0.99
 MAX_PASSAGE_CHARS = 1600
-MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
-TABLE_ROW_SHARE = 0.5  # ... those scoring at least this share of the best row
 
 
 @dataclass(frozen=True)
@@ -101,12 +99,9 @@ def _best_passage(
     spans: list[tuple[int, int]] = []
     for i in chosen:
         if blocks[i].kind == "table":
-            text, kept = _rows(blocks[i].text, weight)
+            text, kept = matching_rows(blocks[i].text, weight)
             shown.append(text)
-            rows = blocks[i].rows
-            # A table cut to its best rows quotes those rows (the header is only context).
-            cut = kept is not None and len(rows) > kept[-1] + 2
-            spans.append((rows[kept[0] + 2][0], rows[kept[-1] + 2][1]) if cut else blocks[i].span)
+            spans.append(rows_span(blocks[i], kept))
         else:
             shown.append(blocks[i].text)
             spans.append(blocks[i].span)
@@ -120,32 +115,6 @@ def _best_passage(
         quoted = (min(a for a, _ in spans), max(b for _, b in spans))
     restated = HEADING_WEIGHT * sum(weight.get(t, 0.0) for t in heading)
     return text, max(score(i) for i in chosen) + restated, quoted
-
-
-def _rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
-    """A long table cut to its header and the rows that match the question (all rows when
-    none does): the row that answers should not drown among twenty others. With it, the
-    indexes of the body rows kept (None: the whole table)."""
-    lines = table.split("\n")
-    header, body = lines[:2], lines[2:]
-    if len(body) <= MAX_TABLE_ROWS:
-        return table, None
-    # A word every row holds (the product's prefix of its error codes) picks no row out.
-    words = [set(keyword_tokens(row, camel_parts=True)) for row in body]
-    rows_with: dict[str, int] = {}
-    for found in words:
-        for t in found & weight.keys():
-            rows_with[t] = rows_with.get(t, 0) + 1
-    scores = [
-        sum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
-        for found in words
-    ]
-    best = max(scores)
-    if best <= 0:
-        return table, None
-    keep = sorted(range(len(body)), key=lambda i: -scores[i])[:MAX_TABLE_ROWS]
-    keep = [i for i in sorted(keep) if scores[i] >= TABLE_ROW_SHARE * best]
-    return "\n".join(header + [body[i] for i in keep]), keep
 
 
 def _introduces(text: str) -> bool:
