@@ -28,6 +28,7 @@ import anyio
 import anyio.to_thread
 
 from kb_qa.answer import extractive
+from kb_qa.answer.alignment import aligned
 from kb_qa.answer.citations import CitationRenumberer, narrowed, resolve
 from kb_qa.answer.events import Citations, Delta, Done, Error, Event, Status, citation_json
 from kb_qa.answer.llm import llm_pieces, warm_up
@@ -131,6 +132,8 @@ async def answer(
         text.append(tail)
         yield Delta(tail)
 
+    if settings.model:  # each citation points at the passage its sentences say
+        quoted = aligned("".join(text), renumberer.order, prompt.excerpts)
     citations = tuple(
         narrowed(
             dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk)),

@@ -1,0 +1,110 @@
+"""A model's answer, aligned: which passage of a cited section each sentence says.
+
+A sentence that ends in ``[2]`` is matched, word for word, against the blocks of excerpt 2's
+section (paragraphs, list, code, table rows: ``blocks.passages``): the block holding most of
+its words, rarer words of the section counting more, is the passage it was drawn from. The
+citation then carries that block's range, so the page highlights the passage instead of the
+whole section, as it does for a no-key answer's quote. The server knows the excerpts, so
+this needs nothing of the model but its citations. A sentence that shares too little with
+any one block (a summary of the whole section, a paraphrase in other words) leaves its
+citation on the section.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from kb_qa.answer.blocks import Block, code_segments, matching_rows, passages, rows_span
+from kb_qa.text import keyword_tokens
+from kb_qa.types import Hit
+
+__all__ = ["aligned", "claims"]
+
+MIN_WORDS = 2  # a sentence must share this many words with a block to be aligned to it
+# ... and that block must hold this share of what the sentence shares with the whole section
+# (the rest of it may come from the heading or a neighbouring block).
+MIN_SHARE = 0.6
+_MARKERS = re.compile(r"(?:\[\d{1,3}\])+")
+_NUMBER = re.compile(r"\[(\d{1,3})\]")
+_BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
+
+
+def claims(reply: str) -> list[tuple[str, list[int]]]:
+    """Each citation group of a renumbered reply with the sentence it closes: ("Lumen
+    retries a failed job five times", [2]). Markers inside code are code, not citations."""
+    found: list[tuple[str, list[int]]] = []
+    prose = "".join(
+        part if not is_code else " " * len(part) for is_code, part in code_segments(reply)
+    )
+    start = 0
+    for m in _MARKERS.finditer(prose):
+        before = reply[start : m.start()]
+        # The sentence runs from the last boundary before the marker (a period right before
+        # the marker ends the sentence it cites: "... five times.[1]").
+        head = before.rstrip()
+        head = head[:-1] if head.endswith((".", "!", "?")) else head
+        cut = max((b.end() for b in _BOUNDARY.finditer(head)), default=0)
+        sentence = head[cut:].strip()
+        if sentence:
+            found.append((sentence, [int(n) for n in _NUMBER.findall(m.group())]))
+        start = m.end()
+    return found
+
+
+def aligned(
+    reply: str, order: dict[int, int], excerpts: Sequence[Hit]
+) -> dict[int, tuple[int, int]]:
+    """Excerpt number -> the range of its section's Markdown (``Chunk.text`` offsets) that
+    the reply's sentences citing it were drawn from. ``order`` maps the reply's citation
+    numbers to excerpt numbers (``CitationRenumberer.order``); excerpts the reply cites
+    only in words of no single block are left out (their citation keeps the section)."""
+    said: dict[int, dict[str, None]] = {}  # excerpt -> its sentences, each once, in order
+    for sentence, numbers in claims(reply):
+        for number in set(numbers) & order.keys():
+            said.setdefault(order[number], {})[sentence] = None
+    spans: dict[int, tuple[int, int]] = {}
+    for excerpt, sentences in said.items():
+        if not 1 <= excerpt <= len(excerpts):
+            continue
+        span = _passage_of(passages(excerpts[excerpt - 1].chunk.text), list(sentences))
+        if span is not None:
+            spans[excerpt] = span
+    return spans
+
+
+def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int] | None:
+    """The span of the block (or adjacent blocks) ``sentences`` were drawn from, if any."""
+    if not blocks:
+        return None
+    df: dict[str, int] = {}
+    for b in blocks:
+        for t in b.tokens:
+            df[t] = df.get(t, 0) + 1
+    chosen: list[tuple[int, dict[str, float]]] = []
+    for sentence in sentences:
+        words = set(keyword_tokens(sentence, camel_parts=True))
+        weight = {t: math.log(1 + len(blocks) / df[t]) for t in words if t in df}
+        if not weight:
+            continue
+        scores = [sum(weight.get(t, 0.0) for t in b.tokens) for b in blocks]
+        best = max(range(len(blocks)), key=lambda i: (scores[i], -i))
+        shared = len(blocks[best].tokens & weight.keys())
+        if shared >= MIN_WORDS and scores[best] >= MIN_SHARE * sum(weight.values()):
+            chosen.append((best, weight))
+    if not chosen:
+        return None
+    indexes = sorted({i for i, _ in chosen})
+    if indexes[-1] - indexes[0] + 1 != len(indexes):
+        # Blocks apart from each other: the one most sentences were drawn from.
+        common = max(indexes, key=lambda i: (sum(j == i for j, _ in chosen), -i))
+        chosen = [(i, w) for i, w in chosen if i == common]
+        indexes = [common]
+    if len(indexes) == 1 and blocks[indexes[0]].kind == "table":
+        weight: dict[str, float] = {}
+        for _, w in chosen:
+            weight.update(w)
+        table = blocks[indexes[0]]
+        return rows_span(table, matching_rows(table.text, weight)[1])
+    return blocks[indexes[0]].span[0], blocks[indexes[-1]].span[1]

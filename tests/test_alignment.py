@@ -1,0 +1,102 @@
+"""A model's citations point at the passage each sentence was drawn from: a real index of
+sample_site, litellm against the test LLM server, the citations as the API streams them."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from api_helpers import indexed_sample
+from llm_server import ECHO, LLMServer
+
+from kb_qa.answer.alignment import claims
+from kb_qa.answer.answering import Citations, answer
+from kb_qa.answer.citations import Citation
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+EXCERPT = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    kb = indexed_sample(tmp_path_factory.mktemp("alignment"))
+    yield kb
+    kb.close()
+
+
+def ask(kb: KnowledgeBase, llm: LLMServer, question: str, reply: str) -> list[Citation]:
+    """The citations of ``reply`` to ``question``; ``{Heading}`` in it becomes the number
+    of the excerpt whose heading path ends with that heading."""
+    settings = kb.settings.replace(model="openai/test", api_base=llm.url)
+
+    async def run(script: object) -> list[Citation]:
+        llm.script(script)
+        events = [e async for e in answer(kb, question, settings=settings)]
+        (citations,) = [e for e in events if isinstance(e, Citations)]
+        return list(citations.citations)
+
+    asyncio.run(run(ECHO))  # the same retrieval again: learn each section's excerpt number
+    prompt = llm.requests[-1]["messages"][-1]["content"]
+    numbers: dict[str, str] = {}
+    for n, section in EXCERPT.findall(prompt):
+        numbers.setdefault(section.split(" > ")[-1], n)
+    return asyncio.run(run(re.sub(r"\{([^}]+)\}", lambda m: numbers[m.group(1)], reply)))
+
+
+def source_of(kb: KnowledgeBase, citation: Citation) -> str:
+    return (Path(kb.settings.vault) / citation.path).read_text(encoding="utf-8")
+
+
+def test_sentences_and_their_citation_groups_code_aside() -> None:
+    reply = (
+        "Lumen retries five times [1]. The delay doubles.[2][3] Use `x[5]` [4]\n- a list item [1]"
+    )
+    assert claims(reply) == [
+        ("Lumen retries five times", [1]),
+        ("The delay doubles", [2, 3]),
+        ("Use `x[5]`", [4]),
+        ("- a list item", [1]),
+    ]
+
+
+def test_a_cited_sentence_highlights_the_passage_it_was_drawn_from(
+    kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    (citation,) = ask(
+        kb,
+        llm,
+        "How many times is a failing job attempted by default?",
+        "A job that always fails is attempted five times, with nominal delays of 10 s, 20 s, "
+        "40 s and 80 s [{Default retry policy}].",
+    )
+    source = source_of(kb, citation)
+    assert source[citation.start : citation.end] == citation.text
+    assert citation.text.startswith("With these defaults a job that always fails is attempted")
+    assert "| `retry.max_attempts`" not in citation.text  # the table above is not highlighted
+    assert citation.line_start == source.count("\n", 0, citation.start) + 1
+
+
+def test_a_table_row_cited_highlights_that_row_only(kb: KnowledgeBase, llm: LLMServer) -> None:
+    (citation,) = ask(
+        kb,
+        llm,
+        "What does the error code LUM-3001 mean?",
+        "`LUM-3001` (HTTP 429, `rate_limited`) means too many requests; wait for the "
+        "`Retry-After` header [{Error codes}].",
+    )
+    assert citation.text.startswith("| `LUM-3001` | 429 | `rate_limited`")
+    assert citation.text.count("\n") == 0
+    assert source_of(kb, citation)[citation.start : citation.end] == citation.text
+
+
+def test_a_sentence_of_no_single_passage_keeps_the_whole_section(
+    kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    question = "How many times is a failing job attempted by default?"
+    (citation,) = ask(kb, llm, question, "That section explains it [{Default retry policy}].")
+    assert citation.text.startswith("## Default retry policy")
+    (whole,) = [c for c in kb.store.chunks() if c.heading_path[-1:] == ("Default retry policy",)]
+    assert citation.text == whole.text
