@@ -10,7 +10,6 @@ citing one to three excerpts). Prints the median and worst time per answer.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
@@ -18,21 +17,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import QUESTIONS, WORK
+from passages import labelled, vault_index
 
-from kb_qa import KnowledgeBase
 from kb_qa.answer.alignment import aligned
 from kb_qa.answer.prepare import prepare
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def main() -> None:
-    rows = [json.loads(line) for line in (QUESTIONS / "answers.jsonl").open(encoding="utf-8")]
-    kb = KnowledgeBase(
-        ROOT / "sample_site", index_dir=WORK / "index" / "passages-sample_site-default"
-    )
-    kb.index()
+    rows = labelled()
+    kb = vault_index("sample_site")
     short: list[float] = []
     long: list[float] = []
     for row in [r for r in rows if r["vault"] == "sample_site"][:20]:

@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import QUESTIONS, WORK, built_index, eval_sets
-from passages import VAULTS, split_of
+from corpora import QUESTIONS, built_index, eval_sets
+from passages import VAULTS, labelled, split_of, vault_index
 
 from kb_qa import KnowledgeBase
 from kb_qa.answer import coverage, evaluate
@@ -72,16 +72,10 @@ def main() -> None:
             indexes.append(Index(kb, [q.question for q in questions], args.per_index))
             kb.close()
     if args.per_index:
-        rows = [json.loads(line) for line in (QUESTIONS / "answers.jsonl").open(encoding="utf-8")]
+        rows = labelled()
         split = split_of(rows)
-        for vault_name, vault in VAULTS.items():
-            model = args.embed_model or "default"
-            kb = KnowledgeBase(
-                vault,
-                embed_model=args.embed_model,
-                index_dir=WORK / "index" / f"passages-{vault_name}-{model}",
-            )
-            kb.index()
+        for vault_name in VAULTS:
+            kb = vault_index(vault_name, args.embed_model)
             on = [
                 r["question"]
                 for r in rows

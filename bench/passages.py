@@ -40,6 +40,22 @@ VAULTS = {"sample_site": ROOT / "sample_site", "notes": ROOT / "bench" / "notes_
 TEST_SHARE = 1 / 3
 
 
+def labelled() -> list[dict]:
+    """The labelled questions of bench/questions/answers.jsonl."""
+    return [json.loads(line) for line in (QUESTIONS / "answers.jsonl").open(encoding="utf-8")]
+
+
+def vault_index(name: str, embed_model: str | None = None) -> KnowledgeBase:
+    """The index of one of ``VAULTS``, brought up to date (kept under the bench folder)."""
+    kb = KnowledgeBase(
+        VAULTS[name],
+        embed_model=embed_model,
+        index_dir=WORK / "index" / f"passages-{name}-{embed_model or 'default'}",
+    )
+    kb.index()
+    return kb
+
+
 def split_of(rows: list[dict]) -> dict[str, str]:
     """Question -> ``test`` or ``dev``: per vault, the third whose sha256 sorts lowest."""
     split: dict[str, str] = {}
@@ -66,21 +82,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.second_share is not None:
         extractive.SECOND_SHARE = args.second_share
-    rows = [json.loads(line) for line in (QUESTIONS / "answers.jsonl").open(encoding="utf-8")]
+    rows = labelled()
     split = split_of(rows)
     print(
         f"{'vault':<18} {'n':>3} {'first holds':>11} {'second shown':>12} {'second off':>10} "
         f"{'not covered':>11}"
     )
     tally: dict[str, list[int]] = {}
-    for name, vault in VAULTS.items():
-        model = args.embed_model or "default"
-        kb = KnowledgeBase(
-            vault,
-            embed_model=args.embed_model,
-            index_dir=WORK / "index" / f"passages-{name}-{model}",
-        )
-        kb.index()
+    for name in VAULTS:
+        kb = vault_index(name, args.embed_model)
         for row in (r for r in rows if r["vault"] == name):
             outcome = _answer(kb, row)
             which = split[row["question"]]
