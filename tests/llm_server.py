@@ -25,13 +25,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
 # The excerpt tag written by kb_qa.answer.prompt; the echo mode reports the numbers it finds.
 EXCERPT_NUMBER = re.compile(r'<excerpt number="(\d+)"')
+# An excerpt's number and section path, and a template's ``{{Page > Heading}}`` (ScriptedLLM).
+SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
+CITE = re.compile(r"\{\{(.+?)\}\}")
 
 
 @dataclass(frozen=True)
@@ -294,3 +297,31 @@ class LLMServer:
 
 def _as_reply(reply: Reply | str) -> Reply:
     return Reply(text=reply) if isinstance(reply, str) else reply
+
+
+class ScriptedLLM(LLMServer):
+    """The test LLM server; ``template`` cites sections as ``{{Page > Heading}}``.
+
+    Each ``{{...}}`` becomes the ``[n]`` the prompt gave that section, so the answer cites
+    exactly the passages a test wants, whatever order retrieval put them in.
+    """
+
+    template = ""
+    missing: list[str]
+
+    def _take(self, body: dict[str, Any]) -> Reply:
+        reply = super()._take(body)
+        if not self.template:
+            return reply
+        user = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        sections = SECTION.findall(str(user[-1].get("content", ""))) if user else []
+
+        def cite(match: re.Match[str]) -> str:
+            wanted = match.group(1)
+            for number, section in sections:
+                if section == wanted or section.endswith(" > " + wanted):
+                    return f"[{number}]"
+            self.missing.append(wanted)
+            return ""
+
+        return replace(reply, text=CITE.sub(cite, self.template))

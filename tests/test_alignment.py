@@ -4,20 +4,17 @@ sample_site, litellm against the test LLM server, the citations as the API strea
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from api_helpers import indexed_sample
-from llm_server import ECHO, LLMServer
+from llm_server import Reply, ScriptedLLM
 
 from kb_qa.answer.alignment import claims
 from kb_qa.answer.answering import Citations, answer
 from kb_qa.answer.citations import Citation
 from kb_qa.kb.knowledge_base import KnowledgeBase
-
-EXCERPT = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
 
 
 @pytest.fixture(scope="module")
@@ -27,23 +24,28 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     kb.close()
 
 
-def ask(kb: KnowledgeBase, llm: LLMServer, question: str, reply: str) -> list[Citation]:
-    """The citations of ``reply`` to ``question``; ``{Heading}`` in it becomes the number
-    of the excerpt whose heading path ends with that heading."""
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[ScriptedLLM]:
+    server = ScriptedLLM(Reply())
+    server.missing = []
+    with server:
+        yield server
+
+
+def ask(kb: KnowledgeBase, llm: ScriptedLLM, question: str, template: str) -> list[Citation]:
+    """The citations of the model's reply ``template`` to ``question``: its ``{{Heading}}``
+    becomes the number the prompt gave that section (``ScriptedLLM``)."""
+    llm.template = template
     settings = kb.settings.replace(model="openai/test", api_base=llm.url)
 
-    async def run(script: object) -> list[Citation]:
-        llm.script(script)
+    async def run() -> list[Citation]:
         events = [e async for e in answer(kb, question, settings=settings)]
         (citations,) = [e for e in events if isinstance(e, Citations)]
         return list(citations.citations)
 
-    asyncio.run(run(ECHO))  # the same retrieval again: learn each section's excerpt number
-    prompt = llm.requests[-1]["messages"][-1]["content"]
-    numbers: dict[str, str] = {}
-    for n, section in EXCERPT.findall(prompt):
-        numbers.setdefault(section.split(" > ")[-1], n)
-    return asyncio.run(run(re.sub(r"\{([^}]+)\}", lambda m: numbers[m.group(1)], reply)))
+    citations = asyncio.run(run())
+    assert not llm.missing, f"the prompt had no excerpt for {llm.missing}"
+    return citations
 
 
 def source_of(kb: KnowledgeBase, citation: Citation) -> str:
@@ -63,14 +65,14 @@ def test_sentences_and_their_citation_groups_code_aside() -> None:
 
 
 def test_a_cited_sentence_highlights_the_passage_it_was_drawn_from(
-    kb: KnowledgeBase, llm: LLMServer
+    kb: KnowledgeBase, scripted: ScriptedLLM
 ) -> None:
     (citation,) = ask(
         kb,
-        llm,
+        scripted,
         "How many times is a failing job attempted by default?",
         "A job that always fails is attempted five times, with nominal delays of 10 s, 20 s, "
-        "40 s and 80 s [{Default retry policy}].",
+        "40 s and 80 s {{Default retry policy}}.",
     )
     source = source_of(kb, citation)
     assert source[citation.start : citation.end] == citation.text
@@ -79,13 +81,15 @@ def test_a_cited_sentence_highlights_the_passage_it_was_drawn_from(
     assert citation.line_start == source.count("\n", 0, citation.start) + 1
 
 
-def test_a_table_row_cited_highlights_that_row_only(kb: KnowledgeBase, llm: LLMServer) -> None:
+def test_a_table_row_cited_highlights_that_row_only(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
     (citation,) = ask(
         kb,
-        llm,
+        scripted,
         "What does the error code LUM-3001 mean?",
         "`LUM-3001` (HTTP 429, `rate_limited`) means too many requests; wait for the "
-        "`Retry-After` header [{Error codes}].",
+        "`Retry-After` header {{Error codes}}.",
     )
     assert citation.text.startswith("| `LUM-3001` | 429 | `rate_limited`")
     assert citation.text.count("\n") == 0
@@ -93,10 +97,10 @@ def test_a_table_row_cited_highlights_that_row_only(kb: KnowledgeBase, llm: LLMS
 
 
 def test_a_sentence_of_no_single_passage_keeps_the_whole_section(
-    kb: KnowledgeBase, llm: LLMServer
+    kb: KnowledgeBase, scripted: ScriptedLLM
 ) -> None:
     question = "How many times is a failing job attempted by default?"
-    (citation,) = ask(kb, llm, question, "That section explains it [{Default retry policy}].")
+    (citation,) = ask(kb, scripted, question, "That section explains it {{Default retry policy}}.")
     assert citation.text.startswith("## Default retry policy")
     (whole,) = [c for c in kb.store.chunks() if c.heading_path[-1:] == ("Default retry policy",)]
     assert citation.text == whole.text

@@ -9,7 +9,6 @@ build. Screenshots are written to test-artifacts/ for a person to look at.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ import httpx
 import pytest
 import yaml
 from browser import CHROMIUM, CHROMIUM_ARGS
-from llm_server import LLMServer, Reply
+from llm_server import Reply, ScriptedLLM
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -42,8 +41,6 @@ AXE = Path(__file__).resolve().parents[1] / "widget" / "node_modules" / "axe-cor
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-SECTION = re.compile(r'<excerpt number="(\d+)" section="([^"]*)"')
-CITE = re.compile(r"\{\{(.+?)\}\}")
 
 # Records, inside the page, when Enter reaches the widget, when the first status line from the
 # server and the first answer text are in the DOM, and every length the answer text had while
@@ -86,34 +83,6 @@ PANEL_COVERS_MARKS = f"""() => {{
     return r.width > 0 && r.right > p.left && r.left < p.right;
   }});
 }}"""
-
-
-class ScriptedLLM(LLMServer):
-    """The test LLM server; ``template`` cites sections as ``{{Page > Heading}}``.
-
-    Each ``{{...}}`` becomes the ``[n]`` the prompt gave that section, so the answer cites
-    exactly the passages a test wants, whatever order retrieval put them in.
-    """
-
-    template = ""
-    missing: list[str]
-
-    def _take(self, body: dict[str, Any]) -> Reply:
-        reply = super()._take(body)
-        if not self.template:
-            return reply
-        user = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        sections = SECTION.findall(str(user[-1].get("content", ""))) if user else []
-
-        def cite(match: re.Match[str]) -> str:
-            wanted = match.group(1)
-            for number, section in sections:
-                if section == wanted or section.endswith(" > " + wanted):
-                    return f"[{number}]"
-            self.missing.append(wanted)
-            return ""
-
-        return dataclasses.replace(reply, text=CITE.sub(cite, self.template))
 
 
 class _QuietFiles(SimpleHTTPRequestHandler):
