@@ -13,7 +13,10 @@ the same --embed-model. The real test split is never read here.
 bench/questions/answers.jsonl) and compares one threshold for every index with one fitted
 to each index's own similarities: the best cosine of 64 questions no knowledge base is
 about (bench/questions/probes.jsonl, none of them among the 40 off-topic ones) gives that
-index's null distribution, and T = clip(its quantile q + margin, 0.32, 0.40).
+index's null distribution, and T = clip(its quantile q + margin, 0.32, 0.40). It also
+prints the Chinese and Japanese questions apart (judged by their character pairs, not by a
+threshold): the vaults' on-topic ones, and the 16 of bench/questions/offtopic_cjk.jsonl
+asked of both vaults.
 """
 
 from __future__ import annotations
@@ -33,22 +36,25 @@ from passages import VAULTS, labelled, split_of, vault_index
 
 from kb_qa import KnowledgeBase
 from kb_qa.answer import coverage, evaluate
+from kb_qa.text import cjk_share
 from kb_qa.types import Hit
 
 OFFTOPIC = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic.jsonl").open()]
+OFFTOPIC_CJK = [json.loads(line)["question"] for line in (QUESTIONS / "offtopic_cjk.jsonl").open()]
 PROBES = [json.loads(line)["question"] for line in (QUESTIONS / "probes.jsonl").open()]
 THRESHOLDS = [round(0.20 + 0.02 * i, 2) for i in range(16)]
 Asked = list[tuple[str, list[Hit]]]
 
 
 class Index:
-    """One index's on-topic and off-topic questions with their hits, and its probes' best
-    similarities."""
+    """One index's on-topic and off-topic questions with their hits, and (``probes``: the
+    vaults) its probes' best similarities and the Chinese and Japanese off-topic ones."""
 
     def __init__(self, kb: KnowledgeBase, on: list[str], probes: bool) -> None:
         self.on: Asked = [(q, kb.search(q, 10)) for q in on]
         self.off: Asked = [(q, kb.search(q, 10)) for q in OFFTOPIC]
         self.null = np.array([_best(kb.search(q, 10)) for q in PROBES] if probes else [])
+        self.off_cjk: Asked = [(q, kb.search(q, 10)) for q in OFFTOPIC_CJK] if probes else []
 
 
 def _best(hits: list[Hit]) -> float:
@@ -90,6 +96,7 @@ def main() -> None:
     for t in THRESHOLDS:
         _row(f"{t:.2f}", indexes, name, lambda _null, t=t: t)
     if args.per_index:
+        _cjk(indexes[-len(VAULTS) :], name)
         print("fitted per index: clip(quantile q of the probes' best cosines + margin, 0.32, 0.40)")
         for q in (0.75, 0.9, 0.95):
             for margin in (0.05, 0.08, 0.10, 0.12):
@@ -101,6 +108,20 @@ def main() -> None:
                         np.clip(np.quantile(null, q) + m, 0.32, 0.40)
                     ),
                 )
+
+
+def _cjk(indexes: list[Index], model: str) -> None:
+    """The Chinese and Japanese questions apart: the vaults' on-topic ones and the 16 of
+    bench/questions/offtopic_cjk.jsonl asked of both vaults (the only indexes with CJK
+    text), judged by the character-pair rule, not by a threshold."""
+    on = [(q, hits) for index in indexes for q, hits in index.on if cjk_share(q) >= 0.3]
+    off = [pair for index in indexes for pair in index.off_cjk]
+    missed = sum(not coverage.covered(q, hits, model) for q, hits in on)
+    flagged = sum(not coverage.covered(q, hits, model) for q, hits in off)
+    print(
+        f"CJK questions of the vaults: on-topic {missed} of {len(on)} not covered, "
+        f"off-topic {flagged} of {len(off)} not covered"
+    )
 
 
 def _row(label: str, indexes: list[Index], model: str, rule: Callable[[np.ndarray], float]) -> None:

@@ -104,6 +104,13 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     return _stemmer().stemWords(words) + cjk
 
 
+def cjk_skip_pairs(text: str) -> set[str]:
+    """The characters two apart in each CJK run of ``text``: "每天要背" gives 每要 and 天背,
+    which match "每天背" where the question put a particle between the words."""
+    runs = (t for t in _raw_tokens(text) if _CJK.match(t))
+    return {run[i] + run[i + 2] for run in runs for i in range(len(run) - 2)}
+
+
 def compound_tokens(text: str) -> list[str]:
     """Each pair of adjacent words written as one, stemmed: "back off" -> "backoff",
     "log in" -> "login", "time out" -> "timeout". A query's pair only counts when the

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from kb_qa.answer import coverage, extractive
+from kb_qa.answer.answering import prepare
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.text import normalize
 
@@ -52,3 +56,54 @@ def test_tags_are_not_headings(
     base.index()
     anchors = [c.anchor for c in base.store.chunks()]
     assert anchors == ["note", "real-heading"]
+
+
+CHINESE_NOTES = {
+    "中文笔记.md": (
+        "# 中文笔记\n\n## 饺子做法\n\n- 面团：500 克中筋面粉，加 260 毫升凉水，揉成光滑的面团。\n\n"
+        "## 学习计划\n\n1. 每天背 20 个 HSK 5 的生词（用 Anki）。\n2. 每周二晚上上一小时口语课。\n"
+    ),
+    "Garden.md": "# Garden\n\n## Garlic\n\nPlanted in October, lifted in July.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # The note says 每天背 where the question says 每天要背: only 每天 is a shared pair
+        # of characters; 天背, two apart in the question, is the second.
+        ("我每天要背多少个单词？", True),
+        ("面团要加多少凉水？", True),
+        ("北京到上海的高铁要坐多少个小时？", False),
+        ("每天应该喝多少水才算健康？", False),
+    ],
+)
+def test_a_chinese_question_is_covered_by_its_words_with_a_particle_between_them(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    question: str,
+    expected: bool,
+) -> None:
+    base = kb(make_vault(CHINESE_NOTES), embed_model="minilm")
+    base.index()
+    hits = base.search(question, 10)
+    assert coverage.covered(question, hits, base.embedder.name) is expected
+
+
+def test_a_passage_that_answers_leads_though_it_links_to_a_page_retrieval_found(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault(
+        {
+            "Study.md": "# Study\n\n## Plan\n\n- Learn 20 new words every day, see [[Reading]].\n",
+            "Reading.md": "# Reading\n\n## Now\n\n- A short novel, for practice.\n",
+        }
+    )
+    base = kb(vault, embed_model="minilm")
+    base.index()
+    question = "How many new words do I learn every day?"
+    prepared = prepare(base, base.settings, question)
+    result = extractive.quote(question, prepared.ranked, prepared.covered)
+    first = dict(prepared.ranked)[next(iter(result.quoted))]
+    assert (first.chunk.path, first.chunk.heading) == ("Study.md", "Plan")
+    assert "Learn 20 new words every day" in "".join(result.pieces)

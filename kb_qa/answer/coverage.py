@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kb_qa.text import cjk_share, keyword_tokens
+from kb_qa.text import cjk_share, cjk_skip_pairs, keyword_tokens
 from kb_qa.types import Hit
 
 # Cosine similarity of the best match at or above which the sources cover the question.
@@ -43,9 +43,10 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     if cjk_share(question) >= CJK_SHARE:
         wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
         found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
-        about = (wanted & found) - _ASKING
+        about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
         # A short personal note answers in few words ("饺子和面要加多少水？": the recipe
-        # holds 饺子 and 和面, not the rest of the sentence): two content pairs are enough.
+        # holds 饺子 and 和面, not the rest of the sentence): two content pairs are enough,
+        # a pair of characters one apart counting too ("每天要背" finds "每天背").
         return bool(wanted) and (
             len(wanted & found) >= CJK_MATCHED * len(wanted) or len(about) >= CJK_PAIRS
         )
