@@ -16,12 +16,14 @@ section's text as kb-qa embeds it (``Chunk.index_text``):
   its heading path (weaker: sampled, and weighted by the mix at training time).
 
 Each pair carries one hard negative: the best BM25 neighbour (on the query) that is
-neither the target nor a section the target's own page nests it under, else another
-section of the same page. Sites that repeat the evaluation corpora (the 16 real-question
-projects and the four synthetic ones) are dropped: more than 2% of their section hashes
-in those corpora. The manifest (committed) lists each site's repository, commit,
-licence, sections and pairs of each kind; the pairs themselves stay in the git-ignored
-``training/data/``.
+neither the target, nor a section the target's own page nests it under, nor the section a
+link's sentence was taken from, nor any section holding the query word for word; else
+another such section of the same page. It is written as the positive is (with its heading
+path for a link pair, without for a heading or question pair). Sites that repeat the
+evaluation corpora (the 16 real-question projects and the four synthetic ones) are
+dropped: more than 2% of their section hashes in those corpora. The manifest (committed)
+lists each site's repository, commit, licence, sections and pairs of each kind; the pairs
+themselves stay in the git-ignored ``training/data/``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pathlib import Path
 from kb_qa.index import retrieval
 from kb_qa.index.keyword import KeywordIndex
 from kb_qa.ingest import chunking, linkgraph, vault
+from kb_qa.ingest.linkgraph import Section
 from kb_qa.ingest.site import load_site
 from kb_qa.settings import Settings
 from kb_qa.text import normalize
@@ -125,22 +128,34 @@ def link_query(line: str, keep_text: bool) -> str:
 
 
 def _negative(
-    index: KeywordIndex, chunks: list[Chunk], query: str, target: int, rng: random.Random
+    index: KeywordIndex,
+    chunks: list[Chunk],
+    query: str,
+    target: int,
+    rng: random.Random,
+    origin: Section | None = None,
 ) -> int | None:
-    """The best BM25 neighbour other than ``target`` and its own heading parents."""
+    """The best BM25 neighbour other than ``target``, its own heading parents, the
+    section the query was taken from (``origin``: a link's own section) and any section
+    that holds the query word for word: such a "negative" would teach the model that
+    a passage holding the reader's words is not the answer."""
     goal = chunks[target]
-    for i in index.top(query, 8):
+    said = normalize(query).casefold()
+
+    def allowed(i: int) -> bool:
         c = chunks[i]
-        if i == target or (c.path == goal.path and c.anchor == goal.anchor):
-            continue
+        if i == target or (c.path, c.anchor) in ((goal.path, goal.anchor), origin):
+            return False
         if c.path == goal.path and tuple(goal.heading_path[: len(c.heading_path)]) == tuple(
             c.heading_path
         ):
-            continue  # a parent section holds the target's words: not a negative
-        if section_hash(c) == section_hash(goal):
-            continue
-        return i
-    same_page = [i for i, c in enumerate(chunks) if c.path == goal.path and i != target]
+            return False  # a parent section holds the target's words: not a negative
+        return section_hash(c) != section_hash(goal) and said not in normalize(c.text).casefold()
+
+    for i in index.top(query, 8):
+        if allowed(i):
+            return i
+    same_page = [i for i, c in enumerate(chunks) if c.path == goal.path and allowed(i)]
     return rng.choice(same_page) if same_page else None
 
 
@@ -156,26 +171,33 @@ def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[P
     used: set[int] = set()
     seen: set[tuple[str, int]] = set()
 
-    def pair(kind: str, query: str, target: int, positive: str) -> Pair | None:
+    def pair(
+        kind: str, query: str, target: int, positive: str, origin: Section | None = None
+    ) -> Pair | None:
         if (
             len(query.split()) < (2 if kind != "link" else MIN_QUERY_WORDS)
             or (query, target) in seen
         ):
             return None
         seen.add((query, target))
-        neg = _negative(index, chunks, query, target, rng)
+        neg = _negative(index, chunks, query, target, rng, origin)
         if neg is None:
             return None
-        return Pair(kind, name, query, positive, chunks[neg].index_text)
+        # The negative is written as the positive is: with its heading path for a link
+        # pair, without it for a heading or question pair, so that a heading can never
+        # tell the two apart (a negative that alone kept its heading taught the model
+        # that a passage whose heading says the reader's words is not the answer).
+        negative = chunks[neg].index_text if kind == "link" else body(chunks[neg])
+        return Pair(kind, name, query, positive, negative)
 
-    for _origin, target, link in linkgraph.resolved(chunks):
+    for origin, target, link in linkgraph.resolved(chunks):
         if link.wiki or target not in at or _DEFINITION_LINE.match(link.line):
             continue  # a reference definition's line says nothing but the target
         keep = rng.random() < 0.5
         query = link_query(link.line, keep)
         if len(query.split()) < MIN_QUERY_WORDS:
             query = link_query(link.line, True)
-        made = pair("link", query, at[target], chunks[at[target]].index_text)
+        made = pair("link", query, at[target], chunks[at[target]].index_text, origin)
         if made:
             used.add(at[target])
             yield made

@@ -122,6 +122,11 @@ def main() -> None:
         help="train only on sites under these licences (the manifest's ids)",
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--in-batch-only",
+        action="store_true",
+        help="leave the hard negatives out: each query against the batch's other positives",
+    )
     args = parser.parse_args()
 
     import torch
@@ -204,7 +209,8 @@ def main() -> None:
     while step < steps and progress(step) < 1.0:
         batch = plan[step]
         queries = encode([r["query"] for r in batch])
-        passages = encode([r["positive"] for r in batch] + [r["negative"] for r in batch])
+        negatives = [] if args.in_batch_only else [r["negative"] for r in batch]
+        passages = encode([r["positive"] for r in batch] + negatives)
         queries = torch.nn.functional.normalize(queries, dim=-1)
         passages = torch.nn.functional.normalize(passages, dim=-1)
         scores = queries @ passages.T * 20.0
