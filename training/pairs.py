@@ -105,9 +105,14 @@ def site_chunks(root: Path, *, trusted: bool = False) -> list[Chunk]:
     return chunks
 
 
+def folded(chunk: Chunk) -> str:
+    """A section's words as compared: normalised and case-folded."""
+    return normalize(chunk.text).casefold()
+
+
 def section_hash(chunk: Chunk) -> str:
     """A hash of a section's words, the same for a fork, mirror or copy of it."""
-    return hashlib.sha1(normalize(chunk.text).casefold().encode()).hexdigest()
+    return hashlib.sha1(folded(chunk).encode()).hexdigest()
 
 
 def body(chunk: Chunk) -> str:
@@ -130,15 +135,17 @@ def link_query(line: str, keep_text: bool) -> str:
 def _negative(
     index: KeywordIndex,
     chunks: list[Chunk],
+    words: list[str],
     query: str,
     target: int,
     rng: random.Random,
     origin: Section | None = None,
 ) -> int | None:
-    """The best BM25 neighbour other than ``target``, its own heading parents, the
-    section the query was taken from (``origin``: a link's own section) and any section
-    that holds the query word for word: such a "negative" would teach the model that
-    a passage holding the reader's words is not the answer."""
+    """The best BM25 neighbour other than ``target``, its own heading parents, a copy of
+    it, the section the query was taken from (``origin``: a link's own section) and any
+    section that holds the query word for word: such a "negative" would teach the model
+    that a passage holding the reader's words is not the answer. ``words`` holds each
+    chunk's ``folded`` text."""
     goal = chunks[target]
     said = normalize(query).casefold()
 
@@ -150,7 +157,7 @@ def _negative(
             c.heading_path
         ):
             return False  # a parent section holds the target's words: not a negative
-        return section_hash(c) != section_hash(goal) and said not in normalize(c.text).casefold()
+        return words[i] != words[target] and said not in words[i]
 
     for i in index.top(query, 8):
         if allowed(i):
@@ -164,6 +171,7 @@ def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[P
     if len(chunks) < 2:
         return
     index = KeywordIndex(chunks)
+    words = [folded(c) for c in chunks]  # once per site, not once per candidate negative
     at: dict[tuple[str, str], int] = {}
     for i, c in enumerate(chunks):
         at.setdefault((c.path, c.anchor), i)  # a long section's first part
@@ -180,7 +188,7 @@ def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[P
         ):
             return None
         seen.add((query, target))
-        neg = _negative(index, chunks, query, target, rng, origin)
+        neg = _negative(index, chunks, words, query, target, rng, origin)
         if neg is None:
             return None
         # The negative is written as the positive is: with its heading path for a link

@@ -62,7 +62,7 @@ class _Choice:
     text: str
     score: float
     span: tuple[int, int]  # what is quoted, as offsets in the section's Markdown
-    words: float = 0.0  # the weights of the question's words its passage and heading hold
+    words: float  # the weights of the question's words its passage and heading hold
 
 
 @dataclass(frozen=True)
