@@ -107,3 +107,40 @@ def test_a_passage_that_answers_leads_though_it_links_to_a_page_retrieval_found(
     first = dict(prepared.ranked)[next(iter(result.quoted))]
     assert (first.chunk.path, first.chunk.heading) == ("Study.md", "Plan")
     assert "Learn 20 new words every day" in "".join(result.pieces)
+
+
+PACKING_NOTES = {
+    "Travel Packing List.md": (
+        "# Travel Packing List\n\n## Documents\n\n- [ ] Passport, valid six months past the trip\n"
+        "- [ ] Insurance card\n\n## Electronics\n\n- [ ] Phone + charger, two USB-C cables\n"
+        "- [ ] Power bank, 10,000 mAh (airlines allow up to 100 Wh in hand luggage, never in "
+        "the hold)\n- [ ] Kindle\n"
+    ),
+    "Bike Maintenance.md": (
+        "# Bike Maintenance\n\n## Tyres\n\nRun 4.2 bar in the front and 4.5 bar in the back.\n\n"
+        "## Chain\n\nClean and oil the chain every 300 km.\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # Below the cosine threshold, and the note says "airlines", not "plane": the best
+        # passage holds "power bank" as the question says it.
+        ("Can I take my power bank on the plane?", True),
+        ("How do I open a bank account abroad?", False),
+    ],
+)
+def test_a_short_note_naming_the_question_s_subject_covers_it(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    question: str,
+    expected: bool,
+) -> None:
+    base = kb(make_vault(PACKING_NOTES), embed_model="minilm")
+    base.index()
+    hits = base.search(question, 10)
+    best = max(h.similarity or 0.0 for h in hits)
+    assert coverage.WORDS_FLOOR["minilm"] <= best < coverage.THRESHOLDS["minilm"] or not expected
+    assert coverage.covered(question, hits, base.embedder.name) is expected
