@@ -144,3 +144,28 @@ def test_a_short_note_naming_the_question_s_subject_covers_it(
     best = max(h.similarity or 0.0 for h in hits)
     assert coverage.WORDS_FLOOR["minilm"] <= best < coverage.THRESHOLDS["minilm"] or not expected
     assert coverage.covered(question, hits, base.embedder.name) is expected
+
+
+def test_the_block_holding_the_question_s_words_leads_though_the_heading_holds_them_too(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # "back up" is "backup" in the command, and the heading "Backups" holds that word for
+    # every block of the section: the code block, which also says it, is the answer.
+    vault = make_vault(
+        {
+            "Home Server.md": (
+                "# Home Server\n\nAn old ThinkCentre under the TV.\n\n## Backups\n\n"
+                "Nightly restic run at 02:30 from a systemd timer to the B2 bucket.\n\n"
+                "```bash\nrestic -r <repo> backup ~/docs ~/photos\nrestic -r <repo> check\n```\n"
+            ),
+            "Garden.md": "# Garden\n\n## Garlic\n\nPlanted in October, lifted in July.\n",
+        }
+    )
+    base = kb(vault, embed_model="minilm")
+    base.index()
+    question = "What's the restic command to back up my documents on the home server?"
+    prepared = prepare(base, base.settings, question)
+    result = extractive.quote(question, prepared.ranked, prepared.covered)
+    number, (start, end) = next(iter(result.quoted.items()))
+    quoted = dict(prepared.ranked)[number].chunk.text[start:end]
+    assert "restic -r <repo> backup ~/docs ~/photos" in quoted

@@ -15,6 +15,7 @@ says so first and names the nearest sections instead.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -53,6 +54,9 @@ MAX_PASSAGE_CHARS = 1600
 # splits them at the apostrophe, and the "s" of "What's the pip package..." made "the
 # server's version" outscore the table holding the package (dev 0.709 -> 0.745).
 _CONTRACTION = re.compile(r"(?<=\w)(?:n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECASE)
+# Words of a question that join into a compound ("back up" -> "backup"); with a block's own
+# words breaking a tie its heading makes, dev 0.782 -> 0.800 (neither alone gains).
+_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,10 @@ def _best_passage(
     def score(i: int) -> float:
         return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
 
-    best = max(range(len(blocks)), key=lambda i: (score(i), -i))
+    def own(i: int) -> float:  # a tie-break: a heading's words count for every block
+        return sum(weight.get(t, 0.0) for t in blocks[i].tokens)
+
+    best = max(range(len(blocks)), key=lambda i: (score(i), own(i), -i))
     if score(best) == sum(weight.get(t, 0.0) for t in heading):
         best = 0  # no block says more than the heading: the section's opening does
     chosen = [best]
@@ -128,6 +135,13 @@ def _introduces(text: str) -> bool:
     return text.rstrip().rstrip("*").endswith(":")
 
 
+def _compounds(question: str) -> set[str]:
+    """The question's neighbouring words written as one ("back up" -> "backup", "set up"
+    -> "setup", "log in" -> "login"): the docs often spell them so, in code above all."""
+    words = _WORD.findall(question)
+    return set(keyword_tokens(" ".join(a + b for a, b in itertools.pairwise(words))))
+
+
 def _where(hit: Hit) -> str:
     return " › ".join(hit.chunk.heading_path) or hit.chunk.path
 
@@ -157,7 +171,8 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
         nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{NOT_COVERED}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text)) for n, h in sections]
-    wanted = set(keyword_tokens(_CONTRACTION.sub("", normalize(question))))
+    said = _CONTRACTION.sub("", normalize(question))
+    wanted = set(keyword_tokens(said)) | _compounds(said)
     df: dict[str, int] = {}
     for _, _h, blocks in read:
         for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):
