@@ -164,21 +164,23 @@ def test_embed_model_change_rebuilds_with_clear_message(
     assert_consistent(second)
 
 
+@pytest.mark.parametrize("earlier", ["", "int8-fp32-pc"])
 def test_an_index_from_an_earlier_build_of_the_model_re_embeds_once(
-    make_vault: Callable[..., Path], kb: KB
+    make_vault: Callable[..., Path], kb: KB, earlier: str
 ) -> None:
-    """Indexes made before minilm computed in integers recorded no build: their vectors
-    came from the fp32 graph, so the next run re-embeds everything, says so in one line,
-    and the run after it reuses every vector."""
+    """Indexes made before minilm computed in integers recorded no build (their vectors
+    came from the fp32 graph), and those of its 8-bit build ("int8-fp32-pc") hold vectors
+    that depended on the CPU: the next run re-embeds everything, says so in one line, and
+    the run after it reuses every vector."""
     vault = make_vault(VAULT)
     first = kb(vault, embed_model="minilm")
     first.index()
-    first.store.set_meta(embed_build="")  # what an index of the earlier release holds
+    first.store.set_meta(embed_build=earlier)  # what an index of an earlier release holds
     first.close()
     second = kb(vault, embed_model="minilm")
     report = second.index()
     assert report.rebuilt == (
-        "the minilm model was updated (build int8-fp32-pc): rebuilding the index and "
+        "the minilm model was updated (build int8-fp32-pc7): rebuilding the index and "
         "re-embedding everything"
     )
     assert report.embedded == report.chunks == 9

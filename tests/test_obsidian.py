@@ -113,8 +113,9 @@ PACKING_NOTES = {
     "Travel Packing List.md": (
         "# Travel Packing List\n\n## Documents\n\n- [ ] Passport, valid six months past the trip\n"
         "- [ ] Insurance card\n\n## Electronics\n\n- [ ] Phone + charger, two USB-C cables\n"
+        "- [ ] Travel adapter (EU = type C/F, US = type A/B)\n"
         "- [ ] Power bank, 10,000 mAh (airlines allow up to 100 Wh in hand luggage, never in "
-        "the hold)\n- [ ] Kindle\n"
+        "the hold)\n- [ ] Kindle\n- [ ] Headphones and the spare ear tips\n"
     ),
     "Bike Maintenance.md": (
         "# Bike Maintenance\n\n## Tyres\n\nRun 4.2 bar in the front and 4.5 bar in the back.\n\n"

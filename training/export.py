@@ -19,7 +19,9 @@ Three steps, each file kept in ``--out``:
 2. ``model-folded.onnx``: onnxruntime's basic graph optimisations (constant folding), so
    that every MatMul's weight is a plain initializer the quantiser can see.
 3. ``model.onnx``: ``quantize_dynamic``, int8 weights **per channel** (per-tensor scales
-   cost MiniLM too much: cosine 0.944 to its fp32 vectors), the MatMuls and the token
+   cost MiniLM too much: cosine 0.944 to its fp32 vectors) in 7 bits (``reduce_range``:
+   8-bit weights saturate onnxruntime's integer kernels on CPUs without VNNI, so that the
+   vectors, and retrieval, differed from one CPU to another), the MatMuls and the token
    embedding table (Gather), so the file stays under 25 MB. The graph is checked for
    ``MatMulInteger`` (integer kernels, not fp32 MatMuls behind a Cast), and its vectors
    against the fp32 export's on 1,000 sections: mean and minimum cosine are printed and
@@ -123,6 +125,11 @@ def quantise(source: Path, target: Path) -> None:
         str(source),
         str(target),
         per_channel=True,
+        # 7-bit weights: without VNNI (AVX2 only) onnxruntime's u8s8 kernels add pairs of
+        # products in 16 bits, which saturate with 8-bit weights, so the vectors depended on
+        # the CPU. On an AVX2-only AMD EPYC the 8-bit file gave dev R@5 0.532 (0.570 on the
+        # machine it was built on); the 7-bit one 0.595 (bench/quality.py --set dev).
+        reduce_range=True,
         weight_type=QuantType.QInt8,
         op_types_to_quantize=["MatMul", "Gather"],
     )

