@@ -49,13 +49,13 @@ both configurable in the configuration file under the listen section.
 """
 
 
-def _pairs(tmp_path: Path) -> list[pairs.Pair]:
-    (tmp_path / "docs").mkdir()
+def _pairs(tmp_path: Path, context: str = "line") -> list[pairs.Pair]:
+    (tmp_path / "docs").mkdir(parents=True)
     (tmp_path / "mkdocs.yml").write_text("site_name: Keys\n", encoding="utf-8")
     (tmp_path / "docs" / "index.md").write_text(KEYS, encoding="utf-8")
     (tmp_path / "docs" / "setup.md").write_text(SETUP, encoding="utf-8")
     chunks = pairs.site_chunks(tmp_path)
-    return list(pairs.site_pairs("example/keys", chunks, random.Random(1)))
+    return list(pairs.site_pairs("example/keys", chunks, random.Random(1), context))
 
 
 def test_a_link_pairs_negative_is_never_the_section_its_sentence_comes_from(tmp_path: Path):
@@ -83,3 +83,13 @@ def test_question_and_heading_negatives_lose_their_heading_as_the_positive_does(
     assert question.query == "Why does the server refuse to start?"
     assert question.positive.startswith("The server refuses to start")
     assert question.negative.startswith("On the first start")
+
+
+def test_a_link_pair_can_say_the_whole_paragraph_around_its_link(tmp_path: Path):
+    (line,) = [p for p in _pairs(tmp_path) if p.kind == "link"]
+    (whole,) = [p for p in _pairs(tmp_path / "again", "paragraph") if p.kind == "link"]
+    assert not line.query.startswith("On the first start")
+    assert whole.query.startswith("On the first start the server writes its configuration")
+    assert "describes in detail for every deployment" in whole.query
+    assert "refuses to start" not in whole.query  # the next paragraph is not its own
+    assert whole.positive == line.positive

@@ -1,15 +1,16 @@
 """Training pairs from documentation sites' own structure: no question is read.
 
     python training/pairs.py [--sites training/data/sites] [--out training/data/pairs.jsonl]
-                             [--manifest training/manifest.json]
+                             [--manifest training/manifest.json] [--context paragraph]
 
 Every laid-out site (``training/layout.py``) is chunked exactly as kb-qa indexes it
 (rendering off: Markdown as written), then gives pairs of three kinds, each query -> the
 section's text as kb-qa embeds it (``Chunk.index_text``):
 
-- ``link``: the line around an internal link ``[text](page.md#anchor)`` -> the linked
-  section (the link's own text is dropped from half of them, so that the model learns the
-  sentence's meaning and not only the heading's words; ``[text]`` -> ``text`` otherwise);
+- ``link``: the line around an internal link ``[text](page.md#anchor)`` (or with
+  ``--context paragraph`` the paragraph that holds it) -> the linked section (the link's
+  own text is dropped from half of them, so that the model learns the sentence's meaning
+  and not only the heading's words; ``[text]`` -> ``text`` otherwise);
 - ``question``: a question-shaped heading (FAQ entries, "How do I…", "Why…", "Can I…",
   "… doesn't work", or ending in "?") -> its section's text without its heading path;
 - ``heading``: a heading path (page title > … > heading) -> the section's text without
@@ -124,6 +125,15 @@ def body(chunk: Chunk) -> str:
     return "\n".join(p for p in (chunk.context, text.strip()) if p)
 
 
+def paragraph(text: str, line: str) -> str:
+    """The paragraph of ``text`` (lines between blank lines) that holds ``line``; the line
+    itself when it is not found (a link inside a fence, a list's item)."""
+    for block in re.split(r"\n[ \t]*\n", text):
+        if line in block.splitlines():
+            return " ".join(s.strip() for s in block.splitlines())
+    return line
+
+
 def link_query(line: str, keep_text: bool) -> str:
     """A link's line as a reader would say it: markup dropped, link text kept or removed."""
     line = _LINK.sub(lambda m: m.group(1) if keep_text else " ", line)
@@ -166,8 +176,11 @@ def _negative(
     return rng.choice(same_page) if same_page else None
 
 
-def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[Pair]:
-    """The three kinds of pairs of one site."""
+def site_pairs(
+    name: str, chunks: list[Chunk], rng: random.Random, context: str = "line"
+) -> Iterator[Pair]:
+    """The three kinds of pairs of one site; a link's query is its line, or with
+    ``context="paragraph"`` the paragraph that holds it."""
     if len(chunks) < 2:
         return
     index = KeywordIndex(chunks)
@@ -176,6 +189,9 @@ def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[P
     for i, c in enumerate(chunks):
         at.setdefault((c.path, c.anchor), i)  # a long section's first part
     history = retrieval.history_pages(chunks)
+    texts: dict[Section, list[str]] = {}
+    for c in chunks:
+        texts.setdefault((c.path, c.anchor), []).append(c.text)
     used: set[int] = set()
     seen: set[tuple[str, int]] = set()
 
@@ -202,9 +218,13 @@ def site_pairs(name: str, chunks: list[Chunk], rng: random.Random) -> Iterator[P
         if link.wiki or target not in at or _DEFINITION_LINE.match(link.line):
             continue  # a reference definition's line says nothing but the target
         keep = rng.random() < 0.5
-        query = link_query(link.line, keep)
+        said = link.line
+        if context == "paragraph":
+            holder = next((t for t in texts.get(origin, []) if link.line in t), link.line)
+            said = paragraph(holder, link.line)
+        query = link_query(said, keep)
         if len(query.split()) < MIN_QUERY_WORDS:
-            query = link_query(link.line, True)
+            query = link_query(said, True)
         made = pair("link", query, at[target], chunks[at[target]].index_text, origin)
         if made:
             used.add(at[target])
@@ -246,9 +266,9 @@ def evaluation_hashes() -> set[str]:
     return hashes
 
 
-def _site(job: tuple[Path, list[str], set[str], int]) -> dict[str, object]:
+def _site(job: tuple[Path, list[str], set[str], int, str]) -> dict[str, object]:
     """One site's pairs, or why it was dropped (run in a worker process)."""
-    root, row, banned, seed = job
+    root, row, banned, seed, context = job
     try:
         chunks = site_chunks(root)
     except Exception as exc:  # noqa: BLE001 - one broken site must not stop the rest
@@ -259,7 +279,7 @@ def _site(job: tuple[Path, list[str], set[str], int]) -> dict[str, object]:
         why = f"{overlap:.1%} of its sections are in the evaluation corpora"
         return {"repository": row[0], "reason": why if overlap else "fewer than 10 sections"}
     rng = random.Random(f"{seed}:{row[0]}")
-    pairs = list(site_pairs(row[0], chunks, rng))
+    pairs = list(site_pairs(row[0], chunks, rng, context))
     return {
         "repository": row[0],
         "commit": row[1],
@@ -279,6 +299,12 @@ def main() -> None:
     parser.add_argument("--manifest", type=Path, default=HERE / "manifest.json")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--context",
+        choices=("line", "paragraph"),
+        default="line",
+        help="a link pair's query: the link's line, or the paragraph that holds it",
+    )
     args = parser.parse_args()
     sources = {
         row.split("\t")[0].replace("/", "+"): row.split("\t")
@@ -286,7 +312,9 @@ def main() -> None:
     }
     banned = evaluation_hashes()
     print(f"{len(banned)} evaluation sections to keep out", file=sys.stderr)
-    jobs = [(args.sites / f, row, banned, args.seed) for f, row in sorted(sources.items())]
+    jobs = [
+        (args.sites / f, row, banned, args.seed, args.context) for f, row in sorted(sources.items())
+    ]
     kept: list[dict[str, object]] = []
     dropped: list[dict[str, object]] = []
     totals: Counter[str] = Counter()

