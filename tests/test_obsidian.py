@@ -11,6 +11,7 @@ from kb_qa.answer import coverage, extractive
 from kb_qa.answer.answering import prepare
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.text import normalize
+from kb_qa.types import Hit
 
 VAULT = {
     "Projects/Heat pump.md": (
@@ -67,6 +68,19 @@ CHINESE_NOTES = {
 }
 
 
+def _asked(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    notes: dict[str, str],
+    question: str,
+) -> list[Hit]:
+    """The hits for ``question`` over a vault of ``notes``, indexed with MiniLM."""
+    base = kb(make_vault(notes), embed_model="minilm")
+    base.index()
+    assert base.embedder.name == "minilm"
+    return base.search(question, 10)
+
+
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
@@ -84,10 +98,8 @@ def test_a_chinese_question_is_covered_by_its_words_with_a_particle_between_them
     question: str,
     expected: bool,
 ) -> None:
-    base = kb(make_vault(CHINESE_NOTES), embed_model="minilm")
-    base.index()
-    hits = base.search(question, 10)
-    assert coverage.covered(question, hits, base.embedder.name) is expected
+    hits = _asked(make_vault, kb, CHINESE_NOTES, question)
+    assert coverage.covered(question, hits, "minilm") is expected
 
 
 def test_a_passage_that_answers_leads_though_it_links_to_a_page_retrieval_found(
@@ -139,12 +151,10 @@ def test_a_short_note_naming_the_question_s_subject_covers_it(
     question: str,
     expected: bool,
 ) -> None:
-    base = kb(make_vault(PACKING_NOTES), embed_model="minilm")
-    base.index()
-    hits = base.search(question, 10)
+    hits = _asked(make_vault, kb, PACKING_NOTES, question)
     best = max(h.similarity or 0.0 for h in hits)
     assert coverage.WORDS_FLOOR["minilm"] <= best < coverage.THRESHOLDS["minilm"] or not expected
-    assert coverage.covered(question, hits, base.embedder.name) is expected
+    assert coverage.covered(question, hits, "minilm") is expected
 
 
 def test_the_block_holding_the_question_s_words_leads_though_the_heading_holds_them_too(

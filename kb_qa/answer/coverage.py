@@ -60,10 +60,10 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     if best < WORDS_FLOOR.get(embed_model, threshold):
         return False
     wanted = keyword_tokens(question)
-    return bool(wanted) and (
-        any(set(wanted) <= set(keyword_tokens(h.chunk.index_text)) for h in hits[:3])
-        or _holds_phrase(wanted, keyword_tokens(hits[0].chunk.index_text))
-    )
+    if not wanted:
+        return False
+    held = [keyword_tokens(h.chunk.index_text) for h in hits[:3]]  # each read once
+    return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
 
 
 def _holds_phrase(wanted: list[str], text: list[str]) -> bool:
