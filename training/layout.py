@@ -177,6 +177,10 @@ def main() -> None:
             except subprocess.CalledProcessError as exc:
                 print(f"skip {name}: git failed ({exc.stderr.decode(errors='replace')[:200]})")
                 continue
+            except tarfile.ReadError as exc:  # a snapshot whose blobs are absent (too large)
+                reason = str(exc).splitlines()[0]
+                print(f"skip {name}: its Markdown could not be read from the snapshot ({reason})")
+                continue
             if found is None:
                 print(f"skip {name}: no site config with Markdown under its docs_dir")
                 continue
