@@ -18,9 +18,7 @@ git-ignored ``training/data/``.
 from __future__ import annotations
 
 import argparse
-import io
 import subprocess
-import tarfile
 from pathlib import Path, PurePosixPath
 
 import tomllib
@@ -53,6 +51,41 @@ _Safe.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, 
 
 def _git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+def _tree(repo: Path) -> dict[str, tuple[str, str]]:
+    """Every entry at HEAD: path -> (mode, object id)."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in _git(repo, "ls-tree", "-r", "HEAD").decode().splitlines():
+        meta, _, path = line.partition("\t")
+        mode, _kind, object_id = meta.split()
+        found[path] = (mode, object_id)
+    return found
+
+
+def _blobs(repo: Path, blobs: list[str]) -> list[bytes]:
+    """The bytes of each blob, read in one ``git cat-file --batch``. Not ``git archive``: it
+    leaves out what the repository's ``.gitattributes`` marks ``export-ignore`` (Apache
+    Iceberg marks its whole ``docs/`` so), and a docs site is exactly what is wanted."""
+    request = "".join(f"{b}\n" for b in blobs).encode()
+    out = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input=request,
+        check=True,
+        capture_output=True,
+    ).stdout
+    contents: list[bytes] = []
+    at = 0
+    for blob in blobs:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        if header[-1] == b"missing":
+            missing = f"{blob} missing from the snapshot".encode()
+            raise subprocess.CalledProcessError(1, "git cat-file", stderr=missing)
+        size = int(header[2])
+        contents.append(out[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1  # the content, then a newline
+    return contents
 
 
 def licence_of(repo: Path, names: list[str]) -> str:
@@ -100,7 +133,8 @@ def lay_out(repo: Path, target: Path, docs_hint: str = "") -> tuple[str, str, in
     ``docs_hint`` is the docs folder from the repository's root when the config's own
     ``docs_dir`` is not where the Markdown is (a build step copies it there).
     """
-    names = _git(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().splitlines()
+    tree = _tree(repo)
+    names = list(tree)
     configs = sorted(
         (n for n in names if PurePosixPath(n).name in (*CONFIGS, TOML) and n.count("/") <= 3),
         key=lambda n: (n.count("/"), n),
@@ -124,30 +158,29 @@ def lay_out(repo: Path, target: Path, docs_hint: str = "") -> tuple[str, str, in
         prefix = docs_hint.strip("/") + "/"
     elif docs_hint == "." or prefix.startswith("../") or prefix == "/":
         prefix = ""
-    wanted = [n for n in names if n.startswith(prefix) and n.endswith(".md")]
-    if not wanted:
+    files = {  # regular files: a symlink's blob is only the path it points to
+        n: blob
+        for n, (mode, blob) in tree.items()
+        if n.startswith(prefix) and n.endswith(".md") and mode in ("100644", "100755")
+    }
+    if not files:
         return None
-    archive = _git(repo, "archive", "--format=tar", "HEAD", *wanted)
     target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        for member in tar.getmembers():
-            if not member.isfile():
-                continue
-            rel = PurePosixPath(member.name)
-            if prefix:
-                rel = rel.relative_to(prefix.rstrip("/"))
-            if ".." in rel.parts:
-                continue
-            out = target / "docs" / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            data = tar.extractfile(member)
-            out.write_bytes(data.read() if data else b"")
+    for name, data in zip(files, _blobs(repo, list(files.values())), strict=True):
+        rel = PurePosixPath(name)
+        if prefix:
+            rel = rel.relative_to(prefix.rstrip("/"))
+        if ".." in rel.parts:
+            continue
+        out = target / "docs" / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
     (target / "mkdocs.yml").write_text(
         yaml.safe_dump({**sanitised(config), "docs_dir": "docs"}, sort_keys=False),
         encoding="utf-8",
     )
     commit = _git(repo, "rev-parse", "HEAD").decode().strip()
-    return config_path, commit, len(wanted)
+    return config_path, commit, len(files)
 
 
 def main() -> None:
@@ -176,10 +209,6 @@ def main() -> None:
                 found = lay_out(repo, target, hint)
             except subprocess.CalledProcessError as exc:
                 print(f"skip {name}: git failed ({exc.stderr.decode(errors='replace')[:200]})")
-                continue
-            except tarfile.ReadError as exc:  # a snapshot whose blobs are absent (too large)
-                reason = str(exc).splitlines()[0]
-                print(f"skip {name}: its Markdown could not be read from the snapshot ({reason})")
                 continue
             if found is None:
                 print(f"skip {name}: no site config with Markdown under its docs_dir")
