@@ -160,6 +160,11 @@ def test_json_mode(api: str, llm: LLMServer) -> None:
 def test_extractive_answers_through_the_api(serve: Serve) -> None:
     with serve(rate_limit=0) as server:
         _, events = ask(server.url, {"question": QUESTION})
+        reading = events[1][1]
+        assert reading["stage"] == "reading" and reading["excerpts"] > 20
+        # no model reads the whole prompt: the answer is quoted from the best five sections
+        n = reading["excerpts"]
+        assert reading["message"] == f"Reading the 5 best sections of {n} excerpts…"
         done = events[-1][1]
         assert done["mode"] == "extractive"
         assert done["text"].startswith(LABEL)

@@ -81,12 +81,12 @@ async def answer(
         return
     prompt = prepared.prompt
     n, pages = len(prompt.excerpts), len(prompt.pages)
-    yield Status(
-        "reading",
-        f"Reading {n} excerpt{'s' * (n != 1)} from {pages} page{'s' * (pages != 1)}…",
-        excerpts=n,
-        pages=pages,
-    )
+    message = f"Reading {n} excerpt{'s' * (n != 1)} from {pages} page{'s' * (pages != 1)}…"
+    if not settings.model:  # an extractive answer reads retrieval's best few sections only
+        best = len({(h.chunk.path, h.chunk.anchor) for _, h in prepared.ranked})
+        best = min(best, extractive.CANDIDATES)
+        message = f"Reading the {best} best section{'s' * (best != 1)} of {n} excerpts…"
+    yield Status("reading", message, excerpts=n, pages=pages)
 
     usage: dict[str, int] = {}
     quoted: dict[int, tuple[int, int]] = {}  # excerpt number -> the range the answer quotes
