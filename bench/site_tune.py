@@ -77,19 +77,19 @@ def main() -> None:
         p = record["pairs"]
         kinds = "/".join(str(p.get(k, 0)) for k in ("link", "question", "heading"))
         minutes = f"{record['minutes']['all']:>7.1f}" if p else "untuned (too few pairs)"
-        print(
-            f"{split:<6} {name:<22} {int(b['n']):>3}  {b['R@5']:>8.3f} {a['R@5']:>6.3f}"
-            f"  {b['R@20']:>9.3f} {a['R@20']:>6.3f}  {b['MRR@20']:>8.3f} {a['MRR@20']:>6.3f}"
-            f"  {kinds:>29}  {minutes}",
-            flush=True,
-        )
+        print(f"{_cells(split, name, b, a)}  {kinds:>29}  {minutes}", flush=True)
     for group in sorted(base):
         b, a = evaluate.summarize(base[group]), evaluate.summarize(tuned[group])
-        print(
-            f"{group:<6} {'ALL':<22} {int(b['n']):>3}  {b['R@5']:>8.3f} {a['R@5']:>6.3f}"
-            f"  {b['R@20']:>9.3f} {a['R@20']:>6.3f}  {b['MRR@20']:>8.3f} {a['MRR@20']:>6.3f}"
-        )
+        print(_cells(group, "ALL", b, a))
         print(json.dumps({"group": group, "base": b, "tuned": a, "tag": args.tag}))
+
+
+def _cells(split: str, name: str, b: dict[str, float], a: dict[str, float]) -> str:
+    """One row's figures: R@5, R@20 and MRR@20 before (``b``) and after (``a``) tuning."""
+    return (
+        f"{split:<6} {name:<22} {int(b['n']):>3}  {b['R@5']:>8.3f} {a['R@5']:>6.3f}"
+        f"  {b['R@20']:>9.3f} {a['R@20']:>6.3f}  {b['MRR@20']:>8.3f} {a['MRR@20']:>6.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -184,20 +184,24 @@ def main() -> None:
         return
     if args.model is None or args.out is None:
         parser.error("give a trained model folder and --out (or --default-model)")
-    args.out.mkdir(parents=True, exist_ok=True)
-    fp32, folded, int8 = (
-        args.out / f for f in ("model-fp32.onnx", "model-folded.onnx", "model.onnx")
-    )
-    model = args.model if args.blend == 1 else blend(args.model, args.blend, args.out / "blend")
-    export_fp32(model, fp32)
+    report = export_model(args.model, args.out, check_texts(args.check_texts, args.n), args.blend)
+    (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+def export_model(model: Path, out: Path, texts: list[str], alpha: float = 1.0) -> dict:
+    """The three steps into ``out`` (``model-fp32.onnx``, ``model-folded.onnx``,
+    ``model.onnx`` and ``vocab.txt``), checked on ``texts``: the report, or exit 1."""
+    out.mkdir(parents=True, exist_ok=True)
+    fp32, folded, int8 = (out / f for f in ("model-fp32.onnx", "model-folded.onnx", "model.onnx"))
+    source = model if alpha == 1 else blend(model, alpha, out / "blend")
+    export_fp32(source, fp32)
     fold(fp32, folded)
     quantise(folded, int8)
-    vocab = args.out / "vocab.txt"
-
+    vocab = out / "vocab.txt"
     shutil.copy(base_model_path() / "vocab.txt", vocab)  # training never changes it
-    report = check(fp32, int8, vocab, check_texts(args.check_texts, args.n))
-    report["blend"] = args.blend
-    (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    report: dict = check(fp32, int8, vocab, texts)
+    report["blend"] = alpha
+    return report
 
 
 def build_default_model(n: int) -> None:

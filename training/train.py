@@ -68,16 +68,26 @@ def load_pairs(
 ) -> list[dict[str, str]]:
     """The pairs of ``sites``, sampled by kind with the weights of ``mix`` (1 keeps all,
     0.5 half)."""
-    rng = random.Random(seed)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    rows = [r for r in rows if r["site"] in sites]
-    kept = []
+    return sample([r for r in rows if r["site"] in sites], mix, seed)
+
+
+def sample(rows: list[dict[str, str]], mix: dict[str, float], seed: int) -> list[dict[str, str]]:
+    """``rows`` sampled by kind with the weights of ``mix`` (2 keeps each twice, 0.5 half),
+    shuffled."""
+    rng = random.Random(seed)
+    kept: list[dict[str, str]] = []
     for row in rows:
         weight = mix.get(row["kind"], 0.0)
         copies = int(weight) + (1 if rng.random() < weight - int(weight) else 0)
         kept += [row] * copies
     rng.shuffle(kept)
     return kept
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``link=1,question=0.5`` as {kind: weight}."""
+    return {k: float(v) for k, v in (p.split("=") for p in text.split(","))}
 
 
 def batches(rows: list[dict[str, str]], size: int) -> list[list[dict[str, str]]]:
@@ -141,7 +151,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    mix = {k: float(v) for k, v in (p.split("=") for p in args.mix.split(","))}
+    mix = parse_mix(args.mix)
     allowed = set(args.licences.split(","))
     kept = json.loads(args.manifest.read_text(encoding="utf-8"))["kept"]
     sites = {s["repository"] for s in kept if s["licence"] in allowed}

@@ -21,7 +21,6 @@ import argparse
 import importlib.util
 import json
 import random
-import shutil
 import sys
 import time
 from collections import Counter
@@ -55,29 +54,11 @@ def site_rows(vault: Path, seed: int) -> tuple[int, list[dict[str, str]]]:
     return len(chunks), [p.__dict__ for p in pairs.site_pairs(vault.name, chunks, rng)]
 
 
-def mixed(rows: list[dict[str, str]], mix: dict[str, float], seed: int) -> list[dict[str, str]]:
-    """``rows`` sampled by kind with the weights of ``mix`` (2 keeps each twice, 0.5 half)."""
-    rng = random.Random(seed)
-    kept: list[dict[str, str]] = []
-    for row in rows:
-        weight = mix.get(row["kind"], 0.0)
-        kept += [row] * (int(weight) + (1 if rng.random() < weight - int(weight) else 0))
-    rng.shuffle(kept)
-    return kept
-
-
-def export_int8(model: Path, out: Path, texts: list[str], alpha: float = 1.0) -> dict[str, float]:
-    """``model`` as kb-qa runs it: ONNX, folded, int8 per channel; checked, or exit 1."""
-    out.mkdir(parents=True, exist_ok=True)
-    fp32, folded, int8 = (out / f for f in ("model-fp32.onnx", "model-folded.onnx", "model.onnx"))
-    source = model if alpha == 1 else export.blend(model, alpha, out / "blend")
-    export.export_fp32(source, fp32)
-    export.fold(fp32, folded)
-    export.quantise(folded, int8)
-    shutil.copy(export.base_model_path() / "vocab.txt", out / "vocab.txt")
-    report = export.check(fp32, int8, out / "vocab.txt", texts)
-    for f in (fp32, folded):
-        f.unlink()  # 90 + 90 MB a site; model.onnx and vocab.txt are what kb-qa reads
+def export_int8(model: Path, out: Path, texts: list[str], alpha: float = 1.0) -> dict:
+    """``model`` as kb-qa runs it (``export.export_model``), keeping only what kb-qa reads."""
+    report = export.export_model(model, out, texts, alpha)
+    for name in ("model-fp32.onnx", "model-folded.onnx"):
+        (out / name).unlink()  # 90 + 90 MB a site; model.onnx and vocab.txt stay
     return report
 
 
@@ -103,8 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     with (args.out / "pairs.jsonl").open("w", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     counts = dict(sorted(Counter(r["kind"] for r in rows).items()))
-    mix = {k: float(v) for k, v in (p.split("=") for p in args.mix.split(","))}
-    chosen = mixed(rows, mix, args.seed)
+    mix = train.parse_mix(args.mix)
+    chosen = train.sample(rows, mix, args.seed)
     print(f"{args.vault.name}: pairs {counts}, {len(chosen)} in the mix {mix}", flush=True)
     if len(chosen) < args.batch:
         raise SystemExit(
