@@ -79,6 +79,13 @@ def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:
     assert np.allclose(by_path.embed_query(text), MiniLM().embed_query(text), atol=1e-6)
     with pytest.raises(EmbeddingError, match=r"model\.onnx"):
         load_embedder(f"onnx:{tmp_path / 'missing'}").embed_query(text)
+    # A query.onnx beside it embeds the questions (training/train.py --query-only); the
+    # sections keep model.onnx's vectors. A broken one is reported in words, by its name.
+    (folder / "query.onnx").write_bytes(b"not an onnx graph")
+    paired = load_embedder(f"onnx:{folder}")
+    assert np.allclose(paired.embed_passages([text]), MiniLM().embed_passages([text]), atol=1e-6)
+    with pytest.raises(EmbeddingError, match=r"query\.onnx.*training/export\.py"):
+        paired.embed_query(text)
 
 
 def test_the_default_model_computes_in_integers_and_matches_the_previous_one(

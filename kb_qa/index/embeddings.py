@@ -56,6 +56,8 @@ class OnnxEmbedder:
     folder), run on onnxruntime, mean pooled and L2 normalised.
 
     ``embed_model: onnx:/path/to/folder`` uses one (``training/export.py`` writes them).
+    A ``query.onnx`` beside it, when there is one, embeds questions (a question encoder
+    trained against a fixed section encoder: ``training/train.py --query-only``).
     """
 
     max_tokens = 256
@@ -79,14 +81,12 @@ class OnnxEmbedder:
 
     @cached_property
     def _session(self):  # type: ignore[no-untyped-def]
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise EmbeddingError("Embedding needs onnxruntime: pip install onnxruntime") from exc
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = os.cpu_count() or 1
-        options.log_severity_level = 3
-        return ort.InferenceSession(self._model_path(), options, providers=["CPUExecutionProvider"])
+        return _onnx_session(self._model_path())
+
+    @cached_property
+    def _query_session(self):  # type: ignore[no-untyped-def]
+        questions = self.folder / "query.onnx"
+        return _onnx_session(str(questions)) if questions.is_file() else self._session
 
     @cached_property
     def _tokenizer(self):  # type: ignore[no-untyped-def]
@@ -102,12 +102,13 @@ class OnnxEmbedder:
         tok.enable_padding()  # pads to the longest text of each batch
         return tok
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def _run(self, texts: list[str], question: bool = False) -> np.ndarray:
         encodings = self._tokenizer.encode_batch([normalize(t) for t in texts])
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
+        session = self._query_session if question else self._session
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _unit(pooled)
@@ -123,7 +124,24 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one question."""
-        return self._run([text])[0]
+        return self._run([text], question=True)[0]
+
+
+def _onnx_session(path: str):  # type: ignore[no-untyped-def]
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise EmbeddingError("Embedding needs onnxruntime: pip install onnxruntime") from exc
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own types for a broken file
+        raise EmbeddingError(
+            f"Could not load the ONNX model {path} ({exc}); export it again with "
+            "training/export.py."
+        ) from exc
 
 
 class MiniLM(OnnxEmbedder):
