@@ -319,6 +319,7 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
     losses: list[float] = []
     drifts: list[float] = []  # 1 - cosine to the base model's vectors, with --anchor
     halved = (out / "half").exists()
+    fixed: dict[str, torch.Tensor] = {}  # --query-only: each section's frozen vector, once
     while step < steps and progress(step) < 1.0:
         batch = plan[step]
         said = [r["query"] for r in batch]
@@ -326,10 +327,14 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         written = [r["positive"] for r in batch] + negatives
         queries = torch.nn.functional.normalize(encode(said), dim=-1)
         if frozen is not None and recipe.query_only:
-            with torch.no_grad():
-                passages = torch.nn.functional.normalize(
-                    frozen(frozen.tokenize(written))["sentence_embedding"], dim=-1
-                )
+            todo = [t for t in dict.fromkeys(written) if t not in fixed]
+            if todo:
+                with torch.no_grad():
+                    found = torch.nn.functional.normalize(
+                        frozen(frozen.tokenize(todo))["sentence_embedding"], dim=-1
+                    )
+                fixed.update(zip(todo, found))
+            passages = torch.stack([fixed[t] for t in written])
         else:
             passages = torch.nn.functional.normalize(encode(written), dim=-1)
         scores = queries @ passages.T * 20.0
