@@ -4,6 +4,8 @@
                               [--check-texts training/data/pairs.jsonl]
     python training/export.py training/data/run/final --blend 0.5 --out training/data/onnx/blend
     python training/export.py training/data/run/final --query-only --out training/data/onnx/q
+    python training/export.py training/data/run11/half --average training/data/run12/final \
+                              --out training/data/onnx/soup
     python training/export.py --default-model      # rebuild kb_qa/data/minilm-int8.onnx
 
 ``--default-model`` builds the file kb-qa ships as its default embedding model from the
@@ -32,6 +34,10 @@ Three steps, each file kept in ``--out``:
 ensembling, "WiSE-FT", Wortsman et al. 2022): fine-tuning on one kind of text tends to
 forget what made the base model general, and the blend keeps part of both; 1 (the
 default) is the trained model itself.
+
+``--average OTHER...`` exports the mean of the model's and the other runs' weights (a
+"model soup", Wortsman et al. 2022: fine-tuned runs from one base average into one
+model that keeps what they agree on).
 
 ``vocab.txt`` (the base model's WordPiece vocabulary) is copied beside it: with
 ``model.onnx`` that is all kb-qa's runtime needs (onnxruntime + tokenizers, no torch).
@@ -93,6 +99,24 @@ def base_model_path() -> Path:
     from train import base_model_path as base
 
     return base()
+
+
+def average(models: list[Path], target: Path) -> Path:
+    """A model folder whose weights are the mean of ``models``' (runs from the same base):
+    a "model soup" (Wortsman et al. 2022), which keeps what the runs agree on."""
+    from transformers import AutoModel
+
+    first = AutoModel.from_pretrained(str(models[0]))
+    states = [AutoModel.from_pretrained(str(m)).state_dict() for m in models[1:]]
+    mean = {
+        name: sum((s[name] for s in states), weight) / len(models)
+        if weight.is_floating_point()
+        else weight
+        for name, weight in first.state_dict().items()
+    }
+    first.load_state_dict(mean)
+    first.save_pretrained(str(target))
+    return target
 
 
 def blend(trained: Path, alpha: float, target: Path) -> Path:
@@ -175,6 +199,14 @@ def main() -> None:
         "--blend", type=float, default=1.0, help="share of the trained weights (rest: base)"
     )
     parser.add_argument(
+        "--average",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="OTHER",
+        help="export the mean of the model's and these runs' weights (a model soup)",
+    )
+    parser.add_argument(
         "--query-only",
         action="store_true",
         help="a question encoder (train.py --query-only): written as query.onnx beside the "
@@ -191,7 +223,12 @@ def main() -> None:
         return
     if args.model is None or args.out is None:
         parser.error("give a trained model folder and --out (or --default-model)")
-    report = export_model(args.model, args.out, check_texts(args.check_texts, args.n), args.blend)
+    model = args.model
+    if args.average:
+        args.out.mkdir(parents=True, exist_ok=True)
+        model = average([args.model, *args.average], args.out / "average")
+    report = export_model(model, args.out, check_texts(args.check_texts, args.n), args.blend)
+    report["averaged"] = [str(m) for m in [args.model, *args.average]] if args.average else []
     if args.query_only:
         (args.out / "model.onnx").replace(args.out / "query.onnx")
         shutil.copy(ROOT / "kb_qa" / "data" / "minilm-int8.onnx", args.out / "model.onnx")
