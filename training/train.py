@@ -298,6 +298,13 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         features = model.tokenize(texts)
         return model(features)["sentence_embedding"]
 
+    def base_vectors(texts: list[str]) -> torch.Tensor:
+        """The frozen base model's unit vectors of ``texts`` (no gradient)."""
+        assert frozen is not None
+        with torch.no_grad():
+            vectors = frozen(frozen.tokenize(texts))["sentence_embedding"]
+        return torch.nn.functional.normalize(vectors, dim=-1)
+
     def save(final: bool = False) -> None:
         torch.save(
             {
@@ -329,22 +336,14 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         if frozen is not None and recipe.query_only:
             todo = [t for t in dict.fromkeys(written) if t not in fixed]
             if todo:
-                with torch.no_grad():
-                    found = torch.nn.functional.normalize(
-                        frozen(frozen.tokenize(todo))["sentence_embedding"], dim=-1
-                    )
-                fixed.update(zip(todo, found))
+                fixed.update(zip(todo, base_vectors(todo)))
             passages = torch.stack([fixed[t] for t in written])
         else:
             passages = torch.nn.functional.normalize(encode(written), dim=-1)
         scores = queries @ passages.T * 20.0
         loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
         if frozen is not None and recipe.anchor:
-            moved = said if recipe.query_only else said + written
-            with torch.no_grad():
-                was = torch.nn.functional.normalize(
-                    frozen(frozen.tokenize(moved))["sentence_embedding"], dim=-1
-                )
+            was = base_vectors(said if recipe.query_only else said + written)
             now = queries if recipe.query_only else torch.cat([queries, passages])
             drift = (1 - (now * was).sum(dim=-1)).mean()
             drifts.append(drift.item())
