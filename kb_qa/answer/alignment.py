@@ -88,10 +88,10 @@ def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int
         weight = {t: math.log(1 + len(blocks) / df[t]) for t in words if t in df}
         if not weight:
             continue
-        scores = [sum(weight.get(t, 0.0) for t in b.tokens) for b in blocks]
+        scores = [math.fsum(weight.get(t, 0.0) for t in b.tokens) for b in blocks]
         best = max(range(len(blocks)), key=lambda i: (scores[i], -i))
         shared = len(blocks[best].tokens & weight.keys())
-        if shared >= MIN_WORDS and scores[best] >= MIN_SHARE * sum(weight.values()):
+        if shared >= MIN_WORDS and scores[best] >= MIN_SHARE * math.fsum(weight.values()):
             chosen.append((best, weight))
     if not chosen:
         return None

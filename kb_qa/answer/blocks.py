@@ -214,7 +214,7 @@ def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] 
         for t in found & weight.keys():
             rows_with[t] = rows_with.get(t, 0) + 1
     scores = [
-        sum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
+        math.fsum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
         for found in words
     ]
     best = max(scores)

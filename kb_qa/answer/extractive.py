@@ -86,14 +86,16 @@ def _best_passage(
     if not blocks:
         return "", 0.0, (0, 0)
 
+    # math.fsum, not sum: a set's order changes with PYTHONHASHSEED, and a plain sum of the
+    # same weights in another order can differ by a rounding error and break a tie otherwise.
     def score(i: int) -> float:
-        return sum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
+        return math.fsum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
 
     def own(i: int) -> float:  # a tie-break: a heading's words count for every block
-        return sum(weight.get(t, 0.0) for t in blocks[i].tokens)
+        return math.fsum(weight.get(t, 0.0) for t in blocks[i].tokens)
 
     best = max(range(len(blocks)), key=lambda i: (score(i), own(i), -i))
-    if score(best) == sum(weight.get(t, 0.0) for t in heading):
+    if score(best) == math.fsum(weight.get(t, 0.0) for t in heading):
         best = 0  # no block says more than the heading: the section's opening does
     chosen = [best]
     first, last = blocks[best], best
@@ -126,7 +128,7 @@ def _best_passage(
         quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
     else:
         quoted = (min(a for a, _ in spans), max(b for _, b in spans))
-    restated = HEADING_WEIGHT * sum(weight.get(t, 0.0) for t in heading)
+    restated = HEADING_WEIGHT * math.fsum(weight.get(t, 0.0) for t in heading)
     return text, max(score(i) for i in chosen) + restated, quoted
 
 
