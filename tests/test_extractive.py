@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from api_helpers import indexed_sample
 
+from kb_qa.answer.amounts import asks_amount, states_amount
 from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.citations import Citation, narrowed
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
@@ -309,3 +310,54 @@ def test_a_tie_between_passages_falls_the_same_way_in_every_process() -> None:
         )
         quoted.add(run.stdout.strip())
     assert quoted == {"{1: (7, 57)}"}  # the first of the tied passages, every time
+
+
+def _note(n: int, heading: str, body: str) -> Chunk:
+    text = f"## {heading}\n\n{body}\n"
+    return Chunk(
+        f"c{n}", "Pancakes.md", "Pancakes/", heading.lower(), heading, ("Pancakes", heading),
+        2, text, 0, len(text), 1, 3, "h",
+    )  # fmt: skip
+
+
+def test_a_question_for_an_amount_leads_with_the_passage_that_states_one() -> None:
+    intro = _note(1, "About", "Saturday buttermilk pancakes, makes about 12.")
+    ingredients = _note(2, "Ingredients", "250 g flour, 2 eggs, 450 ml buttermilk.")
+    ranked = [(1, Hit(intro, 0.64)), (2, Hit(ingredients, 0.61))]
+    result = quote("How much buttermilk goes into the pancakes?", ranked)
+    assert list(result.quoted) == [2]
+    # Not asked for an amount, the closer section leads as before.
+    assert next(iter(quote("Which pancakes use buttermilk?", ranked).quoted)) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How much RAM does a server need?", True),
+        ("How long is a new token valid?", True),
+        ("What's the limit?", True),
+        ("饺子和面要加多少水？", True),
+        ("How do I cancel a job?", False),
+        ("Which environment variable holds the attempt?", False),
+    ],
+)
+def test_questions_that_ask_for_an_amount(question: str, asks: bool) -> None:
+    assert asks_amount(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("passage", "states"),
+    [
+        ("The payload limit of **256 KiB** is configurable.", True),
+        ("New tokens expire after **90 days** by default.", True),
+        ("Each token may make 600 requests per minute.", True),
+        ("Run 4.2 bar in the front, 4.5 in the rear.", True),
+        ("Every 3–4 weeks in winter.", True),
+        ("加 260 毫升凉水，揉成面团。", True),
+        ("Saturday pancakes, makes about 12.", False),
+        ("Step 2 in the guide: returns HTTP status `201 Created`.", False),
+        ('Send it as JSON:\n\n```json\n{"timeout": "5m"}\n```', False),  # an example's value
+    ],
+)
+def test_passages_that_state_an_amount(passage: str, states: bool) -> None:
+    assert states_amount(passage) is states
