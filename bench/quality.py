@@ -1,7 +1,8 @@
 """Retrieval quality on the real-question set (the one to tune on) and the synthetic one.
 
     python bench/quality.py [--set real|dev|test|synthetic|both] [--baseline] [--misses]
-                            [--embed-model minilm|previous-minilm] [--chunk-chars 1500] [KEY=VALUE ...]
+                            [--embed-model minilm|previous-minilm] [--chunk-chars 1500]
+                            [--ranks FILE] [KEY=VALUE ...]
 
 Real questions: bench/questions/real/<project>.jsonl over bench/corpora/<project>/ (users'
 GitHub questions, gold = the section a maintainer linked), scored on its two splits too:
@@ -12,6 +13,8 @@ in-prompt recall (a gold section among the excerpts the answering model receives
 corpus and per set; --baseline adds the naive hybrid baseline (bench/baseline.py) measured
 on the same questions. KEY=VALUE pairs change settings for the run (e.g. rrf_k=30).
 Indexes are kept under $KBQA_BENCH_DIR (default /tmp/kbqa-bench) and reused when current.
+--ranks FILE writes each question's gold rank as JSON lines, for bench/compare.py to tell
+whether two runs differ by more than chance.
 """
 
 from __future__ import annotations
@@ -52,11 +55,13 @@ def main() -> None:
     parser.add_argument("--corpora", nargs="*", default=None, help="only these corpora")
     parser.add_argument("--baseline", action="store_true", help="also score the naive baseline")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--ranks", type=Path, help="write every question's gold rank here")
     parser.add_argument("changes", nargs="*", help="settings as KEY=VALUE")
     args = parser.parse_args()
     changes = {k: _value(v) for k, v in (c.split("=", 1) for c in args.changes)}
     totals: dict[str, list[evaluate.Outcome]] = {}
     base_totals: dict[str, list[evaluate.Outcome]] = {}
+    ranks = args.ranks.open("w", encoding="utf-8") if args.ranks else None
     print(f"{'set':<10} {'corpus':<20} {'n':>3} " + " ".join(f"{k:>9}" for k in KEYS))
     for kind, name, vault, questions_file in eval_sets(args.set):
         if args.corpora and name not in args.corpora:
@@ -85,6 +90,17 @@ def main() -> None:
         _row(
             f"real-{split_of(name)}" if kind == "real" else kind, name, evaluate.summarize(outcomes)
         )
+        if ranks:
+            for o in outcomes:
+                row = {
+                    "set": f"real-{split_of(name)}" if kind == "real" else kind,
+                    "corpus": name,
+                    "question": o.question.question,
+                    "rank": o.rank,
+                    "page_rank": o.page_rank,
+                    "in_prompt": o.in_prompt,
+                }
+                ranks.write(json.dumps(row, ensure_ascii=False) + "\n")
         if args.misses:
             for o in outcomes:
                 if o.rank is None or o.rank > 5:
@@ -108,6 +124,8 @@ def main() -> None:
             base_totals.setdefault(kind, []).extend(scored)
             _row(kind, f"  baseline:{name}", evaluate.summarize(scored), in_prompt=False)
         kb.close()
+    if ranks:
+        ranks.close()
     for kind, outcomes in sorted(totals.items(), key=lambda kv: _ORDER.index(kv[0])):
         summary = evaluate.summarize(outcomes)
         _row(kind, "ALL", summary)
