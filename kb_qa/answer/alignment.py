@@ -16,7 +16,14 @@ import math
 import re
 from collections.abc import Sequence
 
-from kb_qa.answer.blocks import Block, code_segments, matching_rows, passages, rows_span
+from kb_qa.answer.blocks import (
+    Block,
+    code_segments,
+    matching_rows,
+    passages,
+    rows_span,
+    weight_of,
+)
 from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
 
@@ -88,7 +95,7 @@ def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int
         weight = {t: math.log(1 + len(blocks) / df[t]) for t in words if t in df}
         if not weight:
             continue
-        scores = [math.fsum(weight.get(t, 0.0) for t in b.tokens) for b in blocks]
+        scores = [weight_of(b.tokens, weight) for b in blocks]
         best = max(range(len(blocks)), key=lambda i: (scores[i], -i))
         shared = len(blocks[best].tokens & weight.keys())
         if shared >= MIN_WORDS and scores[best] >= MIN_SHARE * math.fsum(weight.values()):

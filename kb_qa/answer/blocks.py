@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -197,6 +198,13 @@ def passages(markdown: str) -> list[Block]:
             tokens = frozenset(keyword_tokens(text, camel_parts=True))
             blocks.append(Block(kind, text, tokens, where, rows))
     return blocks
+
+
+def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
+    """The summed weights of the question's words among ``tokens``. math.fsum, not sum: a
+    set's order changes with PYTHONHASHSEED, and a plain sum of the same weights in another
+    order can differ by a rounding error and break a tie differently in each process."""
+    return math.fsum(weight.get(t, 0.0) for t in tokens)
 
 
 def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_qa.answer.amounts import asks_amount, states_amount
-from kb_qa.answer.blocks import Block, matching_rows, passages, rows_span
+from kb_qa.answer.blocks import Block, matching_rows, passages, rows_span, weight_of
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens, normalize
 from kb_qa.types import Hit
@@ -92,16 +92,14 @@ def _best_passage(
     if not blocks:
         return "", 0.0, (0, 0)
 
-    # math.fsum, not sum: a set's order changes with PYTHONHASHSEED, and a plain sum of the
-    # same weights in another order can differ by a rounding error and break a tie otherwise.
     def score(i: int) -> float:
-        return math.fsum(weight.get(t, 0.0) for t in blocks[i].tokens | heading)
+        return weight_of(blocks[i].tokens | heading, weight)
 
     def own(i: int) -> float:  # a tie-break: a heading's words count for every block
-        return math.fsum(weight.get(t, 0.0) for t in blocks[i].tokens)
+        return weight_of(blocks[i].tokens, weight)
 
     best = max(range(len(blocks)), key=lambda i: (score(i), own(i), -i))
-    if score(best) == math.fsum(weight.get(t, 0.0) for t in heading):
+    if score(best) == weight_of(heading, weight):
         best = 0  # no block says more than the heading: the section's opening does
     chosen = [best]
     first, last = blocks[best], best
@@ -134,7 +132,7 @@ def _best_passage(
         quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
     else:
         quoted = (min(a for a, _ in spans), max(b for _, b in spans))
-    restated = HEADING_WEIGHT * math.fsum(weight.get(t, 0.0) for t in heading)
+    restated = HEADING_WEIGHT * weight_of(heading, weight)
     return text, max(score(i) for i in chosen) + restated, quoted
 
 
