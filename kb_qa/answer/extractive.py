@@ -197,13 +197,15 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     # Which section leads: what its passage says of the question's words and how close
     # the whole section is to it (retrieval's order is the tie-break).
     most = max(words for *_, words, _ in scored) or 1.0
-    amount = AMOUNT_WEIGHT if asks_amount(question) else 0.0
+    asks = asks_amount(question)  # passages are read for an amount only when it asks
     choices = [
         _Choice(
             n,
             h,
             text,
-            words / most + SIMILARITY_WEIGHT * (h.similarity or 0.0) + amount * states_amount(text),
+            words / most
+            + SIMILARITY_WEIGHT * (h.similarity or 0.0)
+            + (AMOUNT_WEIGHT if asks and states_amount(text) else 0.0),
             span,
             words,
         )
