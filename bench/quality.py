@@ -84,16 +84,15 @@ def main() -> None:
         chunks = kb.store.chunks()
         questions = evaluate.load_questions(questions_file, chunks)
         outcomes = evaluate.run(kb, questions, kb.settings)
+        label = f"real-{split_of(name)}" if kind == "real" else kind  # real: its split
         if kind == "real":
-            totals.setdefault(f"real-{split_of(name)}", []).extend(outcomes)
+            totals.setdefault(label, []).extend(outcomes)
         totals.setdefault(kind, []).extend(outcomes)
-        _row(
-            f"real-{split_of(name)}" if kind == "real" else kind, name, evaluate.summarize(outcomes)
-        )
+        _row(label, name, evaluate.summarize(outcomes))
         if ranks:
             for o in outcomes:
                 row = {
-                    "set": f"real-{split_of(name)}" if kind == "real" else kind,
+                    "set": label,
                     "corpus": name,
                     "question": o.question.question,
                     "rank": o.rank,
@@ -120,7 +119,7 @@ def main() -> None:
                 for q in questions
             ]
             if kind == "real":
-                base_totals.setdefault(f"real-{split_of(name)}", []).extend(scored)
+                base_totals.setdefault(label, []).extend(scored)
             base_totals.setdefault(kind, []).extend(scored)
             _row(kind, f"  baseline:{name}", evaluate.summarize(scored), in_prompt=False)
         kb.close()
