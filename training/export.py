@@ -51,9 +51,14 @@ import json
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torch import Tensor  # torch is imported where a model is read: the training extra
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_COSINE = 0.99
@@ -101,37 +106,31 @@ def base_model_path() -> Path:
     return base()
 
 
-def average(models: list[Path], target: Path) -> Path:
-    """A model folder whose weights are the mean of ``models``' (runs from the same base):
-    a "model soup" (Wortsman et al. 2022), which keeps what the runs agree on."""
+def _mixed(models: list[Path], mix: Callable[[list[Tensor]], Tensor], target: Path) -> Path:
+    """A model folder whose floating-point weights are ``mix`` of ``models``' (runs from one
+    base, so every weight has its twin in each), the first model's others kept as they are."""
     from transformers import AutoModel
 
     first = AutoModel.from_pretrained(str(models[0]))
-    states = [AutoModel.from_pretrained(str(m)).state_dict() for m in models[1:]]
-    mean = {
-        name: sum((s[name] for s in states), weight) / len(models)
-        if weight.is_floating_point()
-        else weight
+    others = [AutoModel.from_pretrained(str(m)).state_dict() for m in models[1:]]
+    state = {
+        name: mix([weight, *(s[name] for s in others)]) if weight.is_floating_point() else weight
         for name, weight in first.state_dict().items()
     }
-    first.load_state_dict(mean)
+    first.load_state_dict(state)
     first.save_pretrained(str(target))
     return target
 
 
+def average(models: list[Path], target: Path) -> Path:
+    """A model folder whose weights are the mean of ``models``' (runs from the same base):
+    a "model soup" (Wortsman et al. 2022), which keeps what the runs agree on."""
+    return _mixed(models, lambda w: sum(w[1:], w[0]) / len(w), target)
+
+
 def blend(trained: Path, alpha: float, target: Path) -> Path:
     """A model folder whose weights are ``base + alpha * (trained - base)``."""
-    from transformers import AutoModel
-
-    model = AutoModel.from_pretrained(str(trained))
-    base = AutoModel.from_pretrained(str(base_model_path())).state_dict()
-    mixed = {
-        name: (base[name] + alpha * (weight - base[name])) if weight.is_floating_point() else weight
-        for name, weight in model.state_dict().items()
-    }
-    model.load_state_dict(mixed)
-    model.save_pretrained(str(target))
-    return target
+    return _mixed([trained, base_model_path()], lambda w: w[1] + alpha * (w[0] - w[1]), target)
 
 
 def fold(source: Path, target: Path) -> None:
