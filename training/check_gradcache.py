@@ -10,6 +10,7 @@ of the two moves against the mean move, and fails when it exceeds a thousandth o
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
@@ -25,7 +26,8 @@ import train  # noqa: E402
 def main() -> None:
     import torch
 
-    rows = [json.loads(line) for _, line in zip(range(60), (HERE / "data" / "pairs.jsonl").open())]
+    with (HERE / "data" / "pairs.jsonl").open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in itertools.islice(lines, 60)]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         shutil.copytree(train.base_model_path(), base)

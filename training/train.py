@@ -245,8 +245,10 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         print(f"resumed at step {step}, {clock['spent'] / 60:.1f} min spent")
 
     def encode(texts: list[str]) -> torch.Tensor:
-        features = model.tokenize(texts)
-        return model(features)["sentence_embedding"]
+        """The trained model's unit vectors of ``texts`` (with their graph, unless the
+        caller turned gradients off)."""
+        vectors = model(model.tokenize(texts))["sentence_embedding"]
+        return torch.nn.functional.normalize(vectors, dim=-1)
 
     def base_vectors(texts: list[str]) -> torch.Tensor:
         """The frozen base model's unit vectors of ``texts`` (no gradient)."""
@@ -287,14 +289,14 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         return loss
 
     def plain_step(said: list[str], written: list[str]) -> float:
-        queries = torch.nn.functional.normalize(encode(said), dim=-1)
+        queries = encode(said)
         if frozen is not None and recipe.query_only:
             todo = [t for t in dict.fromkeys(written) if t not in fixed]
             if todo:
                 fixed.update(zip(todo, base_vectors(todo)))
             passages = torch.stack([fixed[t] for t in written])
         else:
-            passages = torch.nn.functional.normalize(encode(written), dim=-1)
+            passages = encode(written)
         loss = scores_loss(queries, passages, said, written)
         loss.backward()
         return loss.item()
@@ -309,7 +311,7 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         with torch.no_grad():
             for chunk in chunks:
                 states.append(torch.get_rng_state())
-                vectors.append(torch.nn.functional.normalize(encode(chunk), dim=-1))
+                vectors.append(encode(chunk))
         held = torch.cat(vectors).requires_grad_()
         loss = scores_loss(held[: len(said)], held[len(said) :], said, written)
         loss.backward()
@@ -317,7 +319,7 @@ def train(rows: list[dict[str, str]], out: Path, recipe: Recipe) -> Path:
         at = 0
         for chunk, state in zip(chunks, states, strict=True):
             torch.set_rng_state(state)
-            again = torch.nn.functional.normalize(encode(chunk), dim=-1)
+            again = encode(chunk)
             again.backward(held.grad[at : at + len(chunk)])
             at += len(chunk)
         return loss.item()
