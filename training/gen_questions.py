@@ -20,17 +20,20 @@ resumes where it stopped (a section whose question was dropped is written as
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
 from kb_qa.text import keyword_tokens
 
 HERE = Path(__file__).resolve().parent
-PERMISSIVE = "MIT,Apache-2.0,BSD,ISC,CC-BY-4.0"
+sys.path.insert(0, str(HERE))  # pair_batches.py, also when a test loads this script by path
+
+from pair_batches import PERMISSIVE, sites_under  # noqa: E402
+
 SYSTEM = "You turn documentation into the questions users ask. Reply with one question only."
 ASK = "Documentation:\n{text}\n\nWhat question does this documentation answer?"
 PREFIX = "Question:"
@@ -44,10 +47,9 @@ def sections(pairs: Path, sites: set[str], per_site: int, seed: int) -> list[dic
     by_site: dict[str, list[dict[str, str]]] = {}
     for line in pairs.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        key = hashlib.sha1(row["positive"].encode()).hexdigest()
-        if row["site"] not in sites or key in seen or len(row["positive"]) < 200:
+        if row["site"] not in sites or row["positive"] in seen or len(row["positive"]) < 200:
             continue
-        seen.add(key)
+        seen.add(row["positive"])
         by_site.setdefault(row["site"], []).append(
             {"site": row["site"], "positive": row["positive"], "negative": row["negative"]}
         )
@@ -99,15 +101,13 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    allowed = set(args.licences.split(","))
-    kept = json.loads(args.manifest.read_text(encoding="utf-8"))["kept"]
-    sites = {s["repository"] for s in kept if s["licence"] in allowed}
+    sites, _ = sites_under(args.manifest, args.licences)
     todo = sections(args.pairs, sites, args.per_site, args.seed)
     done: set[str] = set()
     if args.out.exists():  # resume: skip the sections already asked about
-        for line in args.out.read_text(encoding="utf-8").splitlines():
-            done.add(hashlib.sha1(json.loads(line)["positive"].encode()).hexdigest())
-    todo = [r for r in todo if hashlib.sha1(r["positive"].encode()).hexdigest() not in done]
+        lines = args.out.read_text(encoding="utf-8").splitlines()
+        done = {json.loads(line)["positive"] for line in lines}
+    todo = [r for r in todo if r["positive"] not in done]
     print(f"{len(todo)} sections of {len(sites)} sites to ask about ({len(done)} done before)")
 
     folder, name = args.gguf.parent, args.gguf.name

@@ -10,6 +10,17 @@ import json
 import random
 from pathlib import Path
 
+# Only sites under these licences are trained on (the manifest records each site's).
+PERMISSIVE = "MIT,Apache-2.0,BSD,ISC,CC-BY-4.0"
+
+
+def sites_under(manifest: Path, licences: str) -> tuple[set[str], int]:
+    """The repositories of ``manifest``'s kept sites whose licence is one of ``licences``
+    (comma-separated), and how many sites it keeps in all."""
+    allowed = set(licences.split(","))
+    kept = json.loads(manifest.read_text(encoding="utf-8"))["kept"]
+    return {s["repository"] for s in kept if s["licence"] in allowed}, len(kept)
+
 
 def load_pairs(
     path: Path, mix: dict[str, float], seed: int, sites: set[str]

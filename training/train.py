@@ -38,7 +38,6 @@ Built for 2 CPU cores and a wall-clock budget:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -49,7 +48,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # pair_batches.py, also when another script loads this one
 
-from pair_batches import batches, load_pairs, parse_mix, sample, site_batches  # noqa: E402
+from pair_batches import (  # noqa: E402
+    PERMISSIVE,
+    batches,
+    load_pairs,
+    parse_mix,
+    sample,
+    site_batches,
+    sites_under,
+)
 
 __all__ = ["Recipe", "base_model_path", "parse_mix", "sample", "site_batches", "train"]
 
@@ -72,9 +79,6 @@ def base_model_path() -> Path:
     if not found:
         raise SystemExit(f"no sentence-transformers model under {root}")
     return found[0]
-
-
-PERMISSIVE = "MIT,Apache-2.0,BSD,ISC,CC-BY-4.0"
 
 
 def main() -> None:
@@ -130,11 +134,9 @@ def main() -> None:
     args = parser.parse_args()
 
     mix = parse_mix(args.mix)
-    allowed = set(args.licences.split(","))
-    kept = json.loads(args.manifest.read_text(encoding="utf-8"))["kept"]
-    sites = {s["repository"] for s in kept if s["licence"] in allowed}
+    sites, kept = sites_under(args.manifest, args.licences)
     rows = load_pairs(args.pairs, mix, args.seed, sites)
-    print(f"{len(sites)} of {len(kept)} sites are under {args.licences}")
+    print(f"{len(sites)} of {kept} sites are under {args.licences}")
     print(f"{len(rows)} pairs in the mix {mix}")
     train(rows, args.out, Recipe.of(args))
 
