@@ -8,8 +8,10 @@ each with ``must``: exact strings of the Markdown that answers (``five``, ``600`
 ``4.2 bar``), and the ``path`` and ``heading`` of that section. Prints, per vault and in
 all: the share of answers whose first quoted passage holds every ``must`` string (goal >=
 0.90), the share that show a second passage, and the share whose second passage is off
-topic (neither in the answering section nor holding a ``must`` string; goal <= 0.10), and
-the share called not covered. The quoted passages are read from the citations' ranges (the
+topic (neither in the answering section nor holding a ``must`` string; goal <= 0.10), the
+share called not covered, and the share whose first passage still holds the words when the
+question is asked right after an unrelated one (the labelled question before it in the
+same vault about another page): a new question must not be read as a follow-up. The quoted passages are read from the citations' ranges (the
 docs' bytes the page highlights), so the check is of what a reader sees.
 
 A third of each vault's questions is a locked test split (``split_of``: the third whose
@@ -32,6 +34,7 @@ from corpora import QUESTIONS, WORK
 from kb_qa import KnowledgeBase
 from kb_qa.answer import extractive
 from kb_qa.answer.answering import prepare
+from kb_qa.answer.prompt import Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 VAULTS = {"sample_site": ROOT / "sample_site", "notes": ROOT / "bench" / "notes_vault"}
@@ -86,17 +89,22 @@ def main() -> None:
     split = split_of(rows)
     print(
         f"{'vault':<18} {'n':>3} {'first holds':>11} {'second shown':>12} {'second off':>10} "
-        f"{'not covered':>11}"
+        f"{'not covered':>11} {'after another':>13}"
     )
     tally: dict[str, list[int]] = {}
     for name in VAULTS:
         kb = vault_index(name, args.embed_model)
-        for row in (r for r in rows if r["vault"] == name):
+        mine = [r for r in rows if r["vault"] == name]
+        for at, row in enumerate(mine):
             outcome = _answer(kb, row)
+            earlier = [*reversed(mine[:at]), *reversed(mine)]
+            before = next(r for r in earlier if r["path"] != row["path"])
+            asked = [Turn("user", before["question"]), Turn("assistant", "(an answer)")]
+            after = _answer(kb, row, asked)[0]
             which = split[row["question"]]
             for key in (f"{name} {which}", name, which, "ALL"):
-                counts = tally.setdefault(key, [0, 0, 0, 0, 0])
-                for i, v in enumerate((1, *outcome[:4])):
+                counts = tally.setdefault(key, [0, 0, 0, 0, 0, 0])
+                for i, v in enumerate((1, *outcome[:4], after)):
                     counts[i] += v
             if args.show and which == "dev" and not outcome[0]:
                 print(
@@ -113,10 +121,12 @@ def main() -> None:
         _row(key, *tally[key])
 
 
-def _answer(kb: KnowledgeBase, row: dict) -> tuple[bool, bool, bool, bool, str]:
+def _answer(
+    kb: KnowledgeBase, row: dict, history: list[Turn] | None = None
+) -> tuple[bool, bool, bool, bool, str]:
     """(first passage holds the words, second shown, second off topic, not covered, where
-    the first passage comes from) for one labelled question."""
-    prepared = prepare(kb, kb.settings, row["question"])
+    the first passage comes from) for one labelled question, asked after ``history``."""
+    prepared = prepare(kb, kb.settings, row["question"], history or ())
     result = extractive.quote(row["question"], prepared.ranked, prepared.covered)
     by_number = dict(prepared.ranked)
     shown = [
@@ -134,10 +144,10 @@ def _answer(kb: KnowledgeBase, row: dict) -> tuple[bool, bool, bool, bool, str]:
     return ok, len(shown) > 1, off, not prepared.covered, got
 
 
-def _row(name: str, n: int, holds: int, second: int, off: int, uncovered: int) -> None:
+def _row(name: str, n: int, holds: int, second: int, off: int, uncovered: int, after: int) -> None:
     print(
         f"{name:<18} {n:>3} {holds / n:>11.3f} {second / n:>12.3f} {off / n:>10.3f} "
-        f"{uncovered / n:>11.3f}",
+        f"{uncovered / n:>11.3f} {after / n:>13.3f}",
         flush=True,
     )
 

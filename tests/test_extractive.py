@@ -19,7 +19,7 @@ from kb_qa.answer.amounts import asks_amount, states_amount
 from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.citations import Citation, narrowed
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
-from kb_qa.answer.prepare import follow_up_queries, key_terms
+from kb_qa.answer.prepare import follow_up_queries, key_terms, leans_on_conversation
 from kb_qa.answer.prompt import Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk, Hit
@@ -361,3 +361,27 @@ def test_questions_that_ask_for_an_amount(question: str, asks: bool) -> None:
 )
 def test_passages_that_state_an_amount(passage: str, states: bool) -> None:
     assert states_amount(passage) is states
+
+
+def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
+    kb: KnowledgeBase,
+) -> None:
+    history = [Turn("user", "What is the default retry backoff?"), Turn("assistant", "10s [1].")]
+    for question in ("How do I install Lumen?", "What port does the server listen on?"):
+        assert follow_up_queries(question, history) == []
+        _, after = ask(kb, question, history=history)
+        _, alone = ask(kb, question)
+        assert after.citations[0] == alone.citations[0]
+        assert "retries.md" not in after.citations[0].path
+    # Pointing back, opening as a continuation or a bare fragment: a follow-up.
+    for question in ("Should I cache it?", "And for pip?", "What about Windows?", "Per job?"):
+        assert leans_on_conversation(question), question
+    # "there", "one" and Chinese questions (no spaces: one "word") that point nowhere.
+    for question in (
+        "Is there a dashboard?",
+        "Can I run more than one worker?",
+        "When does the new one-week on-call rota start?",
+        "饺子怎么做？",
+    ):
+        assert not leans_on_conversation(question), question
+    assert leans_on_conversation("那个怎么改？")

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kb_qa.answer.coverage import covered
+from kb_qa.answer.coverage import CJK_SHARE, covered
 from kb_qa.answer.llm import call_options
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
-from kb_qa.text import STOPWORDS, normalize
+from kb_qa.text import STOPWORDS, cjk_share, normalize
 from kb_qa.types import Hit
 
 
@@ -93,9 +93,28 @@ def prepare(
 
 
 _DEPENDENT = re.compile(
-    r"\b(it|its|this|that|these|those|they|them|there|one|same|instead)\b|它|这个|那个|这些|那些",
+    r"\b(it|its|this|that|these|those|they|them|same|instead|one|there)\b|它|这个|那个|这些|那些",
     re.IGNORECASE,
 )
+# Uses of "there" and "one" that point nowhere: "is there a dashboard?", "more than one
+# worker", "one-week rota".
+_NOT_POINTING = re.compile(
+    r"\b(?:is|are|was|were|be)\s+there\b|\bthere\s+(?:is|are|was|were)\b|\bthan\s+one\b|"
+    r"\bone\s*-|\bone\s+(?:of|by|at|per|or|more)\b",
+    re.IGNORECASE,
+)
+_CONTINUES = re.compile(
+    r"^\s*(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+if|same)\b",
+    re.IGNORECASE,
+)
+FRAGMENT_WORDS = 3  # a question this short without a question of its own is a follow-up
+
+
+def leans_on_conversation(question: str) -> bool:
+    """Whether a question needs the conversation to be understood (see follow_up_queries)."""
+    if _CONTINUES.search(question) or _DEPENDENT.search(_NOT_POINTING.sub(" ", question)):
+        return True
+    return cjk_share(question) < CJK_SHARE and len(question.split()) <= FRAGMENT_WORDS
 
 
 # Words of a question that say what is asked, not what it is about: a follow-up brings its
@@ -121,17 +140,23 @@ def key_terms(question: str) -> str:
 
 
 def follow_up_queries(question: str, history: Sequence[Turn]) -> list[str]:
-    """Without a model to rewrite it, a question that leans on the conversation (short, or
-    with "it", "this", "它"...) is searched with the previous user turn's key terms, in both
-    orders (the first line leads the reader's ranking through its title vector), and not
-    alone. bench/answers.py --followups, 20 follow-ups over the synthetic corpora: the gold
-    section in the answer's first five 0.450 alone, 0.750 with the whole previous question
-    added in both orders (the version before), 0.900 so; 0.800 for the question written out
-    in full. [] when the question stands on its own."""
+    """Without a model to rewrite it, a question that leans on the conversation is searched
+    with the previous user turn's key terms, in both orders (the first line leads the
+    reader's ranking through its title vector), and not alone. bench/answers.py
+    --followups, 20 follow-ups over the synthetic corpora: the gold section in the answer's
+    first five 0.450 alone, 0.750 with the whole previous question added in both orders
+    (the version before), 0.900 so; 0.800 for the question written out in full.
+
+    A question leans on the conversation when it points back ("it", "that one", "它"),
+    opens as a continuation ("and if…", "what about…") or is a bare fragment of
+    three words or fewer ("On Windows?"). Shortness alone is no sign: "How much RAM does a
+    Lumen server need?" asked after a question about retries is a new question, and read
+    as a follow-up it found retry sections (bench/passages.py, "after another"). [] when
+    the question stands on its own."""
     previous = next((t.content for t in reversed(history) if t.role == "user"), "")
     if not previous:
         return []
-    if len(question.split()) > 8 and not _DEPENDENT.search(question):
+    if not leans_on_conversation(question):
         return []
     terms = key_terms(previous) or previous
     return [f"{question}\n{terms}", f"{terms}\n{question}"]
