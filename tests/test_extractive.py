@@ -5,6 +5,7 @@ whole; honest coverage; follow-ups that use the conversation.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import subprocess
@@ -252,6 +253,37 @@ def test_a_citation_quotes_the_rows_the_answer_shows_not_the_whole_table() -> No
     a, b = result.quoted[1]
     assert text[a:b] == rows[1]  # one row, exactly the docs' bytes
     assert rows[1] in "".join(result.pieces)
+
+
+def test_the_rows_an_answer_shows_are_the_rows_the_page_highlights() -> None:
+    rows = [
+        "| `retry.max_attempts` | `5` | Total attempts |",
+        "| `retry.strategy` | `exponential` | How the delay grows |",
+        "| `retry.initial_backoff` | `10s` | Delay before the second attempt |",
+        "| `retry.multiplier` | `2.0` | Growth factor |",
+        "| `retry.max_backoff` | `10m` | Upper bound for any single delay |",
+        "| `retry.jitter` | `0.2` | Random spread |",
+    ]
+    text = "## Codes\n\n| Setting | Default | Meaning |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+    result = quote("What is the default retry backoff?", [(1, Hit(_section(text), 1.0))])
+    a, b = result.quoted[1]
+    shown = "".join(result.pieces)
+    # One run: the two backoff rows and the row between them, shown as they are highlighted.
+    assert text[a:b] == "\n".join(rows[2:5])
+    assert text[a:b] in shown and rows[1] not in shown
+
+
+def test_a_table_continued_from_the_previous_piece_is_shown_under_its_header() -> None:
+    header = "| Key | Type | Default |\n|---|---|---|"
+    rows = [f"| `scheduler.opt{n}` | string | `x{n}` |" for n in range(3)]
+    rows.append("| `retry.jitter` | float | `0.2` |")
+    text = "\n".join(rows) + "\n"  # the second piece of a long section: rows only
+    chunk = dataclasses.replace(_section(text), piece=1, context=f"Also called: Keys\n{header}")
+    result = quote("What type is retry.jitter?", [(1, Hit(chunk, 1.0))])
+    shown = "".join(result.pieces)
+    assert f"{header}\n{rows[0]}" in shown  # a table a reader sees, not lines of pipes
+    a, b = result.quoted[1]
+    assert text[a:b] == "\n".join(rows)  # the header is context: this piece's rows are quoted
 
 
 def test_a_narrowed_citation_is_the_files_bytes_at_its_offsets() -> None:

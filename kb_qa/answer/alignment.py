@@ -22,6 +22,7 @@ from kb_qa.answer.blocks import (
     matching_rows,
     passages,
     rows_span,
+    table_header,
     weight_of,
 )
 from kb_qa.text import keyword_tokens
@@ -75,7 +76,8 @@ def aligned(
     for excerpt, sentences in said.items():
         if not 1 <= excerpt <= len(excerpts):
             continue
-        span = _passage_of(passages(excerpts[excerpt - 1].chunk.text), list(sentences))
+        chunk = excerpts[excerpt - 1].chunk
+        span = _passage_of(passages(chunk.text, table_header(chunk.context)), list(sentences))
         if span is not None:
             spans[excerpt] = span
     return spans

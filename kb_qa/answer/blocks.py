@@ -36,6 +36,7 @@ _CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
 _PROSE = ("paragraph_open", "blockquote_open")
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
 
 
@@ -150,8 +151,20 @@ def _spans(text: str) -> list[tuple[bool, str]]:
     return parts
 
 
-def passages(markdown: str) -> list[Block]:
-    """The blocks of a section's Markdown, in order, as they would be shown."""
+def table_header(context: str) -> str:
+    """The header row and delimiter row a chunk's ``context`` repeats for a table split
+    across pieces ("" when it holds none)."""
+    lines = context.split("\n")
+    for i in range(len(lines) - 1, 0, -1):
+        if _DELIMITER_ROW.match(lines[i]) and lines[i - 1].lstrip().startswith("|"):
+            return f"{lines[i - 1]}\n{lines[i]}"
+    return ""
+
+
+def passages(markdown: str, header: str = "") -> list[Block]:
+    """The blocks of a section's Markdown, in order, as they would be shown. ``header``:
+    the header of a table this piece of a section continues (``table_header``), shown
+    above its rows so that they read as a table, not as lines of pipes."""
     source, origin = _flatten(markdown)
     lines = source.split("\n")
     starts = [0]
@@ -172,7 +185,13 @@ def passages(markdown: str) -> list[Block]:
         raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
         where = span(*token.map)
         rows: tuple[tuple[int, int], ...] = ()
-        if token.type in _PROSE:
+        if header and token.type == "paragraph_open" and _rows_only(raw):
+            kind, text = "table", f"{header}\n{_table_text(raw)}"
+            first = token.map[0]
+            continued = [span(i, i + 1) for i in range(first, first + len(raw.split("\n")))]
+            # The header is context, not this piece's bytes: it has no span of its own.
+            rows = ((where[0], where[0]), (where[0], where[0]), *continued)
+        elif token.type in _PROSE:
             kind, text = "prose", _reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             kind, text = "list", _reading_text(raw)
@@ -183,13 +202,7 @@ def passages(markdown: str) -> list[Block]:
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
             kind, text = "code", raw
         elif token.type == "table_open":
-            kind, text = (
-                "table",
-                "".join(
-                    part if is_code else _ATTRS.sub("", part)
-                    for is_code, part in code_segments(raw)
-                ),
-            )
+            kind, text = "table", _table_text(raw)
             first = token.map[0]
             rows = tuple(span(i, i + 1) for i in range(first, first + len(raw.split("\n"))))
         else:  # headings are shown as the heading path; raw HTML never is
@@ -198,6 +211,17 @@ def passages(markdown: str) -> list[Block]:
             tokens = frozenset(keyword_tokens(text, camel_parts=True))
             blocks.append(Block(kind, text, tokens, where, rows))
     return blocks
+
+
+def _rows_only(raw: str) -> bool:
+    """Whether a paragraph is nothing but table rows (a split table's continuation)."""
+    return all(line.lstrip().startswith("|") for line in raw.split("\n"))
+
+
+def _table_text(raw: str) -> str:
+    """A table as shown: attribute lists dropped outside code."""
+    parts = code_segments(raw)
+    return "".join(part if is_code else _ATTRS.sub("", part) for is_code, part in parts)
 
 
 def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
@@ -209,8 +233,9 @@ def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
 
 def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
     """A long table cut to its header and the rows that match the question (all rows when
-    none does): the row that answers should not drown among twenty others. With it, the
-    indexes of the body rows kept (None: the whole table)."""
+    none does): the row that answers should not drown among twenty others. The rows kept
+    are one run, so that what is shown is what the page highlights. With it, the indexes
+    of the body rows kept (None: the whole table)."""
     lines = table.split("\n")
     header, body = lines[:2], lines[2:]
     if len(body) <= MAX_TABLE_ROWS:
@@ -228,9 +253,15 @@ def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] 
     best = max(scores)
     if best <= 0:
         return table, None
-    keep = sorted(range(len(body)), key=lambda i: -scores[i])[:MAX_TABLE_ROWS]
-    keep = [i for i in sorted(keep) if scores[i] >= TABLE_ROW_SHARE * best]
-    return "\n".join(header + [body[i] for i in keep]), keep
+    top = scores.index(best)
+    # One run of rows, as the page highlights one range: the best row and those near it
+    # that match too, with the rows between them, at most MAX_TABLE_ROWS.
+    lo = hi = top
+    for i in sorted(range(len(body)), key=lambda i: (abs(i - top), i)):
+        if scores[i] >= TABLE_ROW_SHARE * best and max(hi, i) - min(lo, i) < MAX_TABLE_ROWS:
+            lo, hi = min(lo, i), max(hi, i)
+    keep = list(range(lo, hi + 1))
+    return "\n".join(header + body[lo : hi + 1]), keep
 
 
 def rows_span(table: Block, kept: list[int] | None) -> tuple[int, int]:

@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_qa.answer.amounts import asks_amount, states_amount
-from kb_qa.answer.blocks import Block, matching_rows, passages, rows_span, weight_of
+from kb_qa.answer.blocks import (
+    Block,
+    matching_rows,
+    passages,
+    rows_span,
+    table_header,
+    weight_of,
+)
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens, normalize
 from kb_qa.types import Hit
@@ -176,7 +183,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     if not covered:
         nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{NOT_COVERED}\n\n", nearest], {})
-    read = [(n, h, passages(h.chunk.text)) for n, h in sections]
+    read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _CONTRACTION.sub("", normalize(question))
     wanted = set(keyword_tokens(said)) | _compounds(said)
     df: dict[str, int] = {}
