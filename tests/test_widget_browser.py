@@ -13,6 +13,7 @@ import httpx
 from browser import sync_playwright_or_skip
 from llm_server import Reply
 from widget_stack import (
+    HEADING_IN_VIEW,
     MARK_IN_VIEW,
     MARKS,
     MARKS_TEXT,
@@ -104,6 +105,7 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     page.wait_for_function(MARK_IN_VIEW)
     settle(page)
     assert page.evaluate(MARK_IN_VIEW)
+    assert page.evaluate(HEADING_IN_VIEW, "default-retry-policy")  # where the rows belong
     assert page.locator("#kb-qa").count() == 1
     # The panel docks beside the page instead of covering the passage, and stays open for the
     # next citation; closing it gives the page its width back.
@@ -115,9 +117,20 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     page.wait_for_function(f"{MARKS}.some(m => m.textContent.includes('grace period'))")
     page.wait_for_function(MARK_IN_VIEW)
     assert not page.evaluate(PANEL_COVERS_MARKS)
+    # The section's heading shows too, below Material's sticky header.
+    settle(page)
+    assert page.evaluate(HEADING_IN_VIEW, "token-rotation")
     # Docked, the panel sits beside the page rather than over it: not modal while it does.
     assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
-    page.locator(".kbq-panel button[aria-label='Close']").click()
+    # With focus on the page, the shortcut goes back to the question and Esc closes the panel.
+    box = page.locator(".md-content__inner h1").bounding_box()
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("Control+k")
+    assert in_shadow(page, "return root.activeElement && root.activeElement.id") == "kbq-input"
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.keyboard.press("Escape")
     sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
     assert page.evaluate("document.documentElement.hasAttribute('data-kb-qa-docked')") is False
     page.keyboard.press("Control+k")

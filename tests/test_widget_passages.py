@@ -16,7 +16,16 @@ import pytest
 from api_helpers import indexed_sample, parse_sse
 from browser import sync_playwright_or_skip
 from uvicorn_thread import UvicornThread
-from widget_stack import MARK_IN_VIEW, MARKS, MARKS_TEXT, Stack, ask, open_page, shot
+from widget_stack import (
+    HEADING_IN_VIEW,
+    MARK_IN_VIEW,
+    MARKS,
+    MARKS_TEXT,
+    Stack,
+    ask,
+    open_page,
+    shot,
+)
 
 from kb_qa.serve.app import create_app
 
@@ -35,6 +44,7 @@ QUESTIONS = [
     ("What happens on the night the clocks spring forward?", "list item"),
     ("How many API calls per minute can a single token make?", "prose"),
     ("How many job completions per second can a SQLite-backed server handle?", "prose"),
+    ("How many times is a failing job retried?", "prose under a table"),
 ]
 
 # What a reader reads of Markdown: its words, without link targets, markup or fence lines.
@@ -106,3 +116,16 @@ def test_the_highlight_is_the_quoted_passage(
         }}"""
     )
     assert below
+    # And the heading itself shows above the passage whenever both fit in the window.
+    anchor = citations["citations"][0]["anchor"]
+    fits = page.evaluate(
+        f"""(id) => {{
+            const header = document.querySelector('.md-header');
+            const room = window.innerHeight - (header ? header.getBoundingClientRect().bottom : 0);
+            const marks = {MARKS};
+            const bottom = Math.max(...marks.map(m => m.getBoundingClientRect().bottom));
+            return bottom - document.getElementById(id).getBoundingClientRect().top <= room - 16;
+        }}""",
+        anchor,
+    )
+    assert not fits or page.evaluate(HEADING_IN_VIEW, anchor), anchor

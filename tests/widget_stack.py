@@ -73,6 +73,14 @@ MARK_IN_VIEW = f"""() => {{
   return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
 }}"""
 
+# True when the heading with this id shows below the sticky header, above the window's end.
+HEADING_IN_VIEW = """(id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  const header = document.querySelector(".md-header, header");
+  const below = header ? header.getBoundingClientRect().bottom : 0;
+  return r.top >= below - 1 && r.bottom <= window.innerHeight;
+}"""
+
 # True when the open panel hides part of a highlighted passage, side by side.
 PANEL_COVERS_MARKS = f"""() => {{
   const panel = document.getElementById("kb-qa").shadowRoot.querySelector(".kbq-panel");

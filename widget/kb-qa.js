@@ -979,14 +979,20 @@
       }
     });
     window.addEventListener("keydown", (ev) => {
-      if (ev.defaultPrevented || !matchesShortcut(ev, w.shortcut)) return;
-      const sc = w.shortcut;
-      if (!(sc.ctrl || sc.meta || sc.alt)) {
-        const t = ev.target;
-        if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+      if (ev.defaultPrevented) return;
+      const t = ev.target;
+      const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked")) {
+        ev.preventDefault();
+        w.setOpen(false);
+        return;
       }
+      if (!matchesShortcut(ev, w.shortcut)) return;
+      const sc = w.shortcut;
+      if (!(sc.ctrl || sc.meta || sc.alt) && typing) return;
       ev.preventDefault();
-      w.setOpen(!w.state.open);
+      if (w.state.open && document.activeElement !== ui.host) ui.input.focus();
+      else w.setOpen(!w.state.open);
     });
     ui.launcher.addEventListener("click", () => w.setOpen(true));
     ui.closeButton.addEventListener("click", () => w.setOpen(false));
@@ -1603,7 +1609,7 @@
     if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
     if (!marks.length) return [];
     marks.forEach(reveal);
-    scrollToMarks(marks, smooth);
+    scrollToMarks(marks, smooth, sec.heading);
     highlightTimer = setTimeout(function() {
       marks.forEach(function(mark) {
         mark.classList.add("kb-qa-highlight--faded");
@@ -1611,7 +1617,7 @@
     }, FADE_MS);
     return marks;
   }
-  function scrollToMarks(marks, smooth) {
+  function scrollToMarks(marks, smooth, heading2) {
     let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
     let behavior = smooth && !reduce ? "smooth" : "auto";
     let doc = document.scrollingElement || document.documentElement;
@@ -1630,6 +1636,8 @@
     let offset = (header && getComputedStyle(header).position !== "static" ? header.getBoundingClientRect().bottom : 0) + 16;
     let room = window.innerHeight - offset;
     let y = bottom - top <= room ? top - offset - (room - (bottom - top)) / 2 : top - offset;
+    let above = heading2 ? heading2.getBoundingClientRect().top : Infinity;
+    if (above < top && bottom - above <= room) y = Math.min(y, above - offset);
     window.scrollTo({ top: Math.max(0, window.scrollY + y), behavior });
   }
 
@@ -1649,7 +1657,9 @@
       w.setOpen(false, false);
       return;
     }
-    requestAnimationFrame(() => scrollToMarks(marks, smooth));
+    const heading2 = anchor ? document.getElementById(anchor) : null;
+    const titled = heading2 && /^H[1-6]$/.test(heading2.tagName) ? heading2 : null;
+    requestAnimationFrame(() => scrollToMarks(marks, smooth, titled));
   }
   function openCitation(w, href) {
     const url = new URL(href);

@@ -106,7 +106,7 @@ export function highlight(anchor, spec, smooth) {
   if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
   if (!marks.length) return [];
   marks.forEach(reveal);
-  scrollToMarks(marks, smooth);
+  scrollToMarks(marks, smooth, sec.heading);
   highlightTimer = setTimeout(function () {
     marks.forEach(function (mark) {
       mark.classList.add("kb-qa-highlight--faded");
@@ -115,8 +115,9 @@ export function highlight(anchor, spec, smooth) {
   return marks;
 }
 
-/** Centre the passage in the window, or show its start below the header when it is tall. */
-export function scrollToMarks(marks, smooth) {
+/** Show the section's heading and the passage under the sticky header when both fit; else
+ * centre the passage in the window, or show its start below the header when it is tall. */
+export function scrollToMarks(marks, smooth, heading) {
   let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
   let behavior = smooth && !reduce ? "smooth" : "auto";
   let doc = document.scrollingElement || document.documentElement;
@@ -135,5 +136,7 @@ export function scrollToMarks(marks, smooth) {
   let offset = (header && getComputedStyle(header).position !== "static" ? header.getBoundingClientRect().bottom : 0) + 16;
   let room = window.innerHeight - offset;
   let y = bottom - top <= room ? top - offset - (room - (bottom - top)) / 2 : top - offset;
+  let above = heading ? heading.getBoundingClientRect().top : Infinity;
+  if (above < top && bottom - above <= room) y = Math.min(y, above - offset); // heading in view too
   window.scrollTo({ top: Math.max(0, window.scrollY + y), behavior: behavior });
 }

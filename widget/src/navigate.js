@@ -25,7 +25,9 @@ export function showPassage(w, anchor, spec, smooth) {
     w.setOpen(false, false);
     return;
   }
-  requestAnimationFrame(() => scrollToMarks(marks, smooth)); // the page reflowed beside the panel
+  const heading = anchor ? document.getElementById(anchor) : null;
+  const titled = heading && /^H[1-6]$/.test(heading.tagName) ? heading : null;
+  requestAnimationFrame(() => scrollToMarks(marks, smooth, titled)); // the page reflowed beside the panel
 }
 
 /** Follow a citation link ``href`` the way this site navigates. */

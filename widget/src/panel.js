@@ -103,15 +103,23 @@ export function initPanel(w) {
   });
 
   window.addEventListener("keydown", (ev) => {
-    // A site that handles the same keys first (calls preventDefault) keeps them.
-    if (ev.defaultPrevented || !matchesShortcut(ev, w.shortcut)) return;
-    const sc = w.shortcut;
-    if (!(sc.ctrl || sc.meta || sc.alt)) {
-      const t = ev.target;
-      if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    // A site that handles the same keys first (calls preventDefault) keeps them. Keys typed in
+    // the widget never get here (the host stops them): focus is on the page.
+    if (ev.defaultPrevented) return;
+    const t = ev.target;
+    const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+    if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked")) {
+      // The docked panel stays open beside the page the reader went to: Esc closes it there too.
+      ev.preventDefault();
+      w.setOpen(false);
+      return;
     }
+    if (!matchesShortcut(ev, w.shortcut)) return;
+    const sc = w.shortcut;
+    if (!(sc.ctrl || sc.meta || sc.alt) && typing) return;
     ev.preventDefault();
-    w.setOpen(!w.state.open);
+    if (w.state.open && document.activeElement !== ui.host) ui.input.focus(); // back to the question
+    else w.setOpen(!w.state.open);
   });
 
   ui.launcher.addEventListener("click", () => w.setOpen(true));
