@@ -9,6 +9,7 @@ import pytest
 
 from kb_qa.answer import coverage, extractive
 from kb_qa.answer.answering import prepare
+from kb_qa.answer.blocks import passages
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.text import normalize
 from kb_qa.types import Hit
@@ -31,6 +32,14 @@ def test_wikilinks_and_callouts_read_as_words() -> None:
     assert normalize("See [[Projects/Heat pump#Sizing]].") == "See Heat pump Sizing."
     assert normalize("![[Suppliers]]") == "Suppliers"
     assert normalize("> [!warning]- Careful") == "> warning: Careful"
+
+
+def test_a_quoted_callout_keeps_its_title_on_a_line_of_its_own() -> None:
+    note = "> [!note]- Why baking soda\n> Baking soda is an alkali.\n\n> [!tip]\n> Sift it.\n"
+    titled, plain = passages(note)
+    # The title is a bold lead-in over a blank quoted line: the text is its own paragraph.
+    assert titled.text == "> **note: Why baking soda**\n>\n> Baking soda is an alkali."
+    assert plain.text == "> **tip:** \n> Sift it."
 
 
 def test_obsidian_vault_indexes_and_finds_by_alias(

@@ -925,7 +925,7 @@
       el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
       log,
       form,
-      el("p", { class: "kbq-foot", text: "Answers come from these docs and can be wrong: check the sources. " + keys + " opens, Esc closes." })
+      el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })])
     ]);
     const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
     const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip]);
@@ -1817,7 +1817,9 @@
       tip.style.width = width + "px";
       const left = Math.max(8, Math.min(r.left + r.width / 2 - width / 2, window.innerWidth - width - 8));
       const h = tip.offsetHeight;
-      const top = r.top - h - 8 >= 8 ? r.top - h - 8 : Math.min(r.bottom + 8, window.innerHeight - h - 8);
+      const floor = Math.max(8, log.getBoundingClientRect().top);
+      const below = r.bottom + 8 + h <= window.innerHeight - 8;
+      const top = r.top - h - 8 >= floor || !below ? r.top - h - 8 : r.bottom + 8;
       tip.style.left = left + "px";
       tip.style.top = Math.max(8, top) + "px";
     };

@@ -32,7 +32,7 @@ _ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
-_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?\s*", re.M)
+_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
 _PROSE = ("paragraph_open", "blockquote_open")
@@ -91,12 +91,22 @@ def _reading_text(text: str) -> str:
 
 def _plain_prose(text: str) -> str:
     text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
-    text = _CALLOUT.sub(r"\1**\2:** ", text)
+    text = _CALLOUT.sub(_callout, text)
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
     text = _HTML_TAG.sub("", text)
     return strip_citations(text)
+
+
+def _callout(m: re.Match[str]) -> str:
+    """An Obsidian callout's first line as a bold lead-in: "**note:** text", or with a
+    title, "**note: Title**" over a quoted blank line, so its text is a paragraph of its own
+    instead of running on from the title."""
+    quote, kind, title = m.group(1), m.group(2), m.group(3).strip()
+    if not title:
+        return f"{quote}**{kind}:** "
+    return f"{quote}**{kind}: {title}**\n{quote.rstrip()}"
 
 
 def code_segments(text: str) -> list[tuple[bool, str]]:

@@ -36,7 +36,7 @@ export function buildPanel(options, shortcut, apple) {
     el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
     log,
     form,
-    el("p", { class: "kbq-foot", text: "Answers come from these docs and can be wrong: check the sources. " + keys + " opens, Esc closes." }),
+    el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })]),
   ]);
   const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
   const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip]);

@@ -66,7 +66,10 @@ export function initTooltip(w) {
     tip.style.width = width + "px";
     const left = Math.max(8, Math.min(r.left + r.width / 2 - width / 2, window.innerWidth - width - 8));
     const h = tip.offsetHeight;
-    const top = r.top - h - 8 >= 8 ? r.top - h - 8 : Math.min(r.bottom + 8, window.innerHeight - h - 8);
+    // Above the chip while that leaves the panel's title bar clear, else below it.
+    const floor = Math.max(8, log.getBoundingClientRect().top);
+    const below = r.bottom + 8 + h <= window.innerHeight - 8;
+    const top = r.top - h - 8 >= floor || !below ? r.top - h - 8 : r.bottom + 8;
     tip.style.left = left + "px";
     tip.style.top = Math.max(8, top) + "px";
   };
