@@ -99,6 +99,10 @@ def _asked(
         ("面团要加多少凉水？", True),
         ("北京到上海的高铁要坐多少个小时？", False),
         ("每天应该喝多少水才算健康？", False),
+        # One content word, and the section is named after it.
+        ("饺子怎么做？", True),
+        ("怎么包饺子？", True),
+        ("怎么给手机换一个新的电池？", False),
     ],
 )
 def test_a_chinese_question_is_covered_by_its_words_with_a_particle_between_them(

@@ -31,6 +31,8 @@ WORDS_FLOOR = {"minilm": 0.30}
 CJK_SHARE = 0.3  # a question this CJK is judged by its words, not by MiniLM's vector
 CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain ...
 CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎么) aside
+# Pairs too common to name a section's subject ("提交第一个任务" is not about "一个").
+_GENERIC_PAIRS = frozenset("一个 一些 一下 这个 那个 我们 你们 他们 自己 没有 怎样 中的".split())
 # Character pairs that make a question a question, not what it is about.
 _ASKING = frozenset(
     "什么 怎么 怎样 如何 多少 是否 为什 哪些 哪里 哪个 可以 能否 需要 的是 是什 是多 吗 呢".split()
@@ -48,11 +50,15 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
         found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
         about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
-        # A short personal note answers in few words ("饺子和面要加多少水？": the recipe
-        # holds 饺子 and 和面, not the rest of the sentence): two content pairs are enough,
-        # a pair of characters one apart counting too ("每天要背" finds "每天背").
+        # A section named after what the question asks about covers it ("饺子怎么做？" and
+        # its "饺子做法"): a question with one content word has no second pair to find.
+        named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
+        # A short personal note answers in few words: two content pairs are enough, a pair
+        # of characters one apart counting too ("每天要背" finds "每天背").
         return bool(wanted) and (
-            len(wanted & found) >= CJK_MATCHED * len(wanted) or len(about) >= CJK_PAIRS
+            len(wanted & found) >= CJK_MATCHED * len(wanted)
+            or len(about) >= CJK_PAIRS
+            or bool(wanted & named - _ASKING - _GENERIC_PAIRS)
         )
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
