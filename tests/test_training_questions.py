@@ -60,3 +60,34 @@ def test_sections_are_distinct_long_enough_capped_per_site_and_only_from_allowed
     assert sorted(r["site"] for r in chosen) == ["a/a", "a/a", "a/a", "b/b"]
     assert len({r["positive"] for r in chosen if r["site"] == "a/a"}) == 3
     assert all(len(r["positive"]) >= 200 for r in chosen)
+
+
+_FILTER = importlib.util.spec_from_file_location(
+    "training_filter_questions", ROOT / "training" / "filter_questions.py"
+)
+assert _FILTER and _FILTER.loader
+consistency = importlib.util.module_from_spec(_FILTER)
+sys.modules["training_filter_questions"] = consistency
+_FILTER.loader.exec_module(consistency)
+
+
+def test_the_round_trip_rank_counts_the_sections_closer_than_the_target() -> None:
+    import numpy as np
+
+    sections = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    asked = np.array([[0.0, 1.0], [1.0, 0.0]])  # the first asks about section 1, the second 0
+    # Aimed at section 2, each question finds one section closer (1, then 0) first.
+    assert consistency.ranks([2, 2], sections, asked) == [1, 1]
+    assert consistency.ranks([1, 0], sections, asked) == [0, 0]
+
+
+def test_each_sites_pool_is_its_distinct_positives(tmp_path: Path) -> None:
+    rows = [
+        {"site": "a/x", "positive": "one"},
+        {"site": "a/x", "positive": "two"},
+        {"site": "a/x", "positive": "one"},
+        {"site": "b/y", "positive": "three"},
+    ]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert consistency.pools(pairs, {"a/x"}) == {"a/x": ["one", "two"]}
