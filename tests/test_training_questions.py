@@ -1,5 +1,6 @@
 """training/gen_questions.py: which generated questions are kept, what the generator reads, and
-which sections it is asked about (no model is loaded: these are the script's plain parts)."""
+which sections it is asked about; training/filter_questions.py's round trip (no model is
+loaded: these are the scripts' plain parts)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,25 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-# Loaded by path: training/ is not a package, and its module names must not shadow others.
-_SPEC = importlib.util.spec_from_file_location(
-    "training_gen_questions", ROOT / "training" / "gen_questions.py"
-)
-assert _SPEC and _SPEC.loader
-gen = importlib.util.module_from_spec(_SPEC)
-sys.modules["training_gen_questions"] = gen
-_SPEC.loader.exec_module(gen)
+
+
+def _script(name: str) -> ModuleType:
+    """training/<name>.py, loaded by path: training/ is not a package, and its module names
+    must not shadow others."""
+    path = ROOT / "training" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"training_{name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"training_{name}"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _script("gen_questions")
+consistency = _script("filter_questions")
 
 WORKER = (
     "Running workers > The built-in worker\n### The built-in worker\n\n"
@@ -60,15 +70,6 @@ def test_sections_are_distinct_long_enough_capped_per_site_and_only_from_allowed
     assert sorted(r["site"] for r in chosen) == ["a/a", "a/a", "a/a", "b/b"]
     assert len({r["positive"] for r in chosen if r["site"] == "a/a"}) == 3
     assert all(len(r["positive"]) >= 200 for r in chosen)
-
-
-_FILTER = importlib.util.spec_from_file_location(
-    "training_filter_questions", ROOT / "training" / "filter_questions.py"
-)
-assert _FILTER and _FILTER.loader
-consistency = importlib.util.module_from_spec(_FILTER)
-sys.modules["training_filter_questions"] = consistency
-_FILTER.loader.exec_module(consistency)
 
 
 def test_the_round_trip_rank_counts_the_sections_closer_than_the_target() -> None:
