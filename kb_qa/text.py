@@ -44,6 +44,26 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+# An HTML tag: the "/" of a closing tag, its name, its attributes, a self-closing "/".
+_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)((?:\s[^<>]*?)?)\s*(/?)>")
+
+
+def without_markup(question: str) -> str:
+    """A question without the HTML markup pasted or typed into it ("<b>how</b> do retries
+    work?", "<img src=x onerror=...> ..."): tags with attributes, self-closing ones and those
+    the question also closes go; a bare ``<id>`` or ``Optional<T>`` is what it asks about
+    and stays."""
+    closed = {m.group(2).casefold() for m in _TAG.finditer(question) if m.group(1)}
+
+    def tag(m: re.Match[str]) -> str:
+        markup = m.group(1) or m.group(4) or m.group(3).strip()
+        markup = markup or m.group(2).casefold() in closed
+        return " " if markup else m.group(0)
+
+    plain = _SPACE.sub(" ", _TAG.sub(tag, question)).strip()
+    return plain or question
+
+
 TITLE_WORDS = 14
 
 

@@ -23,6 +23,7 @@ from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
 from kb_qa.answer.prepare import follow_up_queries, key_terms, leans_on_conversation
 from kb_qa.answer.prompt import Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.text import without_markup
 from kb_qa.types import Chunk, Hit
 
 
@@ -393,6 +394,21 @@ def test_questions_that_ask_for_an_amount(question: str, asks: bool) -> None:
 )
 def test_passages_that_state_an_amount(passage: str, states: bool) -> None:
     assert states_amount(passage) is states
+
+
+def test_markup_in_a_question_does_not_hide_what_it_asks(kb: KnowledgeBase) -> None:
+    plain_done, plain = ask(kb, "how do retries work?")
+    hostile = "<img src=x onerror=alert(1)> how do retries work?"
+    for marked in ("<b>how</b> do retries work?", hostile):
+        done, cited = ask(kb, marked)
+        assert done.covered and plain_done.covered
+        assert cited.citations[0] == plain.citations[0]
+    # A placeholder or a type parameter is what the question is about: it stays.
+    assert without_markup("What does lumen jobs cancel <id> do?") == (
+        "What does lumen jobs cancel <id> do?"
+    )
+    assert without_markup("Is Optional<T> allowed?") == "Is Optional<T> allowed?"
+    assert without_markup("a<br/>b <a href='x'>c</a>") == "a b c"
 
 
 def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(

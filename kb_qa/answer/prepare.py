@@ -16,7 +16,7 @@ from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
-from kb_qa.text import STOPWORDS, cjk_share, normalize
+from kb_qa.text import STOPWORDS, cjk_share, normalize, without_markup
 from kb_qa.types import Hit
 
 
@@ -48,13 +48,13 @@ def prepare(
     """
     started = time.perf_counter()
     for_model = bool(settings.model) if for_model is None else for_model
-    queries = [question]
+    queries = [without_markup(question)]  # what the model reads keeps the question as asked
     if settings.rewrite_queries and settings.model:
         queries += rewrite(question, history, settings, call_options(settings))
     else:
         # A follow-up that leans on the conversation is searched only with the previous
         # question's key terms: alone, "and how do I change it?" finds unrelated sections.
-        queries = follow_up_queries(question, history) or queries
+        queries = follow_up_queries(queries[0], history) or queries
 
     def ranked_for(q: str, reader: bool, fusion: str | None = None) -> list[Hit]:
         n = settings.answer_candidates
