@@ -44,23 +44,34 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-# An HTML tag: the "/" of a closing tag, its name, its attributes, a self-closing "/".
-_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)((?:\s[^<>]*?)?)\s*(/?)>")
+# An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
+_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)(\s[^<>]*)?(/?)>")
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
 def without_markup(question: str) -> str:
     """A question without the HTML markup pasted or typed into it ("<b>how</b> do retries
-    work?", "<img src=x onerror=...> ..."): tags with attributes, self-closing ones and those
-    the question also closes go; a bare ``<id>`` or ``Optional<T>`` is what it asks about
-    and stays."""
+    work?", "<img src=x onerror=...> ..."): tags the question also closes, self-closing
+    ones and those with ``name=value`` attributes go (the last leave their name: "img").
+    A bare ``<id>``, ``Optional<T>`` or ``Box<dyn Error>`` is what it asks about, and code
+    spans are left as they are."""
     closed = {m.group(2).casefold() for m in _TAG.finditer(question) if m.group(1)}
 
     def tag(m: re.Match[str]) -> str:
-        markup = m.group(1) or m.group(4) or m.group(3).strip()
-        markup = markup or m.group(2).casefold() in closed
-        return " " if markup else m.group(0)
+        name, rest = m.group(2), (m.group(3) or "").strip()
+        if m.group(1) or m.group(4) or rest.endswith("/") or name.casefold() in closed:
+            return " "
+        if "=" in rest:
+            return f" {name} "
+        return m.group(0)
 
-    plain = _SPACE.sub(" ", _TAG.sub(tag, question)).strip()
+    parts = []
+    at = 0
+    for span in _CODE_SPAN.finditer(question):
+        parts += [_TAG.sub(tag, question[at : span.start()]), span.group(0)]
+        at = span.end()
+    parts.append(_TAG.sub(tag, question[at:]))
+    plain = _SPACE.sub(" ", "".join(parts)).strip()
     return plain or question
 
 
@@ -124,11 +135,15 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     return _stemmer().stemWords(words) + cjk
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The unspaced CJK runs of ``text`` (NFKC), in order."""
+    return [t for t in _raw_tokens(text) if _CJK.match(t)]
+
+
 def cjk_skip_pairs(text: str) -> set[str]:
     """The characters two apart in each CJK run of ``text``: "每天要背" gives 每要 and 天背,
     which match "每天背" where the question put a particle between the words."""
-    runs = (t for t in _raw_tokens(text) if _CJK.match(t))
-    return {run[i] + run[i + 2] for run in runs for i in range(len(run) - 2)}
+    return {run[i] + run[i + 2] for run in cjk_runs(text) for i in range(len(run) - 2)}
 
 
 def compound_tokens(text: str) -> list[str]:

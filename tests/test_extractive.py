@@ -398,17 +398,22 @@ def test_passages_that_state_an_amount(passage: str, states: bool) -> None:
 
 def test_markup_in_a_question_does_not_hide_what_it_asks(kb: KnowledgeBase) -> None:
     plain_done, plain = ask(kb, "how do retries work?")
+    done, cited = ask(kb, "<b>how</b> do retries work?")
+    assert done.covered and plain_done.covered
+    assert cited.citations[0] == plain.citations[0]
+    # A tag with attributes leaves its name, which may be what is asked about.
     hostile = "<img src=x onerror=alert(1)> how do retries work?"
-    for marked in ("<b>how</b> do retries work?", hostile):
-        done, cited = ask(kb, marked)
-        assert done.covered and plain_done.covered
-        assert cited.citations[0] == plain.citations[0]
+    assert without_markup(hostile) == "img how do retries work?"
     # A placeholder or a type parameter is what the question is about: it stays.
     assert without_markup("What does lumen jobs cancel <id> do?") == (
         "What does lumen jobs cancel <id> do?"
     )
-    assert without_markup("Is Optional<T> allowed?") == "Is Optional<T> allowed?"
+    for kept in ("Is Optional<T> allowed?", "Can main return Box<dyn Error>?", "Is `<a b=c>` ok?"):
+        assert without_markup(kept) == kept
     assert without_markup("a<br/>b <a href='x'>c</a>") == "a b c"
+    assert (
+        without_markup("How do I embed an <iframe src=x> here?") == "How do I embed an iframe here?"
+    )
 
 
 def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
@@ -424,12 +429,17 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
     # Pointing back, opening as a continuation or a bare fragment: a follow-up.
     for question in ("Should I cache it?", "And for pip?", "What about Windows?", "Per job?"):
         assert leans_on_conversation(question), question
-    # "there", "one" and Chinese questions (no spaces: one "word") that point nowhere.
+    # "there", "one" as a number and Chinese questions (no spaces: one "word") that point
+    # nowhere.
     for question in (
         "Is there a dashboard?",
         "Can I run more than one worker?",
+        "How many workers can one server run?",
         "When does the new one-week on-call rota start?",
         "饺子怎么做？",
+        "饺子和面要加多少水？",
     ):
         assert not leans_on_conversation(question), question
-    assert leans_on_conversation("那个怎么改？")
+    pointing = ("那个怎么改？", "怎么改？", "包子呢？", "还有别的方法吗？", "それを変更するには？")
+    for question in pointing:
+        assert leans_on_conversation(question), question

@@ -99,9 +99,11 @@ def _asked(
         ("面团要加多少凉水？", True),
         ("北京到上海的高铁要坐多少个小时？", False),
         ("每天应该喝多少水才算健康？", False),
-        # One content word, and the section is named after it.
+        # One or two pairs say what it is about (子怎 and 么做 straddle 怎么 and do not), or
+        # the first names the section ("饺子" of "饺子做法").
         ("饺子怎么做？", True),
         ("怎么包饺子？", True),
+        ("饺子和面要加多少水？", True),
         ("怎么给手机换一个新的电池？", False),
     ],
 )
@@ -113,6 +115,21 @@ def test_a_chinese_question_is_covered_by_its_words_with_a_particle_between_them
 ) -> None:
     hits = _asked(make_vault, kb, CHINESE_NOTES, question)
     assert coverage.covered(question, hits, "minilm") is expected
+
+
+@pytest.mark.parametrize(
+    "question", ["原子弹怎么做？", "减肥方法有哪些？", "世界杯什么时间开始？", "地球的时间？"]
+)
+def test_a_chinese_question_sharing_one_common_word_with_a_note_is_not_covered(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], question: str
+) -> None:
+    notes = {
+        "生活.md": (
+            "# 生活\n\n## 蛋糕怎么做\n\n鸡蛋四个，低筋面粉 100 克，烤 35 分钟。\n\n"
+            "## 学习方法\n\n每天早上背单词，晚上复习。\n\n## 出发时间\n\n周六早上八点出发。\n"
+        )
+    }
+    assert coverage.covered(question, _asked(make_vault, kb, notes, question), "minilm") is False
 
 
 def test_a_passage_that_answers_leads_though_it_links_to_a_page_retrieval_found(

@@ -17,8 +17,8 @@ from kb_qa.answer.citations import strip_citations
 from kb_qa.text import WIKILINK, keyword_tokens
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
-MAX_TABLE_ROWS = 5  # a longer table shows its header and its best-matching rows
-TABLE_ROW_SHARE = 0.5  # ... those scoring at least this share of the best row
+MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
+TABLE_ROW_SHARE = 0.5  # ... reaching out to rows scoring at least this share of the best
 
 
 # Only blocks are read: inline parsing is off (160 KB of '[' took it 11 s).
@@ -32,11 +32,12 @@ _ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
-_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
+_CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
 _PROSE = ("paragraph_open", "blockquote_open")
-_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+# A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
+_DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
 
 
@@ -163,10 +164,11 @@ def _spans(text: str) -> list[tuple[bool, str]]:
 
 def table_header(context: str) -> str:
     """The header row and delimiter row a chunk's ``context`` repeats for a table split
-    across pieces ("" when it holds none)."""
+    across pieces ("" when it holds none; a table without outer pipes is not recognised,
+    and its continued rows read as prose)."""
     lines = context.split("\n")
     for i in range(len(lines) - 1, 0, -1):
-        if _DELIMITER_ROW.match(lines[i]) and lines[i - 1].lstrip().startswith("|"):
+        if _DELIMITER_ROW.fullmatch(lines[i].strip()) and lines[i - 1].lstrip().startswith("|"):
             return f"{lines[i - 1]}\n{lines[i]}"
     return ""
 
@@ -242,10 +244,12 @@ def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
 
 
 def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
-    """A long table cut to its header and the rows that match the question (all rows when
-    none does): the row that answers should not drown among twenty others. The rows kept
-    are one run, so that what is shown is what the page highlights. With it, the indexes
-    of the body rows kept (None: the whole table)."""
+    """A long table cut to its header and the rows that match the question (the whole table
+    when none does): the row that answers should not drown among twenty others. The rows
+    kept are one run of at most MAX_TABLE_ROWS around the best-matching row (the first of a
+    tie), reaching the matching rows nearest it and holding the rows between them, so that
+    what is shown is what the page highlights. With it, the indexes of the body rows kept
+    (None: the whole table)."""
     lines = table.split("\n")
     header, body = lines[:2], lines[2:]
     if len(body) <= MAX_TABLE_ROWS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from kb_qa.text import cjk_share, cjk_skip_pairs, keyword_tokens
+from kb_qa.text import cjk_runs, cjk_share, cjk_skip_pairs, keyword_tokens
 from kb_qa.types import Hit
 
 # Cosine similarity of the best match at or above which the sources cover the question.
@@ -31,8 +31,8 @@ WORDS_FLOOR = {"minilm": 0.30}
 CJK_SHARE = 0.3  # a question this CJK is judged by its words, not by MiniLM's vector
 CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain ...
 CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎么) aside
-# Pairs too common to name a section's subject ("提交第一个任务" is not about "一个").
-_GENERIC_PAIRS = frozenset("一个 一些 一下 这个 那个 我们 你们 他们 自己 没有 怎样 中的".split())
+# Pairs too common to say what a question is about.
+_GENERIC_PAIRS = frozenset("一个 一些 一下 这个 那个 我们 你们 他们 自己 没有 中的".split())
 # Character pairs that make a question a question, not what it is about.
 _ASKING = frozenset(
     "什么 怎么 怎样 如何 多少 是否 为什 哪些 哪里 哪个 可以 能否 需要 的是 是什 是多 吗 呢".split()
@@ -50,15 +50,19 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
         found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
         about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
-        # A section named after what the question asks about covers it ("饺子怎么做？" and
-        # its "饺子做法"): a question with one content word has no second pair to find.
-        named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
         # A short personal note answers in few words: two content pairs are enough, a pair
-        # of characters one apart counting too ("每天要背" finds "每天背").
+        # of characters one apart counting too ("每天要背" finds "每天背"). Or the pairs
+        # that say what it asks about, not how it asks (子怎 and 么做 straddle 怎么): half of
+        # them in the best passages ("怎么包饺子？"), or the first, the topic a Chinese
+        # question opens with, naming one of the best sections ("饺子和面要加多少水？" and
+        # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法").
+        content = _content_pairs(question)
+        named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
         return bool(wanted) and (
             len(wanted & found) >= CJK_MATCHED * len(wanted)
             or len(about) >= CJK_PAIRS
-            or bool(wanted & named - _ASKING - _GENERIC_PAIRS)
+            or (bool(content) and len(found.intersection(content)) >= CJK_MATCHED * len(content))
+            or (bool(content) and content[0] in named)
         )
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
@@ -70,6 +74,25 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         return False
     held = [keyword_tokens(h.chunk.index_text) for h in hits[:3]]  # each read once
     return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
+
+
+def _content_pairs(question: str) -> list[str]:
+    """The question's character pairs that lie outside its asking words (什么, 怎么, 吗) and
+    are not generic, in order: what it is about, its topic first."""
+    pairs: list[str] = []
+    for run in cjk_runs(question):
+        asking = set()
+        for word in _ASKING:
+            at = run.find(word)
+            while at >= 0:
+                asking.update(range(at, at + len(word)))
+                at = run.find(word, at + 1)
+        for i in range(len(run) - 1):
+            pair = run[i : i + 2]
+            if i in asking or i + 1 in asking or pair in _GENERIC_PAIRS or pair in pairs:
+                continue
+            pairs.append(pair)
+    return pairs
 
 
 def _holds_phrase(wanted: list[str], text: list[str]) -> bool:

@@ -16,7 +16,7 @@ from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
-from kb_qa.text import STOPWORDS, cjk_share, normalize, without_markup
+from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize, without_markup
 from kb_qa.types import Hit
 
 
@@ -92,29 +92,36 @@ def prepare(
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
 
 
+# Words that point back: "it", "that", "the other one" ("one" alone is mostly a number:
+# "Can I run one job per hour?"), 它, 这个, Japanese それ.
 _DEPENDENT = re.compile(
-    r"\b(it|its|this|that|these|those|they|them|same|instead|one|there)\b|它|这个|那个|这些|那些",
+    r"\b(?:it|its|this|that|these|those|they|them|same|instead|there)\b|"
+    r"\b(?:that|this|which|the|other|another)\s+one\b|\bone\W*$|"
+    r"它|这个|那个|这些|那些|それ|これ|その|この|あれ",
     re.IGNORECASE,
 )
-# Uses of "there" and "one" that point nowhere: "is there a dashboard?", "more than one
-# worker", "one-week rota".
+# Uses of "there" that point nowhere: "is there a dashboard?".
 _NOT_POINTING = re.compile(
-    r"\b(?:is|are|was|were|be)\s+there\b|\bthere\s+(?:is|are|was|were)\b|\bthan\s+one\b|"
-    r"\bone\s*-|\bone\s+(?:of|by|at|per|or|more)\b",
-    re.IGNORECASE,
+    r"\b(?:is|are|was|were|be)\s+there\b|\bthere\s+(?:is|are|was|were)\b", re.IGNORECASE
 )
+# Openings and endings of a question that continues the last one: "and …", "what about …",
+# "那…", "还有…", "…呢？".
 _CONTINUES = re.compile(
-    r"^\s*(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+if|same)\b",
+    r"^\s*(?:(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+if|same)\b|"
+    r"那|还有)|呢\W*$",
     re.IGNORECASE,
 )
 FRAGMENT_WORDS = 3  # a question this short without a question of its own is a follow-up
+FRAGMENT_CJK = 4  # ... and in Chinese or Japanese, this many characters ("怎么改？")
 
 
 def leans_on_conversation(question: str) -> bool:
     """Whether a question needs the conversation to be understood (see follow_up_queries)."""
     if _CONTINUES.search(question) or _DEPENDENT.search(_NOT_POINTING.sub(" ", question)):
         return True
-    return cjk_share(question) < CJK_SHARE and len(question.split()) <= FRAGMENT_WORDS
+    if cjk_share(question) >= CJK_SHARE:
+        return sum(map(len, cjk_runs(question))) <= FRAGMENT_CJK
+    return len(question.split()) <= FRAGMENT_WORDS
 
 
 # Words of a question that say what is asked, not what it is about: a follow-up brings its
