@@ -127,7 +127,8 @@ def _answer(
     """(first passage holds the words, second shown, second off topic, not covered, where
     the first passage comes from) for one labelled question, asked after ``history``."""
     prepared = prepare(kb, kb.settings, row["question"], history or ())
-    result = extractive.quote(row["question"], prepared.ranked, prepared.covered)
+    # As the API quotes: with what was searched (a follow-up's previous key terms included).
+    result = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered)
     by_number = dict(prepared.ranked)
     shown = [
         (by_number[n].chunk, by_number[n].chunk.text[a:b]) for n, (a, b) in result.quoted.items()
