@@ -129,6 +129,15 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     page.keyboard.press("Control+k")
     assert in_shadow(page, "return root.activeElement && root.activeElement.id") == "kbq-input"
     sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    # Esc in the site's search (focus on a result) is the search's: the panel stays.
+    page.locator(".md-search__input").click()
+    page.keyboard.type("token")
+    page.locator(".md-search-result__link").first.wait_for()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.tagName") == "A"
+    page.keyboard.press("Escape")
+    page.wait_for_function("!document.querySelector('input[data-md-toggle=search]').checked")
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
     page.mouse.click(box["x"] + 5, box["y"] + 5)
     page.keyboard.press("Escape")
     sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()

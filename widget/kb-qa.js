@@ -978,12 +978,16 @@
         trapFocus(ui, ev);
       }
     });
+    let siteHadIt = false;
+    window.addEventListener("keydown", (ev) => {
+      siteHadIt = ev.key === "Escape" && siteDialogOpen(ev.composedPath ? ev.composedPath() : []);
+    }, true);
     window.addEventListener("keydown", (ev) => {
       if (ev.defaultPrevented) return;
-      const t = ev.target;
+      const path = ev.composedPath ? ev.composedPath() : [ev.target];
+      const t = path[0] || ev.target;
       const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
-      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked")) {
-        ev.preventDefault();
+      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
         w.setOpen(false);
         return;
       }
@@ -1020,6 +1024,11 @@
       ev.preventDefault();
       if (!w.stop()) w.submit();
     });
+  }
+  function siteDialogOpen(path) {
+    const modal = (n) => n && n.nodeType === 1 && (n.tagName === "DIALOG" || n.getAttribute("aria-modal") === "true");
+    if (path.some(modal)) return true;
+    return !!document.querySelector('input[data-md-toggle="search"]:checked, dialog[open]');
   }
   function trapFocus(ui, ev) {
     const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);

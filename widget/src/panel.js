@@ -102,15 +102,22 @@ export function initPanel(w) {
     }
   });
 
+  // Whether a dialog of the site was open when the key went down, before the site's own
+  // handlers (Material's search closes on Escape) ran.
+  let siteHadIt = false;
+  window.addEventListener("keydown", (ev) => {
+    siteHadIt = ev.key === "Escape" && siteDialogOpen(ev.composedPath ? ev.composedPath() : []);
+  }, true);
   window.addEventListener("keydown", (ev) => {
     // A site that handles the same keys first (calls preventDefault) keeps them. Keys typed in
     // the widget never get here (the host stops them): focus is on the page.
     if (ev.defaultPrevented) return;
-    const t = ev.target;
+    const path = ev.composedPath ? ev.composedPath() : [ev.target];
+    const t = path[0] || ev.target; // inside a site's shadow root too (Zensical's search)
     const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
-    if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked")) {
-      // The docked panel stays open beside the page the reader went to: Esc closes it there too.
-      ev.preventDefault();
+    if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
+      // The docked panel stays open beside the page the reader went to: Esc closes it there
+      // too, once the site's own dialogs (its search) have had theirs.
       w.setOpen(false);
       return;
     }
@@ -149,6 +156,14 @@ export function initPanel(w) {
     ev.preventDefault();
     if (!w.stop()) w.submit();
   });
+}
+
+/** Whether the key came from, or the page shows, a dialog of the site's own (Material's or
+ * Zensical's search): Esc is theirs then. */
+function siteDialogOpen(path) {
+  const modal = (n) => n && n.nodeType === 1 && (n.tagName === "DIALOG" || n.getAttribute("aria-modal") === "true");
+  if (path.some(modal)) return true;
+  return !!document.querySelector('input[data-md-toggle="search"]:checked, dialog[open]');
 }
 
 function trapFocus(ui, ev) {
