@@ -47,6 +47,7 @@ def normalize(text: str) -> str:
 # An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
 _TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)(\s[^<>]*)?(/?)>")
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+_BLANKS = re.compile(r"[ \t]{2,}")
 
 
 def without_markup(question: str) -> str:
@@ -71,7 +72,10 @@ def without_markup(question: str) -> str:
         parts += [_TAG.sub(tag, question[at : span.start()]), span.group(0)]
         at = span.end()
     parts.append(_TAG.sub(tag, question[at:]))
-    plain = _SPACE.sub(" ", "".join(parts)).strip()
+    plain = "".join(parts)
+    if plain == question:
+        return question  # its lines as they are: the first is its title
+    plain = _BLANKS.sub(" ", plain).strip()
     return plain or question
 
 
