@@ -411,6 +411,10 @@ def test_markup_in_a_question_does_not_hide_what_it_asks(kb: KnowledgeBase) -> N
     for kept in ("Is Optional<T> allowed?", "Can main return Box<dyn Error>?", "Is `<a b=c>` ok?"):
         assert without_markup(kept) == kept
     assert without_markup("a<br/>b <a href='x'>c</a>") == "a b c"
+    # A question without markup is left exactly as it is: its first line is its title.
+    issue = "Build fails on Windows\n\nRunning  `pdm build`  fails:\n\n    error: <x>"
+    assert without_markup(issue) == issue
+    assert without_markup("Title\nbody <b>bold</b>") == "Title\nbody bold"
     assert (
         without_markup("How do I embed an <iframe src=x> here?") == "How do I embed an iframe here?"
     )
