@@ -44,41 +44,6 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-# An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
-_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)(\s[^<>]*)?(/?)>")
-_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
-_BLANKS = re.compile(r"[ \t]{2,}")
-
-
-def without_markup(question: str) -> str:
-    """A question without the HTML markup pasted or typed into it ("<b>how</b> do retries
-    work?", "<img src=x onerror=...> ..."): tags the question also closes, self-closing
-    ones and those with ``name=value`` attributes go (the last leave their name: "img").
-    A bare ``<id>``, ``Optional<T>`` or ``Box<dyn Error>`` is what it asks about, and code
-    spans are left as they are."""
-    closed = {m.group(2).casefold() for m in _TAG.finditer(question) if m.group(1)}
-
-    def tag(m: re.Match[str]) -> str:
-        name, rest = m.group(2), (m.group(3) or "").strip()
-        if m.group(1) or m.group(4) or rest.endswith("/") or name.casefold() in closed:
-            return " "
-        if "=" in rest:
-            return f" {name} "
-        return m.group(0)
-
-    parts = []
-    at = 0
-    for span in _CODE_SPAN.finditer(question):
-        parts += [_TAG.sub(tag, question[at : span.start()]), span.group(0)]
-        at = span.end()
-    parts.append(_TAG.sub(tag, question[at:]))
-    plain = "".join(parts)
-    if plain == question:
-        return question  # its lines as they are: the first is its title
-    plain = _BLANKS.sub(" ", plain).strip()
-    return plain or question
-
-
 TITLE_WORDS = 14
 
 

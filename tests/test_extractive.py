@@ -20,10 +20,14 @@ from kb_qa.answer.amounts import asks_amount, states_amount
 from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.citations import Citation, narrowed
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
-from kb_qa.answer.prepare import follow_up_queries, key_terms, leans_on_conversation
+from kb_qa.answer.prepare import (
+    follow_up_queries,
+    key_terms,
+    leans_on_conversation,
+    without_markup,
+)
 from kb_qa.answer.prompt import Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.text import without_markup
 from kb_qa.types import Chunk, Hit
 
 

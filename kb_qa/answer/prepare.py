@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kb_qa.answer.blocks import code_segments
 from kb_qa.answer.coverage import CJK_SHARE, covered
 from kb_qa.answer.llm import call_options
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
-from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize, without_markup
+from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize
 from kb_qa.types import Hit
 
 
@@ -90,6 +91,36 @@ def prepare(
     elapsed = (time.perf_counter() - started) * 1000
     is_covered = covered(queries[0], rankings[0][:10], kb.embedder.name)
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
+
+
+# An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
+_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)(\s[^<>]*)?(/?)>")
+_BLANKS = re.compile(r"[ \t]{2,}")
+
+
+def without_markup(question: str) -> str:
+    """A question without the HTML markup pasted or typed into it ("<b>how</b> do retries
+    work?", "<img src=x onerror=...> ..."): tags the question also closes, self-closing
+    ones and those with ``name=value`` attributes go (the last leave their name: "img").
+    A bare ``<id>``, ``Optional<T>`` or ``Box<dyn Error>`` is what it asks about, and code
+    (spans and fenced blocks, ``code_segments``) is left as it is."""
+    parts = code_segments(question)
+    prose = [part for is_code, part in parts if not is_code]
+    closed = {m.group(2).casefold() for p in prose for m in _TAG.finditer(p) if m.group(1)}
+
+    def tag(m: re.Match[str]) -> str:
+        name, rest = m.group(2), (m.group(3) or "").strip()
+        if m.group(1) or m.group(4) or rest.endswith("/") or name.casefold() in closed:
+            return " "
+        if "=" in rest:
+            return f" {name} "
+        return m.group(0)
+
+    plain = [(is_code, part if is_code else _TAG.sub(tag, part)) for is_code, part in parts]
+    if "".join(part for _, part in plain) == question:
+        return question  # its lines as they are: the first is its title
+    text = "".join(part if is_code else _BLANKS.sub(" ", part) for is_code, part in plain)
+    return text.strip() or question
 
 
 # Words that point back: "it", "that", "the other one" ("one" alone is mostly a number:
