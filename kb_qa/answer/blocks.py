@@ -190,6 +190,10 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         a, b = origin[first], origin[last - 1]
         return starts[a], starts[b + 1] - 1
 
+    def row_spans(first: int, raw: str) -> list[tuple[int, int]]:
+        """The span of each line of a table's rows, the first on flattened line ``first``."""
+        return [span(i, i + 1) for i in range(first, first + len(raw.split("\n")))]
+
     blocks: list[Block] = []
     for token in _PARSER.parse(source):
         if token.level != 0 or token.map is None or token.nesting == -1:
@@ -199,10 +203,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         rows: tuple[tuple[int, int], ...] = ()
         if header and token.type == "paragraph_open" and _rows_only(raw):
             kind, text = "table", f"{header}\n{_table_text(raw)}"
-            first = token.map[0]
-            continued = [span(i, i + 1) for i in range(first, first + len(raw.split("\n")))]
             # The header is context, not this piece's bytes: it has no span of its own.
-            rows = ((where[0], where[0]), (where[0], where[0]), *continued)
+            rows = ((where[0], where[0]), (where[0], where[0]), *row_spans(token.map[0], raw))
         elif token.type in _PROSE:
             kind, text = "prose", _reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
@@ -215,8 +217,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             kind, text = "code", raw
         elif token.type == "table_open":
             kind, text = "table", _table_text(raw)
-            first = token.map[0]
-            rows = tuple(span(i, i + 1) for i in range(first, first + len(raw.split("\n"))))
+            rows = tuple(row_spans(token.map[0], raw))
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
