@@ -11,8 +11,9 @@ all: the share of answers whose first quoted passage holds every ``must`` string
 topic (neither in the answering section nor holding a ``must`` string; goal <= 0.10), the
 share called not covered, and the share whose first passage still holds the words when the
 question is asked right after an unrelated one (the labelled question before it in the
-same vault about another page): a new question must not be read as a follow-up. The quoted passages are read from the citations' ranges (the
-docs' bytes the page highlights), so the check is of what a reader sees.
+same vault about another page): a new question must not be read as a follow-up. The
+quoted passages are read from the citations' ranges (the docs' bytes the page
+highlights), so the check is of what a reader sees.
 
 A third of each vault's questions is a locked test split (``split_of``: the third whose
 sha256 of the question sorts lowest), fixed before the passage choice was tuned: tuning

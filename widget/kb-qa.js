@@ -1545,6 +1545,9 @@
     }
     return { nodes, heading: m ? el2 : null };
   }
+  function headingOf(anchor) {
+    return section(anchor).heading;
+  }
   function collectText(nodes, heading2) {
     let segs = [];
     let text = "";
@@ -1666,9 +1669,8 @@
       w.setOpen(false, false);
       return;
     }
-    const heading2 = anchor ? document.getElementById(anchor) : null;
-    const titled = heading2 && /^H[1-6]$/.test(heading2.tagName) ? heading2 : null;
-    requestAnimationFrame(() => scrollToMarks(marks, smooth, titled));
+    const heading2 = headingOf(anchor);
+    requestAnimationFrame(() => scrollToMarks(marks, smooth, heading2));
   }
   function openCitation(w, href) {
     const url = new URL(href);

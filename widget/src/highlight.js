@@ -26,6 +26,11 @@ function section(anchor) {
   return { nodes: nodes, heading: m ? el : null };
 }
 
+/** The heading element with ``anchor``, if the anchor names a heading. */
+export function headingOf(anchor) {
+  return section(anchor).heading;
+}
+
 function collectText(nodes, heading) {
   let segs = [];
   let text = "";

@@ -1,7 +1,7 @@
 /** Opening a citation: on this page (scroll and highlight), through Material's instant
  * navigation, or with a plain page load; and highlighting the passage a URL names. */
 import { el } from "./dom.js";
-import { highlight, scrollToMarks } from "./highlight.js";
+import { headingOf, highlight, scrollToMarks } from "./highlight.js";
 import { HL_PARAM } from "./links.js";
 import { dock, panelCovers } from "./panel.js";
 
@@ -25,9 +25,8 @@ export function showPassage(w, anchor, spec, smooth) {
     w.setOpen(false, false);
     return;
   }
-  const heading = anchor ? document.getElementById(anchor) : null;
-  const titled = heading && /^H[1-6]$/.test(heading.tagName) ? heading : null;
-  requestAnimationFrame(() => scrollToMarks(marks, smooth, titled)); // the page reflowed beside the panel
+  const heading = headingOf(anchor);
+  requestAnimationFrame(() => scrollToMarks(marks, smooth, heading)); // the page reflowed beside the panel
 }
 
 /** Follow a citation link ``href`` the way this site navigates. */
