@@ -61,6 +61,49 @@ def test_demote_and_page_boost_reorder() -> None:
     assert retrieval.page_boost(hits, 0.0) == hits
 
 
+def test_a_section_both_searches_put_first_keeps_its_page_first() -> None:
+    lone, *near = (
+        chunk("plugins.md", "Sandbox limits"),
+        *(chunk("retries.md", h) for h in ("Policy", "Backoff", "Server-wide")),
+    )
+    # retries.md has three near misses; plugins.md one section, first in both searches.
+    hits = [Hit(lone, 1 / 61, 1, 1), *(Hit(c, 1 / (61.5 + n), 2 + n) for n, c in enumerate(near))]
+    assert retrieval.page_boost(hits, 1.0)[0].chunk == lone
+    # Without that agreement the page of many near misses is lifted over it, as before.
+    hits[0] = Hit(lone, 1 / 61, 1, None)
+    assert [h.chunk for h in retrieval.page_boost(hits, 1.0)][:3] == [near[0], lone, near[1]]
+
+
+def test_the_section_both_searches_put_first_is_not_pushed_down_by_long_pages(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    def page(title: str, headings: tuple[str, ...]) -> str:
+        return f"# {title}\n\n" + "".join(
+            f"## {h}\n\nThe {h.lower()} limit is {n} per minute; requests over the limit "
+            "are refused until the window resets.\n\n"
+            for n, h in enumerate(headings, 3)
+        )
+
+    pages = {
+        "retries.md": page("Retries", ("Default policy", "Backoff", "Server-wide", "Per job")),
+        "http.md": page("HTTP API", ("Rate limits", "Burst limits", "Token limits")),
+        "payloads.md": page("Payloads", ("Payload limits", "Batch limits", "Header limits")),
+        "plugins.md": "# Plugins\n\nPlugins add job kinds and dashboard panels.\n\n"
+        "## Installing a plugin\n\nCopy the file into the plugins folder and restart.\n\n"
+        "## Writing a plugin\n\nA plugin speaks a small protocol over stdin and stdout.\n\n"
+        "## The frobnitz limit\n\nEach plugin runs in the frobnitz sandbox. The frobnitz "
+        "memory limit is 64 MiB per plugin.\n",
+    }
+    index = kb(make_vault(pages))
+    index.index()
+    top = index.search("What is the frobnitz limit?", 1)[0]
+    assert (top.vector_rank, top.keyword_rank, top.chunk.heading) == (
+        1,
+        1,
+        "The frobnitz limit",
+    )
+
+
 def test_a_changelog_no_longer_outranks_the_guide(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

@@ -83,7 +83,11 @@ def page_boost(hits: Sequence[Hit], weight: float, rrf_k: int = 60) -> list[Hit]
     A page's score is the sum of its three best hits; pages are ranked by it, and each hit
     gains ``weight / (rrf_k + its page's rank)``, as one more list in the fusion. Under
     zscore fusion only hits better than the average candidate (``fused`` > 0) count: a page
-    of two unrelated sections must not outrank the one section that matches.
+    of two unrelated sections must not outrank the one section that matches. When the
+    vector and keyword searches both put one section first, its page ranks first too: a
+    short page (a note, a plugin's one section on its sandbox) is no longer pushed below a
+    long page's near misses. Real dev questions R@5 0.595 either way (R@1 0.291 -> 0.278,
+    one question), synthetic R@1 0.544 -> 0.562, R@5 0.819 either way.
     """
     if not weight or not hits:
         return list(hits)
@@ -96,6 +100,9 @@ def page_boost(hits: Sequence[Hit], weight: float, rrf_k: int = 60) -> list[Hit]
             scores.append(h.score)
     order = sorted(best, key=lambda p: -sum(best[p]))
     rank = {p: n for n, p in enumerate(order, 1)}
+    for h in hits:
+        if h.vector_rank == 1 and h.keyword_rank == 1 and h.chunk.path in rank:
+            rank[h.chunk.path] = 1
     boosted = [
         dataclasses.replace(h, score=h.score + weight / (rrf_k + rank[h.chunk.path]))
         if h.chunk.path in rank
