@@ -451,3 +451,25 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
     pointing = ("那个怎么改？", "怎么改？", "包子呢？", "还有别的方法吗？", "それを変更するには？")
     for question in pointing:
         assert leans_on_conversation(question), question
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        (
+            "Hooks use a language such as [Lisp](https://en.wikipedia.org/wiki/Lisp_(language)).",
+            "Hooks use a language such as Lisp.",
+        ),
+        ('Hooks: see [the guide](guide.md#setup "Set up").', "Hooks: see the guide."),
+        (
+            "![A diagram](img/flow_(v2).png)Hooks run [in order](<hook order.md>).",
+            "Hooks run in order.",
+        ),
+    ],
+)
+def test_a_link_is_shown_as_its_words_whatever_its_address_holds(markdown: str, shown: str) -> None:
+    section = _section(f"## Hooks\n\n{markdown}\n")
+    result = quote("Which language do hooks use?", [(1, Hit(section, 1.0))])
+    passage = "".join(result.pieces).split("[1]", 1)[1]
+    assert shown in passage
+    assert ")" not in passage

@@ -30,8 +30,10 @@ _PARSER = (
 _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
 _ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)]*\)")
+# A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
+_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
+_IMAGE = re.compile(r"!\[[^\]]*\]" + _DESTINATION)
+_LINK = re.compile(r"(?<!!)\[([^\]]+)\]" + _DESTINATION)
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
