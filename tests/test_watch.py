@@ -136,16 +136,25 @@ def test_vault_disappears_and_returns(watched: tuple[Path, KnowledgeBase, Watche
     assert watcher.freshness().error == ""
 
 
-def test_bad_files_never_stop_the_watcher(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
+def test_bad_files_never_stop_the_watcher(
+    watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
+) -> None:
     vault, kb, watcher = watched
     since = time.time()
     (vault / "binary.md").write_bytes(b"\x00\x01\x02" * 100)
     (vault / "latin1.md").write_bytes("# Caf\xe9\n\nCr\xe8me br\xfbl\xe9e.\n".encode("latin-1"))
+    (vault / "front.md").write_text("---\ntags: [x\n---\n# Front\n\nBody.\n", encoding="utf-8")
     os.symlink(vault / "loop", vault / "loop")  # a symlink pointing at itself
-    settle(watcher, since)
+    with caplog.at_level("WARNING", logger="kb_qa"):
+        settle(watcher, since)
     report = watcher.last_report
     assert report is not None
     assert any(p == "binary.md" for p, _ in report.skipped)
+    # What `kb-qa index` would print about a file it indexed anyway, the watcher says too.
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    assert {p for p, _ in report.warnings} >= {"latin1.md", "front.md"}
+    for path, message in report.warnings:
+        assert f"{path}: {message}" in said
     since = time.time()
     save_like_an_editor(vault / "alpha.md", "# Alpha\n\nStill watching.\n")
     settle(watcher, since)

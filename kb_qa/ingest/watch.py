@@ -226,6 +226,8 @@ class Watcher:
                 report.deleted,
                 report.seconds * 1000,
             )
+        for path, message in report.warnings:  # bad UTF-8, front matter that is not YAML
+            log.warning("%s: %s", path, message)
         for path, reason in report.skipped:
             log.warning("skipped %s: %s", path, reason)
 
