@@ -36,6 +36,7 @@ from html.parser import HTMLParser
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 
@@ -515,7 +516,7 @@ def built_page(site_dir: Path, url: str) -> Path:
 
 def html_path(site: Site, site_dir: Path, doc_path: str) -> Path:
     """The built HTML file of a page, by the same rule as ``Site.url_for``."""
-    url = site.url_for(doc_path)
+    url = unquote(site.url_for(doc_path))  # a URL: "my%20page/" is the folder "my page"
     return site_dir / url if url.endswith(".html") else site_dir / url / "index.html"
 
 

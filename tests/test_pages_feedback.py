@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -198,3 +201,30 @@ def test_pages_are_off_with_a_token(
     with UvicornThread(create_app(base)) as running:
         assert httpx.get(running.url + "/").status_code == 404
         assert httpx.get(running.url + "/view/garden.md").status_code == 404
+
+
+def test_notes_named_with_url_characters_open_from_the_list_and_from_citations(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    names = {
+        "what?.md": "the questioning quagga",
+        "C# notes 100%.md": "the hashy axolotl",
+        "50%25 off.md": "the percent pika",
+    }
+    vault = make_vault({n: f"# {n[:-3]}\n\n## Facts\n\nAbout {t}.\n" for n, t in names.items()})
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        home = httpx.get(running.url + "/").text
+        hrefs = re.findall(r'<a href="(/view/[^"]*)"', home)
+        assert len(hrefs) == 3
+        for href in hrefs:  # what a browser requests when the link is clicked
+            assert httpx.get(urljoin(running.url, html.unescape(href))).status_code == 200
+        for name, text in names.items():
+            reply = httpx.post(
+                running.url + "/api/ask", json={"question": text, "stream": False}
+            ).json()
+            link = reply["citations"][0]["link"]
+            page = httpx.get(urljoin(running.url + "/view/", link.split("#")[0]))
+            assert page.status_code == 200, (name, link)
+            assert text in page.text

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest.anchors import match_text
@@ -71,7 +72,7 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
 def _path_resolver(chunks: Sequence[Chunk]) -> Callable[[str], str]:
     """Map a gold page given as vault path, docs-relative path or page URL to the vault path."""
     paths = {c.path for c in chunks}
-    by_url = {c.url.strip("/"): c.path for c in chunks}
+    by_url = {unquote(c.url).strip("/"): c.path for c in chunks}
 
     def resolve(given: str) -> str:
         given = given.strip().lstrip("./")
@@ -80,7 +81,7 @@ def _path_resolver(chunks: Sequence[Chunk]) -> Callable[[str], str]:
         # A URL (or URL path): drop the scheme, host and any site prefix, segment by segment.
         segments = given.split("#", 1)[0].split("://", 1)[-1].strip("/").split("/")
         for start in range(len(segments)):
-            candidate = "/".join(segments[start:])
+            candidate = unquote("/".join(segments[start:]))
             if candidate in by_url:
                 return by_url[candidate]
         tails = [p for p in paths if p.endswith("/" + given)]

@@ -171,7 +171,7 @@ class _Resolver:
             self.sections.add((c.path, c.anchor))
             if c.path not in self.paths:
                 self.paths.add(c.path)
-                self.by_url.setdefault(c.url.strip("/"), c.path)
+                self.by_url.setdefault(unquote(c.url).strip("/"), c.path)
                 stem = c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
                 self.by_stem.setdefault(stem, []).append(c.path)
             self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import markdown
 import yaml
@@ -72,7 +73,11 @@ class Site:
         return pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def url_for(self, doc_path: str) -> str:
-        """Page URL relative to the site root, the way MkDocs computes it ("" is the home page)."""
+        """Page URL relative to the site root, the way MkDocs computes it ("" is the home page),
+        percent-encoded as MkDocs does: a note named "C# notes 100%.md" opens from a link."""
+        return quote(self._unquoted_url(doc_path))
+
+    def _unquoted_url(self, doc_path: str) -> str:
         if not self.is_mkdocs:
             return doc_path
         directory, name = posixpath.split(doc_path)

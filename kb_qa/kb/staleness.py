@@ -23,7 +23,8 @@ from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document
 
-CHUNKER_VERSION = "2"
+# 3: page URLs are percent-encoded (Site.url_for), so existing indexes re-chunk once.
+CHUNKER_VERSION = "3"
 
 
 @dataclass

@@ -59,7 +59,7 @@ def _page(title: str, body: str) -> str:
 def index_page(vault_name: str, pages: Sequence[dict[str, str]]) -> str:
     """``/``: the vault's pages and the chat widget."""
     items = "".join(
-        f'<li><a href="/view/{html.escape(p["path"], quote=True)}">'
+        f'<li><a href="/view/{html.escape(quote(p["path"]), quote=True)}">'
         f"{html.escape(p['title'] or p['path'])}</a> <small>{html.escape(p['path'])}</small></li>"
         for p in pages
     )
