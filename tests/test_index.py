@@ -138,7 +138,10 @@ def test_chunk_chars_change_rebuilds_and_reuses_vectors(
     first.close()
     second = kb(vault, chunk_chars=600)
     report = second.index()
-    assert "chunk" in report.rebuilt and "reused" in report.rebuilt
+    assert (
+        report.rebuilt
+        == "chunk_chars changed: re-chunking every file (cached embeddings are reused)"
+    )
     # Short sections chunk the same under both sizes: their vectors come from the cache.
     assert report.reused >= 9
     assert 0 < report.embedded < report.chunks
@@ -255,8 +258,29 @@ def test_mkdocs_site_url_and_file_urls(make_vault: Callable[..., Path], kb: KB) 
     # Switching to directory URLs re-addresses every chunk.
     (vault / "mkdocs.yml").write_text(MKDOCS_YML.replace("false", "true"))
     report = index.index()
-    assert report.rebuilt and report.embedded == 0
+    assert report.rebuilt.startswith("the site config's use_directory_urls changed: ")
+    assert report.embedded == 0
     assert {c.url for c in index.store.chunks()} == {"guide/setup/"}
+
+
+def test_a_site_moved_with_its_index_keeps_its_chunks(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": MKDOCS_YML + "hooks:\n  - hooks.py\n",
+            "hooks.py": "def on_page_markdown(markdown, **kwargs):\n    return markdown\n",
+            "docs/guide/setup.md": page("Setup", ("Install", "Run the installer.")),
+        }
+    )
+    index = kb(vault, index_dir=vault / ".kb-qa")
+    assert index.index().chunks == 2
+    index.close()
+    moved = vault.rename(vault.with_name("moved"))
+    again = kb(moved, index_dir=moved / ".kb-qa")
+    report = again.index()
+    assert (report.rebuilt, report.changed_files, report.embedded) == ("", 0, 0)
+    assert again.search("installer", 1)[0].chunk.path == "docs/guide/setup.md"
 
 
 def test_index_page_urls_without_directory_urls(make_vault: Callable[..., Path], kb: KB) -> None:

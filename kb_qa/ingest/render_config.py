@@ -54,10 +54,12 @@ SKIPPED_PLUGINS = frozenset(
 
 
 def fingerprint(root: Path, config_file: Path, hooks: Sequence[str]) -> str:
-    """What besides a page's own file changes its rendering: the config and hook files."""
+    """What besides a page's own file changes its rendering: the config and hook files
+    (named relative to the site, so that a site moved with its index stays current)."""
     digest = hashlib.sha1()
     for path in [config_file, *(root / h for h in hooks)]:
-        digest.update(str(path).encode())
+        name = path.relative_to(root) if path.is_relative_to(root) else path
+        digest.update(str(name).encode())
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -7,6 +7,7 @@ Chroma first and then the manifest, in groups, so a killed run leaves a usable i
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -144,6 +145,7 @@ class IndexRun:
 
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
         """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
+        parts = staleness.fingerprint_parts(site, self.settings)
         fingerprint = staleness.fingerprint(site, self.settings)
         stored_model = self.store.meta("embed_model")
         wanted = self.settings.embed_model
@@ -160,12 +162,14 @@ class IndexRun:
             self.store.set_meta(embed_model="", fingerprint=fingerprint)
             self._embedder = None
         elif self.store.meta("fingerprint") not in ("", fingerprint):
-            report.rebuilt = (
-                "chunking settings or the site config's heading/URL rules changed: re-chunking "
-                "every file (cached embeddings are reused)"
+            before = json.loads(self.store.meta("fingerprint_parts") or "{}")
+            why = (before and staleness.what_changed(before, parts)) or (
+                "kb-qa was updated, or the chunking settings or the site config's heading/URL "
+                "rules changed"
             )
+            report.rebuilt = f"{why}: re-chunking every file (cached embeddings are reused)"
             self.store.reset(keep_vectors=True)
-        self.store.set_meta(fingerprint=fingerprint)
+        self.store.set_meta(fingerprint=fingerprint, fingerprint_parts=json.dumps(parts))
         if report.rebuilt:
             log.warning("%s", report.rebuilt)
 

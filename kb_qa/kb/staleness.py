@@ -77,12 +77,20 @@ class Includes:
 
 
 def fingerprint(site: Site, settings: Settings) -> str:
-    """Everything besides file contents that changes chunks, anchors or URLs."""
-    data = {
+    """Everything besides file contents that changes chunks, anchors or URLs, as a hash."""
+    data = fingerprint_parts(site, settings)
+    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
+    """What ``fingerprint`` hashes, each part as text (the index keeps them, to say which
+    changed)."""
+    data: dict[str, object] = {
         "chunker": CHUNKER_VERSION,
         "embed_text": EMBED_TEXT_VERSION,
         "chunk_chars": settings.chunk_chars,
-        "docs_dir": str(site.docs_dir),
+        # Relative to the vault: a vault moved or copied with its index keeps its chunks.
+        "docs_dir": _relative(site.docs_dir, site.root),
         "use_directory_urls": site.use_directory_urls,
         "is_mkdocs": site.is_mkdocs,
         "exclude": site.exclude_patterns,
@@ -95,4 +103,41 @@ def fingerprint(site: Site, settings: Settings) -> str:
     rendering = render_config.inputs_key(site, settings)
     if rendering:  # a hook edited, a plugin installed: every page renders differently
         data["render"] = rendering
-    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    return {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()}
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:  # a docs_dir outside the vault ("../docs")
+        return str(path)
+
+
+_PARTS = {
+    "chunker": "this kb-qa version chunks or addresses pages differently",
+    "embed_text": "this kb-qa version embeds a section's text differently",
+    "chunk_chars": "chunk_chars changed",
+    "docs_dir": "the docs folder is now {new} (it was {old})",
+    "use_directory_urls": "the site config's use_directory_urls changed",
+    "is_mkdocs": "the vault is now read {how}",
+    "exclude": "the site config's excluded files changed",
+    "extensions": "the site config's Markdown extensions changed",
+    "configs": "the site config's Markdown extension settings changed",
+    "generator": "the site generator changed",
+    "render": "the site config or its hooks changed",
+}
+# Parts read from the site config: when one of them says what changed, "render" (the
+# config's bytes) adds nothing.
+_FROM_CONFIG = {"use_directory_urls", "exclude", "extensions", "configs", "docs_dir"}
+
+
+def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
+    """Which parts of the fingerprint differ, in words."""
+    changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+    if changed & _FROM_CONFIG:
+        changed.discard("render")
+    how = "as a site" if new.get("is_mkdocs") == "true" else "as plain notes"
+    return "; ".join(
+        _PARTS[key].format(old=old.get(key), new=new.get(key), how=how)
+        for key in sorted(changed, key=list(_PARTS).index)
+    )
