@@ -252,3 +252,65 @@ def test_preview_kb_qa_serve_watch_next_to_zensical_serve(
     finally:
         stop(preview)
         stop(kbqa)
+
+
+def test_a_folder_of_html_pages_previewed_here_calls_kb_qa_serve(
+    browser: Any, tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """`kb-qa init` on built pages with no endpoint: served from this machine, the drop-in
+    widget calls `kb-qa serve` at the preview endpoint; where nothing answers questions it
+    says so instead of "try again"."""
+    sources = tmp_path / "src"
+    sources.mkdir()
+    (sources / "faq.md").write_text(
+        "# FAQ\n\n## Token rotation\n\nRotate a token with `lumen token rotate`; the old "
+        "secret keeps working for one hour.\n",
+        encoding="utf-8",
+    )
+    pages = tmp_path / "site"
+    pages.mkdir()
+    for name in ("index", "faq"):
+        (pages / f"{name}.html").write_text(
+            f"<!doctype html><html><head><title>{name}</title></head><body><h1>{name}</h1>"
+            "</body></html>",
+            encoding="utf-8",
+        )
+    origin, files = serve_folder(pages)
+    kb = KnowledgeBase(sources, cors_origins=(origin,), index_dir=tmp_path / "idx")
+    kb.index()
+    try:
+        with UvicornThread(create_app(kb)) as api:
+            wire = [sys.executable, "-m", "kb_qa.cli", "init", str(pages)]
+            subprocess.run(
+                [*wire, "--preview-endpoint", api.url],
+                env=cli_env(),
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+            context = loopback_context(browser)
+            page = context.new_page()
+            open_page(page, origin + "/faq.html")
+            assert page.evaluate("window.KbQa.options.endpoint") == api.url
+            page.keyboard.press("Control+k")
+            ask(page, "How do I rotate a token?")
+            sync_api.expect(page.locator(".kbq-answer").last).to_contain_text("lumen token rotate")
+            # Wired to call its own origin (a static server): the reader is told why.
+            subprocess.run(
+                [*wire, "--preview-endpoint", origin],
+                env=cli_env(),
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+            open_page(page, origin + "/faq.html")
+            assert page.evaluate("window.KbQa.options.endpoint") == ""
+            page.keyboard.press("Control+k")
+            ask(page, "How do I rotate a token?")
+            sync_api.expect(page.locator(".kbq-bot").last).to_contain_text(
+                "No kb-qa answer service at " + origin + "/api/ask"
+            )
+            context.close()
+    finally:
+        kb.close()
+        files.shutdown()

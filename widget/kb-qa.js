@@ -1384,6 +1384,9 @@
         let wait = parseInt(res.headers.get("Retry-After") || "", 10);
         return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
       }
+      if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+        return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+      }
       return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
     });
   }
@@ -1719,12 +1722,13 @@
         suggested: d.suggested ? d.suggested.split("|").filter(Boolean) : [],
         shortcut: d.shortcut,
         root: d.root,
-        site_url: d.siteUrl
+        site_url: d.siteUrl,
+        preview_endpoint: d.previewEndpoint
       };
     }
     let src = script && script.src ? script.src : location.href;
     return {
-      endpoint: String(opts.endpoint || "").replace(/\/+$/, ""),
+      endpoint: endpointOf(opts, location),
       title: opts.title || "Ask the docs",
       placeholder: opts.placeholder || "Ask a question about these docs…",
       suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
@@ -1734,6 +1738,13 @@
       siteUrl: opts.site_url || "",
       css: src.replace(/\.js(\?.*)?$/, ".css$1")
     };
+  }
+  function endpointOf(opts, where) {
+    let endpoint = String(opts.endpoint || "").replace(/\/+$/, "");
+    let preview2 = String(opts.preview_endpoint || "").replace(/\/+$/, "");
+    let local = /^(localhost|127\.0\.0\.1|\[::1\])$/.test(where.hostname);
+    if (!endpoint && preview2 && local && preview2.indexOf(where.origin) !== 0) return preview2;
+    return endpoint;
   }
   function defaultShortcut(doc) {
     let meta = doc.querySelector('meta[name="generator"]');

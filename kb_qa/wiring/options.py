@@ -106,12 +106,8 @@ _LOADER_JS = """\
   var me = document.currentScript;
   var src = me && me.src ? me.src : new URL("kb-qa/kb-qa-options.js", location.href).href;
   // The site's root is the folder above kb-qa/, wherever the site is served from.
+  // (Previewed on this machine without an endpoint, kb-qa.js calls preview_endpoint.)
   options.root = new URL("..", src).href;
-  // Previewed on this machine without an endpoint: the API of `kb-qa serve` nearby.
-  var local = /^(localhost|127\\.0\\.0\\.1|\\[::1\\])$/.test(location.hostname);
-  if (!options.endpoint && local && options.preview_endpoint.indexOf(location.origin) !== 0) {
-    options.endpoint = options.preview_endpoint;
-  }
   var script = document.createElement("script");
   script.src = src.replace(/kb-qa-options\\.js(\\?.*)?$/, "kb-qa.js");
   script.setAttribute("data-kb-qa-options", JSON.stringify(options));

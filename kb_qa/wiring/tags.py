@@ -27,6 +27,8 @@ def page_tags(page: str, options: WidgetOptions) -> str:
     up = "../" * page.count("/")
     data = {
         "endpoint": options.endpoint,
+        # Without an endpoint, a page previewed on this machine calls `kb-qa serve` here.
+        "preview_endpoint": options.preview_endpoint,
         "title": options.title,
         "suggested": list(options.suggested_questions),
         "root": up or "./",

@@ -76,6 +76,10 @@ function httpError(res) {
       let wait = parseInt(res.headers.get("Retry-After") || "", 10);
       return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
     }
+    if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+      // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
+      return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+    }
     return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
   });
 }

@@ -25,11 +25,12 @@ export function readOptions(script) {
       shortcut: d.shortcut,
       root: d.root,
       site_url: d.siteUrl,
+      preview_endpoint: d.previewEndpoint,
     };
   }
   let src = script && script.src ? script.src : location.href;
   return {
-    endpoint: String(opts.endpoint || "").replace(/\/+$/, ""),
+    endpoint: endpointOf(opts, location),
     title: opts.title || "Ask the docs",
     placeholder: opts.placeholder || "Ask a question about these docs…",
     suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
@@ -39,6 +40,17 @@ export function readOptions(script) {
     siteUrl: opts.site_url || "",
     css: src.replace(/\.js(\?.*)?$/, ".css$1"),
   };
+}
+
+/** The API's base URL: the configured endpoint; without one, on a page previewed on this
+ * machine, the preview endpoint (`kb-qa serve` nearby, http://127.0.0.1:8321 unless set);
+ * otherwise "" (the page's own origin). */
+export function endpointOf(opts, where) {
+  let endpoint = String(opts.endpoint || "").replace(/\/+$/, "");
+  let preview = String(opts.preview_endpoint || "").replace(/\/+$/, "");
+  let local = /^(localhost|127\.0\.0\.1|\[::1\])$/.test(where.hostname);
+  if (!endpoint && preview && local && preview.indexOf(where.origin) !== 0) return preview;
+  return endpoint;
 }
 
 /** Ctrl/⌘+K, unless the site's own search takes it: Zensical's does (its header shows
