@@ -109,6 +109,12 @@ def cjk_runs(text: str) -> list[str]:
     return [t for t in _raw_tokens(text) if _CJK.match(t)]
 
 
+def cjk_chars(text: str) -> set[str]:
+    """The single CJK characters of ``text``: a one-character word of a question (煮 "boil",
+    醒 "rest") is no character pair of the text that holds it."""
+    return {ch for run in cjk_runs(text) for ch in run}
+
+
 def cjk_skip_pairs(text: str) -> set[str]:
     """The characters two apart in each CJK run of ``text``: "每天要背" gives 每要 and 天背,
     which match "每天背" where the question put a particle between the words."""

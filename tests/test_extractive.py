@@ -473,3 +473,16 @@ def test_a_link_is_shown_as_its_words_whatever_its_address_holds(markdown: str, 
     passage = "".join(result.pieces).split("[1]", 1)[1]
     assert shown in passage
     assert ")" not in passage
+
+
+def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:
+    note = (
+        "## 饺子做法\n\n妈妈的方法，大概能包 60 个。\n\n"
+        "> [!tip]\n> 冻饺子不用解冻，直接下锅。\n\n"
+        "- 面团：500 克中筋面粉，加 260 毫升凉水，盖上湿布醒 30 分钟。\n"
+        "- 煮：水开后下饺子，点三次凉水，饺子全部浮起来就好了。\n"
+    )
+    for question, words in (("饺子怎么煮？", "水开后下饺子"), ("面团要醒多久？", "醒 30 分钟")):
+        result = quote(question, [(1, Hit(_section(note), 1.0))])
+        a, b = result.quoted[1]
+        assert words in note[a:b], question

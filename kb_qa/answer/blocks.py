@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.answer.citations import strip_citations
-from kb_qa.text import WIKILINK, keyword_tokens
+from kb_qa.text import WIKILINK, cjk_chars, keyword_tokens
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -223,7 +223,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
-            tokens = frozenset(keyword_tokens(text, camel_parts=True))
+            tokens = frozenset(keyword_tokens(text, camel_parts=True)) | cjk_chars(text)
             blocks.append(Block(kind, text, tokens, where, rows))
     return blocks
 
@@ -258,7 +258,7 @@ def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] 
     if len(body) <= MAX_TABLE_ROWS:
         return table, None
     # A word every row holds (the product's prefix of its error codes) picks no row out.
-    words = [set(keyword_tokens(row, camel_parts=True)) for row in body]
+    words = [set(keyword_tokens(row, camel_parts=True)) | cjk_chars(row) for row in body]
     rows_with: dict[str, int] = {}
     for found in words:
         for t in found & weight.keys():

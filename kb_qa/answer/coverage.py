@@ -81,18 +81,32 @@ def _content_pairs(question: str) -> list[str]:
     are not generic, in order: what it is about, its topic first."""
     pairs: list[str] = []
     for run in cjk_runs(question):
-        asking = set()
-        for word in _ASKING:
-            at = run.find(word)
-            while at >= 0:
-                asking.update(range(at, at + len(word)))
-                at = run.find(word, at + 1)
+        asking = _asking_at(run)
         for i in range(len(run) - 1):
             pair = run[i : i + 2]
             if i in asking or i + 1 in asking or pair in _GENERIC_PAIRS or pair in pairs:
                 continue
             pairs.append(pair)
     return pairs
+
+
+def content_chars(question: str) -> set[str]:
+    """The CJK characters of a question outside its asking words: "饺子怎么煮？" gives 饺,
+    子 and 煮, its one-character verb included."""
+    return {
+        ch for run in cjk_runs(question) for i, ch in enumerate(run) if i not in _asking_at(run)
+    }
+
+
+def _asking_at(run: str) -> set[int]:
+    """The positions in a CJK run of its asking words (什么, 怎么, 多少, 吗)."""
+    asking: set[int] = set()
+    for word in _ASKING:
+        at = run.find(word)
+        while at >= 0:
+            asking.update(range(at, at + len(word)))
+            at = run.find(word, at + 1)
+    return asking
 
 
 def _holds_phrase(wanted: list[str], text: list[str]) -> bool:

@@ -31,6 +31,7 @@ from kb_qa.answer.blocks import (
     table_header,
     weight_of,
 )
+from kb_qa.answer.coverage import content_chars
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens, normalize
 from kb_qa.types import Hit
@@ -185,7 +186,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
         return Extract([f"{NOT_COVERED}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _CONTRACTION.sub("", normalize(question))
-    wanted = set(keyword_tokens(said)) | _compounds(said)
+    wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     df: dict[str, int] = {}
     for _, _h, blocks in read:
         for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):
