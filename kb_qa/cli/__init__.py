@@ -66,9 +66,16 @@ def _parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("eval", help="measure retrieval on a JSONL question set")
-    p.add_argument("questions", type=Path)
-    p.add_argument("--vault", default=None)
+    p = sub.add_parser(
+        "eval",
+        help="measure retrieval on a JSONL question set",
+        description="Recall@k, MRR and page hits of the index on labelled questions.",
+        epilog='Each line of QUESTIONS: {"question": "How do I rotate a token?", "gold": '
+        '[{"path": "docs/auth.md", "anchor": "rotating-tokens"}]}; a gold section may name '
+        'its "heading" instead of its anchor, and its page by vault path, docs path or URL.',
+    )
+    p.add_argument("questions", type=Path, help="a JSONL file of questions with gold sections")
+    p.add_argument("--vault", default=None, help="the vault (default: KBQA_VAULT, or here)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--misses", action="store_true", help="list questions missed in the top 5")
     _common(p)
