@@ -87,10 +87,12 @@ def test_search_on_empty_index_exits_1(
     tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
 ) -> None:
     vault = write_files(tmp_path / "vault", {"a.md": "# A\n\ntext\n"})
-    result = run_cli("search", "anything", "--vault", str(vault))
-    assert result.returncode == 1
-    assert "index is empty" in result.stderr and "kb-qa index" in result.stderr
-    no_traceback(result)
+    for command in (["search", "anything"], ["ask", "anything"]):
+        result = run_cli(*command, "--vault", str(vault))
+        assert result.returncode == 1
+        assert "index is empty" in result.stderr and "kb-qa index" in result.stderr
+        no_traceback(result)
+    assert not (vault / ".kb-qa").exists()  # a command that reads writes nothing
 
 
 def test_eval_metrics_match_hand_computed_ranks(

@@ -34,6 +34,15 @@ def open_kb(args: argparse.Namespace) -> Any:
     return KnowledgeBase(settings=settings_for(args))
 
 
+def open_index(args: argparse.Namespace) -> Any:
+    """``open_kb`` for the commands that only read an index (search, ask, eval): where
+    there is none yet they say so and create nothing in the vault."""
+    settings = settings_for(args)
+    if not settings.chroma_url and not (settings.index_path / "manifest.sqlite3").is_file():
+        require_index(0)
+    return open_kb(args)
+
+
 def report_summary(report: IndexReport) -> str:
     lines = []
     if report.rebuilt:

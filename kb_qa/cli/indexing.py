@@ -11,6 +11,7 @@ from typing import Any
 
 from kb_qa.cli.common import (
     check_inputs,
+    open_index,
     open_kb,
     place_of,
     report_summary,
@@ -50,7 +51,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """kb-qa search"""
-    kb = open_kb(args)
+    kb = open_index(args)
     try:
         check_inputs(args, kb.settings)
         require_index(kb.stats()["chunks"])
@@ -83,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """kb-qa eval"""
     from kb_qa.answer import evaluate
 
-    kb = open_kb(args)
+    kb = open_index(args)
     try:
         chunks = kb.store.chunks()
         require_index(len(chunks))
@@ -116,7 +117,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """kb-qa ask"""
     import asyncio
 
-    kb = open_kb(args)
+    kb = open_index(args)
     try:
         check_inputs(args, kb.settings)
         require_index(kb.stats()["chunks"])
