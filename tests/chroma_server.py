@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,6 +24,14 @@ def chroma_script() -> str | None:
 @contextmanager
 def chroma_server(data: Path, port: int) -> Iterator[str]:
     """Run ``chroma run --path data/db --port port`` until the block ends; yields its URL."""
+    with chroma_process(data, port) as (url, _process):
+        yield url
+
+
+@contextmanager
+def chroma_process(data: Path, port: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``chroma_server``, yielding its process too (to pause it, as an overloaded or
+    partitioned server looks)."""
     script = chroma_script()
     if script is None:
         pytest.skip("the `chroma` console script is not installed in this environment")
@@ -51,8 +60,9 @@ def chroma_server(data: Path, port: int) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     pytest.fail("chroma server did not answer within 60 s")
                 time.sleep(0.1)
-            yield url
+            yield url, proc
         finally:
+            proc.send_signal(signal.SIGCONT)  # a paused server would not hear the next one
             proc.terminate()
             try:
                 proc.wait(10)

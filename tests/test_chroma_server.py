@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from chroma_server import chroma_server
+from chroma_server import chroma_process, chroma_server
+from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import STATUS_THREADS, create_app
+from kb_qa.serve.routes_index import STATUS_SECONDS
 from kb_qa.serve.serving import free_port
 
 KB = Callable[..., KnowledgeBase]
@@ -73,3 +79,36 @@ def test_unreachable_server_is_a_clear_error(
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with pytest.raises(IndexStateError, match="Cannot reach the Chroma server"):
         KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
+
+
+def test_a_server_that_stops_answering_is_an_error_not_a_hang(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """A paused Chroma accepts connections and never answers (an overloaded or partitioned
+    server looks the same): health says so within seconds, searches keep answering from
+    memory, and a new command fails in words instead of hanging."""
+    vault = make_vault(
+        {"a.md": "# Alpha\n\n## Install\n\nRun the installer for the quokka tool.\n"}
+    )
+    with chroma_process(tmp_path / "chroma", free_port()) as (url, server):
+        index = kb(vault, chroma_url=url)
+        index.index()
+        with UvicornThread(create_app(index)) as api:
+            assert httpx.get(api.url + "/api/health", timeout=30).json()["status"] == "ok"
+            server.send_signal(signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                health = httpx.get(api.url + "/api/health", timeout=60).json()
+                assert time.monotonic() - started < STATUS_SECONDS + 5
+                assert health["status"] == "degraded"
+                assert "did not answer within" in health["problem"]
+                for _ in range(STATUS_THREADS + 2):  # more checks than they have threads
+                    assert httpx.get(api.url + "/api/ready", timeout=60).status_code == 503
+                hits = httpx.get(api.url + "/api/search", params={"q": "quokka"}, timeout=30)
+                assert hits.status_code == 200 and hits.json()["hits"][0]["path"] == "a.md"
+                with pytest.raises(IndexStateError, match="did not answer within"):
+                    KnowledgeBase(
+                        vault, embed_model="hash", index_dir=tmp_path / "b", chroma_url=url
+                    )
+            finally:
+                server.send_signal(signal.SIGCONT)

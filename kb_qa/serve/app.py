@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 
 SEARCH_THREADS = 4  # blocking searches at once; more only queue up on two cores
 PAGE_THREADS = 2  # / and /view renders at once; more wait their turn
+# Health checks' own threads: a Chroma server that stops answering holds these, never the
+# searches' (kb_qa/serve/routes_index.py waits STATUS_SECONDS for its answer).
+STATUS_THREADS = 2
 
 
 class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
@@ -79,6 +82,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         )
         self.limiter: anyio.CapacityLimiter | None = None  # made in lifespan: needs a loop
         self.page_limiter: anyio.CapacityLimiter | None = None
+        self.status_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
@@ -90,6 +94,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         """Thread limiter, and a warm start: the first question should not pay for loading."""
         self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
         self.page_limiter = anyio.CapacityLimiter(PAGE_THREADS)
+        self.status_limiter = anyio.CapacityLimiter(STATUS_THREADS)
         # Loads the embedding model and the keyword index.
         try:
             await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)

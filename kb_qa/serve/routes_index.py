@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from kb_qa.errors import KbQaError
 from kb_qa.serve import inputs
 from kb_qa.serve.protocol import WHOLE_NUMBER, hit_json, patterns, reject
+
+STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 
 
 class IndexRoutes:
@@ -46,7 +49,15 @@ class IndexRoutes:
 
     async def _status(self) -> dict[str, Any]:
         stats = await self._thread(self.kb.stats)
-        problem = await self._thread(self.kb.problem)
+        # The vector index is asked on threads of its own, and not waited for long: a
+        # Chroma server that stops answering must not hang health checks or searches.
+        try:
+            with anyio.fail_after(STATUS_SECONDS):
+                problem = await anyio.to_thread.run_sync(
+                    self.kb.problem, limiter=self.status_limiter, abandon_on_cancel=True
+                )
+        except TimeoutError:
+            problem = f"the vector index did not answer within {STATUS_SECONDS:.0f} s"
         freshness = self.watcher.freshness() if self.watcher else None
         if freshness is not None and freshness.error and not problem:
             # The index serves what it had, but edits are not reaching it.
