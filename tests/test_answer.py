@@ -16,7 +16,16 @@ import pytest
 from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
 
-from kb_qa.answer.answering import Citations, Delta, Done, Error, Event, Status, answer
+from kb_qa.answer.answering import (
+    NO_ANSWER,
+    Citations,
+    Delta,
+    Done,
+    Error,
+    Event,
+    Status,
+    answer,
+)
 from kb_qa.answer.blocks import passages
 from kb_qa.answer.extractive import LABEL
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
@@ -278,6 +287,19 @@ def test_persistent_500_is_a_readable_error(
     assert "model exploded" in error.detail  # the provider's words: for the operator only
     assert "litellm" not in error.message and "Traceback" not in error.message
     assert len(llm.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(text=""), Reply(text="", finish_reason="content_filter"), Reply(text=" [0] [1]")],
+    ids=["empty", "filtered", "only-bogus-citations"],
+)
+def test_a_reply_with_no_words_is_an_error_not_an_empty_answer(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer, reply: Reply
+) -> None:
+    llm.script(reply)
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert (error.code, error.message) == ("llm_error", NO_ANSWER)
 
 
 def test_client_errors_are_not_retried(

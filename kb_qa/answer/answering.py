@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import partial
@@ -51,6 +52,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_MARKERS = re.compile(r"\[\d+\]")  # citation markers: a reply of only these says nothing
+NO_ANSWER = "The language model returned no answer. Ask again, or rephrase the question."
 TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
 
 
@@ -131,6 +134,12 @@ async def answer(
         first_token = first_token or time.perf_counter()
         text.append(tail)
         yield Delta(tail)
+    if settings.model and not _MARKERS.sub("", "".join(text)).strip():
+        # An empty reply (a content filter's stop, or nothing but citation markers) is no
+        # answer: the reader is told so, as for any other failure of the model.
+        log.warning("the model %s returned no text", settings.model)
+        yield Error(NO_ANSWER, "llm_error")
+        return
 
     if settings.model:  # each citation points at the passage its sentences say
         quoted = aligned("".join(text), renumberer.order, prompt.excerpts)
