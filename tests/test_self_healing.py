@@ -105,6 +105,19 @@ def test_chroma_server_restarted_empty_then_down(
     # Writing needs Chroma: an index run says what to check.
     with pytest.raises(IndexStateError, match="Chroma server"):
         serving.index()
+    # ... and so does the watcher, in health, without the server's address.
+    watcher = Watcher(serving, debounce=0.1, retry_delay=0.5).start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not watcher.freshness().error:
+            time.sleep(0.1)
+        assert url.split("://")[1] in watcher.freshness().error  # the log keeps it
+        with UvicornThread(create_app(serving, serving.settings, watcher)) as api:
+            health = httpx.get(api.url + "/api/health", timeout=30)
+            assert "Chroma server" in health.json()["freshness"]["error"]
+            assert url.split("://")[1] not in health.text
+    finally:
+        watcher.stop()
 
 
 def test_watcher_recreates_a_deleted_index_folder(

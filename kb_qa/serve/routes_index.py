@@ -78,7 +78,11 @@ class IndexRoutes:
             "model": self.settings.model,
             "mode": "llm" if self.settings.model else "extractive",
             "answering": self.answering,
-            "freshness": freshness.as_dict() if freshness is not None else None,
+            "freshness": (
+                {**freshness.as_dict(), "error": self.public(freshness.error)}
+                if freshness is not None
+                else None
+            ),
         }
 
     async def health(self, request: Request) -> Response:
