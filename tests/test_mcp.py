@@ -11,6 +11,8 @@ import anyio
 from conftest import cli_env
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
 
 
@@ -29,7 +31,15 @@ async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
         ask = await session.call_tool(
             "ask_docs", {"question": "What is the default retry backoff?"}
         )
+        # Bad input is a failed call (isError), with the rule the HTTP API states.
+        failed = [
+            await session.call_tool("search_docs", {"query": "  "}),
+            await session.call_tool("search_docs", {"query": "retries", "k": 0}),
+            await session.call_tool("search_docs", {"query": "retries", "k": 1000}),
+            await session.call_tool("ask_docs", {"question": ""}),
+        ]
     return {
+        "failed": [(r.is_error, r.content[0].text) for r in failed],
         "tools": sorted(t.name for t in tools.tools),
         "search": search.content[0].text,
         "ask": ask.content[0].text,
@@ -50,3 +60,32 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     # No LLM is configured: the answer is extractive, cites [1] and lists that source.
     assert "[1]" in answer
     assert "\n[1] " in answer and "https://lumen.example.com/" in answer
+    failed = result["failed"]
+    assert all(is_error for is_error, _ in failed), failed
+    assert all(text.endswith("k must be between 1 and 100.") for _, text in failed[1:3])
+    assert "query" in failed[0][1] and "question" in failed[3][1]
+
+
+async def _while_another_process_writes(vault: Path, index_dir: Path) -> tuple[str, bool, str]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
+        env=cli_env(),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        started = await session.initialize()
+        search = await session.call_tool("search_docs", {"query": "retries"})
+    return started.server_info.name, search.is_error, search.content[0].text
+
+
+def test_the_handshake_does_not_wait_for_the_first_index_run(tmp_path: Path) -> None:
+    """The first index run goes on while the client connects (a cold index of a big site
+    takes minutes; MCP clients give up on a handshake sooner): here it cannot run at all,
+    another process holds the index, and the client still connects and is told why."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
+        with other.store.writer_lock():
+            name, is_error, text = anyio.run(_while_another_process_writes, vault, tmp_path / "idx")
+    assert name == "kb-qa"
+    assert is_error and "Another kb-qa process is updating the index" in text

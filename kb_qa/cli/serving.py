@@ -10,11 +10,12 @@ import argparse
 import logging
 import os
 import sys
+import threading
 import time
 from typing import Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
-from kb_qa.errors import IndexStateError
+from kb_qa.errors import IndexStateError, KbQaError
 from kb_qa.settings import Settings
 
 
@@ -141,18 +142,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """kb-qa mcp"""
-    from kb_qa.serve.mcp_server import serve_stdio
+    from kb_qa.serve.mcp_server import FirstIndex, serve_stdio
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     kb = open_kb(args)
-    report = kb.index()
-    print(report_summary(report), file=sys.stderr)
-    watcher = _start_watcher(kb, logging.getLogger("kb_qa.mcp")) if args.watch else None
+    first = FirstIndex()
+    watchers = []
+
+    def index_first() -> None:  # while the client connects: the tools wait for it
+        try:
+            print(report_summary(kb.index()), file=sys.stderr)
+            if args.watch:
+                watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp")))
+        except KbQaError as exc:
+            first.error = f"The index could not be brought up to date: {exc}"
+            print(f"kb-qa: {exc}", file=sys.stderr)
+        finally:
+            first.done.set()
+
+    threading.Thread(target=index_first, name="kb-qa-first-index", daemon=True).start()
     try:
-        serve_stdio(kb)
+        serve_stdio(kb, first)
     finally:
-        if watcher is not None:
+        first.done.wait()
+        for watcher in watchers:
             watcher.stop()
         kb.close()
     return 0

@@ -9,10 +9,16 @@ else (logs, index progress) goes to stderr.
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
+from kb_qa.errors import KbQaError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import inputs
 
@@ -23,22 +29,40 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(kb: KnowledgeBase) -> MCPServer:
-    """An MCP server exposing ``search_docs`` and ``ask_docs`` over ``kb``."""
+@dataclass
+class FirstIndex:
+    """The first index run of ``kb-qa mcp``, made while the client is already connected:
+    MCP clients give up on a handshake that waits for a cold index (minutes on a big
+    site), so the tools wait for it instead."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str = ""  # what stopped it, said to every tool call
+
+
+def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServer:
+    """An MCP server exposing ``search_docs`` and ``ask_docs`` over ``kb``; with ``first``,
+    their calls wait for that index run."""
     server: MCPServer = MCPServer("kb-qa", instructions=INSTRUCTIONS)
 
+    async def indexed() -> None:
+        if first is not None:
+            await anyio.to_thread.run_sync(first.done.wait)
+            if first.error:
+                raise ToolError(first.error)
+
     @server.tool()
-    def search_docs(query: str, k: int = 8) -> str:
+    async def search_docs(query: str, k: int = 8) -> str:
         """Find the heading sections of the knowledge base that best match a query.
 
         Returns JSON: a list of {heading_path, link, path, line_start, line_end, passage}.
         """
-        k = max(1, min(int(k), 50))
         try:
             query = inputs.question(query, kb.settings, "query")
-        except inputs.InputError as exc:
-            return f"Error: {exc}"
-        hits = kb.search(query, k)
+            k = inputs.count(k)
+            await indexed()
+            hits = await anyio.to_thread.run_sync(partial(kb.search, query, k))
+        except (inputs.InputError, KbQaError) as exc:
+            raise ToolError(str(exc)) from None
         return json.dumps([_hit(kb, h) for h in hits], ensure_ascii=False, indent=1)
 
     @server.tool()
@@ -52,7 +76,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer:
         try:
             question = inputs.question(question, kb.settings)
         except inputs.InputError as exc:
-            return f"Error: {exc}"
+            raise ToolError(str(exc)) from None
+        await indexed()
         text = ""
         sources: list[dict[str, Any]] = []
         async for event in answer(kb, question):
@@ -61,8 +86,8 @@ def build_server(kb: KnowledgeBase) -> MCPServer:
                 text = data["text"]
             elif event.name == "citations":
                 sources = data["citations"]
-            elif event.name == "error":
-                return f"Error: {data['message']}"
+            elif event.name == "error":  # the client sees a failed call, not an answer
+                raise ToolError(data["message"])
         lines = [text.strip(), ""] if sources else [text.strip()]
         for c in sources:
             lines.append(f"[{c['number']}] {' > '.join(c['heading_path'])}: {c['url']}")
@@ -83,6 +108,6 @@ def _hit(kb: KnowledgeBase, hit: Any) -> dict[str, Any]:
     }
 
 
-def serve_stdio(kb: KnowledgeBase) -> None:
+def serve_stdio(kb: KnowledgeBase, first: FirstIndex | None = None) -> None:
     """Run the MCP server on stdin/stdout until the client closes the stream."""
-    build_server(kb).run("stdio")
+    build_server(kb, first).run("stdio")
