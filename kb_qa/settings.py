@@ -8,6 +8,7 @@ argument, never read from a global.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,14 @@ class Settings:
         return settings.replace(vault=Path(settings.vault).expanduser().resolve())
 
 
+MAX_TOP_K = 100  # the most results a search returns (top_k, and k of every request)
+# Waits and periods: 0 would fail every call (a rate limit or a weight of 0 switches it off).
+_MORE_THAN_ZERO = frozenset(
+    "replica_poll parse_timeout llm_timeout rewrite_timeout admin_session_hours header_timeout "
+    "body_timeout".split()
+)
+
+
 def _coerce(settings: Settings, name: str, value: Any) -> Any:
     """Turn strings from the environment or CLI into the field's type, with a clear error."""
     current = getattr(settings, name)
@@ -185,9 +194,16 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
             result = int(value)
             if result < 0:
                 raise ValueError("must not be negative")
+            if name == "top_k" and not 1 <= result <= MAX_TOP_K:
+                raise ValueError(f"must be between 1 and {MAX_TOP_K}")
             return result
         if isinstance(current, float):
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number) or number < 0:
+                raise ValueError("must be a number, 0 or more")
+            if number == 0 and name in _MORE_THAN_ZERO:
+                raise ValueError("must be more than 0")
+            return number
         if isinstance(current, tuple):
             if isinstance(value, str):
                 return tuple(p.strip() for p in value.split(",") if p.strip())

@@ -221,3 +221,25 @@ def test_bad_setting_exits_1_naming_the_variable(
     assert result.returncode == 1
     assert "KBQA_CHUNK_CHARS" in result.stderr
     no_traceback(result)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("KBQA_TOP_K", "150", "must be between 1 and 100"),
+        ("KBQA_TOP_K", "0", "must be between 1 and 100"),
+        ("KBQA_LLM_TIMEOUT", "-5", "must be a number, 0 or more"),
+        ("KBQA_LLM_TIMEOUT", "inf", "must be a number, 0 or more"),
+        ("KBQA_LLM_TIMEOUT", "0", "must be more than 0"),
+        ("KBQA_RATE_LIMIT", "nan", "must be a number, 0 or more"),
+    ],
+)
+def test_a_setting_out_of_range_stops_the_command_naming_it(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, name: str, value: str, said: str
+) -> None:
+    """At start, not on every request with words that blame the reader or the model."""
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n"})
+    result = run_cli("index", str(vault), env={name: value})
+    assert result.returncode == 1
+    assert name in result.stderr and said in result.stderr
+    no_traceback(result)

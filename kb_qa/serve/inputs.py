@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kb_qa.errors import KbQaError
-from kb_qa.settings import Settings
+from kb_qa.settings import MAX_TOP_K, Settings
 
-MAX_K = 100
+MAX_K = MAX_TOP_K  # results a search returns at most
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 500
 _SURROGATE = re.compile("[\ud800-\udfff]")
