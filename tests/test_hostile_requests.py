@@ -64,6 +64,24 @@ def test_plain_k_still_works(api: str) -> None:
     assert response.status_code == 200 and len(response.json()["hits"]) == 3
 
 
+@pytest.mark.parametrize("question", ["\u0000\u0000", "\u200b\ufeff", " \u2060\t"])
+def test_a_question_of_invisible_characters_is_no_question(api: str, question: str) -> None:
+    response = httpx.post(api + "/api/ask", json={"question": question, "stream": False})
+    assert response.status_code == 422
+    assert "non-empty" in response.json()["error"]
+    found = httpx.get(api + "/api/search", params={"q": question})
+    assert found.status_code == 422
+
+
+def test_an_empty_path_filter_is_refused_not_matched_against_nothing(api: str) -> None:
+    asked = httpx.post(
+        api + "/api/ask", json={"question": "retries", "include": [""], "stream": False}
+    )
+    assert asked.status_code == 422 and "empty path" in asked.json()["error"]
+    found = httpx.get(api + "/api/search", params={"q": "retries", "include": ""})
+    assert found.status_code == 422 and "empty path" in found.json()["error"]
+
+
 def _limited_app(kb: KnowledgeBase, **settings: Any) -> UvicornThread:
     merged = kb.settings.replace(rate_limit=60, rate_burst=3, **settings)
     return UvicornThread(create_app(kb, merged), **uvicorn_options(merged))

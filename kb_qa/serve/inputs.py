@@ -16,6 +16,10 @@ MAX_K = MAX_TOP_K  # results a search returns at most
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 500
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters that show nothing: controls, zero-width and format characters, the BOM.
+_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+)
 
 
 class InputError(KbQaError):
@@ -29,7 +33,8 @@ class InputError(KbQaError):
 
 def question(text: Any, settings: Settings, name: str = "question") -> str:
     """``text`` stripped, if it is a non-empty string within ``max_question_chars``."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not _INVISIBLE.sub("", text).strip():
+        # NULs, zero-width spaces and byte-order marks alone say nothing either.
         raise InputError(f"{name} is required and must be a non-empty string.")
     if len(text) > settings.max_question_chars:
         raise InputError(
@@ -61,4 +66,6 @@ def patterns(values: Any, name: str) -> tuple[str, ...]:
         raise InputError(
             f"{name} may hold at most {MAX_PATTERNS} paths of {MAX_PATTERN_CHARS} characters."
         )
+    if any(not p.strip() for p in given):  # an empty pattern matches no page, silently
+        raise InputError(f"{name} holds an empty path: give a vault path or glob, or leave it out.")
     return tuple(given)
