@@ -243,3 +243,15 @@ def test_a_setting_out_of_range_stops_the_command_naming_it(
     assert result.returncode == 1
     assert name in result.stderr and said in result.stderr
     no_traceback(result)
+
+
+@pytest.mark.parametrize("command", ["insights", "feedback"])
+def test_a_report_on_a_mistyped_index_folder_says_so_and_makes_nothing(
+    tmp_path: Path, run_cli: CLI, command: str
+) -> None:
+    typo = tmp_path / "idnex"
+    result = run_cli(command, "--index-dir", str(typo))
+    assert result.returncode == 1
+    assert f"no index folder at {typo}" in result.stderr
+    assert not typo.exists()
+    no_traceback(result)

@@ -23,6 +23,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     items = []
     for folder in args.index_dir or [None]:  # replicas each keep their own file
         settings = Settings.from_env(args.vault, index_dir=folder)
+        _index_folder(settings)
         items += FeedbackStore(settings.index_path).all(args.rating)
     items.sort(key=lambda item: item.at, reverse=True)
     if args.json:
@@ -49,6 +50,15 @@ def cmd_feedback(args: argparse.Namespace) -> int:
             )
             print(f"    cited: {safe_text(where)}  {safe_text(str(c.get('url', '')))}")
     return 0
+
+
+def _index_folder(settings: Settings) -> None:
+    """A report reads an index folder: a mistyped one is said, not made and found empty."""
+    if not settings.index_path.is_dir():
+        raise ConfigError(
+            f"There is no index folder at {settings.index_path}: check --index-dir or "
+            "KBQA_INDEX_DIR (the folder `kb-qa serve` was given), or the vault."
+        )
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -95,6 +105,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
     now = time.time()
     since = insights.parse_since(args.since, now) if args.since else None
     settings = settings_for(args)
+    _index_folder(settings)
     log = QuestionLog(settings.index_path, settings.question_log_days)
     if (settings.index_path / DB_NAME).exists():
         try:  # a server that has not run for a while has not applied the retention
