@@ -119,8 +119,18 @@ def limited_protocol(settings: Settings) -> type[asyncio.Protocol]:
             self._follow()
 
         def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+                self._refuse_head()
+                return
             super().data_received(data)
             self._follow()
+
+        def _head_too_large(self, data: bytes) -> bool:
+            """h11 measures a head only while it is incomplete: one that arrives whole in
+            a read or two is parsed whatever its size. Measured here before it is parsed."""
+            head = bytes(self.conn.trailing_data[0]) + data
+            end = head.find(b"\r\n\r\n")
+            return (end + 4 if end >= 0 else len(head)) > max_header_bytes
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -132,6 +142,9 @@ def limited_protocol(settings: Settings) -> type[asyncio.Protocol]:
             if len(self.conn.trailing_data[0]) <= max_header_bytes:
                 super().send_400_response(msg)
                 return
+            self._refuse_head()
+
+        def _refuse_head(self) -> None:
             self.transport.write(
                 _raw_response(
                     431,

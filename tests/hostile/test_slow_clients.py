@@ -99,6 +99,17 @@ def test_a_one_megabyte_header_is_refused(api: str) -> None:
     assert httpx.get(api + "/api/health").status_code == 200  # the server is fine
 
 
+@pytest.mark.parametrize("size", [20_000, 40_000, 100_000])
+def test_a_head_over_the_limit_that_arrives_at_once_is_refused(api: str, size: int) -> None:
+    """h11 measures a head only while it is still arriving; one that comes whole in a
+    read or two is measured before it is parsed."""
+    response = exchange(api, get("/api/health", b"X-Big: " + b"a" * size))
+    assert response.startswith(b"HTTP/1.1 431"), response[:200]
+    assert b"max_header_bytes" in response
+    under = httpx.get(api + "/api/health", headers={"X-Big": "a" * 15_000})
+    assert under.status_code == 200
+
+
 def test_ten_thousand_header_lines_are_refused(api: str) -> None:
     lines = [f"X-H{i}: v".encode() for i in range(10_000)]
     response = exchange(api, get("/api/health", *lines))
