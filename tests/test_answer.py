@@ -8,10 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from api_helpers import indexed_sample
 from llm_server import LLMServer, Reply
@@ -448,3 +451,39 @@ def test_failed_rewrite_falls_back_to_the_question(
     done = events[-1]
     assert isinstance(done, Done) and done.counts["queries"] == 1
     assert done.text == "Five attempts [1]."
+
+
+def test_a_slow_rewrite_holds_no_search_thread(kb: KnowledgeBase) -> None:
+    """Rewriting waits for the model on the event loop: readers whose rewrites stall do not
+    hold the threads other readers' searches and the health checks run on."""
+    from uvicorn_thread import UvicornThread
+
+    from kb_qa.serve.app import SEARCH_THREADS, create_app
+
+    stalled = SEARCH_THREADS + 1
+    with LLMServer() as slow:  # its own server: stopping it wakes the stalled replies
+        slow.script(*[Reply(text="retries", delay=20.0)] * stalled)
+        settings = llm_settings(kb, slow, rewrite_queries=True, rewrite_timeout=30.0, rate_limit=0)
+        with UvicornThread(create_app(kb, settings)) as api:
+            asks = [
+                threading.Thread(
+                    target=httpx.post,
+                    args=(api.url + "/api/ask",),
+                    kwargs={"json": {"question": f"retries {n}", "stream": False}, "timeout": 60},
+                    daemon=True,
+                )
+                for n in range(stalled)
+            ]
+            for t in asks:
+                t.start()
+            deadline = time.monotonic() + 30
+            # As many rewrites with the model as there are search threads (were they held,
+            # none would be left for the search below).
+            while len(slow.requests) < SEARCH_THREADS and time.monotonic() < deadline:
+                time.sleep(0.05)
+            found = httpx.get(api.url + "/api/search", params={"q": "retries"}, timeout=5)
+            assert found.status_code == 200 and found.json()["hits"]
+            assert httpx.get(api.url + "/api/health", timeout=10).status_code == 200
+            slow.stop()  # the stalled rewrites fail: their readers get answers or errors
+            for t in asks:
+                t.join(60)

@@ -32,9 +32,10 @@ from kb_qa.answer import extractive
 from kb_qa.answer.alignment import aligned
 from kb_qa.answer.citations import CitationRenumberer, narrowed, resolve
 from kb_qa.answer.events import Citations, Delta, Done, Error, Event, Status, citation_json
-from kb_qa.answer.llm import llm_pieces, warm_up
+from kb_qa.answer.llm import call_options, llm_pieces, warm_up
 from kb_qa.answer.prepare import prepare
 from kb_qa.answer.prompt import Turn
+from kb_qa.answer.rewrite import rewrite
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
 
@@ -75,9 +76,15 @@ async def answer(
     settings = settings or kb.settings
     started = time.perf_counter()
     yield Status("searching", "Searching your sources…")
+    rewritten: list[str] = []
+    if settings.rewrite_queries and settings.model:
+        rewritten = await rewrite(question, history, settings, call_options(settings))
     try:
         prepared = await anyio.to_thread.run_sync(
-            partial(prepare, kb, settings, question, history, include, exclude), limiter=limiter
+            partial(
+                prepare, kb, settings, question, history, include, exclude, rewritten=rewritten
+            ),
+            limiter=limiter,
         )
     except KbQaError as exc:
         yield Error(str(exc), "retrieval_error")

@@ -1,5 +1,5 @@
 """Before the model: one generous retrieval for the question (and, for a follow-up, the
-conversation), the query rewrite, and the prompt with its numbered excerpts.
+conversation, and the model's rewrites of it), and the prompt with its numbered excerpts.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from typing import Any
 
 from kb_qa.answer.blocks import code_segments
 from kb_qa.answer.coverage import CJK_SHARE, covered
-from kb_qa.answer.llm import call_options
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
-from kb_qa.answer.rewrite import rewrite
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
 from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize
@@ -39,6 +37,7 @@ def prepare(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     for_model: bool | None = None,
+    rewritten: Sequence[str] = (),
 ) -> Prepared:
     """Retrieval and prompt assembly: blocking work, run in a worker thread.
 
@@ -50,9 +49,9 @@ def prepare(
     started = time.perf_counter()
     for_model = bool(settings.model) if for_model is None else for_model
     queries = [without_markup(question)]  # what the model reads keeps the question as asked
-    if settings.rewrite_queries and settings.model:
-        queries += rewrite(question, history, settings, call_options(settings))
-    else:
+    if rewritten:  # the model's rewrites of it (rewrite.py, awaited before this thread)
+        queries += rewritten
+    elif not (settings.rewrite_queries and settings.model):
         # A follow-up that leans on the conversation is searched only with the previous
         # question's key terms: alone, "and how do I change it?" finds unrelated sections.
         queries = follow_up_queries(queries[0], history) or queries

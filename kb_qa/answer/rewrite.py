@@ -29,15 +29,18 @@ MAX_QUERY_CHARS = 300
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 
-def rewrite(
+async def rewrite(
     question: str, history: Sequence[Turn], settings: Settings, options: dict[str, Any]
 ) -> list[str]:
-    """Up to ``settings.rewrite_count`` alternative queries ([] when the call fails)."""
+    """Up to ``settings.rewrite_count`` alternative queries ([] when the call fails).
+
+    Awaited on the event loop, before retrieval takes a search thread: a slow model must
+    not hold the threads other readers' searches and the health checks run on."""
     recent = "\n".join(f"{t.role}: {t.content[:500]}" for t in list(history)[-4:])
     content = (f"Conversation so far:\n{recent}\n\n" if recent else "") + f"Question: {question}"
     try:
         litellm = extras.litellm(f"KBQA_MODEL={settings.model}")
-        response = litellm.completion(
+        response = await litellm.acompletion(
             **{**options, "timeout": min(settings.llm_timeout, settings.rewrite_timeout)},
             messages=[
                 {"role": "system", "content": PROMPT.format(n=settings.rewrite_count)},
