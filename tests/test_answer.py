@@ -31,6 +31,7 @@ from kb_qa.answer.answering import (
 )
 from kb_qa.answer.blocks import passages
 from kb_qa.answer.extractive import LABEL
+from kb_qa.answer.llm import MODEL_CUT
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.settings import Settings
@@ -303,6 +304,14 @@ def test_a_reply_with_no_words_is_an_error_not_an_empty_answer(
     llm.script(reply)
     error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
     assert (error.code, error.message) == ("llm_error", NO_ANSWER)
+
+
+def test_a_reply_the_provider_cut_says_so(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    llm.script(Reply(text="Five attempts [1], then", finish_reason="length"))
+    done = ask(loop, kb, settings=llm_settings(kb, llm))[-1]
+    assert isinstance(done, Done) and done.text == "Five attempts [1], then" + MODEL_CUT
 
 
 def test_client_errors_are_not_retried(

@@ -79,6 +79,9 @@ def call_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
+MODEL_CUT = "\n\n*(The reply was cut here: the model reached its output limit.)*"
+
+
 async def llm_pieces(
     prompt: Prompt, settings: Settings, usage: dict[str, int]
 ) -> AsyncIterator[str]:
@@ -90,16 +93,20 @@ async def llm_pieces(
         response = None
         try:
             response = await litellm.acompletion(messages=prompt.messages, stream=True, **options)
+            stopped = ""
             async for chunk in response:
                 if getattr(chunk, "usage", None):
                     usage["prompt_tokens"] = chunk.usage.prompt_tokens or 0
                     usage["completion_tokens"] = chunk.usage.completion_tokens or 0
                 if not chunk.choices:  # the final usage-only chunk has none
                     continue
+                stopped = getattr(chunk.choices[0], "finish_reason", None) or stopped
                 piece = chunk.choices[0].delta.content
                 if piece:
                     sent = True
                     yield piece
+            if stopped == "length" and sent:  # the provider's output limit, not the answer's end
+                yield MODEL_CUT
             return
         except Exception as exc:  # litellm raises many provider-specific types
             if attempt == 1 and not sent and _transient(exc):
