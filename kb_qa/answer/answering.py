@@ -78,7 +78,10 @@ async def answer(
     yield Status("searching", "Searching your sources…")
     rewritten: list[str] = []
     if settings.rewrite_queries and settings.model:
-        rewritten = await rewrite(question, history, settings, call_options(settings))
+        # On a thread outside the search limiter: waiting for the model holds no search.
+        rewritten = await anyio.to_thread.run_sync(
+            partial(rewrite, question, history, settings, call_options(settings))
+        )
     try:
         prepared = await anyio.to_thread.run_sync(
             partial(

@@ -29,18 +29,19 @@ MAX_QUERY_CHARS = 300
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 
-async def rewrite(
+def rewrite(
     question: str, history: Sequence[Turn], settings: Settings, options: dict[str, Any]
 ) -> list[str]:
     """Up to ``settings.rewrite_count`` alternative queries ([] when the call fails).
 
-    Awaited on the event loop, before retrieval takes a search thread: a slow model must
-    not hold the threads other readers' searches and the health checks run on."""
+    Blocking: the answer runs it on a thread of its own before retrieval takes a search
+    thread, so a slow model never holds the threads other readers' searches run on. (Not
+    litellm's acompletion: its async logging worker outlives the loop that started it.)"""
     recent = "\n".join(f"{t.role}: {t.content[:500]}" for t in list(history)[-4:])
     content = (f"Conversation so far:\n{recent}\n\n" if recent else "") + f"Question: {question}"
     try:
         litellm = extras.litellm(f"KBQA_MODEL={settings.model}")
-        response = await litellm.acompletion(
+        response = litellm.completion(
             **{**options, "timeout": min(settings.llm_timeout, settings.rewrite_timeout)},
             messages=[
                 {"role": "system", "content": PROMPT.format(n=settings.rewrite_count)},
