@@ -172,11 +172,9 @@ class Settings:
 
 
 MAX_TOP_K = 100  # the most results a search returns (top_k, and k of every request)
-# Waits and periods: 0 would fail every call (a rate limit or a weight of 0 switches it off).
-_MORE_THAN_ZERO = frozenset(
-    "replica_poll parse_timeout llm_timeout rewrite_timeout admin_session_hours header_timeout "
-    "body_timeout".split()
-)
+# Waits and periods that 0 would break (every answer timed out, a replica polling without
+# pause); elsewhere 0 means off: no rate limit, no parse, header or body time limit.
+_MORE_THAN_ZERO = frozenset("replica_poll llm_timeout rewrite_timeout admin_session_hours".split())
 
 
 def _coerce(settings: Settings, name: str, value: Any) -> Any:

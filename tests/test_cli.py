@@ -232,6 +232,7 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_LLM_TIMEOUT", "inf", "must be a number, 0 or more"),
         ("KBQA_LLM_TIMEOUT", "0", "must be more than 0"),
         ("KBQA_RATE_LIMIT", "nan", "must be a number, 0 or more"),
+        ("KBQA_PARSE_TIMEOUT", "-1", "must be a number, 0 or more"),
     ],
 )
 def test_a_setting_out_of_range_stops_the_command_naming_it(
@@ -255,3 +256,12 @@ def test_a_report_on_a_mistyped_index_folder_says_so_and_makes_nothing(
     assert f"no index folder at {typo}" in result.stderr
     assert not typo.exists()
     no_traceback(result)
+
+
+def test_a_time_limit_of_0_still_means_no_limit(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\ntext\n"})
+    zero = {"KBQA_PARSE_TIMEOUT": "0", "KBQA_HEADER_TIMEOUT": "0", "KBQA_BODY_TIMEOUT": "0"}
+    result = run_cli("index", str(vault), env=zero)
+    assert result.returncode == 0, result.stderr
