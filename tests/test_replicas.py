@@ -22,9 +22,11 @@ import httpx
 import pytest
 from api_helpers import SAMPLE_SITE, indexed_sample, serve_process
 from chroma_server import chroma_server
+from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
 from kb_qa.serve.protocol import hit_json
 from kb_qa.serve.replica import Replica
 from kb_qa.serve.serving import free_port
@@ -294,3 +296,27 @@ def test_an_index_from_before_workspaces_moves_without_embedding(
     record = old.store.collection.get(include=["documents", "metadatas"])
     assert sorted(record["documents"]) == sorted(c.text for c in old.store.chunks())
     assert old.index().rebuilt == ""
+
+
+OWNER = "owner-token-for-tests"
+
+
+def test_a_replicas_insights_report_its_own_questions(
+    chroma_url: str, tmp_path: Path, write_files: Callable[..., Path]
+) -> None:
+    vault = write_files(tmp_path / "ins", {"a.md": "# Alpha\n\n## Install\n\nquokka tool\n"})
+    with KnowledgeBase(vault, embed_model="hash", chroma_url=chroma_url) as writer:
+        writer.index()
+    settings = _settings(chroma_url, "ins", rate_limit=0, index_dir=tmp_path / "rep").replace(
+        admin_token=OWNER
+    )
+    with Replica(settings) as replica:
+        replica.start()
+        with UvicornThread(create_app(replica, settings)) as api:
+            asked = {"question": "How do I install the quokka tool?", "stream": False}
+            assert httpx.post(api.url + "/api/ask", json=asked, timeout=30).status_code == 200
+            report = httpx.get(
+                api.url + "/insights", headers={"Authorization": f"Bearer {OWNER}"}, timeout=30
+            )
+    assert report.status_code == 200, report.text
+    assert "How do I install the quokka tool?" in report.text

@@ -88,6 +88,10 @@ class KnowledgeBase(IndexRun):
         finally:
             PINNED.reset(token)
 
+    def searchable_chunks(self) -> list[Chunk]:
+        """Every chunk search reads (a replica's too: it has no manifest)."""
+        return list(self._search_view().chunks)
+
     def _search_view(self) -> Loaded:
         pinned = PINNED.get()
         return pinned[1] if pinned is not None and pinned[0] == id(self) else self._view()

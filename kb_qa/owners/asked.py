@@ -131,8 +131,8 @@ class Vectors:
 
 def chunks_by_section(kb: Any) -> dict[tuple[str, str], Any]:
     """The index's chunks by (path, anchor), a section's first piece for its key."""
-    try:
-        return {(c.path, c.anchor): c for c in reversed(kb.store.chunks())}
+    try:  # the search view: a replica's store is its Chroma collection, not a manifest
+        return {(c.path, c.anchor): c for c in reversed(kb.searchable_chunks())}
     except KbQaError:
         return {}
 
