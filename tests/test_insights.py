@@ -473,6 +473,27 @@ def test_a_starting_server_applies_the_retention(tmp_path: Path) -> None:
     kb.close()
 
 
+def test_what_was_logged_ages_out_after_logging_is_switched_off(tmp_path: Path) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nAlpha text.\n"})
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    log = QuestionLog(kb.settings.index_path)
+    log.record(Entry(new_ref(), time.time() - 91 * 86_400, "stale", 1, "extractive"))
+    log.record(Entry(new_ref(), time.time() - 89 * 86_400, "kept", 1, "extractive"))
+    log.close()
+    with sqlite3.connect(kb.settings.index_path / "feedback.sqlite3") as conn:
+        conn.execute(
+            "INSERT INTO question_vectors (model, question, vector) VALUES ('hash', 'stale', x'00')"
+        )
+    off = kb.settings.replace(rate_limit=0, question_log=False)
+    with UvicornThread(create_app(kb, off)):
+        pass
+    assert [e.question for e in QuestionLog(kb.settings.index_path).entries()] == ["kept"]
+    with sqlite3.connect(kb.settings.index_path / "feedback.sqlite3") as conn:
+        assert conn.execute("SELECT question FROM question_vectors").fetchall() == []
+    kb.close()
+
+
 def test_question_log_off_records_nothing(tmp_path: Path) -> None:
     vault = write_files(tmp_path / "vault", NOTES)
     kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")

@@ -27,5 +27,6 @@ def link(chunk: Chunk, style: str, *, vault: Path, site_url: str = "") -> str:
         note = chunk.path.rsplit(".", 1)[0]
         return f"obsidian://open?vault={quote(vault.resolve().name)}&file={quote(note)}"
     raise ConfigError(
-        f"link_style {style!r} is not one of {', '.join(STYLES)} (KBQA_LINK_STYLE, or link_style in Python)."
+        f"link_style {style!r} is not one of {', '.join(STYLES)} (KBQA_LINK_STYLE, or "
+        "link_style in Python)."
     )

@@ -103,6 +103,39 @@ def connect(folder: Path) -> sqlite3.Connection:
     return conn
 
 
+def _delete_older(conn: sqlite3.Connection, cutoff: float) -> sqlite3.Cursor:
+    """Delete the questions logged before ``cutoff``, and every stored vector no question
+    or rating names any more (a rating that expired may have kept one)."""
+    with conn:
+        cursor = conn.execute("DELETE FROM questions WHERE at < ?", (cutoff,))
+        has_feedback = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'"
+        ).fetchone()
+        conn.execute(
+            "DELETE FROM question_vectors WHERE question NOT IN "
+            "(SELECT question FROM questions) AND question NOT IN "
+            "(SELECT question FROM feedback)"
+            if has_feedback
+            else "DELETE FROM question_vectors WHERE question NOT IN "
+            "(SELECT question FROM questions)"
+        )
+    return cursor
+
+
+def prune_logged(folder: Path, days: int, now: float | None = None) -> int:
+    """With question logging off: what was logged before still ages out after ``days``;
+    nothing is created (no database, no table) where nothing was logged."""
+    path = folder / DB_NAME
+    if not days or not path.is_file():
+        return 0
+    with contextlib.closing(sqlite3.connect(path, timeout=10)) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"questions", "question_vectors"} <= tables:
+            return 0
+        now = time.time() if now is None else now
+        return _delete_older(conn, now - days * 86400).rowcount
+
+
 def _row(e: Entry) -> tuple[object, ...]:
     cited = [
         {"path": c.path, "anchor": c.anchor, "heading_path": list(c.heading_path)}
@@ -261,20 +294,7 @@ class QuestionLog:
         self._pruned = now
         if not self.days:
             return 0
-        with conn:
-            cursor = conn.execute("DELETE FROM questions WHERE at < ?", (now - self.days * 86400,))
-            if cursor.rowcount:  # a vector goes with the last question it was made from
-                has_feedback = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'"
-                ).fetchone()
-                conn.execute(
-                    "DELETE FROM question_vectors WHERE question NOT IN "
-                    "(SELECT question FROM questions) AND question NOT IN "
-                    "(SELECT question FROM feedback)"
-                    if has_feedback
-                    else "DELETE FROM question_vectors WHERE question NOT IN "
-                    "(SELECT question FROM questions)"
-                )
+        cursor = _delete_older(conn, now - self.days * 86400)
         if cursor.rowcount:
             log.info(
                 "question log: deleted %d question(s) older than %d days",

@@ -118,6 +118,15 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
             except (OSError, sqlite3.Error) as exc:
                 log.error("the question log cannot be opened: %s", exc)
             self.question_log.start()  # prunes every hour from now on, questions or not
+        else:  # not logging now: what was logged before still ages out
+            try:
+                await anyio.to_thread.run_sync(
+                    questionlog.prune_logged,
+                    self.settings.index_path,
+                    self.settings.question_log_days,
+                )
+            except (OSError, sqlite3.Error) as exc:
+                log.error("the question log cannot be opened: %s", exc)
         try:
             yield
         finally:
