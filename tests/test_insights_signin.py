@@ -270,6 +270,32 @@ def test_sign_in_attempts_are_rate_limited(served: Served) -> None:
         assert "Too many sign-in attempts" in limited.text
 
 
+def test_wrong_tokens_in_the_header_are_limited_and_logged_like_sign_ins(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = served.kb.settings.replace(admin_token=ADMIN)
+    with caplog.at_level("WARNING", logger="kb_qa"):
+        with UvicornThread(create_app(served.kb, settings)) as server:
+            statuses = [
+                httpx.get(
+                    server.url + "/insights", headers={"Authorization": f"Bearer guess-{n}"}
+                ).status_code
+                for n in range(admin.SIGN_IN_BURST + 1)
+            ]
+            limited = httpx.get(
+                server.url + "/insights", headers={"Authorization": f"Bearer {ADMIN}x"}
+            )
+            # The right token is not a guess: it is never held back.
+            right = httpx.get(
+                server.url + "/insights", headers={"Authorization": f"Bearer {ADMIN}"}
+            )
+    assert statuses == [401] * admin.SIGN_IN_BURST + [429]
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert right.status_code == 200
+    warned = [r for r in caplog.records if "wrong admin token in the Authorization" in r.message]
+    assert len(warned) == admin.SIGN_IN_BURST and "127.0.0.1" in warned[0].getMessage()
+
+
 def test_no_admin_token_no_sign_in(served: Served) -> None:
     with UvicornThread(create_app(served.kb, served.kb.settings)) as server:
         own = {"Origin": server.url}

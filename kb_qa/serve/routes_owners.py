@@ -82,6 +82,19 @@ class OwnerRoutes:
         bearer = bearer_matches(request.scope["headers"], token.encode())
         session = "" if bearer else self._session(request)
         given = request.query_params.get("since", "")
+        if not (bearer or session) and "authorization" in request.headers:
+            # A wrong token in the header is a guess like a wrong one in the sign-in form:
+            # the same per-address limit, and a warning that traces it.
+            client = (request.scope.get("client") or ("unknown", 0))[0]
+            wait = self.sign_ins.take(client)
+            if wait > 0:
+                seconds = str(max(1, math.ceil(wait)))
+                raise HTTPException(
+                    429,
+                    f"Too many attempts with a wrong admin token; try again in {seconds} s.",
+                    headers={"Retry-After": seconds},
+                )
+            log.warning("insights: a wrong admin token in the Authorization header from %s", client)
         if not (bearer or session):
             browser = "text/html" in request.headers.get("accept", "")
             if browser and "authorization" not in request.headers:
