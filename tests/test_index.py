@@ -450,3 +450,23 @@ def test_a_run_says_where_its_time_went(
     assert list(report.phases) == ["reading", "chunking", "embedding", "writing"]
     assert all(v >= 0 for v in report.phases.values())
     assert sum(report.phases.values()) <= report.seconds + 0.01
+
+
+def test_the_index_folder_inside_a_vault_is_kept_out_of_git(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Readers' questions and ratings are stored there: `git add -A` must not stage them."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    vault = make_vault(VAULT)
+    git = ["git", "-C", str(vault)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    kb(vault, index_dir=vault / ".kb-qa").index()
+    subprocess.run([*git, "add", "-A"], check=True)
+    staged = subprocess.run(
+        [*git, "diff", "--cached", "--name-only"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert staged and not [p for p in staged if p.startswith(".kb-qa")]
