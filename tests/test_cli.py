@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -265,3 +266,27 @@ def test_a_time_limit_of_0_still_means_no_limit(
     zero = {"KBQA_PARSE_TIMEOUT": "0", "KBQA_HEADER_TIMEOUT": "0", "KBQA_BODY_TIMEOUT": "0"}
     result = run_cli("index", str(vault), env=zero)
     assert result.returncode == 0, result.stderr
+
+
+def test_output_read_only_in_part_ends_quietly(
+    tmp_path: Path, write_files: Callable[..., Path], cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """`kb-qa search ... | head -1`: the reader stops early; no BrokenPipeError traceback."""
+    vault = write_files(
+        tmp_path / "vault", {f"p{n}.md": f"# Page {n}\n\nwombat text {n}\n" for n in range(30)}
+    )
+    env = cli_env()
+    kbqa = [sys.executable, "-m", "kb_qa.cli"]
+    subprocess.run([*kbqa, "index", str(vault), "--quiet"], env=env, check=True, timeout=300)
+    search = subprocess.Popen(
+        [*kbqa, "search", "wombat", "--vault", str(vault), "--k", "30", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert search.stdout is not None and search.stderr is not None
+    search.stdout.read(10)
+    search.stdout.close()  # as `head` does once it has its lines
+    stderr = search.stderr.read().decode()
+    assert search.wait(120) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
