@@ -251,14 +251,16 @@ def test_the_home_page_is_a_link_in_the_citation_tables(tmp_path: Path) -> None:
         log.record(Entry(new_ref(), time.time(), f"q{n}?", 1, "extractive", "", True, cited))
     log.close()
     report = insights.build(kb, kb.settings, log=QuestionLog(kb.settings.index_path))
-    least = {p["path"]: p for p in report["citations"]["least_pages"]}
-    assert least["docs/index.md"]["url"] == "https://docs.example.com/widgets/"
-    assert least["docs/setup.md"]["url"] == "https://docs.example.com/widgets/setup/"
+    most = {p["path"]: p for p in report["citations"]["most_pages"]}
+    assert most["docs/index.md"]["url"] == "https://docs.example.com/widgets/"
+    assert most["docs/setup.md"]["url"] == "https://docs.example.com/widgets/setup/"
+    # Two pages cited: both are the most cited, none is listed again as least cited.
+    assert report["citations"]["least_pages"] == []
     never = report["citations"]["never_cited"]
     assert [p["url"] for p in never] == ["https://docs.example.com/widgets/usage/"]
     html = insights_html.page(report)
-    least_html = html.split("<h3>Least cited pages</h3>", 1)[1].split("</table>", 1)[0]
-    assert '<a href="https://docs.example.com/widgets/">Widgets</a>' in least_html
+    most_html = html.split("<h3>Most cited pages</h3>", 1)[1].split("</table>", 1)[0]
+    assert '<a href="https://docs.example.com/widgets/">Widgets</a>' in most_html
     kb.close()
 
 

@@ -241,9 +241,10 @@ def _citations(
         "pages_indexed": len(pages),
         "pages_cited": len(by_page),
         "most_pages": [page(p, n) for p, n in ranked_pages[:TOP]],
-        "least_pages": [page(p, n) for p, n in reversed(ranked_pages[-TOP:])],
+        # Beyond the most cited only: with fewer, a page would head one list and end the other.
+        "least_pages": [page(p, n) for p, n in reversed(ranked_pages[TOP:][-TOP:])],
         "most_sections": [section(k, n) for k, n in ranked_sections[:TOP]],
-        "least_sections": [section(k, n) for k, n in reversed(ranked_sections[-TOP:])],
+        "least_sections": [section(k, n) for k, n in reversed(ranked_sections[TOP:][-TOP:])],
         "never_cited": [
             {"path": p["path"], "title": p["title"], "url": p["url"]}
             for p in never[:MAX_NEVER_CITED]

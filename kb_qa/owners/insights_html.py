@@ -28,6 +28,7 @@ from kb_qa.owners.insights_render import (
 )
 
 CHART_JS = "chart.umd.min.js"
+_ALL_MOST = "Nothing beyond the most cited list."
 
 
 _STYLE = """
@@ -252,11 +253,11 @@ def _citations_html(c: dict[str, Any]) -> str:
         '<div class="grid"><div><h3>Most cited pages</h3>'
         + _table(["page", "path", "#"], pages(c["most_pages"]), "Nothing cited yet.")
         + "</div><div><h3>Least cited pages</h3>"
-        + _table(["page", "path", "#"], pages(c["least_pages"]), "Nothing cited yet.")
+        + _table(["page", "path", "#"], pages(c["least_pages"]), _ALL_MOST)
         + "</div><div><h3>Most cited sections</h3>"
         + _table(["section", "#"], sections(c["most_sections"]), "Nothing cited yet.")
         + "</div><div><h3>Least cited sections</h3>"
-        + _table(["section", "#"], sections(c["least_sections"]), "Nothing cited yet.")
+        + _table(["section", "#"], sections(c["least_sections"]), _ALL_MOST)
         + f"</div></div><h3>Pages never cited ({c['never_cited_count']})</h3>"
         + _table(["page", "path"], never, "Every indexed page was cited.")
     )
