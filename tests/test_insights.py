@@ -29,7 +29,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.index.embeddings import HashEmbedder
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.owners import insights, insights_html
+from kb_qa.owners import insights, insights_html, insights_render
 from kb_qa.owners.feedback import Feedback, FeedbackStore
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.serve.app import create_app
@@ -156,6 +156,10 @@ def test_gaps_are_grouped_into_topics_largest_first(report: dict[str, Any]) -> N
     assert all("france" in q.lower() for q in france["questions"])
     assert len(france["questions"]) == 3  # the most representative ones
     assert bread["size"] == 3 and bread["thumbs_down"] == 1  # two asked, one thumbs down
+    # Shown as the questions it holds, not as its not-covered answers plus thumbs down.
+    assert bread["distinct"] == 2
+    text = insights_render.text(report, str)
+    assert f"{bread['distinct']} question(s) (2 not covered, 1 thumbs down)" in text
     assert all("sourdough" in q for q in bread["questions"])
     retries = next(t for t in topics if ON_TOPIC[1] in t["questions"])
     assert retries["thumbs_down"] == 1

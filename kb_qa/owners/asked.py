@@ -268,7 +268,7 @@ def gap_topics(
                     headings.setdefault(key, heading)
         result["topics"].append(
             {
-                "size": int(topic.weight),
+                "size": int(topic.weight),  # its not-covered answers and thumbs down: the order
                 "distinct": len(members),
                 "not_covered": sum(m["not_covered"] for m in members),
                 "thumbs_down": sum(m["down"] for m in members),

@@ -227,7 +227,7 @@ def _gaps_html(gaps: dict[str, Any]) -> str:
             else ""
         )
         parts.append(
-            f'<div class="topic"><h3>{topic["size"]:,} question(s) · {topic["not_covered"]:,} not '
+            f'<div class="topic"><h3>{topic["distinct"]:,} question(s) · {topic["not_covered"]:,} not '
             f"covered · {topic['thumbs_down']} thumbs down</h3><ul>{questions}</ul>{near}</div>"
         )
     if gaps.get("more_topics"):

@@ -53,7 +53,7 @@ def text(report: dict[str, Any], safe: Any = str) -> str:
         lines.append(f"  {gaps['problem']}")
     for n, topic in enumerate(gaps["topics"][:10], 1):
         asked = f"{topic['not_covered']} not covered, {topic['thumbs_down']} thumbs down"
-        lines.append(f"{n:>3}. {topic['size']} question(s) ({asked})")
+        lines.append(f"{n:>3}. {topic['distinct']} question(s) ({asked})")
         lines += [f"       “{safe(q)}”" for q in topic["questions"]]
         for s in topic["sections"][:2]:
             lines.append(f"       shown: {safe(section_label(s))}  {safe(s['url'])}")
