@@ -227,8 +227,9 @@ def _gaps_html(gaps: dict[str, Any]) -> str:
             else ""
         )
         parts.append(
-            f'<div class="topic"><h3>{topic["distinct"]:,} question(s) · {topic["not_covered"]:,} not '
-            f"covered · {topic['thumbs_down']} thumbs down</h3><ul>{questions}</ul>{near}</div>"
+            f'<div class="topic"><h3>{topic["distinct"]:,} question(s) · '
+            f"{topic['not_covered']:,} not covered · {topic['thumbs_down']} thumbs down</h3>"
+            f"<ul>{questions}</ul>{near}</div>"
         )
     if gaps.get("more_topics"):
         parts.append(f'<p class="muted">…and {gaps["more_topics"]} smaller topic(s).</p>')
