@@ -45,22 +45,26 @@ main { padding: 0 32px 48px; max-width: 1200px; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px;
         background: var(--bg); }
 .card b { display: block; font-size: 26px; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 24px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr));
+        gap: 24px; }
+.grid > div { min-width: 0; }
+.scroll { max-width: 100%; overflow-x: auto; }
 .chart { position: relative; height: 280px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line);
-         vertical-align: top; overflow-wrap: anywhere; }
+         vertical-align: top; overflow-wrap: break-word; }
 th { color: var(--muted); font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .topic { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 0 0 12px; }
 .topic h3 { font-size: 15px; margin: 0 0 6px; }
-.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: anywhere; }
+.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: break-word; }
 .q { font-style: italic; }
 td ul { margin: 0; padding-left: 16px; }
 header form { float: right; margin: 0; }
 button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); border-radius: 6px;
          background: var(--bg); cursor: pointer; }
 a { color: var(--accent); }
+@media (max-width: 600px) { header { padding: 16px 12px 8px; } main { padding: 0 12px 32px; } }
 """
 
 _SCRIPT = """
@@ -160,7 +164,12 @@ def _table(
         for row in rows
     )
     attr = f' id="{_e(table_id)}"' if table_id else ""
-    return f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    # On a narrow screen a wide table scrolls in its own box (focusable, so the keyboard
+    # scrolls it too), not the whole page.
+    return (
+        f'<div class="scroll" tabindex="0" role="region" aria-label="{_e(head[0])} table">'
+        f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def _questions_html(asked: dict[str, Any], csv_href: str) -> str:
