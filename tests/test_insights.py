@@ -465,21 +465,10 @@ def test_the_writer_embeds_not_covered_questions_as_they_come(tmp_path: Path) ->
     assert np.allclose(kept["not covered?"], model.embed_passages(["not covered?"])[0])
 
 
-def test_a_starting_server_applies_the_retention(tmp_path: Path) -> None:
-    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nAlpha text.\n"})
-    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
-    kb.index()
-    log = QuestionLog(kb.settings.index_path)
-    log.record(Entry(new_ref(), time.time() - 91 * 86_400, "stale", 1, "extractive"))
-    log.record(Entry(new_ref(), time.time() - 89 * 86_400, "kept", 1, "extractive"))
-    log.close()
-    with UvicornThread(create_app(kb, kb.settings.replace(rate_limit=0))):
-        pass
-    assert [e.question for e in QuestionLog(kb.settings.index_path).entries()] == ["kept"]
-    kb.close()
-
-
-def test_what_was_logged_ages_out_after_logging_is_switched_off(tmp_path: Path) -> None:
+@pytest.mark.parametrize("logging", [True, False], ids=["logging", "logging-switched-off"])
+def test_a_starting_server_applies_the_retention(tmp_path: Path, logging: bool) -> None:
+    """Switched off, logging records nothing, but what was logged before still ages out;
+    a stored question embedding goes with the last question that names it."""
     vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nAlpha text.\n"})
     kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
     kb.index()
@@ -491,8 +480,7 @@ def test_what_was_logged_ages_out_after_logging_is_switched_off(tmp_path: Path) 
         conn.execute(
             "INSERT INTO question_vectors (model, question, vector) VALUES ('hash', 'stale', x'00')"
         )
-    off = kb.settings.replace(rate_limit=0, question_log=False)
-    with UvicornThread(create_app(kb, off)):
+    with UvicornThread(create_app(kb, kb.settings.replace(rate_limit=0, question_log=logging))):
         pass
     assert [e.question for e in QuestionLog(kb.settings.index_path).entries()] == ["kept"]
     with sqlite3.connect(kb.settings.index_path / "feedback.sqlite3") as conn:
