@@ -425,6 +425,18 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path, run_cli: Any) -> None:
     assert row["question"] == '\'=HYPERLINK("http://evil","x")'
 
 
+def test_a_report_with_logging_off_creates_no_question_table(tmp_path: Path, run_cli: Any) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    index = tmp_path / "index"
+    FeedbackStore(index).add(Feedback("down", "q?", "a", at=time.time()))  # ratings only
+    off = {"KBQA_QUESTION_LOG": "false"}
+    result = run_cli("insights", str(vault), "--index-dir", str(index), "--csv", env=off)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(index / "feedback.sqlite3") as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "questions" not in tables and "question_vectors" not in tables
+
+
 def test_retention_deletes_old_rows(tmp_path: Path) -> None:
     now = time.time()
     log = QuestionLog(tmp_path, days=30)

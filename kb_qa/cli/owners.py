@@ -100,18 +100,17 @@ def cmd_insights(args: argparse.Namespace) -> int:
 
     from kb_qa.owners import insights, insights_csv, insights_html, insights_render
     from kb_qa.owners.feedback import FeedbackStore
-    from kb_qa.owners.questionlog import DB_NAME, QuestionLog
+    from kb_qa.owners.questionlog import QuestionLog, prune_logged
 
     now = time.time()
     since = insights.parse_since(args.since, now) if args.since else None
     settings = settings_for(args)
     _index_folder(settings)
     log = QuestionLog(settings.index_path, settings.question_log_days)
-    if (settings.index_path / DB_NAME).exists():
-        try:  # a server that has not run for a while has not applied the retention
-            log.prune(now)
-        except (OSError, sqlite3.Error) as exc:
-            logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
+    try:  # a server that has not run for a while has not applied the retention
+        prune_logged(settings.index_path, settings.question_log_days, now)  # creating nothing
+    except (OSError, sqlite3.Error) as exc:
+        logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
     if args.csv:
         ratings = FeedbackStore(settings.index_path).all(since=since)
         insights_csv.write_csv(log.entries(since), ratings, sys.stdout)
