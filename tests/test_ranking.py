@@ -104,6 +104,22 @@ def test_the_section_both_searches_put_first_is_not_pushed_down_by_long_pages(
     )
 
 
+def test_a_rare_word_two_notes_hold_leads_with_them(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    notes = {
+        f"note{n}.md": f"# Note {n}\n\n## Server {n}\n\nThe home server runs backups and "
+        f"media for the family, number {n}.\n"
+        for n in range(12)
+    }
+    notes["hardware.md"] = "# Hardware\n\n## Box\n\nAn old Lenovo ThinkCentre M710q.\n"
+    notes["plans.md"] = "# Plans\n\n## Upgrades\n\nMore memory for the ThinkCentre next year.\n"
+    index = kb(make_vault(notes))
+    index.index()
+    top = index.search("ThinkCentre", 2)
+    assert {h.chunk.path for h in top} == {"hardware.md", "plans.md"}
+
+
 def test_a_changelog_no_longer_outranks_the_guide(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:
