@@ -115,3 +115,30 @@ def test_a_one_megabyte_hostile_reply_streams_and_renders(new_page: Any, stack: 
     # The tab stayed responsive: a click still opens and closes the panel.
     page.locator(".kbq-panel button[aria-label='Close']").click()
     sync_api.expect(page.locator(".kbq-launcher")).to_be_visible()
+
+
+def test_tab_reaches_everything_after_a_code_block_that_scrolls(
+    new_page: Any, stack: Stack
+) -> None:
+    """A code block wider than the panel is a stop of the browser's own Tab order (it
+    scrolls with the keyboard): Tab goes on past it to the answer's other controls, and
+    never out of the panel."""
+    wide = "lumen jobs enqueue --queue default --payload " + "'{\"n\": 1}' " * 20
+    template = (
+        "Enqueue it so {{Retries and backoff > Default retry policy}}:\n\n```bash\n"
+        f"{wide}\n```\n\nThen check it {{{{Retries and backoff > What counts as a failure}}}}."
+    )
+    page = answered(new_page, stack, template, "How do I enqueue a job?")
+    seen = []
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "kb-qa"
+        seen.append(
+            page.evaluate(
+                "(() => { const a = document.getElementById('kb-qa').shadowRoot.activeElement;"
+                " return a ? a.className || a.tagName : ''; })()"
+            )
+        )
+    assert any("kbq-copy-code" in s for s in seen), seen  # past the code block
+    assert sum("kbq-cite" in s for s in seen) >= 2, seen  # both citations, not only the first
+    assert any("kbq-input" in s for s in seen), seen

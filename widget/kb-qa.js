@@ -1033,11 +1033,13 @@
   function trapFocus(ui, ev) {
     const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);
     if (!list.length) return;
-    const at = list.indexOf(ui.shadow.activeElement);
-    if (ev.shiftKey && at <= 0) {
+    const active = ui.shadow.activeElement;
+    const at = list.indexOf(active);
+    const outside = at === -1 && !(active && ui.panel.contains(active));
+    if (ev.shiftKey && (at === 0 || outside)) {
       ev.preventDefault();
       list[list.length - 1].focus();
-    } else if (!ev.shiftKey && (at === list.length - 1 || at === -1)) {
+    } else if (!ev.shiftKey && (at === list.length - 1 || outside)) {
       ev.preventDefault();
       list[0].focus();
     }

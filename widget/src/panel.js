@@ -169,11 +169,16 @@ function siteDialogOpen(path) {
 function trapFocus(ui, ev) {
   const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);
   if (!list.length) return;
-  const at = list.indexOf(ui.shadow.activeElement);
-  if (ev.shiftKey && at <= 0) {
+  const active = ui.shadow.activeElement;
+  const at = list.indexOf(active);
+  // Focus on something of the panel's own that is not in the list (a code block or table
+  // the browser lets the keyboard scroll) moves on in the browser's order: the panel opens
+  // with its header and ends with the question box, so that never leaves it.
+  const outside = at === -1 && !(active && ui.panel.contains(active));
+  if (ev.shiftKey && (at === 0 || outside)) {
     ev.preventDefault();
     list[list.length - 1].focus();
-  } else if (!ev.shiftKey && (at === list.length - 1 || at === -1)) {
+  } else if (!ev.shiftKey && (at === list.length - 1 || outside)) {
     ev.preventDefault();
     list[0].focus();
   }
