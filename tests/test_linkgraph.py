@@ -89,6 +89,17 @@ def test_a_section_links_to_itself_and_page_urls_without_directories() -> None:
     assert inbound.counts.tolist() == [0, 1]  # a self-link says nothing
 
 
+def test_url_links_between_pages_in_folders_whose_names_need_encoding() -> None:
+    # Page URLs are percent-encoded as MkDocs writes them ("user%20guide/a/").
+    chunks = [
+        section("docs/user guide/a.md", "user%20guide/a/", "one", "See [b](../b/#two)."),
+        section("docs/user guide/b.md", "user%20guide/b/", "two", "Two."),
+        section("docs/指南/c.md", "%E6%8C%87%E5%8D%97/c/", "three", "See [d](../d/#four)."),
+        section("docs/指南/d.md", "%E6%8C%87%E5%8D%97/d/", "four", "Four."),
+    ]
+    assert linkgraph.inbound(chunks).counts.tolist() == [0, 1, 0, 1]
+
+
 def test_fusion_standardises_keyword_candidates_with_their_real_similarity() -> None:
     chunks = [section("p.md", "p/", name, name) for name in ("a", "b", "c", "d")]
     by_id = {c.id: i for i, c in enumerate(chunks)}

@@ -195,8 +195,9 @@ class _Resolver:
                 return None  # a path from the site's docs root: rare, and ambiguous here
             path = posixpath.normpath(posixpath.join(posixpath.dirname(chunk.path), page))
             return path if path in self.paths else None
-        # A URL, relative to the page's own URL (what rendered pages link with).
-        url = chunk.url
+        # A URL, relative to the page's own URL (what rendered pages link with); page URLs
+        # are percent-encoded as MkDocs writes them, the table's keys and ``page`` are not.
+        url = unquote(chunk.url)
         base = url if url.endswith("/") or not url else posixpath.dirname(url)
         url = page.lstrip("/") if page.startswith("/") else posixpath.join(base, page)
         url = posixpath.normpath(url).strip("/")

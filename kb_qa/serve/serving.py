@@ -119,18 +119,26 @@ def limited_protocol(settings: Settings) -> type[asyncio.Protocol]:
             self._follow()
 
         def data_received(self, data: bytes) -> None:
-            if self.conn.their_state is h11.IDLE and self._head_too_large(data):
-                self._refuse_head()
-                return
             super().data_received(data)
             self._follow()
 
-        def _head_too_large(self, data: bytes) -> bool:
+        def handle_events(self) -> None:
+            # Each request's head, when h11 is about to parse it: the one that just
+            # arrived and the next one a client pipelined behind it alike.
+            if self.conn.their_state is h11.IDLE and self._head_too_large():
+                self._refuse_head()
+                return
+            super().handle_events()
+
+        def _head_too_large(self) -> bool:
             """h11 measures a head only while it is incomplete: one that arrives whole in
-            a read or two is parsed whatever its size. Measured here before it is parsed."""
-            head = bytes(self.conn.trailing_data[0]) + data
-            end = head.find(b"\r\n\r\n")
-            return (end + 4 if end >= 0 else len(head)) > max_header_bytes
+            a read or two is parsed whatever its size. Measured here before it is parsed
+            (ended by a blank line, CRLF or, as h11 also takes, a bare LF)."""
+            head = bytes(self.conn.trailing_data[0][: max_header_bytes + 4])
+            ends = [
+                i + n for i, n in ((head.find(b"\r\n\r\n"), 4), (head.find(b"\n\n"), 2)) if i >= 0
+            ]
+            return (min(ends) if ends else len(head)) > max_header_bytes
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()

@@ -110,6 +110,24 @@ def test_a_head_over_the_limit_that_arrives_at_once_is_refused(api: str, size: i
     assert under.status_code == 200
 
 
+def test_a_large_head_pipelined_behind_a_small_request_is_refused(api: str) -> None:
+    small = get("/api/health")
+    large = get("/api/health", b"X-Big: " + b"a" * 100_000)
+    response = exchange(api, small + large)
+    assert response.startswith(b"HTTP/1.1 200"), response[:200]
+    assert b"HTTP/1.1 431" in response and b"max_header_bytes" in response
+
+
+def test_a_head_ended_by_bare_line_feeds_is_measured_as_a_head(api: str) -> None:
+    body = b'{"question": "' + b"a" * 50 + b'", "rating": "up", "answer": "' + b"b" * 50_000 + b'"}'
+    head = (
+        b"POST /api/feedback HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\n\n"
+    )
+    response = exchange(api, head + body)
+    assert not response.startswith(b"HTTP/1.1 431"), response[:200]
+
+
 def test_ten_thousand_header_lines_are_refused(api: str) -> None:
     lines = [f"X-H{i}: v".encode() for i in range(10_000)]
     response = exchange(api, get("/api/health", *lines))
