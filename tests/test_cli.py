@@ -276,6 +276,7 @@ def test_output_read_only_in_part_ends_quietly(
         tmp_path / "vault", {f"p{n}.md": f"# Page {n}\n\nwombat text {n}\n" for n in range(30)}
     )
     env = cli_env()
+    env.pop("PYTHONUNBUFFERED", None)  # as a shell runs it: output buffered until exit
     kbqa = [sys.executable, "-m", "kb_qa.cli"]
     subprocess.run([*kbqa, "index", str(vault), "--quiet"], env=env, check=True, timeout=300)
     search = subprocess.Popen(

@@ -470,3 +470,7 @@ def test_the_index_folder_inside_a_vault_is_kept_out_of_git(
         [*git, "diff", "--cached", "--name-only"], check=True, capture_output=True, text=True
     ).stdout.split()
     assert staged and not [p for p in staged if p.startswith(".kb-qa")]
+    # A folder the user chose may hold their own files: nothing is written to hide them.
+    chosen = make_vault({"mine.md": "# Mine\n"}, name="chosen")
+    kb(vault, index_dir=chosen).index()
+    assert not (chosen / ".gitignore").exists()

@@ -296,6 +296,21 @@ def test_wrong_tokens_in_the_header_are_limited_and_logged_like_sign_ins(
     assert len(warned) == admin.SIGN_IN_BURST and "127.0.0.1" in warned[0].getMessage()
 
 
+def test_a_proxys_basic_credentials_are_no_admin_token_guess(served: Served) -> None:
+    """An auth proxy in front sends its own Authorization header: not a guess."""
+    settings = served.kb.settings.replace(admin_token=ADMIN)
+    with UvicornThread(create_app(served.kb, settings)) as server:
+        basic = {"Authorization": "Basic dXNlcjpwYXNz"}
+        statuses = {
+            httpx.get(server.url + "/insights", headers=basic).status_code
+            for _ in range(admin.SIGN_IN_BURST + 2)
+        }
+        own = {"Origin": server.url}
+        signed = httpx.post(server.url + "/insights/sign-in", data={"token": ADMIN}, headers=own)
+    assert statuses == {401}
+    assert signed.status_code == 303
+
+
 def test_no_admin_token_no_sign_in(served: Served) -> None:
     with UvicornThread(create_app(served.kb, served.kb.settings)) as server:
         own = {"Origin": server.url}

@@ -34,7 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that stopped early is found here, not at exit
+        return code
     except KbQaError as exc:
         print(f"kb-qa: {exc}", file=sys.stderr)
         return 1

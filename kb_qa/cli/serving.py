@@ -158,6 +158,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         except KbQaError as exc:
             first.error = f"The index could not be brought up to date: {exc}"
             print(f"kb-qa: {exc}", file=sys.stderr)
+        except Exception as exc:  # a tool call must never answer from a half-made index
+            logging.getLogger("kb_qa.mcp").exception("the first index run failed")
+            first.error = f"The index could not be brought up to date: {exc}"
         finally:
             first.done.set()
 
@@ -165,8 +168,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         serve_stdio(kb, first)
     finally:
-        first.done.wait()
-        for watcher in watchers:
-            watcher.stop()
-        kb.close()
+        if first.done.is_set():  # else the client left mid-run: the process ends, and the
+            for watcher in watchers:  # next run finishes it (the index keeps what it wrote)
+                watcher.stop()
+            kb.close()
     return 0

@@ -80,12 +80,15 @@ class Store(Manifest, WorkspaceClaim):
 
     def _create_manifest(self) -> None:
         try:
+            made = not self.folder.exists()
             self.folder.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
+            if made:
                 # The index (readers' questions and ratings included) lives in the vault by
-                # default: `git add -A` in a docs repository must not stage it.
-                ignore.write_text("# kb-qa's index: not for version control\n*\n")
+                # default: `git add -A` in a docs repository must not stage it. Only in a
+                # folder kb-qa made: one the user chose may hold their own files.
+                (self.folder / ".gitignore").write_text(
+                    "# kb-qa's index: not for version control\n*\n"
+                )
             self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise IndexStateError(

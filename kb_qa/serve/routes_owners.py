@@ -82,7 +82,8 @@ class OwnerRoutes:
         bearer = bearer_matches(request.scope["headers"], token.encode())
         session = "" if bearer else self._session(request)
         given = request.query_params.get("since", "")
-        if not (bearer or session) and "authorization" in request.headers:
+        given_bearer = request.headers.get("authorization", "")[:7].lower() == "bearer "
+        if not (bearer or session) and given_bearer:
             # A wrong token in the header is a guess like a wrong one in the sign-in form:
             # the same per-address limit, and a warning that traces it.
             client = (request.scope.get("client") or ("unknown", 0))[0]
