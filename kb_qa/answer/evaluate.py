@@ -182,7 +182,8 @@ class Outcome:
 
 
 def run(kb: KnowledgeBase, questions: Sequence[Question], settings: Settings) -> list[Outcome]:
-    """Search each question as `kb-qa search` does, and assemble its prompt as answering does."""
+    """Search each question as `kb-qa search` does, and assemble its prompt as answering
+    does (without the optional query rewrite: no model is asked)."""
     from kb_qa.answer.answering import prepare
 
     outcomes = []

@@ -49,7 +49,7 @@ def prepare(
     started = time.perf_counter()
     for_model = bool(settings.model) if for_model is None else for_model
     queries = [without_markup(question)]  # what the model reads keeps the question as asked
-    if rewritten:  # the model's rewrites of it (rewrite.py, awaited before this thread)
+    if rewritten:  # the model's rewrites of it (rewrite.py, run before this thread)
         queries += rewritten
     elif not (settings.rewrite_queries and settings.model):
         # A follow-up that leans on the conversation is searched only with the previous
