@@ -38,7 +38,9 @@ def open_index(args: argparse.Namespace) -> Any:
     """``open_kb`` for the commands that only read an index (search, ask, eval): where
     there is none yet they say so and create nothing in the vault."""
     settings = settings_for(args)
-    if not settings.chroma_url and not (settings.index_path / "manifest.sqlite3").is_file():
+    from kb_qa.index.store import MANIFEST
+
+    if not settings.chroma_url and not (settings.index_path / MANIFEST).is_file():
         require_index(0)
     return open_kb(args)
 

@@ -42,6 +42,9 @@ T = TypeVar("T")
 VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 
 
+MANIFEST = "manifest.sqlite3"  # the index folder's file that says an index is there
+
+
 class Store(Manifest, WorkspaceClaim):
     """Manifest + Chroma collection of one vault."""
 
@@ -98,7 +101,7 @@ class Store(Manifest, WorkspaceClaim):
 
     def intact(self) -> bool:
         """Whether the manifest file is still where it was opened (cheap: one stat)."""
-        return (self.folder / "manifest.sqlite3").is_file()
+        return (self.folder / MANIFEST).is_file()
 
     def heal_folder(self) -> bool:
         """Make the index folder again if it was deleted under us; True when it was.
@@ -126,7 +129,7 @@ class Store(Manifest, WorkspaceClaim):
         """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.folder / "manifest.sqlite3", check_same_thread=False)
+            conn = sqlite3.connect(self.folder / MANIFEST, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=10000")
