@@ -104,3 +104,20 @@ def test_a_sentence_of_no_single_passage_keeps_the_whole_section(
     assert citation.text.startswith("## Default retry policy")
     (whole,) = [c for c in kb.store.chunks() if c.heading_path[-1:] == ("Default retry policy",)]
     assert citation.text == whole.text
+
+
+def test_two_sentences_from_passages_apart_highlight_both(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    (citation,) = ask(
+        kb,
+        scripted,
+        "How is the backoff delay computed?",
+        "With the exponential strategy the delay before jitter is initial_backoff × "
+        "multiplier^(n−1) {{How the backoff delay is computed}}. The cap is applied before "
+        "jitter, so a delay can exceed max_backoff by up to the jitter fraction "
+        "{{How the backoff delay is computed}}.",
+    )
+    assert source_of(kb, citation)[citation.start : citation.end] == citation.text
+    assert "| `exponential` |" in citation.text  # the first sentence's row ...
+    assert "The cap is applied **before** jitter" in citation.text  # ... and the second's note

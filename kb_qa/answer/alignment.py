@@ -84,7 +84,8 @@ def aligned(
 
 
 def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int] | None:
-    """The span of the block (or adjacent blocks) ``sentences`` were drawn from, if any."""
+    """The span of the blocks ``sentences`` were drawn from (from the first to the last),
+    if any."""
     if not blocks:
         return None
     df: dict[str, int] = {}
@@ -105,11 +106,9 @@ def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int
     if not chosen:
         return None
     indexes = sorted({i for i, _ in chosen})
-    if indexes[-1] - indexes[0] + 1 != len(indexes):
-        # Blocks apart from each other: the one most sentences were drawn from.
-        common = max(indexes, key=lambda i: (sum(j == i for j, _ in chosen), -i))
-        chosen = [(i, w) for i, w in chosen if i == common]
-        indexes = [common]
+    # Blocks apart from each other: the run from the first to the last, so that every
+    # sentence's passage is highlighted (one block of them would leave another sentence's
+    # chip pointing at a passage it was not drawn from).
     if len(indexes) == 1 and blocks[indexes[0]].kind == "table":
         weight: dict[str, float] = {}
         for _, w in chosen:
