@@ -164,6 +164,22 @@ def test_split_table_context_is_repeated() -> None:
     assert body == "| k | v |\n|---|---|\n| b | 2 |"
 
 
+def test_links_relative_to_an_excerpts_page_are_given_from_the_sites_root() -> None:
+    """The widget resolves an answer's links against the site's root: a model copying
+    "[retries](retries.md)" from guides/jobs.md must be given guides/retries.md."""
+    text = (
+        "See [retries](retries.md#backoff), [config](../reference/config.md), "
+        "[the web](https://example.org/a.md), [here](#jobs) and `[code](kept.md)`."
+    )
+    hit = make_hit("docs/guides/jobs.md", 0, text, 1)
+    hit = replace(hit, chunk=replace(hit.chunk, url="guides/jobs/"))
+    body = EXCERPT.findall(user_message(build_messages("Q?", [hit])))[0][2]
+    assert body == (
+        "See [retries](guides/retries.md#backoff), [config](reference/config.md), "
+        "[the web](https://example.org/a.md), [here](#jobs) and `[code](kept.md)`."
+    )
+
+
 def test_history_goes_before_the_question_bounded_and_without_old_citations() -> None:
     history = [
         Turn("user", "first question"),

@@ -11,12 +11,16 @@ Excerpt ``n`` in the prompt is ``Prompt.excerpts[n - 1]``; that is what citation
 from __future__ import annotations
 
 import math
+import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote
 
+from kb_qa.answer.blocks import code_segments
 from kb_qa.answer.citations import strip_citations
-from kb_qa.types import Hit
+from kb_qa.types import Chunk, Hit
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",
@@ -104,7 +108,39 @@ def _excerpt(number: int, hit: Hit) -> str:
     chunk = hit.chunk
     section = " > ".join(chunk.heading_path)
     body = f"{chunk.context}\n{chunk.text}" if chunk.context else chunk.text
+    body = rebased_links(body, chunk)
     return f'<excerpt number="{number}" section="{_attr(section)}">\n{body.strip()}\n</excerpt>\n'
+
+
+# An inline link's target that is a path relative to its page: no scheme, not from the root
+# and not an anchor of the page itself ("retries.md#backoff", "../config/").
+_RELATIVE_LINK = re.compile(r"(\]\()(?![a-zA-Z][\w+.-]*:|/|#)([^()\s]+)(\))")
+
+
+def rebased_links(text: str, chunk: Chunk) -> str:
+    """``text`` with its links relative to its own page made relative to the site's root,
+    as the widget resolves the links of an answer: a model that copies "[retries](retries.md)"
+    from guides/jobs.md writes "guides/retries.md", not a page one folder too high.
+    Code is left as it is."""
+    url = unquote(chunk.url)
+    stem = chunk.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    # The folder the page's source is in, as its URL shows it ("guides/" for guides/jobs/,
+    # and for guides/index.md's "guides/").
+    if url.endswith("/") and stem in ("index", "README"):
+        folder = url.rstrip("/")
+    else:
+        folder = posixpath.dirname(url.rstrip("/"))
+    if not folder:
+        return text
+
+    def rebase(m: re.Match[str]) -> str:
+        target = posixpath.normpath(posixpath.join(folder, m.group(2)))
+        return m.group(1) + target.lstrip("/") + m.group(3)
+
+    return "".join(
+        part if is_code else _RELATIVE_LINK.sub(rebase, part)
+        for is_code, part in code_segments(text)
+    )
 
 
 _PAGE_CLOSE = "</page>\n"
