@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import numpy as np
 
@@ -260,7 +261,6 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
         if not (path / "chroma.sqlite3").exists():
             _forget_system(str(path))
         return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-    from urllib.parse import urlparse
 
     url = urlparse(settings.chroma_url)
     if url.scheme not in ("http", "https") or not url.hostname:
@@ -299,7 +299,9 @@ def _answers(chroma_url: str) -> None:
 
     wait = httpx.Timeout(CHROMA_CONNECT_SECONDS)
     try:
-        httpx.get(chroma_url.rstrip("/") + "/api/v2/heartbeat", timeout=wait, trust_env=False)
+        # Reached as chromadb's client reaches it (host and port; proxies from the environment).
+        url = urlparse(chroma_url)
+        httpx.get(f"{url.scheme}://{url.netloc}/api/v2/heartbeat", timeout=wait)
     except httpx.TimeoutException as exc:
         raise IndexStateError(
             f"The Chroma server at {chroma_url} did not answer within "
