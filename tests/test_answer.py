@@ -268,7 +268,9 @@ def test_passages_are_shown_as_readers_see_them() -> None:
 
 def error_of(events: list[Event]) -> Error:
     assert isinstance(events[-1], Error), [e.name for e in events]
-    assert not any(isinstance(e, Done | Citations) for e in events)
+    assert not any(isinstance(e, Done) for e in events)
+    # Citations only for text already shown (before the error), so its chips work.
+    assert all(not isinstance(e, Citations) or text_of(events) for e in events)
     return events[-1]
 
 
@@ -361,6 +363,9 @@ def test_stall_mid_answer_keeps_the_partial_text_and_says_so(
     assert error.code == "llm_timeout"
     assert "stopped answering for 0.4 s" in error.message
     assert text_of(events) == "First part [1]."
+    # The part shown keeps a working citation: the chip opens its section.
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    assert [c.number for c in citations.citations] == [1] and citations.citations[0].url
 
 
 @pytest.mark.parametrize(

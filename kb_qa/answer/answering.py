@@ -30,11 +30,11 @@ import anyio.to_thread
 
 from kb_qa.answer import extractive
 from kb_qa.answer.alignment import aligned
-from kb_qa.answer.citations import CitationRenumberer, narrowed, resolve
+from kb_qa.answer.citations import Citation, CitationRenumberer, narrowed, resolve
 from kb_qa.answer.events import Citations, Delta, Done, Error, Event, Status, citation_json
 from kb_qa.answer.llm import call_options, llm_pieces, warm_up
 from kb_qa.answer.prepare import prepare
-from kb_qa.answer.prompt import Turn
+from kb_qa.answer.prompt import Prompt, Turn
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
@@ -132,6 +132,8 @@ async def answer(
         log.warning(
             "answer failed after %d characters: %s (%s)", sum(map(len, text)), exc, exc.detail
         )
+        if renumberer.order:  # the part already shown keeps working citations
+            yield Citations(_citations(kb, "".join(text), renumberer.order, prompt, quoted, True))
         code = "llm_timeout" if isinstance(exc, LLMTimeoutError) else "llm_error"
         yield Error(str(exc), code, exc.detail)
         return
@@ -151,14 +153,8 @@ async def answer(
         yield Error(NO_ANSWER, "llm_error")
         return
 
-    if settings.model:  # each citation points at the passage its sentences say
-        quoted = aligned("".join(text), renumberer.order, prompt.excerpts)
-    citations = tuple(
-        narrowed(
-            dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk)),
-            quoted.get(c.excerpt),
-        )
-        for c in resolve(renumberer.order, prompt.excerpts)
+    citations = _citations(
+        kb, "".join(text), renumberer.order, prompt, quoted, bool(settings.model)
     )
     yield Citations(citations)
     ended = time.perf_counter()
@@ -197,6 +193,28 @@ async def answer(
         timings=timings,
         counts=counts,
         covered=prepared.covered,
+    )
+
+
+def _citations(
+    kb: Any,
+    text: str,
+    order: dict[int, int],
+    prompt: Prompt,
+    quoted: dict[int, tuple[int, int]],
+    by_model: bool,
+) -> tuple[Citation, ...]:
+    """The citations of ``text``: each a link to its section and the range it highlights
+    (a model's: the passage its sentences were drawn from; an extractive answer's: what it
+    quotes)."""
+    if by_model:
+        quoted = aligned(text, order, prompt.excerpts)
+    return tuple(
+        narrowed(
+            dataclasses.replace(c, url=kb.url(prompt.excerpts[c.excerpt - 1].chunk)),
+            quoted.get(c.excerpt),
+        )
+        for c in resolve(order, prompt.excerpts)
     )
 
 
