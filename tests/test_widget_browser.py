@@ -377,6 +377,16 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     assert error.get_attribute("role") == "alert"
     assert "language model service failed" in error.inner_text()
 
+    # A reply broken off mid-way: the citation of the part shown still opens its section.
+    stack.llm.script(
+        Reply(text="Retries back off [1]. And then more words", chunk_size=8, close_after=4)
+    )
+    ask(page, "How do retries back off?")
+    sync_api.expect(page.locator(".kbq-error").last).to_contain_text("broke off")
+    chip = page.locator(".kbq-bot").last.locator("a.kbq-cite")
+    sync_api.expect(chip).to_have_count(1)
+    assert "#" in (chip.get_attribute("href") or "")
+
     # HTTP errors from the API show the API's own message.
     page.evaluate("window.KbQa.ask('x'.repeat(2500))")
     sync_api.expect(page.locator(".kbq-error").last).to_contain_text("limit is 2,000")
