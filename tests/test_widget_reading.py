@@ -13,7 +13,7 @@ from typing import Any
 
 from browser import sync_playwright_or_skip
 from llm_server import Reply
-from widget_stack import Stack, answered, ask, open_page, shot
+from widget_stack import Stack, answered, ask, in_shadow, open_page, shot
 
 sync_api = sync_playwright_or_skip()
 
@@ -142,3 +142,32 @@ def test_tab_reaches_everything_after_a_code_block_that_scrolls(
     assert any("kbq-copy-code" in s for s in seen), seen  # past the code block
     assert sum("kbq-cite" in s for s in seen) >= 2, seen  # both citations, not only the first
     assert any("kbq-input" in s for s in seen), seen
+
+
+def test_the_period_after_a_citation_stays_on_its_line(new_page: Any, stack: Stack) -> None:
+    # Sentences one word longer each time, so that chips fall at the ends of lines.
+    reply = " ".join("It waits" + " a" * n + " [1]." for n in range(40))
+    stack.llm.script(Reply(text=reply, chunk_size=256))
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How long does it wait?")
+    apart = in_shadow(
+        page,
+        """
+        const out = [];
+        for (const sup of root.querySelectorAll('.kbq-answer .kbq-sup')) {
+          let node = sup.nextSibling;
+          while (node && node.nodeType === 3 && !/[.]/.test(node.data)) node = node.nextSibling;
+          if (!node || node.nodeType !== 3) continue;
+          const range = document.createRange();
+          const at = node.data.indexOf('.');
+          range.setStart(node, at); range.setEnd(node, at + 1);
+          const dot = range.getBoundingClientRect(), chip = sup.getBoundingClientRect();
+          if (dot.top >= chip.bottom) out.push(Math.round(dot.top - chip.top));
+        }
+        return out;
+        """,
+    )
+    assert page.locator(".kbq-answer .kbq-sup").count() == 40
+    assert apart == []

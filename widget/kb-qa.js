@@ -808,8 +808,23 @@
     return frag;
   }
   var MAX_INLINE_ELEMENTS = 3e3;
+  var AFTER_CHIP = /^[.,;:!?)\]}»”’。，；：！？、）]+/;
   function renderInline(nodes, doc, ctx) {
     let frag = doc.createDocumentFragment();
+    let chip = null;
+    const layChip = function(closing) {
+      if (!chip) return;
+      if (closing) {
+        let keep = doc.createElement("span");
+        keep.className = "kbq-nobr";
+        keep.appendChild(chip);
+        keep.appendChild(doc.createTextNode(closing));
+        frag.appendChild(keep);
+      } else {
+        frag.appendChild(chip);
+      }
+      chip = null;
+    };
     nodes.forEach(function(n) {
       if (ctx && n.type !== "text") {
         ctx.laid = (ctx.laid || 0) + 1;
@@ -819,8 +834,11 @@
         }
       }
       if (ctx && ctx.truncated) return;
+      const closing = chip && n.type === "text" ? AFTER_CHIP.exec(n.text) : null;
+      layChip(closing ? closing[0] : "");
+      const text = closing ? n.text.slice(closing[0].length) : n.text;
       if (n.type === "text") {
-        frag.appendChild(doc.createTextNode(n.text));
+        if (text) frag.appendChild(doc.createTextNode(text));
       } else if (n.type === "code") {
         let code = doc.createElement("code");
         code.appendChild(doc.createTextNode(n.text));
@@ -831,7 +849,8 @@
         frag.appendChild(el2);
       } else if (n.type === "cite") {
         const known = n.n > 0 && (!n.glued || ctx && ctx.known && ctx.known(n.n));
-        frag.appendChild(known && ctx && ctx.cite ? ctx.cite(n.n) : doc.createTextNode("[" + n.n + "]"));
+        if (known && ctx && ctx.cite) chip = ctx.cite(n.n);
+        else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
       } else if (n.type === "link") {
         let href = safeHref(n.href, ctx && ctx.base);
         let inner = renderInline(n.children, doc, ctx);
@@ -849,6 +868,7 @@
         frag.appendChild(a);
       }
     });
+    layChip("");
     return frag;
   }
   function renderMarkdown(md, doc, ctx) {

@@ -235,8 +235,27 @@ function renderBlocks(blocks, doc, ctx) {
  * tiny inline boxes (a reply of whitespace-only code spans) are what Chromium lays out slowly. */
 export const MAX_INLINE_ELEMENTS = 3000;
 
+// Punctuation that closes what a citation chip ends: kept on the chip's line.
+const AFTER_CHIP = /^[.,;:!?)\]}»”’。，；：！？、）]+/;
+
 function renderInline(nodes, doc, ctx) {
   let frag = doc.createDocumentFragment();
+  // A citation chip waits for the text after it: a chip is a box, which a line may end
+  // after, leaving its period alone on the next line; with it, the two do not part.
+  let chip = null;
+  const layChip = function (closing) {
+    if (!chip) return;
+    if (closing) {
+      let keep = doc.createElement("span");
+      keep.className = "kbq-nobr";
+      keep.appendChild(chip);
+      keep.appendChild(doc.createTextNode(closing));
+      frag.appendChild(keep);
+    } else {
+      frag.appendChild(chip);
+    }
+    chip = null;
+  };
   nodes.forEach(function (n) {
     if (ctx && n.type !== "text") {
       ctx.laid = (ctx.laid || 0) + 1;
@@ -246,8 +265,11 @@ function renderInline(nodes, doc, ctx) {
       }
     }
     if (ctx && ctx.truncated) return;
+    const closing = chip && n.type === "text" ? AFTER_CHIP.exec(n.text) : null;
+    layChip(closing ? closing[0] : "");
+    const text = closing ? n.text.slice(closing[0].length) : n.text;
     if (n.type === "text") {
-      frag.appendChild(doc.createTextNode(n.text));
+      if (text) frag.appendChild(doc.createTextNode(text));
     } else if (n.type === "code") {
       let code = doc.createElement("code");
       code.appendChild(doc.createTextNode(n.text));
@@ -259,7 +281,8 @@ function renderInline(nodes, doc, ctx) {
     } else if (n.type === "cite") {
       // Citations count from 1; "arr[1]" is indexing unless the answer cites a source 1.
       const known = n.n > 0 && (!n.glued || (ctx && ctx.known && ctx.known(n.n)));
-      frag.appendChild(known && ctx && ctx.cite ? ctx.cite(n.n) : doc.createTextNode("[" + n.n + "]"));
+      if (known && ctx && ctx.cite) chip = ctx.cite(n.n);
+      else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
     } else if (n.type === "link") {
       let href = safeHref(n.href, ctx && ctx.base);
       let inner = renderInline(n.children, doc, ctx);
@@ -277,6 +300,7 @@ function renderInline(nodes, doc, ctx) {
       frag.appendChild(a);
     }
   });
+  layChip("");
   return frag;
 }
 
