@@ -176,13 +176,20 @@ class RequestCheck:
         await self.app(scope, receive, send)
 
 
-def bearer_matches(headers: list[tuple[bytes, bytes]], token: bytes) -> bool:
-    """Whether the raw ASGI ``headers`` carry ``Authorization: Bearer <token>``."""
+def bearer_given(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The token of the raw ASGI ``headers``' ``Authorization: Bearer <token>``, or None
+    when they carry no Bearer credentials (none, or another scheme such as Basic)."""
     for name, value in headers:
         if name == b"authorization":
-            scheme, _, given = value.partition(b" ")
-            return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
-    return False
+            scheme, space, given = value.partition(b" ")
+            return given.strip() if space and scheme.lower() == b"bearer" else None
+    return None
+
+
+def bearer_matches(headers: list[tuple[bytes, bytes]], token: bytes) -> bool:
+    """Whether the raw ASGI ``headers`` carry ``Authorization: Bearer <token>``."""
+    given = bearer_given(headers)
+    return given is not None and hmac.compare_digest(given, token)
 
 
 async def _error(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]]) -> None:

@@ -32,7 +32,7 @@ from starlette.responses import (
 from kb_qa.errors import ConfigError
 from kb_qa.owners import feedback, insights, insights_csv, insights_html
 from kb_qa.serve import admin
-from kb_qa.serve.guard import bearer_matches
+from kb_qa.serve.guard import bearer_given, bearer_matches
 from kb_qa.serve.protocol import read_json, reject
 
 log = logging.getLogger(__name__)
@@ -82,8 +82,7 @@ class OwnerRoutes:
         bearer = bearer_matches(request.scope["headers"], token.encode())
         session = "" if bearer else self._session(request)
         given = request.query_params.get("since", "")
-        given_bearer = request.headers.get("authorization", "")[:7].lower() == "bearer "
-        if not (bearer or session) and given_bearer:
+        if not (bearer or session) and bearer_given(request.scope["headers"]) is not None:
             # A wrong token in the header is a guess like a wrong one in the sign-in form:
             # the same per-address limit, and a warning that traces it.
             client = (request.scope.get("client") or ("unknown", 0))[0]
