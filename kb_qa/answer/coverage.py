@@ -93,9 +93,11 @@ def _content_pairs(question: str) -> list[str]:
 def content_chars(question: str) -> set[str]:
     """The CJK characters of a question outside its asking words: "饺子怎么煮？" gives 饺,
     子 and 煮, its one-character verb included."""
-    return {
-        ch for run in cjk_runs(question) for i, ch in enumerate(run) if i not in _asking_at(run)
-    }
+    chars: set[str] = set()
+    for run in cjk_runs(question):
+        asking = _asking_at(run)
+        chars.update(ch for i, ch in enumerate(run) if i not in asking)
+    return chars
 
 
 def _asking_at(run: str) -> set[int]:
