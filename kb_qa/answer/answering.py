@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import partial
@@ -30,7 +29,13 @@ import anyio.to_thread
 
 from kb_qa.answer import extractive
 from kb_qa.answer.alignment import aligned
-from kb_qa.answer.citations import Citation, CitationRenumberer, narrowed, resolve
+from kb_qa.answer.citations import (
+    Citation,
+    CitationRenumberer,
+    narrowed,
+    resolve,
+    strip_citations,
+)
 from kb_qa.answer.events import Citations, Delta, Done, Error, Event, Status, citation_json
 from kb_qa.answer.llm import call_options, llm_pieces, warm_up
 from kb_qa.answer.prepare import prepare
@@ -53,7 +58,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_MARKERS = re.compile(r"\[\d+\]")  # citation markers: a reply of only these says nothing
 NO_ANSWER = "The language model returned no answer. Ask again, or rephrase the question."
 TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
 
@@ -146,7 +150,7 @@ async def answer(
         first_token = first_token or time.perf_counter()
         text.append(tail)
         yield Delta(tail)
-    if settings.model and not _MARKERS.sub("", "".join(text)).strip():
+    if settings.model and not strip_citations("".join(text)).strip():
         # An empty reply (a content filter's stop, or nothing but citation markers) is no
         # answer: the reader is told so, as for any other failure of the model.
         log.warning("the model %s returned no text", settings.model)
