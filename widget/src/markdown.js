@@ -267,8 +267,8 @@ function renderInline(nodes, doc, ctx) {
     if (ctx && ctx.truncated) return;
     const closing = chip && n.type === "text" ? AFTER_CHIP.exec(n.text) : null;
     layChip(closing ? closing[0] : "");
-    const text = closing ? n.text.slice(closing[0].length) : n.text;
     if (n.type === "text") {
+      const text = closing ? n.text.slice(closing[0].length) : n.text;
       if (text) frag.appendChild(doc.createTextNode(text));
     } else if (n.type === "code") {
       let code = doc.createElement("code");

@@ -43,8 +43,9 @@ export function readOptions(script) {
 }
 
 /** The API's base URL: the configured endpoint; without one, on a page previewed on this
- * machine, the preview endpoint (`kb-qa serve` nearby, http://127.0.0.1:8321 unless set);
- * otherwise "" (the page's own origin). */
+ * machine, the preview endpoint its options name (`kb-qa serve` nearby: the tags and loader
+ * `kb-qa init` writes name http://127.0.0.1:8321 unless told another); otherwise "" (the
+ * page's own origin). */
 export function endpointOf(opts, where) {
   let endpoint = String(opts.endpoint || "").replace(/\/+$/, "");
   let preview = String(opts.preview_endpoint || "").replace(/\/+$/, "");
