@@ -70,7 +70,8 @@ def test_tags_are_not_headings(
 
 CHINESE_NOTES = {
     "中文笔记.md": (
-        "# 中文笔记\n\n## 饺子做法\n\n- 面团：500 克中筋面粉，加 260 毫升凉水，揉成光滑的面团。\n\n"
+        "# 中文笔记\n\n## 饺子做法\n\n"
+        "- 面团：500 克中筋面粉，加 260 毫升凉水，揉成光滑的面团，醒 30 分钟。\n\n"
         "## 学习计划\n\n1. 每天背 20 个 HSK 5 的生词（用 Anki）。\n2. 每周二晚上上一小时口语课。\n"
     ),
     "Garden.md": "# Garden\n\n## Garlic\n\nPlanted in October, lifted in July.\n",
@@ -105,6 +106,10 @@ def _asked(
         ("怎么包饺子？", True),
         ("饺子和面要加多少水？", True),
         ("怎么给手机换一个新的电池？", False),
+        # The topic pair and most content characters, a one-character verb (醒) included;
+        # the topic alone is not enough (发 and 酸 are in no note).
+        ("面团要醒多久？", True),
+        ("面团为什么会发酸？", False),
     ],
 )
 def test_a_chinese_question_is_covered_by_its_words_with_a_particle_between_them(

@@ -35,8 +35,12 @@ CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎�
 _GENERIC_PAIRS = frozenset("一个 一些 一下 这个 那个 我们 你们 他们 自己 没有 中的".split())
 # Character pairs that make a question a question, not what it is about.
 _ASKING = frozenset(
-    "什么 怎么 怎样 如何 多少 是否 为什 哪些 哪里 哪个 可以 能否 需要 的是 是什 是多 吗 呢".split()
+    "什么 怎么 怎样 如何 多少 多久 多长 是否 为什 哪些 哪里 哪个 可以 能否 需要 的是 是什 是多 "
+    "吗 呢".split()
 )
+CJK_CHARS = 0.75  # share of a question's content characters the best passages must hold ...
+# ... not counting characters that carry grammar, not a topic ("要" need, "的" of, "我" I).
+_FUNCTION_CHARS = frozenset("的了是在有和要我你他她它们这那就也都还会能把被给对从到上下个一不吧啊")
 
 
 def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
@@ -55,7 +59,9 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         # that say what it asks about, not how it asks (子怎 and 么做 straddle 怎么): half of
         # them in the best passages ("怎么包饺子？"), or the first, the topic a Chinese
         # question opens with, naming one of the best sections ("饺子和面要加多少水？" and
-        # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法").
+        # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法"). Or the topic
+        # pair in the best passages with most of the question's content characters, its
+        # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟".
         content = _content_pairs(question)
         named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
         return bool(wanted) and (
@@ -63,6 +69,7 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
             or len(about) >= CJK_PAIRS
             or (bool(content) and len(found.intersection(content)) >= CJK_MATCHED * len(content))
             or (bool(content) and content[0] in named)
+            or (bool(content) and content[0] in found and _chars_held(question, hits[:3]))
         )
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
@@ -98,6 +105,14 @@ def content_chars(question: str) -> set[str]:
         asking = _asking_at(run)
         chars.update(ch for i, ch in enumerate(run) if i not in asking)
     return chars
+
+
+def _chars_held(question: str, hits: Sequence[Hit]) -> bool:
+    """Whether ``hits`` hold at least CJK_CHARS of the question's content characters (those
+    outside its asking words that carry a topic, not grammar)."""
+    chars = content_chars(question) - _FUNCTION_CHARS
+    text = "".join(h.chunk.index_text for h in hits)
+    return bool(chars) and sum(ch in text for ch in chars) >= CJK_CHARS * len(chars)
 
 
 def _asking_at(run: str) -> set[int]:
