@@ -28,12 +28,15 @@ _PARSER = (
     .disable("inline")
 )
 _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
-_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# Every pattern run over a passage at answer time stops at the next opener and has a
+# bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
+# retrieves it seconds (unbounded, 80 KB of "[" took 19 s; tests/hostile/test_slow_markup.py).
+_ATTRS = re.compile(r"[ \t]{0,32}\{[ \t]{0,32}[#.:][^{}\n]{0,500}\}")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
 # A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
-_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
-_IMAGE = re.compile(r"!\[[^\]]*\]" + _DESTINATION)
-_LINK = re.compile(r"(?<!!)\[([^\]]+)\]" + _DESTINATION)
+_DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
+_IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
+_LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\]" + _DESTINATION)
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
