@@ -8,9 +8,11 @@ are indexed by a real KnowledgeBase with the hash embedder.
 
 from __future__ import annotations
 
+import http.server
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -553,6 +555,47 @@ def test_a_snippet_that_leads_outside_the_vault_is_not_included(
     chunks = instance.store.chunks()
     assert chunks and all("axolotl" not in c.text and "Secret" not in c.heading for c in chunks)
     assert {c.anchor for c in chunks} == {"home"}
+
+
+@pytest.mark.parametrize("render_site", [True, False])
+def test_a_snippet_the_config_appends_from_a_url_is_never_fetched(
+    tmp_path: Path, kb: KB, render_site: bool
+) -> None:
+    """``auto_append`` names snippets added to every page; with ``url_download`` a URL one
+    was fetched while kb-qa tried the extension on a sample page, before the guard that keeps
+    includes inside the vault was loaded (a vault could make kb-qa call any address)."""
+    asked: list[str] = []
+
+    class Listener(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"## Fetched\n\nThe fetched-fennec text.\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Listener)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        vault = tmp_path / "vault"
+        (vault / "docs").mkdir(parents=True)
+        (vault / "mkdocs.yml").write_text(
+            "site_name: Fetch\nmarkdown_extensions:\n  - pymdownx.snippets:\n"
+            "      url_download: true\n      auto_append:\n"
+            f"        - http://127.0.0.1:{server.server_port}/appended.md\n",
+            encoding="utf-8",
+        )
+        (vault / "docs" / "index.md").write_text("# Home\n\nOur words.\n", encoding="utf-8")
+        instance = kb(vault, render=render_site)
+        instance.index()
+        chunks = instance.store.chunks()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == []
+    assert chunks and all("fennec" not in c.text for c in chunks)
 
 
 def test_a_config_mkdocs_rejects_is_reported_in_its_words(

@@ -287,8 +287,15 @@ def _set_extensions(
         try:
             # Some extensions load fine and fail on first use (material.extensions.preview
             # needs MkDocs' own "relpath" processor): render a sample so they fail here.
+            # Snippets are probed under the guard too: a site's ``auto_append`` would be read
+            # (or, with ``url_download``, fetched) while the sample renders.
+            guarded = [snippet_guard.NAME] if name == "pymdownx.snippets" else []
             markdown.Markdown(
-                extensions=[name], extension_configs={name: configs.get(name, {})}
+                extensions=[name, *guarded],
+                extension_configs={
+                    name: configs.get(name, {}),
+                    snippet_guard.NAME: {"root": str(root)},
+                },
             ).convert(_PROBE)
         except Exception as exc:  # noqa: BLE001 - any third-party import/config failure
             site.warnings.append(
@@ -341,6 +348,7 @@ def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path, docs_dir: Path
         # `!relative` values are MkDocs placeholders, not strings: they mean a folder of the
         # site, and the site's root is the nearest answer without running MkDocs.
         configs["pymdownx.snippets"]["base_path"] = [_base_path(b, root, docs_dir) for b in base]
+        configs["pymdownx.snippets"]["url_download"] = False  # kb-qa reads no URL, ever
 
 
 def _base_path(value: Any, root: Path, docs_dir: Path) -> str:
