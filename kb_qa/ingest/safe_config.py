@@ -238,6 +238,23 @@ class ProbeLoader(ConfigLoader):
 ProbeLoader.add_multi_constructor(PYTHON_TAG, lambda loader, suffix, node: None)
 
 
+def _construct_env_default(loader: ConfigLoader, node: yaml.nodes.Node) -> Any:
+    """``!ENV`` read without the environment: its default (``!ENV [VAR, default]``), the
+    file's own words, else None."""
+    if isinstance(node, yaml.nodes.SequenceNode) and len(node.value) > 1:
+        return loader.construct_object(node.value[-1], deep=True)
+    return None
+
+
+class NameLoader(ProbeLoader):
+    """``ProbeLoader`` that does not read the environment: for ``site_name``, which names
+    the index and which ``/api/health`` shows to every client. ``site_name: !ENV
+    OPENAI_API_KEY`` in a vault under review must not publish the reviewer's key."""
+
+
+NameLoader.add_constructor("!ENV", _construct_env_default)
+
+
 def load_yaml(path: Path, loader: type[ConfigLoader] = ConfigLoader) -> Any:
     """``path`` read with ``loader``; ``ConfigError`` when it is not valid YAML or uses a
     Python tag that is refused."""

@@ -209,13 +209,14 @@ def site_name(root: Path) -> str:
     """The ``site_name`` of ``root/mkdocs.yml`` ("" without one, or when it cannot be read).
 
     Read without running anything, whatever ``render`` says: every command opens the index
-    by this name (``kb-qa search`` too), and a name needs no Python tag."""
+    by this name (``kb-qa search`` too), and a name needs no Python tag. Nor is it read from
+    the environment (``!ENV``: only its default counts): ``/api/health`` shows the name."""
     names = ("mkdocs.yml", "mkdocs.yaml")
     config_file = next((root / n for n in names if (root / n).is_file()), None)
     if config_file is None:
         return ""
     try:
-        config = safe_config.load_yaml(config_file, safe_config.ProbeLoader)
+        config = safe_config.load_yaml(config_file, safe_config.NameLoader)
     except (ConfigError, OSError):
         return ""  # indexing reports the broken file; the name falls back to the folder's
     return str(config.get("site_name") or "") if isinstance(config, dict) else ""

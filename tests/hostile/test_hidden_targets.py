@@ -21,6 +21,8 @@ import pytest
 from api_helpers import serve_process
 from conftest import cli_env
 
+from kb_qa.index.workspace import workspace_name
+from kb_qa.ingest.site import site_name
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
@@ -94,10 +96,14 @@ def test_rendering_does_not_walk_a_folder_link_to_the_root(
 
 
 @pytest.mark.parametrize("render", ["0", "1"])
-def test_site_url_from_a_secret_is_not_published(
+def test_site_url_or_name_from_a_secret_is_not_published(
     make_vault: Callable[..., Path], tmp_path: Path, render: str
 ) -> None:
-    config = 'site_name: T\nsite_url: !ENV [OPENAI_API_KEY, "https://docs.example.org/"]\n'
+    # The name is the index's (its Chroma collection's), and /api/health shows it.
+    config = (
+        "site_name: !ENV OPENAI_API_KEY\n"
+        'site_url: !ENV [OPENAI_API_KEY, "https://docs.example.org/"]\n'
+    )
     vault = make_vault({"mkdocs.yml": config, "docs/good.md": GOOD})
     secret = f"sk-{MARK}-key"
     env = cli_env(
@@ -123,9 +129,20 @@ def test_site_url_from_a_secret_is_not_published(
         health = httpx.get(url + "/api/health", timeout=30)
         found = httpx.get(url + "/api/search", params={"q": "otters"}, timeout=30)
     assert health.status_code == 200 and found.status_code == 200
-    assert secret not in health.text
+    assert secret not in health.text and MARK not in health.text
     assert secret not in found.text
     assert "otters" in found.text.lower()
+    assert health.json()["workspace"] == workspace_name("", "", vault)  # the folder's name
+
+
+def test_a_site_name_from_the_environment_counts_only_by_its_default(
+    make_vault: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KBQA_TEST_SECRET", "sk-very-secret")
+    vault = make_vault({"mkdocs.yml": "site_name: !ENV [KBQA_TEST_SECRET, Zoo Docs]\n"})
+    assert site_name(vault) == "Zoo Docs"
+    (vault / "mkdocs.yml").write_text("site_name: !ENV KBQA_TEST_SECRET\n", encoding="utf-8")
+    assert site_name(vault) == ""
 
 
 def test_a_plain_site_url_from_the_environment_still_works(
