@@ -73,6 +73,8 @@ def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
     if not site.dev_addr:
         return settings
     origins = preview_origins(site.dev_addr)
+    if not origins:
+        return settings
     log.info(
         "allowing the preview of %s at %s to call the API (set cors_origins to choose)",
         site.config_name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import ipaddress
 import json
 import logging
 import socket
@@ -27,10 +28,22 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def preview_origins(dev_addr: str) -> tuple[str, ...]:
     """The origins a browser may load a local preview from (``mkdocs serve``, ``zensical
-    serve``) at ``dev_addr`` (host:port): as given, and as localhost and 127.0.0.1."""
-    host, _, port = dev_addr.rpartition(":")
-    hosts = dict.fromkeys([host or "127.0.0.1", "localhost", "127.0.0.1"])
-    return tuple(f"http://{h}:{port}" for h in hosts)
+    serve``) at ``dev_addr`` (host:port): localhost and 127.0.0.1 at its port, and its own
+    host when that is a loopback or unspecified address (``127.0.0.2``, ``[::1]``,
+    ``0.0.0.0``). Never another host: ``dev_addr`` comes from the vault's config, and
+    ``attacker.example:8000`` in a pull request under review must not let that site's pages
+    read the reviewer's local API. No port, or not a port: no origin."""
+    host, _, port = dev_addr.strip().rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return ()
+    hosts = ["localhost", "127.0.0.1"]
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if address is not None and (address.is_loopback or address.is_unspecified):
+        hosts.append(f"[{address}]" if address.version == 6 else str(address))
+    return tuple(f"http://{h}:{int(port)}" for h in dict.fromkeys(hosts))
 
 
 def free_port(host: str = "127.0.0.1") -> int:

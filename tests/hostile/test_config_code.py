@@ -9,17 +9,22 @@ rendering on, ``INHERIT:`` may not lead outside the vault.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
+from api_helpers import serve_process
+from conftest import cli_env
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest.site import load_site, site_name
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.serving import preview_origins
 
 KB = Callable[..., KnowledgeBase]
 GOOD = "# Good\n\n## Otters\n\nOtters hold hands while they sleep.\n"
@@ -271,3 +276,36 @@ def test_inherit_inside_the_vault_still_renders(make_vault: Callable[..., Path],
     assert report.warnings == []
     assert "rendering" in report.phases
     assert [c.anchor for c in instance.store.chunks()] == ["a", "named"]
+
+
+@pytest.mark.parametrize("render", ["0", "1"])
+def test_dev_addr_lets_only_a_local_preview_call_the_api(
+    make_vault: Callable[..., Path], tmp_path: Path, render: str
+) -> None:
+    """``kb-qa serve`` on loopback lets the site's local preview (``dev_addr``) call the API.
+    A vault under review naming another host there must not open the API to that site."""
+    config = 'site_name: T\ndev_addr: "attacker.example:8123"\n'
+    vault = make_vault({"mkdocs.yml": config, "docs/good.md": GOOD})
+    env = cli_env(KBQA_INDEX_DIR=str(tmp_path / "idx"), KBQA_RENDER=render)
+    with contextlib.closing(serve_process(vault, env)) as served:
+        url, _proc = next(served)
+        allowed = {
+            origin: httpx.get(
+                url + "/api/health", headers={"Origin": origin}, timeout=30
+            ).headers.get("access-control-allow-origin")
+            for origin in ("http://attacker.example:8123", "http://localhost:8123")
+        }
+    assert allowed == {
+        "http://attacker.example:8123": None,
+        "http://localhost:8123": "http://localhost:8123",
+    }
+
+
+def test_preview_origins_are_local_whatever_dev_addr_names() -> None:
+    assert preview_origins("attacker.example:8000") == (
+        "http://localhost:8000",
+        "http://127.0.0.1:8000",
+    )
+    assert preview_origins("0.0.0.0:8000")[-1] == "http://0.0.0.0:8000"
+    assert preview_origins("[::1]:8000")[-1] == "http://[::1]:8000"
+    assert preview_origins("localhost") == ()  # no port: no preview to allow
