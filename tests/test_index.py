@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.errors import IndexStateError
+from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
@@ -165,6 +165,28 @@ def test_embed_model_change_rebuilds_with_clear_message(
     hits = second.search("Where is the wombat backup copied?", 3)
     assert hits[0].chunk.anchor == "backup"
     assert_consistent(second)
+
+
+def test_a_model_that_cannot_run_leaves_the_index_as_it_was(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """Switching to a model that cannot run (a typo in an ``onnx:`` folder, a provider's
+    model without the ``llm`` extra) emptied the index before the model was tried, and
+    recorded its name: every later run, the setting removed, tried it again."""
+    vault = make_vault(VAULT)
+    first = kb(vault, embed_model="hash")
+    chunks = first.index().chunks
+    first.close()
+    broken = kb(vault, embed_model=f"onnx:{tmp_path / 'no-such-model'}")
+    with pytest.raises(EmbeddingError, match="onnx:FOLDER needs FOLDER/model.onnx"):
+        broken.index()
+    broken.close()
+    again = kb(vault, embed_model="auto")  # the setting removed
+    report = again.index()
+    assert again.stats()["embed_model"] == "hash"
+    assert (report.rebuilt, report.embedded, report.chunks) == ("", 0, chunks)
+    assert again.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+    assert_consistent(again)
 
 
 @pytest.mark.parametrize("earlier", ["", "int8-fp32-pc"])

@@ -157,10 +157,17 @@ class IndexRun:
         else:
             changed = ""
         if changed:
+            fresh = None
+            if wanted not in ("auto", stored_model):
+                # The new model runs before anything is deleted: one that cannot (a typo, an
+                # extra not installed) leaves the index, and the model it was built with, as
+                # they were, so unsetting the setting is all it takes to go back.
+                fresh = embeddings.load_embedder(wanted, self.settings.embed_api_base)
+                fresh.embed_passages(["kb-qa"])
             report.rebuilt = f"{changed}: rebuilding the index and re-embedding everything"
             self.store.reset(keep_vectors=False)
             self.store.set_meta(embed_model="", fingerprint=fingerprint)
-            self._embedder = None
+            self._embedder = fresh
         elif self.store.meta("fingerprint") not in ("", fingerprint):
             before = json.loads(self.store.meta("fingerprint_parts") or "{}")
             why = (before and staleness.what_changed(before, parts)) or (
