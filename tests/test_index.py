@@ -178,7 +178,7 @@ def test_a_model_that_cannot_run_leaves_the_index_as_it_was(
     chunks = first.index().chunks
     first.close()
     broken = kb(vault, embed_model=f"onnx:{tmp_path / 'no-such-model'}")
-    with pytest.raises(EmbeddingError, match="onnx:FOLDER needs FOLDER/model.onnx"):
+    with pytest.raises(EmbeddingError, match=r"onnx:FOLDER needs FOLDER/model\.onnx"):
         broken.index()
     broken.close()
     again = kb(vault, embed_model="auto")  # the setting removed

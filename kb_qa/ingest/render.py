@@ -119,17 +119,20 @@ def _quiet_mkdocs() -> Iterator[list[str]]:
 
 
 @contextlib.contextmanager
-def _importable(root: Path) -> Iterator[None]:
-    """The site's folder on ``sys.path`` while it renders, as for ``python -m mkdocs build``
-    run there: directives that import the site's own modules (mkdocs-click's ``:module:``)
-    find them. Modules imported stay loaded, so the source parse of the page finds them too."""
+def _in_site_folder(root: Path) -> Iterator[None]:
+    """Render as ``python -m mkdocs build`` run in the site's folder does: hooks read files
+    relative to it, and directives that import the site's own modules (mkdocs-click's
+    ``:module:``) find them on ``sys.path``. Modules imported stay loaded, so the source
+    parse of the page finds them too. (Not ``contextlib.chdir``: Python 3.10 lacks it.)"""
     import sys
 
-    entry = str(root)
+    before, entry = os.getcwd(), str(root)
+    os.chdir(root)
     sys.path.insert(0, entry)
     try:
         yield
     finally:
+        os.chdir(before)
         with contextlib.suppress(ValueError):
             sys.path.remove(entry)
 
@@ -181,13 +184,11 @@ def render_pages(
             return run
         hooks.append(hook)
     inputs = dataclasses.replace(inputs, hooks=tuple(hooks))
-    # Hooks read files relative to where `mkdocs build` runs: the site's folder.
     with (
         _RENDER_LOCK,
         tempfile.TemporaryDirectory(prefix="kbqa-render-") as site_dir,
         _quiet_mkdocs() as logged,
-        contextlib.chdir(root),
-        _importable(root),
+        _in_site_folder(root),
     ):
         try:
             config, missing, notes = _load(
