@@ -141,6 +141,20 @@ def test_every_package_is_installed_by_a_non_editable_install() -> None:
     assert packages - listed == set()
 
 
+def test_every_file_kb_qa_ships_from_others_has_its_licence_shipped() -> None:
+    """The wheel carries LICENSE, NOTICE and the licences NOTICE names (license-files), and
+    NOTICE names every file of kb_qa/data that kb-qa did not write (the MiniLM weights and
+    vocabulary, Apache-2.0 §4; Chart.js, MIT)."""
+    project = tomlkit.parse((ROOT / "pyproject.toml").read_text())["project"]
+    shipped = list(project["license-files"])
+    assert {"LICENSE", "NOTICE"} <= set(shipped)
+    assert all((ROOT / name).is_file() for name in shipped)
+    notice = (ROOT / "NOTICE").read_text(encoding="utf-8")
+    others = [p for p in (PACKAGE / "data").iterdir() if p.suffix in (".onnx", ".js")]
+    assert others and all(f"kb_qa/data/{p.name}" in notice for p in others)
+    assert "Apache License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     "folder", sorted(name for name in FLOORS if name), ids=lambda name: f"kb_qa/{name}/"
 )
