@@ -226,6 +226,11 @@ def test_a_model_without_the_llm_extra_is_reported_and_search_goes_on(
         assert "Traceback" not in data["message"] and "litellm" not in data["message"]
         search = httpx.get(server.url + "/api/search", params={"q": QUESTION})
         assert search.status_code == 200 and search.json()["hits"]
+        # A deploy of such an install must not pass its health checks as if it answered.
+        health = httpx.get(server.url + "/api/health").json()
+        assert health["status"] == "degraded"
+        assert "pip install 'kb-qa[llm]'" in health["problem"]
+        assert httpx.get(server.url + "/api/ready").status_code == 503
 
 
 def test_client_disconnect_stops_the_answer(api: str, llm: LLMServer) -> None:

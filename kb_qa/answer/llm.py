@@ -38,15 +38,16 @@ def _litellm(settings: Settings) -> Any:
         ) from exc
 
 
-async def warm_up(settings: Settings) -> None:
-    """Load the LLM client ahead of the first question, when a model is configured."""
+async def warm_up(settings: Settings) -> str:
+    """Load the LLM client ahead of the first question, when a model is configured; what
+    keeps written answers from working ("" when nothing does)."""
     if not settings.model:
-        return
+        return ""
     try:
         litellm = await anyio.to_thread.run_sync(_litellm, settings)
     except LLMError as exc:  # serve anyway: search works, and each answer says why it cannot
         log.error("%s", exc.detail)
-        return
+        return exc.detail
     # A mock call (no network) loads the lazily imported parts of litellm's streaming path,
     # which would otherwise add ~0.5 s to the first answer.
     try:
@@ -60,6 +61,7 @@ async def warm_up(settings: Settings) -> None:
             pass
     except Exception as exc:  # noqa: BLE001 - warming up is best effort
         log.debug("LLM warm-up failed: %s", exc)
+    return ""
 
 
 def call_options(settings: Settings) -> dict[str, Any]:

@@ -84,6 +84,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.status_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
+        self.model_problem = ""  # why written answers cannot work, found at start
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
         self.sessions = admin.Sessions(settings.admin_session_hours * 3600)
@@ -100,7 +101,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
             await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
         except KbQaError as exc:  # serve anyway: health says what is wrong, search says 503
             log.warning("starting without a working index: %s", exc)
-        await warm_up(self.settings)
+        # A model configured without its client: health says so (search still works).
+        self.model_problem = await warm_up(self.settings)
         mode = f"model {self.settings.model}" if self.settings.model else "extractive answers"
         what = (
             f"workspace {self.kb.workspace} from {self.settings.chroma_url} (read-only replica)"

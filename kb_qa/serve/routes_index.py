@@ -62,6 +62,7 @@ class IndexRoutes:
         if freshness is not None and freshness.error and not problem:
             # The index serves what it had, but edits are not reaching it.
             problem = f"the last index run failed (retrying): {freshness.error}"
+        problem = problem or self.model_problem
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
             "status": status,
