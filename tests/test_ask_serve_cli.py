@@ -76,6 +76,27 @@ def test_ask_with_a_model_but_without_the_llm_extra_says_what_to_install(
     assert "Traceback" not in result.stderr
 
 
+def test_ask_with_a_provider_model_and_no_api_key_says_to_set_one(
+    vault: Path, cli_env: Env
+) -> None:
+    """openai's client refuses to start without a key (before any request: nothing leaves
+    the machine); litellm reports that as an HTTP 500, which kb-qa took for an outage of the
+    provider: "Try again shortly", after a retry."""
+    env = {k: v for k, v in cli_env().items() if not k.startswith("OPENAI_")}
+    where = ["--vault", str(vault), "--index-dir", str(vault.parent / "index")]
+    result = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "ask", QUESTION, *where, "--model", "gpt-4o-mini"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "needs an API key" in result.stderr and "OPENAI_API_KEY" in result.stderr
+    assert "retrying" not in result.stderr and "Try again" not in result.stderr
+
+
 def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env: Env) -> None:
     with LLMServer() as llm:
         llm.script(Reply(text="Five attempts [7].\x1b]0;pwned\x07 Done [2].", chunk_size=3))

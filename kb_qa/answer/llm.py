@@ -138,9 +138,26 @@ def _original(exc: BaseException) -> BaseException:
     return exc
 
 
+def _missing_key(exc: BaseException) -> bool:
+    """Whether the provider's client refused to start for want of an API key: openai's own
+    error, raised before any request (litellm reports it as an HTTP 500)."""
+    import openai
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen) is openai.OpenAIError:
+            return True
+        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
+    return False
+
+
 def _transient(exc: BaseException) -> bool:
     import openai
 
+    if _missing_key(exc):
+        return False  # it would be missing again
     exc = _original(exc)
     if isinstance(exc, openai.APITimeoutError):
         return False  # the user already waited the whole timeout once
@@ -197,6 +214,12 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
         message, fix = (
             "Could not reach the language model. Try again shortly.",
             f"Check that it is running{where} and that api_base (KBQA_API_BASE) is right.",
+        )
+    elif _missing_key(exc):
+        message, fix = (
+            "The language model needs an API key, and none is set.",
+            "Set the provider's API key variable, e.g. OPENAI_API_KEY, or api_base "
+            "(KBQA_API_BASE) for a local server.",
         )
     elif status in (401, 403):
         message, fix = (
