@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pty
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -216,3 +217,21 @@ def test_serve_watch_answers_from_edits_and_reports_freshness(
     proc.send_signal(signal.SIGTERM)
     output, _ = proc.communicate(timeout=20)
     assert "watching" in output and "re-indexed 1 changed file(s)" in output
+
+
+def test_serve_on_a_taken_port_says_so_before_indexing(vault: Path, cli_env: Env) -> None:
+    """The port was found taken only after the whole vault was indexed and embedded (minutes
+    on a large one), in uvicorn's words and exit code 3."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        index = vault.parent / "fresh-index"
+        result = subprocess.run(
+            [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port),
+             "--index-dir", str(index)],
+            env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert result.returncode == 1
+    assert f"Cannot serve on 127.0.0.1:{port}: another process listens there" in result.stderr
+    assert not index.exists()  # nothing was indexed

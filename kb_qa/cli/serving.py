@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
-from kb_qa.errors import IndexStateError, KbQaError
+from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 
 
@@ -24,8 +24,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.serve.app import create_app
-    from kb_qa.serve.serving import LOOPBACK, uvicorn_options
+    from kb_qa.serve.serving import LOOPBACK, port_in_use, uvicorn_options
 
+    wanted = settings_for(args)
+    if wanted.port and port_in_use(wanted.host, wanted.port):  # before minutes of indexing
+        raise ConfigError(
+            f"Cannot serve on {wanted.host}:{wanted.port}: another process listens there. "
+            "Stop it, or choose another port with --port (KBQA_PORT)."
+        )
     if _is_replica(args):
         kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
         s = kb.settings
