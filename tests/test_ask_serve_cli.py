@@ -17,6 +17,8 @@ import pytest
 from api_helpers import indexed_sample, serve_process
 from llm_server import LLMServer, Reply
 
+from kb_qa import __version__
+
 QUESTION = "How many times is a failing job attempted by default?"
 
 
@@ -235,3 +237,11 @@ def test_serve_on_a_taken_port_says_so_before_indexing(vault: Path, cli_env: Env
     assert result.returncode == 1
     assert f"Cannot serve on 127.0.0.1:{port}: another process listens there" in result.stderr
     assert not index.exists()  # nothing was indexed
+
+
+def test_version_is_printed(cli_env: Env) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "--version"],
+        env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (result.returncode, result.stdout.strip()) == (0, f"kb-qa {__version__}")

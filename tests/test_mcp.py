@@ -11,6 +11,7 @@ import anyio
 from conftest import cli_env
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from kb_qa import __version__
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
@@ -75,7 +76,11 @@ async def _while_another_process_writes(vault: Path, index_dir: Path) -> tuple[s
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         started = await session.initialize()
         search = await session.call_tool("search_docs", {"query": "retries"})
-    return started.server_info.name, search.is_error, search.content[0].text
+    return (
+        f"{started.server_info.name} {started.server_info.version}",
+        search.is_error,
+        search.content[0].text,
+    )
 
 
 def test_the_handshake_does_not_wait_for_the_first_index_run(tmp_path: Path) -> None:
@@ -87,5 +92,5 @@ def test_the_handshake_does_not_wait_for_the_first_index_run(tmp_path: Path) -> 
     with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
         with other.store.writer_lock():
             name, is_error, text = anyio.run(_while_another_process_writes, vault, tmp_path / "idx")
-    assert name == "kb-qa"
+    assert name == f"kb-qa {__version__}"  # a client and an issue report can tell the build
     assert is_error and "Another kb-qa process is updating the index" in text

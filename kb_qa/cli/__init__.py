@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kb_qa import __version__
 from kb_qa.cli.indexing import cmd_ask, cmd_eval, cmd_index, cmd_search
 from kb_qa.cli.owners import cmd_feedback, cmd_init, cmd_insights
 from kb_qa.cli.serving import cmd_mcp, cmd_serve, cmd_watch
@@ -56,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kb-qa", description="Grounded Q&A over Markdown.")
+    parser.add_argument("--version", action="version", version=f"kb-qa {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="index (or update the index of) a vault")

@@ -18,6 +18,7 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from kb_qa import __version__
 from kb_qa.errors import KbQaError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import inputs
@@ -42,7 +43,7 @@ class FirstIndex:
 def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServer:
     """An MCP server exposing ``search_docs`` and ``ask_docs`` over ``kb``; with ``first``,
     their calls wait for that index run."""
-    server: MCPServer = MCPServer("kb-qa", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer("kb-qa", instructions=INSTRUCTIONS, version=__version__)
 
     async def indexed() -> None:
         if first is not None:
