@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,6 +105,11 @@ def test_swap_and_backup_files_ignored() -> None:
     assert relevant("/v/hooks/shortcodes.py", False)  # a hook: pages render differently
     assert not relevant("/v/.kb-qa/manifest.sqlite3", False)
     assert relevant("/v/notes", True)
+    # Nothing under the folders the vault scan skips starts an index run.
+    assert not relevant("/v/node_modules/pkg/README.md", False)
+    assert not relevant("/v/node_modules", True)
+    assert not relevant("/v/.git/index.md", False)
+    assert relevant("/v/docs/node_modules.md", False)
 
 
 def test_burst_of_files_coalesces(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:
@@ -133,6 +140,30 @@ def test_vault_disappears_and_returns(watched: tuple[Path, KnowledgeBase, Watche
     save_like_an_editor(vault / "alpha.md", "# Alpha\n\nThe boiler is now electric.\n")
     settle(watcher, since)
     assert "electric" in texts(kb)
+    assert watcher.freshness().error == ""
+
+
+@pytest.mark.parametrize("how", ["restored", "swapped"])
+def test_a_vault_folder_replaced_at_once_is_watched_again(
+    watched: tuple[Path, KnowledgeBase, Watcher], how: str
+) -> None:
+    """Restored from a backup (deleted and copied back) or swapped in with ``mv``, between
+    two of the watcher's checks: the observer watched the old folder (or nothing) for good,
+    and health said all was well."""
+    vault, kb, watcher = watched
+    copy = vault.with_name("copy")
+    shutil.copytree(vault, copy)
+    if how == "restored":
+        shutil.rmtree(vault)
+        shutil.copytree(copy, vault)
+    else:
+        vault.rename(vault.with_name("old"))
+        copy.rename(vault)
+    time.sleep(watcher.retry_delay * 3)  # a check or two, as a user's next save comes later
+    since = time.time()
+    save_like_an_editor(vault / "alpha.md", "# Alpha\n\nThe boiler is now a heat pump.\n")
+    settle(watcher, since)
+    assert "heat pump" in texts(kb)
     assert watcher.freshness().error == ""
 
 
@@ -189,3 +220,48 @@ def test_mkdocs_yml_change_reindexes_urls_and_anchors(
         assert report is not None and report.rebuilt and report.embedded == 0
     finally:
         watcher.stop()
+
+
+_LIMITED = """
+import sys, time
+from pathlib import Path
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.ingest.watch import Watcher
+
+vault, index, grow = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+kb = KnowledgeBase(vault, embed_model="hash", index_dir=index)
+watcher = Watcher(kb, debounce=0.05, retry_delay=0.2).start()
+assert watcher.wait_idle()
+for n in range(grow):  # folders made while it watches
+    (vault / "more" / f"d{n}").mkdir(parents=True)
+time.sleep(1.0)
+assert watcher.wait_idle()
+print("pages", len(kb.pages()))
+print("error", watcher.freshness().error)
+watcher.stop()
+"""
+
+
+@pytest.mark.parametrize(("folders", "grow"), [(40, 0), (2, 40)], ids=["at-start", "later"])
+def test_the_limit_of_watched_folders_is_said_not_a_traceback_or_silence(
+    make_vault: Callable[..., Path], tmp_path: Path, folders: int, grow: int
+) -> None:
+    """Past the system's limit of inotify watches (here 20, set in a user namespace of its
+    own), starting to watch crashed with a traceback, and folders made later went unwatched
+    with only watchdog's own log line while health said all was well."""
+    vault = make_vault({f"f{n}/note.md": f"# Note {n}\n\nText {n}.\n" for n in range(folders)})
+    limited = (
+        f'echo 20 > /proc/sys/user/max_inotify_watches && exec "{sys.executable}" -c "$0" "$@"'
+    )
+    run = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", limited, _LIMITED, str(vault), str(tmp_path / "idx"),
+         str(grow)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    if run.returncode and "unshare" in run.stderr and "Traceback" not in run.stderr:
+        pytest.skip(f"no user namespace to lower the limit in: {run.stderr.strip()}")
+    assert run.returncode == 0, run.stderr
+    assert f"pages {folders}" in run.stdout  # the index is built all the same
+    assert "limit of watched folders is reached" in run.stdout
+    assert "fs.inotify.max_user_watches" in run.stdout
+    assert "Traceback" not in run.stderr

@@ -11,7 +11,9 @@ it never stops the watcher.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from watchdog.observers import Observer
 
 from kb_qa.errors import KbQaError
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
+from kb_qa.ingest.vault import SKIP_DIRS
 from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)
@@ -52,7 +55,10 @@ class Freshness:
 
 
 def relevant(path: str, is_directory: bool) -> bool:
-    """Whether a changed path can affect the index."""
+    """Whether a changed path can affect the index (nothing under ``node_modules`` or
+    ``.git``, which the vault scan skips)."""
+    if SKIP_DIRS.intersection(Path(path).parts):
+        return False
     name = Path(path).name
     if is_directory:
         return not name.startswith(".")
@@ -102,6 +108,9 @@ class Watcher:
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._observer: Any = None
+        self._watched: tuple[int, int] | None = None  # the vault folder being watched
+        self._limit = _LimitReached(self)
+        self._limited = ""  # why part of the vault is not watched (the limit of watches)
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
     # -- recording --------------------------------------------------------------------------
@@ -154,7 +163,11 @@ class Watcher:
         """Current freshness figures."""
         with self._cond:
             return Freshness(
-                self._seen, self._indexed, len(self._pending), self._indexing, self._error
+                self._seen,
+                self._indexed,
+                len(self._pending),
+                self._indexing,
+                self._error or self._limited,
             )
 
     def _schedule(self) -> None:
@@ -163,14 +176,47 @@ class Watcher:
         observer = Observer()
         observer.schedule(_Recorder(self), str(self.vault), recursive=True)
         observer.daemon = True
-        observer.start()
-        self._observer = observer
+        identity = _identity(self.vault)
+        try:
+            observer.start()
+        except OSError as exc:  # the system's limit of watched folders, at the first watch
+            if exc.errno not in (errno.ENOSPC, errno.EMFILE):
+                raise
+            self._unwatched(str(self.vault))
+            return
+        self._observer, self._watched = observer, identity
+        logging.getLogger(_INOTIFY_LOG).addHandler(self._limit)
 
     def _unschedule(self) -> None:
+        logging.getLogger(_INOTIFY_LOG).removeHandler(self._limit)
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
+
+    def _watching(self) -> bool:
+        """Whether the observer still watches the vault folder: the folder is the one it
+        started on (a new inode, or the same number reused after a delete: its watch ended)."""
+        emitters = list(self._observer.emitters)
+        return (
+            _identity(self.vault) == self._watched
+            and self._observer.is_alive()
+            and bool(emitters)
+            and all(e.is_alive() for e in emitters)
+        )
+
+    def _unwatched(self, folder: str) -> None:
+        """The system's limit of watched folders was reached (at ``folder``): say how to
+        raise it; health shows it until a run succeeds after it is raised."""
+        message = (
+            f"cannot watch {folder}: the system's limit of watched folders is reached, so "
+            "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
+            "524288) and restart, or keep big folders such as node_modules out of the vault"
+        )
+        with self._cond:
+            first, self._limited = not self._limited, message
+        if first:
+            log.error("%s", message)
 
     # -- the one writer ---------------------------------------------------------------------
 
@@ -253,7 +299,16 @@ class Watcher:
             self._unschedule()
             with self._cond:
                 self._error = f"vault folder {self.vault} is missing"
-        elif exists and self._observer is None:
+        elif exists and self._observer is not None and not self._watching():
+            # Replaced (restored from a backup, swapped in with mv): the observer still
+            # watches the old folder, or nothing at all.
+            log.info("vault folder %s was replaced; watching the new one, re-indexing", self.vault)
+            self._unschedule()
+            self._schedule()
+            with self._cond:
+                self._pending.add("<vault-replaced>")
+                self._first_pending = self._last_event = 0.0
+        elif exists and self._observer is None and not self._limited:
             log.info("vault folder %s is back; re-indexing", self.vault)
             self._schedule()
             with self._cond:
@@ -269,3 +324,30 @@ class Watcher:
             with self._cond:
                 self._pending.add("<vector-store-deleted>")
                 self._first_pending = self._last_event = 0.0
+
+
+_INOTIFY_LOG = "watchdog.observers.inotify"
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's device and inode: another folder under the same name has others."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class _LimitReached(logging.Handler):
+    """watchdog only logs a folder it could not watch once it runs ("Unable to watch
+    ...: inotify watch limit reached"): this turns that into the watcher's error."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        super().__init__(logging.WARNING)
+        self.watcher = watcher
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("Unable to watch") and record.args:
+            folder = Path(os.fsdecode(record.args[0]))  # watchdog's paths are bytes
+            if folder.is_relative_to(self.watcher.vault):  # not another watcher's vault
+                self.watcher._unwatched(str(folder))
