@@ -520,11 +520,17 @@ def _settled(instance: KnowledgeBase) -> KnowledgeBase:
     return instance
 
 
+@pytest.mark.parametrize("options", [True, False], ids=["with-options", "without-options"])
 def test_editing_an_included_file_renders_the_page_again(
-    make_vault: Callable[..., Path], kb: KB
+    make_vault: Callable[..., Path], kb: KB, options: bool
 ) -> None:
-    vault = make_vault(dict(SNIPPET_SITE), name="snippet-edit")
+    site = dict(SNIPPET_SITE)
+    if not options:  # "- pymdownx.snippets" with its defaults: paths from the site's folder
+        site["mkdocs.yml"] = "site_name: Snippets\nmarkdown_extensions:\n  - pymdownx.snippets\n"
+        site["docs/guide.md"] = site["docs/guide.md"].replace("part.md", "includes/part.md")
+    vault = make_vault(site, name="snippet-edit")
     instance = _settled(kb(vault))
+    assert "numbat" in " ".join(c.text for c in instance.store.chunks())
     part = vault / "includes" / "part.md"
     part.write_text("## Included part\n\nNow the echidna lives here.\n", encoding="utf-8")
     report = instance.index()

@@ -26,9 +26,10 @@ _SNIPPET_BLOCK = re.compile(
 def includes(markdown: str, site: Site) -> list[str]:
     """The vault files a page pulls in with ``pymdownx.snippets`` (and the site's
     ``auto_append`` files), vault-relative; a page whose includes change is rendered again."""
-    config = site.extension_configs.get("pymdownx.snippets")
-    if config is None:
+    if "pymdownx.snippets" not in site.extensions:
         return []
+    # Listed without options, it has no entry of its own there: its defaults apply.
+    config = site.extension_configs.get("pymdownx.snippets", {})
     names = [m.group(2) for m in _SNIPPET_INLINE.finditer(markdown)]
     for block in _SNIPPET_BLOCK.findall(markdown):
         names += [line.strip() for line in block.splitlines() if line.strip()]
