@@ -496,3 +496,20 @@ def test_the_index_folder_inside_a_vault_is_kept_out_of_git(
     chosen = make_vault({"mine.md": "# Mine\n"}, name="chosen")
     kb(vault, index_dir=chosen).index()
     assert not (chosen / ".gitignore").exists()
+
+
+def test_an_index_folder_kb_qa_cannot_write_is_said_in_words(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """The write lock was opened outside any error handling: a read-only index folder gave a
+    traceback. (A folder where the lock file should be fails the same way as a read-only
+    file system, without needing one.)"""
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    lock = first.store.folder / "write.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    with pytest.raises(IndexStateError, match=r"Cannot write the index in .*: Is a directory"):
+        first.index()
+    assert first.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"

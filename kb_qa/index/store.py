@@ -306,7 +306,15 @@ class Store(Manifest, WorkspaceClaim):
     @contextlib.contextmanager
     def writer_lock(self) -> Iterator[None]:
         """Only one process writes an index at a time."""
-        with open(self.folder / "write.lock", "w") as handle:
+        try:
+            handle = open(self.folder / "write.lock", "w")
+        except OSError as exc:  # a read-only folder or file system, a lock file not ours
+            raise IndexStateError(
+                f"Cannot write the index in {self.folder}: {exc.strerror}. Searching it still "
+                "works; to update it, make the folder writable or point index_dir "
+                "(KBQA_INDEX_DIR) at a writable one."
+            ) from exc
+        with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
