@@ -31,6 +31,10 @@ class IndexStateError(KbQaError):
     """The index folder cannot be used as it is."""
 
 
+class IndexBusyError(IndexStateError):
+    """Another process is updating the index right now (it holds the write lock)."""
+
+
 class EmbeddingError(KbQaError):
     """The embedding model could not be loaded or failed while embedding."""
 

@@ -167,6 +167,27 @@ def test_a_vault_folder_replaced_at_once_is_watched_again(
     assert watcher.freshness().error == ""
 
 
+def test_another_writer_is_waited_for_not_reported_as_a_failure(
+    watched: tuple[Path, KnowledgeBase, Watcher], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A second server or a `kb-qa index` run holding the write lock made a healthy server
+    say "degraded" (and its readiness 503) with an ERROR line per edit."""
+    vault, base, watcher = watched
+    other = kb(vault)  # another process's handle on the same index
+    since = time.time()
+    with other.store.writer_lock():
+        save_like_an_editor(vault / "alpha.md", "# Alpha\n\nThe boiler runs on wood.\n")
+        deadline = time.monotonic() + 20
+        while (watcher.freshness().last_change_seen or 0.0) < since:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(watcher.retry_delay * 3)  # it tried, and found the lock taken
+        assert watcher.freshness().error == ""
+        assert watcher.freshness().queue > 0  # the edit waits
+    assert watcher.wait_idle()
+    assert "wood" in texts(base)
+
+
 def test_bad_files_never_stop_the_watcher(
     watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from kb_qa.errors import IndexStateError, VaultError
+from kb_qa.errors import IndexBusyError, IndexStateError, VaultError
 from kb_qa.index.chroma import Collection, disk_full, disk_full_error
 from kb_qa.index.claim import WorkspaceClaim
 from kb_qa.index.manifest import (
@@ -318,7 +318,7 @@ class Store(Manifest, WorkspaceClaim):
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
-                raise IndexStateError(
+                raise IndexBusyError(
                     f"Another kb-qa process is updating the index in {self.folder}. Wait for it "
                     "to finish (or stop it) and try again."
                 ) from exc

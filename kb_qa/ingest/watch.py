@@ -23,7 +23,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from kb_qa.errors import KbQaError
+from kb_qa.errors import IndexBusyError, KbQaError
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
 from kb_qa.types import IndexReport
@@ -250,6 +250,9 @@ class Watcher:
         started = time.time()
         try:
             report = self.kb.index()
+        except IndexBusyError:
+            self._busy(batch)
+            return
         except KbQaError as exc:
             self._failed(batch, str(exc))
             return
@@ -276,6 +279,16 @@ class Watcher:
             log.warning("%s: %s", path, message)
         for path, reason in report.skipped:
             log.warning("skipped %s: %s", path, reason)
+
+    def _busy(self, batch: set[str]) -> None:
+        """Another process (a second server, `kb-qa index`) is writing the index: not a
+        failure. Its run takes our edits in too; ours follows when it is done."""
+        log.info("another kb-qa process is updating the index; indexing again after it")
+        with self._cond:
+            self._indexing = False
+            self._pending |= batch
+            self._first_pending = self._last_event = time.monotonic()
+        self._stop.wait(self.retry_delay)
 
     def _failed(self, batch: set[str], message: str) -> None:
         log.error(
