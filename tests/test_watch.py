@@ -286,3 +286,27 @@ def test_the_limit_of_watched_folders_is_said_not_a_traceback_or_silence(
     assert "limit of watched folders is reached" in run.stdout
     assert "fs.inotify.max_user_watches" in run.stdout
     assert "Traceback" not in run.stderr
+
+
+def test_a_lasting_warning_is_logged_once_not_on_every_save(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: W\nmarkdown_extensions:\n  - no_such_extension_xyz\n",
+            "docs/index.md": "# Home\n\nText.\n",
+        }
+    )
+    watcher = Watcher(kb(vault), debounce=0.05, retry_delay=0.2)
+    with caplog.at_level("WARNING", logger="kb_qa.ingest.watch"):
+        watcher.start()
+        assert watcher.wait_idle()
+        for n in range(3):
+            since = time.time()
+            save_like_an_editor(vault / "docs" / "index.md", f"# Home\n\nText {n}.\n")
+            settle(watcher, since)
+    watcher.stop()
+    said = [r for r in caplog.records if "no_such_extension_xyz" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]

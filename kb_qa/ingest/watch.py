@@ -111,6 +111,7 @@ class Watcher:
         self._watched: tuple[int, int] | None = None  # the vault folder being watched
         self._limit = _LimitReached(self)
         self._limited = ""  # why part of the vault is not watched (the limit of watches)
+        self._warned: set[tuple[str, str]] = set()  # the last run's warnings, logged already
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
     # -- recording --------------------------------------------------------------------------
@@ -275,8 +276,12 @@ class Watcher:
                 report.deleted,
                 report.seconds * 1000,
             )
-        for path, message in report.warnings:  # bad UTF-8, front matter that is not YAML
-            log.warning("%s: %s", path, message)
+        # Bad UTF-8, front matter that is not YAML, a site config's extension that cannot
+        # load: said once while it lasts, not again on every save.
+        warned, self._warned = self._warned, set(report.warnings)
+        for path, message in report.warnings:
+            if (path, message) not in warned:
+                log.warning("%s: %s", path, message)
         for path, reason in report.skipped:
             log.warning("skipped %s: %s", path, reason)
 
@@ -291,8 +296,10 @@ class Watcher:
         self._stop.wait(self.retry_delay)
 
     def _failed(self, batch: set[str], message: str) -> None:
-        log.error(
-            "%s (will retry in %.0f s; the index keeps serving what it has)",
+        # Said once, not at every retry (a full disk would log an error every 2 s).
+        log.log(
+            logging.DEBUG if message == self._error else logging.ERROR,
+            "%s (will retry every %.0f s; the index keeps serving what it has)",
             message,
             self.retry_delay,
         )
