@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import threading
-import time
+from pathlib import Path
 from typing import Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
@@ -37,7 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         s = kb.settings
     else:
         kb, log = _open_indexed(args, "kb_qa.serve")
-        watcher = _start_watcher(kb, log) if args.watch else None
+        watcher = _start_watcher(kb, log, args) if args.watch else None
         s = _with_preview_origins(kb.settings, log)
     if s.host not in LOOPBACK and not s.api_token:
         log.warning(
@@ -120,11 +120,12 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     return kb, log
 
 
-def _start_watcher(kb: Any, log: logging.Logger) -> Any:
+def _start_watcher(kb: Any, log: logging.Logger, args: argparse.Namespace) -> Any:
     from kb_qa.ingest.watch import Watcher
 
     log.info("watching %s for changes", kb.settings.vault)
-    return Watcher(kb).start(initial=False)
+    given = Path(args.vault or os.environ.get("KBQA_VAULT") or ".").expanduser()
+    return Watcher(kb, given=given).start(initial=False)
 
 
 def _plain_logs() -> None:
@@ -139,10 +140,13 @@ def _plain_logs() -> None:
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
     kb, log = _open_indexed(args, "kb_qa.ingest.watch")
-    watcher = _start_watcher(kb, log)
+    watcher = _start_watcher(kb, log, args)
     try:
-        while True:
-            time.sleep(3600)
+        # Until stopped, or until the vault's symlink leads elsewhere: then exit, so that a
+        # supervisor (Kubernetes, systemd) starts it again on the new folder.
+        watcher.repointed.wait()
+        log.error("exiting so that kb-qa starts again on the folder the vault path leads to")
+        return 1
     finally:
         watcher.stop()
         kb.close()
@@ -162,7 +166,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         try:
             print(report_summary(kb.index()), file=sys.stderr)
             if args.watch:
-                watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp")))
+                watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp"), args))
         except KbQaError as exc:
             first.error = f"The index could not be brought up to date: {exc}"
             print(f"kb-qa: {exc}", file=sys.stderr)

@@ -90,9 +90,13 @@ class Watcher:
         debounce: float = 0.25,
         max_delay: float = 2.0,
         retry_delay: float = 2.0,
+        given: Path | None = None,
     ) -> None:
         self.kb = kb
         self.vault: Path = kb.settings.vault
+        # The vault as the user named it: a symlink there (git-sync's) may be re-pointed.
+        self.given = Path(os.path.abspath(given)) if given is not None else None
+        self.repointed = threading.Event()
         self.index_dir = kb.settings.index_path.resolve()
         self.debounce = debounce
         self.max_delay = max_delay
@@ -111,6 +115,7 @@ class Watcher:
         self._watched: tuple[int, int] | None = None  # the vault folder being watched
         self._limit = _LimitReached(self)
         self._limited = ""  # why part of the vault is not watched (the limit of watches)
+        self._moved = ""  # the vault path now leads elsewhere (a re-pointed symlink)
         self._warned: set[tuple[str, str]] = set()  # the last run's warnings, logged already
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
@@ -168,7 +173,7 @@ class Watcher:
                 self._indexed,
                 len(self._pending),
                 self._indexing,
-                self._error or self._limited,
+                self._error or self._limited or self._moved,
             )
 
     def _schedule(self) -> None:
@@ -194,6 +199,23 @@ class Watcher:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
+
+    def _check_link(self) -> None:
+        """Say so when the vault's path now leads to another folder (git-sync re-points a
+        symlink at each new revision): the index follows the folder kb-qa started on, so
+        only a restart follows the link (``repointed`` is set for ``kb-qa watch`` to exit)."""
+        if self.given is None or self._moved:
+            return
+        now = self.given.resolve()
+        if now == self.vault or not now.is_dir():
+            return
+        self._moved = (
+            f"the vault path {self.given} now leads to {now}, not to {self.vault} (a "
+            "re-pointed symlink, as git-sync makes): restart kb-qa to index the new folder "
+            "(its vectors are reused)"
+        )
+        log.error("%s", self._moved)
+        self.repointed.set()
 
     def _watching(self) -> bool:
         """Whether the observer still watches the vault folder: the folder is the one it
@@ -313,6 +335,7 @@ class Watcher:
 
     def _check_vault(self) -> None:
         """Re-arm the observer when the vault folder comes back after vanishing."""
+        self._check_link()
         exists = self.vault.is_dir()
         if not exists and self._observer is not None:
             log.error("vault folder %s disappeared; serving the existing index", self.vault)
