@@ -18,6 +18,7 @@ from api_helpers import indexed_sample, serve_process
 from llm_server import LLMServer, Reply
 
 from kb_qa import __version__
+from kb_qa.kb.knowledge_base import KnowledgeBase
 
 QUESTION = "How many times is a failing job attempted by default?"
 
@@ -245,3 +246,25 @@ def test_version_is_printed(cli_env: Env) -> None:
         env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (result.returncode, result.stdout.strip()) == (0, f"kb-qa {__version__}")
+
+
+def test_search_while_another_process_indexes_says_so(
+    vault: Path, cli_env: Env, tmp_path: Path
+) -> None:
+    """During a first index run `kb-qa search` said "the index is empty. Run `kb-qa
+    index`", then gave the part written so far as if it were all."""
+    with KnowledgeBase(vault, embed_model="hash", index_dir=vault.parent / "index") as other:
+        with other.store.writer_lock():
+            partial = kbqa(cli_env, vault, "search", "retries")
+    assert partial.returncode == 0 and partial.stdout
+    assert "another kb-qa process is updating the index" in partial.stderr
+    fresh = tmp_path / "fresh-index"
+    with KnowledgeBase(vault, embed_model="hash", index_dir=fresh) as first:
+        with first.store.writer_lock():
+            building = subprocess.run(
+                [sys.executable, "-m", "kb_qa.cli", "search", "retries", "--vault", str(vault),
+                 "--index-dir", str(fresh)],
+                env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+    assert building.returncode == 1
+    assert "another kb-qa process is building the index right now" in building.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any
 
 from kb_qa.errors import IndexStateError
@@ -67,9 +68,21 @@ def report_summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
-def require_index(chunks: int) -> None:
+def require_index(chunks: int, kb: Any = None) -> None:
+    """Refuse an empty index; while another process writes it (``kb``'s write lock is
+    held), say so, and that results may be incomplete."""
+    busy = kb is not None and kb.store.being_written()
+    if not chunks and busy:
+        raise IndexStateError(
+            "another kb-qa process is building the index right now: try again when it is done."
+        )
     if not chunks:
         raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
+    if busy:
+        print(
+            "kb-qa: another kb-qa process is updating the index: results may be incomplete.",
+            file=sys.stderr,
+        )
 
 
 def check_inputs(args: argparse.Namespace, settings: Settings) -> None:

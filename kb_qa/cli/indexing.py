@@ -54,7 +54,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     kb = open_index(args)
     try:
         check_inputs(args, kb.settings)
-        require_index(kb.stats()["chunks"])
+        require_index(kb.stats()["chunks"], kb)
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
         if args.json:
             from kb_qa.serve.protocol import hit_json
@@ -87,7 +87,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     kb = open_index(args)
     try:
         chunks = kb.store.chunks()
-        require_index(len(chunks))
+        require_index(len(chunks), kb)
         questions = evaluate.load_questions(args.questions, chunks)
         for warning in evaluate.unknown_gold(questions, chunks):
             print(f"kb-qa: warning: {args.questions}: {safe_text(warning)}", file=sys.stderr)
@@ -120,7 +120,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     kb = open_index(args)
     try:
         check_inputs(args, kb.settings)
-        require_index(kb.stats()["chunks"])
+        require_index(kb.stats()["chunks"], kb)
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()

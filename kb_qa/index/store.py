@@ -327,6 +327,19 @@ class Store(Manifest, WorkspaceClaim):
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def being_written(self) -> bool:
+        """Whether another process holds the write lock now (``kb-qa index`` running)."""
+        try:
+            with open(self.folder / "write.lock") as handle:  # read-only: flock needs no more
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        except OSError:  # no lock file: nobody has written here yet
+            return False
+        return False
+
     def close(self) -> None:
         """Close the manifest connections."""
         with self._connections_lock:
