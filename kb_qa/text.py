@@ -136,3 +136,59 @@ def cjk_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(1 for ch in letters if _CJK.match(ch)) / len(letters)
+
+
+_FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
+_TICKS = re.compile(r"`+")
+
+
+def code_segments(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is_code, part) runs: fenced blocks and inline code spans are code.
+
+    Linear in the text: fences line by line, code spans by their backtick runs (a span
+    closes at the next run of the same length, as CommonMark says; an unclosed run is text).
+    """
+    parts: list[tuple[bool, str]] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        opening = _FENCE_LINE.match(line)
+        if fence:
+            parts.append((True, line))
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                if not line.strip().lstrip(fence[0]):
+                    fence = ""
+            continue
+        if opening:
+            parts += _spans("".join(prose))
+            prose = []
+            fence = opening.group(1)
+            parts.append((True, line))
+            continue
+        prose.append(line)
+    parts += _spans("".join(prose))
+    return [p for p in parts if p[1]]
+
+
+def _spans(text: str) -> list[tuple[bool, str]]:
+    """Inline code spans of ``text`` (no fences in it) and the prose between them."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for k, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(k)
+    nxt: dict[int, int] = {}  # run index -> index of the next run of the same length
+    for ks in by_length.values():
+        nxt.update(itertools.pairwise(ks))
+    parts: list[tuple[bool, str]] = []
+    pos = 0
+    k = 0
+    while k < len(runs):
+        if k not in nxt:
+            k += 1
+            continue
+        start, end = runs[k][0], runs[nxt[k]][1]
+        parts += [(False, text[pos:start]), (True, text[start:end])]
+        pos = end
+        k = nxt[k] + 1
+    parts.append((False, text[pos:]))
+    return parts

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 
 from kb_qa.answer.blocks import (
     Block,
-    code_segments,
     matching_rows,
     passages,
     rows_span,
     table_header,
     weight_of,
 )
-from kb_qa.text import keyword_tokens
+from kb_qa.text import code_segments, keyword_tokens
 from kb_qa.types import Hit
 
 __all__ = ["aligned", "claims"]

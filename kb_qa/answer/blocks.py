@@ -5,7 +5,6 @@ against) and its verbatim Markdown (what it quotes).
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.answer.citations import strip_citations
-from kb_qa.text import WIKILINK, cjk_chars, keyword_tokens
+from kb_qa.text import WIKILINK, cjk_chars, code_segments, keyword_tokens
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -38,8 +37,6 @@ _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
 _LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\]" + _DESTINATION)
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
-_FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
-_TICKS = re.compile(r"`+")
 _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
@@ -113,58 +110,6 @@ def _callout(m: re.Match[str]) -> str:
     if not title:
         return f"{quote}**{kind}:** "
     return f"{quote}**{kind}: {title}**\n{quote.rstrip()}"
-
-
-def code_segments(text: str) -> list[tuple[bool, str]]:
-    """``text`` cut into (is_code, part) runs: fenced blocks and inline code spans are code.
-
-    Linear in the text: fences line by line, code spans by their backtick runs (a span
-    closes at the next run of the same length, as CommonMark says; an unclosed run is text).
-    """
-    parts: list[tuple[bool, str]] = []
-    prose: list[str] = []
-    fence = ""
-    for line in text.splitlines(keepends=True):
-        opening = _FENCE_LINE.match(line)
-        if fence:
-            parts.append((True, line))
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                if not line.strip().lstrip(fence[0]):
-                    fence = ""
-            continue
-        if opening:
-            parts += _spans("".join(prose))
-            prose = []
-            fence = opening.group(1)
-            parts.append((True, line))
-            continue
-        prose.append(line)
-    parts += _spans("".join(prose))
-    return [p for p in parts if p[1]]
-
-
-def _spans(text: str) -> list[tuple[bool, str]]:
-    """Inline code spans of ``text`` (no fences in it) and the prose between them."""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    by_length: dict[int, list[int]] = {}
-    for k, (a, b) in enumerate(runs):
-        by_length.setdefault(b - a, []).append(k)
-    nxt: dict[int, int] = {}  # run index -> index of the next run of the same length
-    for ks in by_length.values():
-        nxt.update(itertools.pairwise(ks))
-    parts: list[tuple[bool, str]] = []
-    pos = 0
-    k = 0
-    while k < len(runs):
-        if k not in nxt:
-            k += 1
-            continue
-        start, end = runs[k][0], runs[nxt[k]][1]
-        parts += [(False, text[pos:start]), (True, text[start:end])]
-        pos = end
-        k = nxt[k] + 1
-    parts.append((False, text[pos:]))
-    return parts
 
 
 def table_header(context: str) -> str:

@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kb_qa.answer.blocks import code_segments
 from kb_qa.answer.coverage import CJK_SHARE, covered
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
-from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize
+from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
 from kb_qa.types import Hit
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote
 
-from kb_qa.answer.blocks import code_segments
 from kb_qa.answer.citations import strip_citations
+from kb_qa.text import code_segments
 from kb_qa.types import Chunk, Hit
 
 __all__ = [
