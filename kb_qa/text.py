@@ -192,3 +192,25 @@ def _spans(text: str) -> list[tuple[bool, str]]:
         k = nxt[k] + 1
     parts.append((False, text[pos:]))
     return parts
+
+
+def without_comments(text: str) -> str:
+    """``text`` with Obsidian's ``%% comments %%`` (inline or over lines; one left open runs
+    to the end, as in Obsidian) turned into spaces, line breaks kept: what Obsidian hides is
+    neither indexed, quoted nor shown, and every offset is still the file's. ``%%`` in code
+    spans and fenced blocks is code, unless a comment is already open."""
+    if "%%" not in text:
+        return text
+    out: list[str] = []
+    inside = False
+    for is_code, part in code_segments(text):
+        if is_code and not inside:
+            out.append(part)
+            continue
+        pieces = part.split("%%")
+        for n, piece in enumerate(pieces):
+            if n:  # the marker itself
+                out.append("  ")
+                inside = not inside
+            out.append(re.sub(r"[^\n]", " ", piece) if inside else piece)
+    return "".join(out)

@@ -95,6 +95,52 @@ def test_view_renders_wikilinks_as_links_and_callouts_as_callouts(
     assert "[!warning]" not in page
 
 
+def test_obsidian_comments_are_not_indexed_quoted_or_shown(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Obsidian hides ``%% comments %%``; kb-qa indexed them, quoted them in answers (a
+    password in a TODO) and made a heading inside one a section of its own."""
+    note = (
+        "# Lab\n\n## Fencing\n\nQuorum needs three votes. %% the iDRAC password is hunter2 %%"
+        " Fencing uses IPMI.\n\n%%\n## Draft\n\nThe launch is on 12 June.\n%%\n\n"
+        "## Launch\n\nThe launch is postponed.\n\nCode keeps `100%%` as it is.\n"
+    )
+    vault = make_vault({"Lab.md": note}, name="comments")
+    base = kb(vault, rate_limit=0)
+    base.index()
+    chunks = base.store.chunks("Lab.md")
+    assert [c.heading for c in chunks] == ["Lab", "Fencing", "Launch"]
+    indexed = " ".join(c.text + c.index_text for c in chunks)
+    assert "hunter2" not in indexed and "12 June" not in indexed
+    assert "`100%%`" in indexed  # code is code
+    launch = chunks[-1]  # offsets are still the file's: no comment in this one
+    assert note[launch.start : launch.end] == launch.text
+    with UvicornThread(create_app(base)) as running:
+        page = httpx.get(running.url + "/view/Lab.md").text
+        asked = httpx.post(
+            running.url + "/api/ask",
+            json={"question": "What is the iDRAC password?", "stream": False},
+        ).json()
+    assert "hunter2" not in page and "Draft" not in page and "12 June" not in page
+    assert '<h2 id="launch">Launch</h2>' in page
+    assert "hunter2" not in json.dumps(asked)
+
+
+def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    vault = make_vault({}, name="bom")
+    (vault / "Bom.md").write_bytes(
+        "\ufeff---\ntitle: Bom\n---\n\n# Bom\n\n## Alpha\n\nA.\n\n## Beta\n\nB.\n".encode()
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        page = httpx.get(running.url + "/view/Bom.md").text
+    assert '<h2 id="alpha">Alpha</h2>' in page and '<h2 id="beta">Beta</h2>' in page
+    assert "title: Bom" not in page  # the front matter is no heading
+
+
 def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path]) -> None:
     url, _, _ = server
     assert httpx.get(url + "/view/sub/deep.md").status_code == 200

@@ -19,6 +19,7 @@ import yaml
 from kb_qa.errors import VaultError
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
+from kb_qa.text import without_comments
 from kb_qa.types import Document
 
 MISSING = "file disappeared before it could be read"
@@ -243,8 +244,7 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         warnings.append(
             f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
         )
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = source_text(text, notes=not site.is_mkdocs)
     title, aliases, body_start, fm_warning = _front_matter(text)
     if fm_warning:
         warnings.append(fm_warning)
@@ -261,6 +261,14 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         aliases=aliases,
     )
     return ReadResult(doc, "", tuple(warnings))
+
+
+def source_text(text: str, notes: bool) -> str:
+    """A file's text as it is indexed, and as ``/view`` renders it: without a byte order mark
+    and, in a notes vault, with Obsidian's ``%% comments %%`` blanked (``text.without_comments``:
+    offsets stay the file's). A docs site's ``%%`` is its text: MkDocs shows it."""
+    text = text.removeprefix("\ufeff")
+    return without_comments(text) if notes else text
 
 
 def _front_matter(text: str) -> tuple[str, tuple[str, ...], int, str]:

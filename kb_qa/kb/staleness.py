@@ -24,7 +24,8 @@ from kb_qa.settings import Settings
 from kb_qa.types import Document
 
 # 3: page URLs are percent-encoded (Site.url_for), so existing indexes re-chunk once.
-CHUNKER_VERSION = "3"
+# 4: a notes vault's %% comments are not indexed (vault.source_text).
+CHUNKER_VERSION = "4"
 
 
 @dataclass

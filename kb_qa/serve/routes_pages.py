@@ -66,7 +66,9 @@ class PageRoutes:
             data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
         except VaultError:
             return None
-        source = data.decode("utf-8", errors="replace")
+        # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
+        notes = self.kb.store.meta("link_style") != "site"
+        source = vault.source_text(data.decode("utf-8", errors="replace"), notes)
         if gone():
             return None
         chunks = self.kb.store.chunks(path)
