@@ -126,6 +126,32 @@ def test_obsidian_comments_are_not_indexed_quoted_or_shown(
     assert "hunter2" not in json.dumps(asked)
 
 
+def test_headings_inside_an_html_block_do_not_shift_the_views_anchors(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A note template's instructions in an HTML comment: the index sees one HTML block, the
+    view (raw HTML shown as text) sees its "## ..." lines as headings. Paired by position,
+    every later anchor moved one heading up, and citations opened the wrong section."""
+    note = (
+        "# Weekly review\n\n<!--\n## Template instructions\nFill in.\n-->\n\n"
+        "<details>\n\n## Hidden heading\n\n</details>\n\n"
+        "## Wins\n\nShipped search.\n\n  Setext\n  ------\n\nUnderlined.\n"
+    )
+    vault = make_vault({"Template.md": note}, name="template")
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        page = httpx.get(running.url + "/view/Template.md").text
+    ids = dict(re.findall(r'<h\d id="([^"]+)">([^<]*)</h\d>', page))
+    # (After "<details>" and a blank line the heading is Markdown again, for both parsers.)
+    assert ids == {
+        "weekly-review": "Weekly review",
+        "hidden-heading": "Hidden heading",
+        "wins": "Wins",
+        "setext": "Setext",
+    }
+
+
 def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

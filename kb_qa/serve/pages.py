@@ -112,8 +112,12 @@ def _view_page(
     ``[[note#heading]]`` opens. Callouts render as callouts. ``gone()`` is asked between
     stages: when it says the reader has left, the render stops and returns None.
     """
-    anchors = [c.anchor for c in chunks if c.piece == 0 and c.level > 0]
-    tokens = _RENDERER.parse(source[_body_start(source, chunks) :])
+    # Each heading's anchor by the file line it is on: the view's parser (raw HTML off, so
+    # that it shows as text) sees headings inside an HTML block that the index's does not.
+    anchors = {c.line_start: c.anchor for c in chunks if c.piece == 0 and c.level > 0}
+    start = _body_start(source, chunks)
+    first_line = source.count("\n", 0, start) + 1
+    tokens = _RENDERER.parse(source[start:])
     if gone():
         return None
     _callouts(tokens)
@@ -122,11 +126,11 @@ def _view_page(
             return None
         if token.type == "inline" and token.children:
             token.children = _wikilinks(token.children, notes or {}, headings or {}, path)
-    headings = [t for t in tokens if t.type == "heading_open"]
-    # The chunker walked the same markdown-it headings in the same order.
-    for token, anchor in zip(headings, anchors):
-        if anchor:
-            token.attrSet("id", anchor)
+    for token in tokens:
+        if token.type == "heading_open" and token.map is not None:
+            anchor = anchors.get(first_line + token.map[0])
+            if anchor:
+                token.attrSet("id", anchor)
     title = chunks[0].heading_path[0] if chunks else path
     nav = f'<nav><a href="/">All pages</a> · {html.escape(path)}</nav>'
     if gone():
