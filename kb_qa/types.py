@@ -44,6 +44,7 @@ class Document:
     size: int
     mtime_ns: int
     aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # front matter's tags, without "#"
 
 
 @dataclass(frozen=True)

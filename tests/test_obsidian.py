@@ -16,10 +16,10 @@ from kb_qa.types import Hit
 
 VAULT = {
     "Projects/Heat pump.md": (
-        "---\naliases: [HVAC retrofit, Wärmepumpe]\ntags: [house]\n---\n"
+        "---\naliases: [HVAC retrofit, Wärmepumpe]\ntags: [house, \"#retrofit\"]\n---\n"
         "# Heat pump\n\nSee [[Suppliers#Quotes|the supplier quotes]] and ![[Suppliers]].\n\n"
         "## Sizing\n\n> [!warning] Undersized units\n> An undersized unit runs constantly.\n\n"
-        "Sized at 7 kW for the house. #energy #house\n"
+        "Sized at 7 kW for the home. #energy\n"
     ),
     "Suppliers.md": (
         "# Suppliers\n\n![[Projects/Heat pump]]\n\n## Quotes\n\nThermoCo quoted 9,400 EUR.\n"
@@ -54,6 +54,10 @@ def test_obsidian_vault_indexes_and_finds_by_alias(
     assert "Also called: HVAC retrofit, Wärmepumpe" in hits[0].chunk.index_text
     tagged = base.search("energy", 3)
     assert tagged and tagged[0].chunk.anchor == "sizing"
+    # A tag only the front matter holds finds the note too, as Obsidian's tag search does.
+    filed = base.search("house", 3)
+    assert filed and filed[0].chunk.path == "Projects/Heat pump.md"
+    assert "Tags: house" in filed[0].chunk.index_text
     quotes = base.search("supplier quotes ThermoCo", 3)
     assert quotes[0].chunk.path == "Suppliers.md" and quotes[0].chunk.anchor == "quotes"
 

@@ -96,7 +96,11 @@ def chunk_document(
 
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    aliases = f"Also called: {', '.join(doc.aliases)}" if doc.aliases else ""
+    # Front matter's aliases are other names of the page, its tags what it is filed under
+    # (Obsidian searches both): make them findable.
+    named = [f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else []
+    named += [f"Tags: {', '.join(doc.tags)}"] if doc.tags else []
+    aliases = "\n".join(named)
     for section in sections:
         if section.heading.level == 0 and not _span_text(doc.source, lines, section).strip():
             continue  # nothing but blank lines before the first heading
@@ -106,7 +110,6 @@ def chunk_document(
         seen[section.heading.anchor] = repeat + 1
         chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
     if aliases and chunks:
-        # Front-matter aliases are other names of the page: make them findable.
         first = chunks[0]
         context = f"{aliases}\n{first.context}" if first.context else aliases
         chunks[0] = with_hash(dataclasses.replace(first, context=context))

@@ -13,6 +13,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -245,20 +246,21 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
             f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
         )
     text = source_text(text, notes=not site.is_mkdocs)
-    title, aliases, body_start, fm_warning = _front_matter(text)
-    if fm_warning:
-        warnings.append(fm_warning)
+    front = _front_matter(text)
+    if front.warning:
+        warnings.append(front.warning)
     doc = Document(
         path=info.path,
         doc_path=info.doc_path,
         url=site.url_for(info.doc_path),
-        title=title,
+        title=front.title,
         source=text,
-        body_start=body_start,
+        body_start=front.body_start,
         file_hash=hashlib.sha1(data).hexdigest(),
         size=len(data),
         mtime_ns=info.mtime_ns,
-        aliases=aliases,
+        aliases=front.aliases,
+        tags=front.tags,
     )
     return ReadResult(doc, "", tuple(warnings))
 
@@ -271,29 +273,53 @@ def source_text(text: str, notes: bool) -> str:
     return without_comments(text) if notes else text
 
 
-def _front_matter(text: str) -> tuple[str, tuple[str, ...], int, str]:
-    """(title, aliases, offset where the body starts, warning) for a YAML front matter block."""
+class FrontMatter(NamedTuple):
+    """What kb-qa reads of a note's YAML front matter."""
+
+    title: str = ""
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # Obsidian's ``tags`` (or ``tag``), without their "#"
+    body_start: int = 0  # offset where the body starts
+    warning: str = ""
+
+
+def _front_matter(text: str) -> FrontMatter:
+    """The title, aliases and tags of a YAML front matter block, and where the body starts."""
     match = _FRONT_MATTER.match(text)
     if not match:
-        return "", (), 0, ""
+        return FrontMatter()
     try:
         meta = yaml.safe_load(match.group(1) or "") or {}
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 2}" if where is not None else ""
-        return "", (), match.end(), f"front matter is not valid YAML{line}; it was ignored"
+        return FrontMatter(
+            body_start=match.end(), warning=f"front matter is not valid YAML{line}; it was ignored"
+        )
     if not isinstance(meta, dict):
-        return "", (), match.end(), "front matter is not a mapping of keys; it was ignored"
+        return FrontMatter(
+            body_start=match.end(),
+            warning="front matter is not a mapping of keys; it was ignored",
+        )
     title = meta.get("title")
-    aliases = meta.get("aliases") or []
-    if isinstance(aliases, str):
-        aliases = [aliases]
-    return (
+    return FrontMatter(
         str(title).strip() if title else "",
-        tuple(str(a) for a in aliases if a),
+        _names(meta.get("aliases"), split=False),
+        tuple(t.lstrip("#") for t in _names(meta.get("tags", meta.get("tag")), split=True)),
         match.end(),
-        "",
     )
+
+
+def _names(value: object, split: bool) -> tuple[str, ...]:
+    """A front-matter list, or one string (with ``split``: names apart by commas or blanks,
+    as Obsidian reads ``tags: a, b``)."""
+    if isinstance(value, str):
+        items: list[object] = value.replace(",", " ").split() if split else [value]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return ()
+    return tuple(str(item).strip() for item in items if item is not None and str(item).strip())
 
 
 def _size(n: int) -> str:
