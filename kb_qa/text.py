@@ -36,9 +36,19 @@ STOPWORDS = frozenset(
 )
 
 
+# Obsidian's block id, "^quorum-rule" ending a line (or alone on one): an address that
+# ``[[Note#^quorum-rule]]`` links to, hidden in reading view.
+BLOCK_ID = re.compile(r"(?:^|(?<=[ \t]))\^([A-Za-z0-9-]+)[ \t]*$", re.M)
+
+
+def without_block_ids(text: str) -> str:
+    """``text`` without Obsidian's block ids (Obsidian does not show them)."""
+    return BLOCK_ID.sub("", text) if "^" in text else text
+
+
 def normalize(text: str) -> str:
-    """NFKC, straight quotes, wikilinks as their words, collapsed whitespace."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    """NFKC, straight quotes, wikilinks as their words, no block ids, collapsed whitespace."""
+    text = without_block_ids(unicodedata.normalize("NFKC", text).translate(_QUOTES))
     text = WIKILINK.sub(_wikilink_words, text)
     text = _CALLOUT.sub(r"\1:", text)
     return _SPACE.sub(" ", text).strip()

@@ -16,7 +16,7 @@ from kb_qa.types import Hit
 
 VAULT = {
     "Projects/Heat pump.md": (
-        "---\naliases: [HVAC retrofit, Wärmepumpe]\ntags: [house, \"#retrofit\"]\n---\n"
+        '---\naliases: [HVAC retrofit, Wärmepumpe]\ntags: [house, "#retrofit"]\n---\n'
         "# Heat pump\n\nSee [[Suppliers#Quotes|the supplier quotes]] and ![[Suppliers]].\n\n"
         "## Sizing\n\n> [!warning] Undersized units\n> An undersized unit runs constantly.\n\n"
         "Sized at 7 kW for the home. #energy\n"

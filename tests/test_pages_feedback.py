@@ -152,6 +152,34 @@ def test_headings_inside_an_html_block_do_not_shift_the_views_anchors(
     }
 
 
+def test_a_block_reference_opens_the_section_holding_the_block(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """``[[Note#^id]]`` links to a block marked ``^id``; Obsidian hides the marker. The view
+    linked to a made-up anchor (the top of the note), and answers quoted the marker."""
+    vault = make_vault(
+        {
+            "Cluster.md": "# Cluster\n\n## Hardware\n\nThree nodes.\n\n## Quorum\n\n"
+            "Two of three nodes must vote. ^quorum-rule\n",
+            "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]].\n",
+        },
+        name="blocks",
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        backups = httpx.get(running.url + "/view/Backups.md").text
+        cluster = httpx.get(running.url + "/view/Cluster.md").text
+        asked = httpx.post(
+            running.url + "/api/ask",
+            json={"question": "How many nodes must vote for quorum?", "stream": False},
+        ).json()
+    assert '<a href="/view/Cluster.md#quorum">quorum rule</a>' in backups
+    assert "^quorum-rule" not in cluster and "Two of three nodes must vote." in cluster
+    assert "Two of three nodes must vote." in asked["text"]
+    assert "^quorum-rule" not in asked["text"]
+
+
 def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.answer.citations import strip_citations
-from kb_qa.text import WIKILINK, cjk_chars, code_segments, keyword_tokens
+from kb_qa.text import WIKILINK, cjk_chars, code_segments, keyword_tokens, without_block_ids
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -99,7 +99,7 @@ def _plain_prose(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
     text = _HTML_TAG.sub("", text)
-    return strip_citations(text)
+    return strip_citations(without_block_ids(text))
 
 
 def _callout(m: re.Match[str]) -> str:

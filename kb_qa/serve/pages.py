@@ -19,7 +19,7 @@ from markdown_it.token import Token
 
 from kb_qa.ingest.anchors import match_text
 from kb_qa.ingest.deadline import ParseTimeout, deadline
-from kb_qa.text import WIKILINK
+from kb_qa.text import WIKILINK, without_block_ids
 from kb_qa.types import Chunk
 
 # html=False: raw HTML in a note is escaped, never interpreted.
@@ -126,6 +126,9 @@ def _view_page(
             return None
         if token.type == "inline" and token.children:
             token.children = _wikilinks(token.children, notes or {}, headings or {}, path)
+            for child in token.children:  # block ids ("^quorum-rule") are not shown
+                if child.type == "text" and "^" in child.content:
+                    child.content = without_block_ids(child.content)
     for token in tokens:
         if token.type == "heading_open" and token.map is not None:
             anchor = anchors.get(first_line + token.map[0])
@@ -164,8 +167,11 @@ def _wikilinks(
             if embed or found is None:  # embeds are never followed; unknown notes stay text
                 out.append(_text(shown))
             else:
-                anchor = headings.get((found, match_text(heading))) if heading else None
-                fragment = anchor or (slugify(heading, "-") if heading else "")
+                block = heading.strip() if heading and heading.strip().startswith("^") else ""
+                key = block.lower() if block else match_text(heading or "")
+                anchor = headings.get((found, key)) if heading else None
+                # A block's link opens the section holding it (or the note's top).
+                fragment = anchor or (slugify(heading, "-") if heading and not block else "")
                 href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")
                 link = Token("link_open", "a", 1, attrs={"href": href})
                 out += [link, _text(shown), Token("link_close", "a", -1)]

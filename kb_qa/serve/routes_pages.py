@@ -16,6 +16,7 @@ from kb_qa.ingest import vault
 from kb_qa.ingest.anchors import match_text
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import reject, unless_disconnected
+from kb_qa.text import BLOCK_ID
 
 
 class PageRoutes:
@@ -79,11 +80,21 @@ class PageRoutes:
             notes[p["path"].removesuffix(".md").lower()] = p["path"]
         # A wikilink's #heading opens the anchor the index gave that heading (``_3`` for a
         # heading MkDocs' slugify empties), not a slug made here.
+        every = self.kb.store.chunks()
         headings = {
             (c.path, match_text(c.heading)): c.anchor
-            for c in reversed(self.kb.store.chunks())
+            for c in reversed(every)
             if c.piece == 0 and c.level > 0
         }
+        # ... and a block's ``[[note#^id]]`` the section its "^id" is in.
+        headings.update(
+            {
+                (c.path, "^" + m.group(1).lower()): c.anchor
+                for c in every
+                if "^" in c.text
+                for m in BLOCK_ID.finditer(c.text)
+            }
+        )
         return pages.view_page(
             path, source, chunks, notes, headings, gone, self.settings.parse_timeout
         )
