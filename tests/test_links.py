@@ -33,7 +33,8 @@ def test_plain_vault_defaults_to_file_links(
     ("style", "expected"),
     [
         ("vscode", "vscode://file{abs}:5"),
-        ("obsidian", "obsidian://open?vault=vault&file=notes/garden"),
+        # Obsidian opens the heading after an encoded "#", and wants every "/" encoded.
+        ("obsidian", "obsidian://open?vault=vault&file=notes%2Fgarden%23Tomatoes"),
         ("site", "notes/garden.md#tomatoes"),
     ],
 )

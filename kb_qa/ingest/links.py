@@ -24,8 +24,12 @@ def link(chunk: Chunk, style: str, *, vault: Path, site_url: str = "") -> str:
     if style == "vscode":
         return f"vscode://file{quote(absolute.as_posix())}{line}"
     if style == "obsidian":
+        # Obsidian's URI: every "/" of the path encoded, and the heading after "#" (%23).
         note = chunk.path.rsplit(".", 1)[0]
-        return f"obsidian://open?vault={quote(vault.resolve().name)}&file={quote(note)}"
+        if chunk.level > 0 and chunk.heading:
+            note += f"#{chunk.heading}"
+        where = quote(vault.resolve().name, safe="")
+        return f"obsidian://open?vault={where}&file={quote(note, safe='')}"
     raise ConfigError(
         f"link_style {style!r} is not one of {', '.join(STYLES)} (KBQA_LINK_STYLE, or "
         "link_style in Python)."
