@@ -45,6 +45,7 @@ class Document:
     mtime_ns: int
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()  # front matter's tags, without "#"
+    note: bool = False  # from a notes vault (no site config): titled by its file name as written
 
 
 @dataclass(frozen=True)

@@ -157,10 +157,29 @@ def test_title_falls_back_to_first_h1_then_file_name(make_vault: Callable[..., P
         ("Real Title", "Part"),
     ]
     assert h1[0].anchor == "" and h1[0].text == "Preamble."
+    # A note is titled by its file name as written, as Obsidian shows it ...
     _, notes = chunk_file(root, "my-notes.md")
-    assert notes[0].heading_path == ("My notes", "Only H2")
+    assert notes[0].heading_path == ("my-notes", "Only H2")
     _, index = chunk_file(root, "topic/index.md")
-    assert index[0].heading_path == ("Topic",)
+    assert index[0].heading_path == ("index",)
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("my-notes.md", "My notes"),
+        ("Network-Plan.md", "Network Plan"),  # MkDocs capitalises only an all-lower name
+        ("topic/index.md", "Topic"),
+    ],
+)
+def test_a_site_page_without_a_title_is_named_as_mkdocs_names_it(
+    make_vault: Callable[..., Path], name: str, title: str
+) -> None:
+    """... a site's page as MkDocs names it. Every name was lower-cased after its first
+    letter ("Network Plan" became "Network plan"), and a daily note's date lost its dashes."""
+    root = make_vault({"mkdocs.yml": "site_name: T\n", f"docs/{name}": "Just text.\n"})
+    _, chunks = chunk_file(root, f"docs/{name}")
+    assert chunks[0].heading_path == (title,)
 
 
 def test_heading_levels_pop_correctly(make_vault: Callable[..., Path]) -> None:

@@ -123,9 +123,10 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
 def _start_watcher(kb: Any, log: logging.Logger, args: argparse.Namespace) -> Any:
     from kb_qa.ingest.watch import Watcher
 
-    log.info("watching %s for changes", kb.settings.vault)
     given = Path(args.vault or os.environ.get("KBQA_VAULT") or ".").expanduser()
-    return Watcher(kb, given=given).start(initial=False)
+    watcher = Watcher(kb, given=given).start(initial=False)
+    log.info("watching %s for changes", kb.settings.vault)
+    return watcher
 
 
 def _plain_logs() -> None:

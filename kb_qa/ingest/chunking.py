@@ -140,17 +140,23 @@ def _rendered_headings(
         return anchors.rendered_headings(md, only)
 
 
-def page_title(doc_title: str, tokens_title: str, doc_path: str) -> str:
-    """Front matter title, else the first H1, else a title made from the file name."""
+def page_title(doc_title: str, tokens_title: str, doc_path: str, note: bool = False) -> str:
+    """Front matter title, else the first H1, else a title made from the file name: a
+    note's name as written, as Obsidian shows it ("2024-03-10", "Network Plan"); a site
+    page's as MkDocs makes it (dashes and underscores as spaces, capitalised only when all
+    lower case: "network-plan" -> "Network plan", "Network-Plan" -> "Network Plan")."""
     if doc_title:
         return doc_title
     if tokens_title:
         return tokens_title
     stem = doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if note:
+        return stem.strip() or "Home"
     if stem in ("index", "README"):
         parent = doc_path.rsplit("/", 2)
         stem = parent[-2] if len(parent) > 1 else "Home"
-    return stem.replace("-", " ").replace("_", " ").strip().capitalize() or "Home"
+    title = stem.replace("-", " ").replace("_", " ").strip()
+    return (title.capitalize() if title == title.lower() else title) or "Home"
 
 
 def _line_starts(source: str) -> list[int]:
@@ -181,7 +187,7 @@ def _sections(
     n_lines: int,
 ) -> list[_Section]:
     first_h1 = next((h for h in resolved if h.level == 1), None)
-    title = page_title(doc.title, first_h1.text if first_h1 else "", doc.doc_path)
+    title = page_title(doc.title, first_h1.text if first_h1 else "", doc.doc_path, doc.note)
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
     stack: list[Heading] = []
     for (line, level, _), heading in zip(raw, resolved):

@@ -261,6 +261,7 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         mtime_ns=info.mtime_ns,
         aliases=front.aliases,
         tags=front.tags,
+        note=not site.is_mkdocs,
     )
     return ReadResult(doc, "", tuple(warnings))
 

@@ -185,20 +185,24 @@ class Watcher:
         identity = _identity(self.vault)
         try:
             observer.start()
-        except OSError as exc:  # the system's limit of watched folders, at the first watch
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:  # gone since: re-armed when it is back
+                return
             if exc.errno not in (errno.ENOSPC, errno.EMFILE):
                 raise
-            self._unwatched(str(self.vault))
+            self._unwatched(str(self.vault))  # the system's limit of watched folders
             return
         self._observer, self._watched = observer, identity
         logging.getLogger(_INOTIFY_LOG).addHandler(self._limit)
 
     def _unschedule(self) -> None:
+        # stop() (the caller's thread) and a vault check (the worker's) may both get here.
         logging.getLogger(_INOTIFY_LOG).removeHandler(self._limit)
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-            self._observer = None
+        with self._cond:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
 
     def _check_link(self) -> None:
         """Say so when the vault's path now leads to another folder (git-sync re-points a
@@ -335,6 +339,8 @@ class Watcher:
 
     def _check_vault(self) -> None:
         """Re-arm the observer when the vault folder comes back after vanishing."""
+        if self._stop.is_set():
+            return
         self._check_link()
         exists = self.vault.is_dir()
         if not exists and self._observer is not None:
