@@ -40,6 +40,11 @@ def test_a_quoted_callout_keeps_its_title_on_a_line_of_its_own() -> None:
     # The title is a bold lead-in over a blank quoted line: the text is its own paragraph.
     assert titled.text == "> **note: Why baking soda**\n>\n> Baking soda is an alkali."
     assert plain.text == "> **tip:** \n> Sift it."
+    # A callout inside a callout reads the same way, and ==highlights== as their words.
+    [nested] = passages("> [!note] Why\n> > [!info] Inner\n> > Never ==enable dedup== here.\n")
+    assert nested.text == (
+        "> **note: Why**\n>\n> > **info: Inner**\n> >\n> > Never enable dedup here."
+    )
 
 
 def test_obsidian_vault_indexes_and_finds_by_alias(

@@ -36,7 +36,10 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
 _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
 _LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\]" + _DESTINATION)
-_CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
+# A callout's first line, nested ones ("> > [!info]") too.
+_CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
+# Obsidian's ==highlight==: shown as its words (the page marks what a citation quotes).
+_HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]{1,500}?)(?<=\S)==")
 _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
@@ -95,6 +98,7 @@ def _reading_text(text: str) -> str:
 def _plain_prose(text: str) -> str:
     text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
     text = _CALLOUT.sub(_callout, text)
+    text = _HIGHLIGHT.sub(r"\1", text)
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
