@@ -513,3 +513,31 @@ def test_an_index_folder_kb_qa_cannot_write_is_said_in_words(
     with pytest.raises(IndexStateError, match=r"Cannot write the index in .*: Is a directory"):
         first.index()
     assert first.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+
+
+def test_a_rebuild_leaves_no_vectors_of_the_old_index_on_disk(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Chroma keeps a deleted collection's vector folder (chroma-core/chroma#5259): each
+    rebuild (a model change here; an upgrade that re-chunks, a chunk_chars change) left the
+    old vectors on disk, 111 MB a time for a 67,000-section vault."""
+    vault = make_vault(VAULT)
+
+    def vector_folders(index: KnowledgeBase) -> list[str]:
+        chroma = index.store.folder / "chroma"
+        return sorted(p.name for p in chroma.iterdir() if p.is_dir())
+
+    first = kb(vault, embed_model="hash")
+    first.index()
+    before = vector_folders(first)
+    first.close()
+    for model in ("minilm", "hash"):
+        again = kb(vault, embed_model=model)
+        assert again.index().rebuilt
+        folders = vector_folders(again)
+        again.close()
+        assert len(folders) == 1 and folders != before
+        before = folders
+    last = kb(vault, embed_model="hash")
+    assert last.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+    assert_consistent(last)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import re
+import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +30,10 @@ from kb_qa.types import Chunk
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 READ_BATCH = 2000  # records fetched per request when a replica loads a workspace
+
+
+# The name of a segment folder of the embedded database (a UUID).
+_SEGMENT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class Collection:
@@ -226,12 +233,34 @@ class Collection:
         """Delete the collection and create it empty (writers only)."""
         with contextlib.suppress(Exception):
             self.client.delete_collection(self.name)
+        self._remove_unused_segments()
         self.open()
 
     def delete_other(self, name: str) -> None:
         """Delete another collection of this client if it exists (an index that moved)."""
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
+        self._remove_unused_segments()
+
+    def _remove_unused_segments(self) -> None:
+        """Remove the vector folders of the embedded database that no collection uses:
+        Chroma leaves a deleted collection's on disk (chroma-core/chroma#5259), so every
+        rebuild (a model change, an upgrade that re-chunks) left its vectors behind."""
+        if self.settings.chroma_url:
+            return
+        path = self.folder / "chroma"
+        database = path / "chroma.sqlite3"
+        if not database.is_file():
+            return
+        try:
+            reader = sqlite3.connect(database.as_uri() + "?mode=ro", uri=True)
+            with contextlib.closing(reader) as db:
+                used = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
+        except sqlite3.Error:
+            return  # a layout this version does not know: leave the folder as it is
+        for child in path.iterdir():
+            if child.is_dir() and _SEGMENT.fullmatch(child.name) and child.name not in used:
+                shutil.rmtree(child, ignore_errors=True)
 
     def new_client(self) -> None:
         """A new embedded client (its folder was made again); the server's stays."""
