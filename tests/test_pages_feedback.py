@@ -195,6 +195,18 @@ def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(
     assert "title: Bom" not in page  # the front matter is no heading
 
 
+def test_a_viewed_note_shows_its_edit(server: tuple[str, KnowledgeBase, Path]) -> None:
+    """Rendered notes are kept for the next reader: an edit (the file's bytes, the index's
+    generation) must still show at once."""
+    url, kb, vault = server
+    assert "Secrets of the deep." in httpx.get(url + "/view/sub/deep.md").text
+    (vault / "sub" / "deep.md").write_text("# Deep\n\nThe deep is quiet now.\n")
+    assert "The deep is quiet now." in httpx.get(url + "/view/sub/deep.md").text
+    kb.index()
+    page = httpx.get(url + "/view/sub/deep.md").text
+    assert "The deep is quiet now." in page and "Secrets" not in page
+
+
 def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path]) -> None:
     url, _, _ = server
     assert httpx.get(url + "/view/sub/deep.md").status_code == 200

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -85,6 +87,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.status_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
         self.model_problem = ""  # why written answers cannot work, found at start
+        self.views: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # rendered notes
+        self.views_lock = threading.Lock()
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
         self.sessions = admin.Sessions(settings.admin_session_hours * 3600)

@@ -4,6 +4,7 @@ widget's files (/kb-qa/kb-qa.js, kb-qa.css).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -17,6 +18,8 @@ from kb_qa.ingest.anchors import match_text
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import reject, unless_disconnected
 from kb_qa.text import BLOCK_ID
+
+VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
 
 
 class PageRoutes:
@@ -70,6 +73,13 @@ class PageRoutes:
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
         notes = self.kb.store.meta("link_style") != "site"
         source = vault.source_text(data.decode("utf-8", errors="replace"), notes)
+        # The same note in the same index is the same page: a note that renders slowly (a
+        # 50,000-row table hits parse_timeout) is not rendered again for every reader.
+        key = (path, self.kb.store.meta("generation"), hashlib.sha1(data).hexdigest())
+        with self.views_lock:
+            if key in self.views:
+                self.views.move_to_end(key)
+                return self.views[key]
         if gone():
             return None
         chunks = self.kb.store.chunks(path)
@@ -95,9 +105,15 @@ class PageRoutes:
                 for m in BLOCK_ID.finditer(c.text)
             }
         )
-        return pages.view_page(
+        page = pages.view_page(
             path, source, chunks, notes, headings, gone, self.settings.parse_timeout
         )
+        if page is not None:
+            with self.views_lock:
+                self.views[key] = page
+                while len(self.views) > VIEWS_KEPT:
+                    self.views.popitem(last=False)
+        return page
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
