@@ -37,6 +37,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr)
         bar.n = done
         bar.refresh()
+        if done == total and not bar.disable:  # the bar's time is embedding's, not writing's
+            bar.close()
+            bar.disable = True
+            print("Writing the index …", file=sys.stderr)
 
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
     try:
