@@ -258,7 +258,7 @@ for n in range(grow):  # folders made while it watches
 time.sleep(1.0)
 assert watcher.wait_idle()
 print("pages", len(kb.pages()))
-print("error", watcher.freshness().error)
+print("error", watcher.freshness().unwatched)
 watcher.stop()
 """
 

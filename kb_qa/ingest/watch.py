@@ -41,7 +41,8 @@ class Freshness:
     last_change_indexed: float | None
     queue: int
     indexing: bool
-    error: str
+    error: str  # why the last index run failed ("" when it did not)
+    unwatched: str = ""  # why edits (or some of them) are not followed at all
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -51,6 +52,7 @@ class Freshness:
             "queue": self.queue,
             "indexing": self.indexing,
             "error": self.error,
+            "unwatched": self.unwatched,
         }
 
 
@@ -173,7 +175,8 @@ class Watcher:
                 self._indexed,
                 len(self._pending),
                 self._indexing,
-                self._error or self._limited or self._moved,
+                self._error,
+                self._moved or self._limited,
             )
 
     def _schedule(self) -> None:

@@ -62,6 +62,8 @@ class IndexRoutes:
         if freshness is not None and freshness.error and not problem:
             # The index serves what it had, but edits are not reaching it.
             problem = f"the last index run failed (retrying): {freshness.error}"
+        elif freshness is not None and freshness.unwatched and not problem:
+            problem = f"edits are not followed: {freshness.unwatched}"
         problem = problem or self.model_problem
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
@@ -80,7 +82,11 @@ class IndexRoutes:
             "mode": "llm" if self.settings.model else "extractive",
             "answering": self.answering,
             "freshness": (
-                {**freshness.as_dict(), "error": self.public(freshness.error)}
+                {
+                    **freshness.as_dict(),
+                    "error": self.public(freshness.error),
+                    "unwatched": self.public(freshness.unwatched),
+                }
                 if freshness is not None
                 else None
             ),
