@@ -9,7 +9,8 @@ offsets, lines and links. Reading the site config (``site``, Zensical's rules in
 in ``rendered_chunks``, snippets kept inside the vault by ``snippet_guard``), chunking by
 heading (``chunking``), the ids the site renders (``anchors``), the docs' own links
 (``linkgraph``), citation link styles (``links``), the time limit on parsing (``deadline``)
-and the watcher that starts an index run on edits (``watch``).
+and the watcher that starts an index run on edits (``watch``; what it sees of a change in
+``changes``).
 
 Imports only the shared top-level modules (errors, settings, text, types).
 """

@@ -11,12 +11,12 @@ it never stops the watcher.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,50 +24,10 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from kb_qa.errors import IndexBusyError, KbQaError
-from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
-from kb_qa.ingest.vault import SKIP_DIRS
+from kb_qa.ingest.changes import IGNORED_EVENTS, Freshness, identity, relevant
 from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)
-
-IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """How current the index is, for ``/api/health`` and the widget."""
-
-    last_change_seen: float | None
-    last_change_indexed: float | None
-    queue: int
-    indexing: bool
-    error: str  # why the last index run failed ("" when it did not)
-    unwatched: str = ""  # why edits (or some of them) are not followed at all
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "last_change_seen": self.last_change_seen,
-            "last_change_indexed": self.last_change_indexed,
-            "queue": self.queue,
-            "indexing": self.indexing,
-            "error": self.error,
-            "unwatched": self.unwatched,
-        }
-
-
-def relevant(path: str, is_directory: bool) -> bool:
-    """Whether a changed path can affect the index (nothing under ``node_modules`` or
-    ``.git``, which the vault scan skips)."""
-    if SKIP_DIRS.intersection(Path(path).parts):
-        return False
-    name = Path(path).name
-    if is_directory:
-        return not name.startswith(".")
-    if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
-        return False  # editor swap/backup/probe files
-    # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render
-    return name.lower().endswith((*MARKDOWN_SUFFIXES, ".py")) or name in CONFIG_FILES
 
 
 class _Recorder(FileSystemEventHandler):
@@ -79,7 +39,7 @@ class _Recorder(FileSystemEventHandler):
             return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
         for path in paths:
-            if path and relevant(str(path), event.is_directory):
+            if path and relevant(self.watcher.inside(str(path)), event.is_directory):
                 self.watcher.notify(str(path))
 
 
@@ -122,6 +82,13 @@ class Watcher:
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
     # -- recording --------------------------------------------------------------------------
+
+    def inside(self, path: str) -> str:
+        """``path`` relative to the vault when it is in it (a vault may itself lie under a
+        folder named node_modules: only the parts inside it count)."""
+        with contextlib.suppress(ValueError):
+            return str(Path(path).relative_to(self.vault))
+        return path
 
     def notify(self, path: str) -> None:
         """Note a change (called from watchdog's thread; cheap and never blocking)."""
@@ -183,19 +150,21 @@ class Watcher:
         if self._observer is not None or not self.vault.is_dir():
             return
         observer = Observer()
-        observer.schedule(_Recorder(self), str(self.vault), recursive=True)
         observer.daemon = True
-        identity = _identity(self.vault)
-        try:
+        folder = identity(self.vault)
+        try:  # watchdog raises a kernel limit from schedule() or start()
+            observer.schedule(_Recorder(self), str(self.vault), recursive=True)
             observer.start()
         except OSError as exc:
+            with contextlib.suppress(Exception):  # its inotify thread and descriptor go too
+                observer.stop()
             if exc.errno == errno.ENOENT:  # gone since: re-armed when it is back
                 return
             if exc.errno not in (errno.ENOSPC, errno.EMFILE):
                 raise
-            self._unwatched(str(self.vault))  # the system's limit of watched folders
+            self._unwatched(str(self.vault), instances=exc.errno == errno.EMFILE)
             return
-        self._observer, self._watched = observer, identity
+        self._observer, self._watched = observer, folder
         logging.getLogger(_INOTIFY_LOG).addHandler(self._limit)
 
     def _unschedule(self) -> None:
@@ -229,20 +198,27 @@ class Watcher:
         started on (a new inode, or the same number reused after a delete: its watch ended)."""
         emitters = list(self._observer.emitters)
         return (
-            _identity(self.vault) == self._watched
+            identity(self.vault) == self._watched
             and self._observer.is_alive()
             and bool(emitters)
             and all(e.is_alive() for e in emitters)
         )
 
-    def _unwatched(self, folder: str) -> None:
-        """The system's limit of watched folders was reached (at ``folder``): say how to
-        raise it; health shows it until a run succeeds after it is raised."""
-        message = (
-            f"cannot watch {folder}: the system's limit of watched folders is reached, so "
-            "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
-            "524288) and restart, or keep big folders such as node_modules out of the vault"
-        )
+    def _unwatched(self, folder: str, instances: bool = False) -> None:
+        """The system's limit of watched folders (or of inotify instances) was reached at
+        ``folder``: say how to raise it; health shows it until kb-qa restarts."""
+        if instances:
+            message = (
+                f"cannot watch {folder}: the system's limit of inotify instances is reached "
+                "(editors and sync tools use them too), so edits are not followed. Raise it "
+                "(sysctl fs.inotify.max_user_instances=1024) and restart"
+            )
+        else:
+            message = (
+                f"cannot watch {folder}: the system's limit of watched folders is reached, so "
+                "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
+                "524288) and restart, or keep big folders such as node_modules out of the vault"
+            )
         with self._cond:
             first, self._limited = not self._limited, message
         if first:
@@ -252,10 +228,16 @@ class Watcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            batch = self._next_batch()
-            if batch is None:
-                continue
-            self._index_once(batch)
+            try:
+                batch = self._next_batch()
+                if batch is not None:
+                    self._index_once(batch)
+            except Exception as exc:  # the one indexer thread must not die
+                log.exception("the watcher hit an error; it goes on")
+                with self._cond:
+                    self._indexing = False
+                    self._error = f"the watcher hit an error: {exc}"
+                self._stop.wait(self.retry_delay)
 
     def _next_batch(self) -> set[str] | None:
         """Wait for changes, then for a quiet period; return them (None to loop again)."""
@@ -287,8 +269,10 @@ class Watcher:
             self._failed(batch, str(exc))
             return
         except Exception as exc:  # the watcher must survive anything
-            log.exception("indexing failed")
-            self._failed(batch, f"indexing failed: {exc}")
+            message = f"indexing failed: {exc}"
+            if message != self._error:  # the traceback once, not at every retry
+                log.exception("indexing failed")
+            self._failed(batch, message)
             return
         self.last_report = report
         with self._cond:
@@ -379,15 +363,6 @@ class Watcher:
 
 
 _INOTIFY_LOG = "watchdog.observers.inotify"
-
-
-def _identity(folder: Path) -> tuple[int, int] | None:
-    """The folder's device and inode: another folder under the same name has others."""
-    try:
-        st = folder.stat()
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 class _LimitReached(logging.Handler):

@@ -1,0 +1,60 @@
+"""What the watcher sees: which changed paths matter to the index, a folder's identity (to
+tell a replaced vault folder from the one being watched), and how current the index is
+(``Freshness``, for ``/api/health`` and the widget)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
+from kb_qa.ingest.vault import SKIP_DIRS
+
+IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How current the index is, for ``/api/health`` and the widget."""
+
+    last_change_seen: float | None
+    last_change_indexed: float | None
+    queue: int
+    indexing: bool
+    error: str  # why the last index run failed ("" when it did not)
+    unwatched: str = ""  # why edits (or some of them) are not followed at all
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "last_change_seen": self.last_change_seen,
+            "last_change_indexed": self.last_change_indexed,
+            "queue": self.queue,
+            "indexing": self.indexing,
+            "error": self.error,
+            "unwatched": self.unwatched,
+        }
+
+
+def relevant(path: str, is_directory: bool) -> bool:
+    """Whether a changed path can affect the index (nothing under ``node_modules`` or
+    ``.git``, which the vault scan skips)."""
+    if SKIP_DIRS.intersection(Path(path).parts):
+        return False
+    name = Path(path).name
+    if is_directory:
+        return not name.startswith(".")
+    if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
+        return False  # editor swap/backup/probe files
+    # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render
+    return name.lower().endswith((*MARKDOWN_SUFFIXES, ".py")) or name in CONFIG_FILES
+
+
+def identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's device and inode: another folder under the same name has others."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
