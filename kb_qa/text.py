@@ -207,20 +207,61 @@ def _spans(text: str) -> list[tuple[bool, str]]:
 def without_comments(text: str) -> str:
     """``text`` with Obsidian's ``%% comments %%`` (inline or over lines; one left open runs
     to the end, as in Obsidian) turned into spaces, line breaks kept: what Obsidian hides is
-    neither indexed, quoted nor shown, and every offset is still the file's. ``%%`` in code
-    spans and fenced blocks is code, unless a comment is already open."""
+    neither indexed, quoted nor shown, and every offset is still the file's.
+
+    One pass, line by line: outside a comment, a fenced block (``` or ~~~, indented by
+    blanks, tabs or ">") and an indented code block (four blanks or a tab after a blank
+    line) are code, and so are code spans; inside one, everything up to the closing ``%%``
+    is comment, fences included."""
     if "%%" not in text:
         return text
     out: list[str] = []
     inside = False
-    for is_code, part in code_segments(text):
+    fence = ""
+    blank_before = True
+    for line in text.splitlines(keepends=True):
+        if not inside and fence:  # in a fenced block: code until it closes
+            out.append(line)
+            closing = _FENCE_LINE.match(line.replace("\t", " "))
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if not inside:
+            opening = _FENCE_LINE.match(line.replace("\t", " "))
+            if opening:
+                fence = opening.group(1)
+                out.append(line)
+                continue
+            if blank_before and (line.startswith("    ") or line[:1] == "\t"):
+                out.append(line)  # an indented code block's line
+                continue
+        blank_before = not line.strip() or (blank_before and line.startswith(("    ", "\t")))
+        out.append(_comment_line(line, inside))
+        inside = _ends_inside(line, inside)
+    return "".join(out)
+
+
+def _comment_line(line: str, inside: bool) -> str:
+    """One line with its comment parts blanked, ``inside`` a comment at its start; code
+    spans outside comments keep their ``%%``."""
+    out: list[str] = []
+    for is_code, part in _spans(line) if not inside else [(False, line)]:
         if is_code and not inside:
             out.append(part)
             continue
         pieces = part.split("%%")
         for n, piece in enumerate(pieces):
-            if n:  # the marker itself
+            if n:
                 out.append("  ")
                 inside = not inside
             out.append(re.sub(r"[^\n]", " ", piece) if inside else piece)
     return "".join(out)
+
+
+def _ends_inside(line: str, inside: bool) -> bool:
+    """Whether a comment is open at the end of ``line`` (``inside`` one at its start)."""
+    if inside:
+        count = line.count("%%")
+    else:
+        count = sum(part.count("%%") for is_code, part in _spans(line) if not is_code)
+    return inside != (count % 2 == 1)

@@ -16,6 +16,7 @@ import pytest
 from conftest import cli_env
 from uvicorn_thread import UvicornThread
 
+from kb_qa.ingest.vault import source_text
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
@@ -124,6 +125,26 @@ def test_obsidian_comments_are_not_indexed_quoted_or_shown(
     assert "hunter2" not in page and "Draft" not in page and "12 June" not in page
     assert '<h2 id="launch">Launch</h2>' in page
     assert "hunter2" not in json.dumps(asked)
+
+
+@pytest.mark.parametrize(
+    ("note", "hidden", "kept"),
+    [
+        # A fence opened inside a comment ends with the comment: a later one is hidden too.
+        ("%%\nOld example:\n```\nhalf\n%%\n\nPublic text.\n\n%% ask Bob %%\n", "Bob", "Public"),
+        # Code keeps its %%: an indented block, a tab-indented fence in a list, a span.
+        ('Text:\n\n    printf("50%%");\n\nMore public text.\n', "", "More public text."),
+        ("- Run:\n\t~~~bat\n\tfor %%i in (*) do echo %%i\n\t~~~\n\nEnd.\n", "", "echo %%i"),
+        ("Use `100%%` here %%not this%%.\n", "not this", "`100%%`"),
+        # Front matter's "%%" is a value, not the start of a comment.
+        ("---\ntitle: Growth 100%%\n---\n# Growth\n\nVisible %%hidden%% text.\n", "hidden", "text"),
+    ],
+)
+def test_comments_are_found_as_obsidian_finds_them(note: str, hidden: str, kept: str) -> None:
+    shown = source_text(note, notes=True)
+    assert len(shown) == len(note)  # every offset is still the file's
+    assert kept in shown and (not hidden or hidden not in shown)
+    assert source_text(note, notes=False) == note  # a site's %% is its text
 
 
 def test_headings_inside_an_html_block_do_not_shift_the_views_anchors(

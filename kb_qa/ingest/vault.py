@@ -271,7 +271,11 @@ def source_text(text: str, notes: bool) -> str:
     and, in a notes vault, with Obsidian's ``%% comments %%`` blanked (``text.without_comments``:
     offsets stay the file's). A docs site's ``%%`` is its text: MkDocs shows it."""
     text = text.removeprefix("\ufeff")
-    return without_comments(text) if notes else text
+    if not notes:
+        return text
+    front = _FRONT_MATTER.match(text)  # "%%" in front matter is a value, not a comment
+    start = front.end() if front else 0
+    return text[:start] + without_comments(text[start:])
 
 
 class FrontMatter(NamedTuple):
