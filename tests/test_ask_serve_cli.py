@@ -268,3 +268,17 @@ def test_search_while_another_process_indexes_says_so(
             )  # fmt: skip
     assert building.returncode == 1
     assert "another kb-qa process is building the index right now" in building.stderr
+
+
+@pytest.mark.parametrize("host", ["10.255.255.1", "no-such-host.invalid"])
+def test_serve_on_an_address_this_machine_lacks_says_so(
+    vault: Path, cli_env: Env, host: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--host", host,
+         "--port", "8999", "--index-dir", str(vault.parent / "index")],
+        env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"Cannot serve on {host}:8999" in result.stderr and "KBQA_HOST" in result.stderr
+    assert "Traceback" not in result.stderr

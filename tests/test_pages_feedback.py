@@ -181,7 +181,7 @@ def test_a_block_reference_opens_the_section_holding_the_block(
     vault = make_vault(
         {
             "Cluster.md": "# Cluster\n\n## Hardware\n\nThree nodes.\n\n## Quorum\n\n"
-            "Two of three nodes must vote. ^quorum-rule\n",
+            "Two of three nodes must vote. ^quorum-rule\n\n## Power\n\nOne UPS. ^zebrafrog\n",
             "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]].\n",
         },
         name="blocks",
@@ -199,6 +199,8 @@ def test_a_block_reference_opens_the_section_holding_the_block(
     assert "^quorum-rule" not in cluster and "Two of three nodes must vote." in cluster
     assert "Two of three nodes must vote." in asked["text"]
     assert "^quorum-rule" not in asked["text"]
+    # ... nor a word to search for: the block id is an address.
+    assert all(h.keyword_rank is None for h in base.search("zebrafrog", 5))
 
 
 def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(

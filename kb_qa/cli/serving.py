@@ -27,9 +27,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kb_qa.serve.serving import LOOPBACK, port_in_use, uvicorn_options
 
     wanted = settings_for(args)
-    if wanted.port and port_in_use(wanted.host, wanted.port):  # before minutes of indexing
+    where = f"{wanted.host}:{wanted.port}"
+    try:  # before minutes of indexing
+        taken = bool(wanted.port) and port_in_use(wanted.host, wanted.port)
+    except OSError as exc:  # an address this machine does not have, a name that resolves not
         raise ConfigError(
-            f"Cannot serve on {wanted.host}:{wanted.port}: another process listens there. "
+            f"Cannot serve on {where}: {exc.strerror or exc}. Check --host (KBQA_HOST): an "
+            "address of this machine, such as 127.0.0.1 or 0.0.0.0."
+        ) from exc
+    if taken:
+        raise ConfigError(
+            f"Cannot serve on {where}: another process listens there. "
             "Stop it, or choose another port with --port (KBQA_PORT)."
         )
     if _is_replica(args):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import bm25s
 import numpy as np
 
-from kb_qa.text import compound_tokens, keyword_tokens
+from kb_qa.text import compound_tokens, keyword_tokens, without_block_ids
 from kb_qa.types import Chunk
 
 # bm25s sets its own logger to DEBUG on import, which floods the CLI.
@@ -81,4 +81,5 @@ class KeywordIndex:
 
 def _keyword_text(chunk: Chunk) -> str:
     # The heading path is repeated so that words in headings weigh more than body words.
-    return " ".join(chunk.heading_path) + "\n" + chunk.index_text
+    # Block ids ("^quorum-rule") are addresses, not words of the note.
+    return " ".join(chunk.heading_path) + "\n" + without_block_ids(chunk.index_text)

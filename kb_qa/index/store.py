@@ -14,6 +14,7 @@ import hashlib
 import logging
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -43,6 +44,9 @@ VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 
 
 MANIFEST = "manifest.sqlite3"  # the index folder's file that says an index is there
+
+
+LOCK_GRACE = 1.0  # seconds a writer waits for the write lock before saying it is busy
 
 
 class Store(Manifest, WorkspaceClaim):
@@ -315,13 +319,19 @@ class Store(Manifest, WorkspaceClaim):
                 "(KBQA_INDEX_DIR) at a writable one."
             ) from exc
         with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                raise IndexBusyError(
-                    f"Another kb-qa process is updating the index in {self.folder}. Wait for it "
-                    "to finish (or stop it) and try again."
-                ) from exc
+            # A second's grace: `being_written` holds the lock for an instant to test it.
+            deadline = time.monotonic() + LOCK_GRACE
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError as exc:
+                    if time.monotonic() >= deadline:
+                        raise IndexBusyError(
+                            f"Another kb-qa process is updating the index in {self.folder}. "
+                            "Wait for it to finish (or stop it) and try again."
+                        ) from exc
+                    time.sleep(0.05)
             try:
                 yield
             finally:

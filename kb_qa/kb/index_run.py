@@ -287,7 +287,8 @@ class IndexRun:
         sample = "".join(d.source for d in docs)
         name = embeddings.choose_model(self.settings.embed_model, cjk_share(sample))
         self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
-        self._embedder = None
+        if getattr(self._embedder, "name", None) != name:  # the probe's model is kept
+            self._embedder = None
 
     @property
     def embedder(self) -> embeddings.Embedder:

@@ -34,7 +34,7 @@ def preview_origins(dev_addr: str) -> tuple[str, ...]:
     ``attacker.example:8000`` in a pull request under review must not let that site's pages
     read the reviewer's local API. No port, or not a port: no origin."""
     host, _, port = dev_addr.strip().rpartition(":")
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         return ()
     hosts = ["localhost", "127.0.0.1"]
     try:

@@ -309,3 +309,4 @@ def test_preview_origins_are_local_whatever_dev_addr_names() -> None:
     assert preview_origins("0.0.0.0:8000")[-1] == "http://0.0.0.0:8000"
     assert preview_origins("[::1]:8000")[-1] == "http://[::1]:8000"
     assert preview_origins("localhost") == ()  # no port: no preview to allow
+    assert preview_origins("localhost:\u00b2") == ()  # a digit, but not a port
