@@ -320,34 +320,45 @@ def test_a_lasting_warning_is_logged_once_not_on_every_save(
     assert len(said) == 1, [r.getMessage() for r in said]
 
 
-def test_kb_qa_watch_exits_to_follow_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
+def test_kb_qa_watch_follows_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
     """git-sync publishes each revision by re-pointing a symlink. The watcher followed the
     folder it started on, which git-sync then deletes: it logged "does not exist" every 2 s
-    forever and never indexed the new revision. Now it says what happened and `kb-qa watch`
-    exits, so that its supervisor starts it again on the new folder."""
+    forever and never indexed the new revision. Now `kb-qa watch` says what happened and
+    opens the index again on the folder the link leads to (exiting instead would put its
+    pod in Kubernetes' crash-loop back-off at every revision)."""
     root = tmp_path / "git"
     (root / "rev1").mkdir(parents=True)
     (root / "rev1" / "a.md").write_text("# A\n\nFirst revision.\n", encoding="utf-8")
     (root / "docs").symlink_to("rev1")
+    index = tmp_path / "idx"
     env = {**os.environ, "KBQA_EMBED_MODEL": "hash", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kb_qa.cli", "watch", str(root / "docs"),
-         "--index-dir", str(tmp_path / "idx")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    log = tmp_path / "watch.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kb_qa.cli", "watch", str(root / "docs"),
+             "--index-dir", str(index)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "watching" in line:
-                break
+        deadline = time.monotonic() + 60
+        while "watching" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.1)
         shutil.copytree(root / "rev1", root / "rev2")
+        (root / "rev2" / "b.md").write_text("# B\n\nThe quokka revision.\n", encoding="utf-8")
         (root / "next").symlink_to("rev2")
         os.replace(root / "next", root / "docs")  # what git-sync does, atomically
         shutil.rmtree(root / "rev1")
-        code = proc.wait(timeout=60)
-        said = proc.stdout.read()
+        search = [sys.executable, "-m", "kb_qa.cli", "search", "quokka", "--vault",
+                  str(root / "docs"), "--index-dir", str(index), "--json"]  # fmt: skip
+        found = ""
+        while "b.md" not in found:
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.5)
+            found = subprocess.run(search, env=env, capture_output=True, text=True).stdout
     finally:
-        proc.kill()
-    assert code == 1
+        proc.terminate()
+        proc.wait(timeout=30)
+    said = log.read_text()
     assert "re-pointed symlink" in said and str(root / "rev2") in said
     assert "Traceback" not in said

@@ -148,17 +148,17 @@ def _plain_logs() -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
-    kb, log = _open_indexed(args, "kb_qa.ingest.watch")
-    watcher = _start_watcher(kb, log, args)
-    try:
-        # Until stopped, or until the vault's symlink leads elsewhere: then exit, so that a
-        # supervisor (Kubernetes, systemd) starts it again on the new folder.
-        watcher.repointed.wait()
-        log.error("exiting so that kb-qa starts again on the folder the vault path leads to")
-        return 1
-    finally:
-        watcher.stop()
-        kb.close()
+    while True:
+        kb, log = _open_indexed(args, "kb_qa.ingest.watch")
+        watcher = _start_watcher(kb, log, args)
+        try:
+            # Until stopped, or until the vault's symlink leads elsewhere (git-sync's next
+            # revision): then the same index follows it, every unchanged vector reused.
+            watcher.repointed.wait()
+        finally:
+            watcher.stop()
+            kb.close()
+        log.info("following the vault path to the folder it leads to now")
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

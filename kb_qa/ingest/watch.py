@@ -179,7 +179,7 @@ class Watcher:
     def _check_link(self) -> None:
         """Say so when the vault's path now leads to another folder (git-sync re-points a
         symlink at each new revision): the index follows the folder kb-qa started on, so
-        only a restart follows the link (``repointed`` is set for ``kb-qa watch`` to exit)."""
+        ``repointed`` is set for ``kb-qa watch`` to open the index again on the new one."""
         if self.given is None or self._moved:
             return
         now = self.given.resolve()
@@ -187,8 +187,8 @@ class Watcher:
             return
         self._moved = (
             f"the vault path {self.given} now leads to {now}, not to {self.vault} (a "
-            "re-pointed symlink, as git-sync makes): restart kb-qa to index the new folder "
-            "(its vectors are reused)"
+            "re-pointed symlink, as git-sync makes): kb-qa watch follows it; kb-qa serve "
+            "serves the old folder's index until it is restarted (vectors are reused)"
         )
         log.error("%s", self._moved)
         self.repointed.set()

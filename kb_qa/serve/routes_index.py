@@ -14,6 +14,7 @@ from kb_qa.serve import inputs
 from kb_qa.serve.protocol import WHOLE_NUMBER, hit_json, patterns, reject
 
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
+NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
 
 
 class IndexRoutes:
@@ -63,7 +64,8 @@ class IndexRoutes:
             # The index serves what it had, but edits are not reaching it.
             problem = f"the last index run failed (retrying): {freshness.error}"
         elif freshness is not None and freshness.unwatched and not problem:
-            problem = f"edits are not followed: {freshness.unwatched}"
+            # Degraded, but serving as well as before: readiness does not hang on it.
+            problem = f"{NOT_FOLLOWED}: {freshness.unwatched}"
         problem = problem or self.model_problem
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         return {
@@ -99,7 +101,10 @@ class IndexRoutes:
     async def ready(self, request: Request) -> Response:
         """GET /api/ready: for a load balancer's readiness check (health ok, index loaded)."""
         status = await self._status()
-        ready = status["status"] == "ok" and status["loaded"]
+        # A watcher that cannot follow edits (the limit of watched folders, a re-pointed
+        # vault symlink) leaves a server that serves what it has: still ready.
+        serving = status["status"] == "ok" or str(status["problem"] or "").startswith(NOT_FOLLOWED)
+        ready = serving and status["loaded"]
         body = {"ready": ready, **{k: status[k] for k in ("status", "problem", "generation")}}
         return JSONResponse(body, status_code=200 if ready else 503)
 
