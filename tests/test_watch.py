@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -10,7 +11,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+from api_helpers import serve_process
+from conftest import cli_env
 from watching import settle
 
 from kb_qa.ingest.watch import Watcher, relevant
@@ -362,3 +366,26 @@ def test_kb_qa_watch_follows_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
     said = log.read_text()
     assert "re-pointed symlink" in said and str(root / "rev2") in said
     assert "Traceback" not in said
+
+
+def test_serve_watch_on_a_re_pointed_symlink_says_so_and_stays_ready(tmp_path: Path) -> None:
+    """`serve --watch` cannot follow the link (its app holds the index): health says so,
+    and the server, which still serves the revision it started on, stays ready."""
+    root = tmp_path / "git"
+    (root / "rev1").mkdir(parents=True)
+    (root / "rev1" / "a.md").write_text("# A\n\nFirst revision.\n", encoding="utf-8")
+    (root / "docs").symlink_to("rev1")
+    env = cli_env(KBQA_INDEX_DIR=str(tmp_path / "idx"))
+    with contextlib.closing(serve_process(root / "docs", env, "--watch")) as served:
+        url, _proc = next(served)
+        shutil.copytree(root / "rev1", root / "rev2")
+        (root / "next").symlink_to("rev2")
+        os.replace(root / "next", root / "docs")
+        deadline = time.monotonic() + 30
+        while "re-pointed" not in str(httpx.get(url + "/api/health").json()["problem"]):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        health = httpx.get(url + "/api/health").json()
+        ready = httpx.get(url + "/api/ready")
+    assert health["status"] == "degraded" and health["problem"].startswith("edits are not")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
