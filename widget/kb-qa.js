@@ -1349,7 +1349,10 @@
     let chars = 0;
     for (let i = before - 1; i >= 0 && turns.length < HISTORY_MESSAGES; i--) {
       const m = messages[i];
-      if (m.role === "assistant" && (!m.text || m.error && !m.done)) continue;
+      if (m.role === "assistant" && (!m.text || m.error && !m.done)) {
+        if (i > 0 && messages[i - 1].role === "user") i--;
+        continue;
+      }
       let content = m.text;
       if (chars + content.length > HISTORY_CHARS) break;
       chars += content.length;

@@ -13,7 +13,11 @@ export function historyFor(messages, before) {
   let chars = 0;
   for (let i = before - 1; i >= 0 && turns.length < HISTORY_MESSAGES; i--) {
     const m = messages[i];
-    if (m.role === "assistant" && (!m.text || m.error && !m.done)) continue;
+    if (m.role === "assistant" && (!m.text || (m.error && !m.done))) {
+      // A failed answer leaves the history, and the question it did not answer with it.
+      if (i > 0 && messages[i - 1].role === "user") i--;
+      continue;
+    }
     let content = m.text; // the server drops old citation numbers itself
     if (chars + content.length > HISTORY_CHARS) break;
     chars += content.length;

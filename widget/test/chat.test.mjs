@@ -1,0 +1,23 @@
+// The conversation sent with a question: answered turns only.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { historyFor } from "../src/chat.js";
+
+const user = (text) => ({ role: "user", text });
+const answer = (text) => ({ role: "assistant", text, done: true });
+const failed = { role: "assistant", text: "", error: "Could not reach the answer service." };
+
+test("a failed answer's question is not sent as history", () => {
+  const messages = [user("How are retries set?"), answer("Five attempts [1]."), user("Huh?"), failed];
+  assert.deepEqual(historyFor(messages, messages.length), [
+    { role: "user", content: "How are retries set?" },
+    { role: "assistant", content: "Five attempts [1]." },
+  ]);
+});
+
+test("failures do not push the answered conversation out of the history", () => {
+  let messages = [user("First?"), answer("First answer.")];
+  for (let n = 0; n < 6; n++) messages.push(user(`Retry ${n}?`), failed);
+  const turns = historyFor(messages, messages.length);
+  assert.deepEqual(turns.map((t) => t.content), ["First?", "First answer."]);
+});
