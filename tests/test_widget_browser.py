@@ -376,6 +376,8 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     error = page.locator(".kbq-error").last
     assert error.get_attribute("role") == "alert"
     assert "language model service failed" in error.inner_text()
+    # The question is back in the box: Enter asks it again.
+    assert page.locator(".kbq-input").input_value() == "And now?"
 
     # A reply broken off mid-way: the citation of the part shown still opens its section.
     stack.llm.script(

@@ -1396,6 +1396,13 @@
   function fail(w, bot, message) {
     bot.error = message;
     updateMessage(w, bot);
+    const at = w.state.messages.indexOf(bot);
+    const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
+    if (asked && !w.ui.input.value.trim()) {
+      w.ui.input.value = asked;
+      w.state.draft = asked;
+      w.autosize();
+    }
   }
   function httpError(res) {
     return res.text().then(function(body) {

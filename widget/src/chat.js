@@ -66,6 +66,14 @@ function submit(w) {
 function fail(w, bot, message) {
   bot.error = message;
   updateMessage(w, bot);
+  // The question goes back into the box (unless the reader typed on): Enter asks it again.
+  const at = w.state.messages.indexOf(bot);
+  const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
+  if (asked && !w.ui.input.value.trim()) {
+    w.ui.input.value = asked;
+    w.state.draft = asked;
+    w.autosize();
+  }
 }
 
 function httpError(res) {
