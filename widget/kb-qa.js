@@ -871,8 +871,9 @@
     layChip("");
     return frag;
   }
+  var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
   function renderMarkdown(md, doc, ctx) {
-    return renderBlocks(parseBlocks(md), doc, ctx);
+    return renderBlocks(parseBlocks(String(md || "").replace(BIDI_CONTROLS, "")), doc, ctx);
   }
 
   // src/shortcut.js

@@ -306,8 +306,13 @@ function renderInline(nodes, doc, ctx) {
 
 export { renderBlocks };
 
+// Bidi embeddings, overrides and isolates: one left open ("\u202e") reverses the rest of a
+// paragraph, citation chips included, so a reply could show a file name or a command as
+// what it is not. Marks (LRM, RLM) stay: they only nudge neutral characters.
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
 /** Markdown -> a DocumentFragment of elements and text nodes (see renderBlocks). */
 export function renderMarkdown(md, doc, ctx) {
-  return renderBlocks(parseBlocks(md), doc, ctx);
+  return renderBlocks(parseBlocks(String(md || "").replace(BIDI_CONTROLS, "")), doc, ctx);
 }
 

@@ -187,3 +187,10 @@ test("the widget source never assigns innerHTML or uses eval", async () => {
     assert.ok(!/\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function/.test(source), file.pathname);
   }
 });
+
+test("bidi overrides and isolates from a reply are dropped; marks stay", () => {
+  const frag = render("Run \u202Eexe.txt\u202C now [1] and \u2066this\u2069, \u200Fok\u200E.", {
+    cite: (n) => fakeDocument.createTextNode(`[${n}]`),
+  });
+  assert.equal(text(frag), "Run exe.txt now [1] and this, \u200Fok\u200E.");
+});
