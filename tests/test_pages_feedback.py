@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -40,6 +41,20 @@ def server(
     base.index()
     with UvicornThread(create_app(base)) as running:
         yield running.url, base, vault
+
+
+@contextlib.contextmanager
+def _serving(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    files: dict[str, str],
+    name: str,
+) -> Iterator[tuple[str, KnowledgeBase]]:
+    """A vault of ``files`` indexed and served: (its URL, its knowledge base)."""
+    base = kb(make_vault(files, name=name), rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        yield running.url, base
 
 
 def test_home_lists_pages_with_the_widget(server: tuple[str, KnowledgeBase, Path]) -> None:
@@ -106,9 +121,11 @@ def test_obsidian_comments_are_not_indexed_quoted_or_shown(
         " Fencing uses IPMI.\n\n%%\n## Draft\n\nThe launch is on 12 June.\n%%\n\n"
         "## Launch\n\nThe launch is postponed.\n\nCode keeps `100%%` as it is.\n"
     )
-    vault = make_vault({"Lab.md": note}, name="comments")
-    base = kb(vault, rate_limit=0)
-    base.index()
+    with _serving(make_vault, kb, {"Lab.md": note}, "comments") as (url, base):
+        page = httpx.get(url + "/view/Lab.md").text
+        asked = httpx.post(
+            url + "/api/ask", json={"question": "What is the iDRAC password?", "stream": False}
+        ).json()
     chunks = base.store.chunks("Lab.md")
     assert [c.heading for c in chunks] == ["Lab", "Fencing", "Launch"]
     indexed = " ".join(c.text + c.index_text for c in chunks)
@@ -116,12 +133,6 @@ def test_obsidian_comments_are_not_indexed_quoted_or_shown(
     assert "`100%%`" in indexed  # code is code
     launch = chunks[-1]  # offsets are still the file's: no comment in this one
     assert note[launch.start : launch.end] == launch.text
-    with UvicornThread(create_app(base)) as running:
-        page = httpx.get(running.url + "/view/Lab.md").text
-        asked = httpx.post(
-            running.url + "/api/ask",
-            json={"question": "What is the iDRAC password?", "stream": False},
-        ).json()
     assert "hunter2" not in page and "Draft" not in page and "12 June" not in page
     assert '<h2 id="launch">Launch</h2>' in page
     assert "hunter2" not in json.dumps(asked)
@@ -158,11 +169,8 @@ def test_headings_inside_an_html_block_do_not_shift_the_views_anchors(
         "<details>\n\n## Hidden heading\n\n</details>\n\n"
         "## Wins\n\nShipped search.\n\n  Setext\n  ------\n\nUnderlined.\n"
     )
-    vault = make_vault({"Template.md": note}, name="template")
-    base = kb(vault, rate_limit=0)
-    base.index()
-    with UvicornThread(create_app(base)) as running:
-        page = httpx.get(running.url + "/view/Template.md").text
+    with _serving(make_vault, kb, {"Template.md": note}, "template") as (url, _):
+        page = httpx.get(url + "/view/Template.md").text
     ids = dict(re.findall(r'<h\d id="([^"]+)">([^<]*)</h\d>', page))
     # (After "<details>" and a blank line the heading is Markdown again, for both parsers.)
     assert ids == {
@@ -178,21 +186,16 @@ def test_a_block_reference_opens_the_section_holding_the_block(
 ) -> None:
     """``[[Note#^id]]`` links to a block marked ``^id``; Obsidian hides the marker. The view
     linked to a made-up anchor (the top of the note), and answers quoted the marker."""
-    vault = make_vault(
-        {
-            "Cluster.md": "# Cluster\n\n## Hardware\n\nThree nodes.\n\n## Quorum\n\n"
-            "Two of three nodes must vote. ^quorum-rule\n\n## Power\n\nOne UPS. ^zebrafrog\n",
-            "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]].\n",
-        },
-        name="blocks",
-    )
-    base = kb(vault, rate_limit=0)
-    base.index()
-    with UvicornThread(create_app(base)) as running:
-        backups = httpx.get(running.url + "/view/Backups.md").text
-        cluster = httpx.get(running.url + "/view/Cluster.md").text
+    files = {
+        "Cluster.md": "# Cluster\n\n## Hardware\n\nThree nodes.\n\n## Quorum\n\n"
+        "Two of three nodes must vote. ^quorum-rule\n\n## Power\n\nOne UPS. ^zebrafrog\n",
+        "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]].\n",
+    }
+    with _serving(make_vault, kb, files, "blocks") as (url, base):
+        backups = httpx.get(url + "/view/Backups.md").text
+        cluster = httpx.get(url + "/view/Cluster.md").text
         asked = httpx.post(
-            running.url + "/api/ask",
+            url + "/api/ask",
             json={"question": "How many nodes must vote for quorum?", "stream": False},
         ).json()
     assert '<a href="/view/Cluster.md#quorum">quorum rule</a>' in backups
