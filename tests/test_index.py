@@ -541,3 +541,25 @@ def test_a_rebuild_leaves_no_vectors_of_the_old_index_on_disk(
     last = kb(vault, embed_model="hash")
     assert last.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
     assert_consistent(last)
+
+
+def test_the_embedding_cache_keeps_no_more_unused_vectors_than_chunks(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Every edit left its old text's vector in the cache, never pruned: a vault edited for
+    years grew its index without end (8,442 unused vectors in the scale audit)."""
+    vault = make_vault(VAULT)
+    base = kb(vault)
+    chunks = base.index().chunks
+    note = next(p for p in vault.rglob("*.md"))
+    for n in range(3 * chunks):
+        note.write_text(f"# Edited\n\nVersion {n} of the note.\n", encoding="utf-8")
+        base.index()
+    db = base.store.db
+    cached = db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    current = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    assert cached <= 2 * current
+    # The newest are kept: undoing the last edit embeds nothing.
+    note.write_text(f"# Edited\n\nVersion {3 * chunks - 2} of the note.\n", encoding="utf-8")
+    assert base.index().embedded == 0
+    assert_consistent(base)

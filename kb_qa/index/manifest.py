@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
@@ -130,6 +131,24 @@ class Manifest:
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
+    def prune_vectors(self) -> int:
+        """Forget the oldest cached embeddings no chunk uses beyond as many as there are
+        chunks: every edit and delete leaves one behind, without end. The newest are kept,
+        so an edit undone or a re-chunking finds its vectors. Returns how many were
+        forgotten."""
+        used = int(self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        extra = _unused_vectors(self.db) - used
+        if extra <= 0:
+            return 0
+        with self._writing():  # the oldest first (rowid: the order they were cached in)
+            gone = self.db.execute(
+                "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors WHERE key NOT IN "
+                "(SELECT embed_key FROM chunks WHERE embed_key IS NOT NULL) ORDER BY rowid "
+                "LIMIT ?)",
+                (extra,),
+            ).rowcount
+        return int(gone)
+
     def cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
         """Remember embeddings (committed at once, so an interrupted run keeps them)."""
         with self._writing():
@@ -137,6 +156,15 @@ class Manifest:
                 "INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
                 [(k, np.asarray(v, np.float32).tobytes()) for k, v in vectors.items()],
             )
+
+
+def _unused_vectors(db: sqlite3.Connection) -> int:
+    return int(
+        db.execute(
+            "SELECT COUNT(*) FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks "
+            "WHERE embed_key IS NOT NULL)"
+        ).fetchone()[0]
+    )
 
 
 def in_file_order(chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, int]]:

@@ -105,6 +105,7 @@ class IndexRun:
             if includes.update(site, docs, removed, rendering):
                 self.store.set_meta(includes=includes.dumps())
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
+            self.store.prune_vectors()
             self.store.set_meta(writing="0")
             phase.done("writing")
             if touched:
