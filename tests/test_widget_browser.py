@@ -6,7 +6,9 @@ The stack (built sample site, live API, scripted LLM, Chromium) is in ``widget_s
 
 from __future__ import annotations
 
+import http.server
 import re
+import threading
 from typing import Any
 
 import httpx
@@ -393,6 +395,47 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     page.evaluate("window.KbQa.ask('x'.repeat(2500))")
     sync_api.expect(page.locator(".kbq-error").last).to_contain_text("limit is 2,000")
     shot(page, "14-errors")
+
+
+class _WebPage(http.server.BaseHTTPRequestHandler):
+    """What stands at a wrong endpoint: a proxy's or a static host's page, for any POST."""
+
+    def _headers(self, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "content-type")
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+
+    def do_OPTIONS(self) -> None:
+        self._headers(204)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._headers(200)
+        self.wfile.write(b"<!doctype html><title>Welcome</title><p>It works!</p>")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_endpoint_that_answers_with_a_web_page_is_named(new_page: Any, stack: Stack) -> None:
+    """A 200 web page where the API should be was reported as "Could not reach the answer
+    service ... check your connection", which sent readers after their network."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WebPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page = new_page()
+        open_page(page, stack.site + "/")
+        page.evaluate(f"window.KbQa.options.endpoint = 'http://127.0.0.1:{server.server_port}'")
+        page.keyboard.press("Control+k")
+        ask(page, "How do retries work?")
+        error = page.locator(".kbq-error").last
+        sync_api.expect(error).to_contain_text("sent a web page, not an answer")
+        assert "connection" not in error.inner_text()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:

@@ -160,10 +160,21 @@ function stream(w, question, history, bot) {
         finished = true;
         fail(w, bot, message);
       });
-      if (!res.body || !/event-stream/.test(res.headers.get("Content-Type") || "")) {
+      const type = res.headers.get("Content-Type") || "";
+      if (!/event-stream|json/.test(type)) {
+        // A web page (a proxy's, a static host's): nothing that answers questions is there.
+        finished = true;
+        fail(w, bot, "The answer service at " + res.url + " sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.");
+        return;
+      }
+      if (!res.body || !/event-stream/.test(type)) {
         return res.json().then(function (data) {
           finished = true;
           const text = jsonAnswerText(data);
+          if (!text) {
+            fail(w, bot, "The answer service sent no answer. Try again.");
+            return;
+          }
           bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
           bot.truncated = text.length > MAX_ANSWER_CHARS + 1;
           bot.citations = data.citations || [];
@@ -198,7 +209,10 @@ function stream(w, question, history, bot) {
         updateMessage(w, bot);
       } else if (!finished) {
         let where = w.options.endpoint || location.origin;
-        fail(w, bot, "Could not reach the answer service at " + where + " (" + (err && err.message ? err.message : "network error") + "). Check your connection and try again.");
+        // A browser reports a refused cross-origin call like a network failure.
+        let elsewhere = where.indexOf(location.origin) !== 0;
+        let hint = elsewhere ? " If it is running, it must allow this site's origin (" + location.origin + ") in cors_origins (KBQA_CORS_ORIGINS)." : "";
+        fail(w, bot, "Could not reach the answer service at " + where + " (" + (err && err.message ? err.message : "network error") + "). Check your connection and try again." + hint);
       }
     })
     .then(function () {
