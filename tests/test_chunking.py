@@ -435,3 +435,21 @@ def test_keyword_tokens_cjk_bigrams_and_stemming() -> None:
     assert docs("Python ASCII") == ["python", "ascii"]
     assert keyword_tokens("HTTPException") == ["httpexcept"]
     assert normalize("“smart”  quotes\u00a0here") == '"smart" quotes here'
+
+
+def test_an_outline_items_sub_items_are_cut_points_with_the_item_as_context(
+    make_vault: Callable[..., Path],
+) -> None:
+    """A daily note is one list: "- Log" with forty sub-bullets outgrew a chunk, and only
+    top-level items could be cut, so the whole day was one oversized chunk ("not covered"
+    for the question one bullet answers). Now a piece may start at a sub-item, under its
+    item's first line."""
+    log = "".join(f"    - 09:{n:02} did routine task number {n} of the day\n" for n in range(45))
+    note = f"# 2024-03-11\n\n- Log\n{log}    - The dentist moved to 14 March at 9:15\n- Ideas\n"
+    root = make_vault({"journal/2024-03-11.md": note})
+    doc, chunks = chunk_file(root, "journal/2024-03-11.md")
+    check_addresses(doc, chunks)
+    assert len(chunks) >= 2 and all(len(c.text) <= 1500 for c in chunks)
+    later = [c for c in chunks if c.piece > 0]
+    assert later and all(c.context == "- Log" for c in later)
+    assert any("dentist" in c.text for c in later)

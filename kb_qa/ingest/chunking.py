@@ -40,7 +40,8 @@ class _Unit:
     first: int  # 0-based line in the whole file, inclusive
     last: int  # exclusive
     kind: str = "block"
-    header: tuple[int, int] | None = None  # lines of a table's header, for table rows
+    # lines of a table's header (for its rows), or of a list item's first line (its sub-items)
+    header: tuple[int, int] | None = None
 
 
 @dataclass
@@ -220,11 +221,8 @@ def _split_block(
 ) -> list[_Unit]:
     """A block as cuttable units: list items for lists, header + rows for tables."""
     tok = tokens[i]
-    if tok.type in ("bullet_list_open", "ordered_list_open"):
-        items = _children(tokens, i, "list_item_open", tok.level + 1)
-        return [_Unit(a + line_offset, b + line_offset, "item") for a, b in items] or [
-            _Unit(first, last)
-        ]
+    if tok.type in _LISTS:
+        return _list_units(tokens, i, line_offset) or [_Unit(first, last)]
     if tok.type == "table_open":
         head = _children(tokens, i, "thead_open", 1)
         rows = _children(tokens, i, "tr_open", 2)
@@ -237,6 +235,34 @@ def _split_block(
         units += [_Unit(a, b, "row", (h0, h1)) for a, b in body_rows]
         return units
     return [_Unit(first, last)]
+
+
+_LISTS = ("bullet_list_open", "ordered_list_open")
+
+
+def _list_units(
+    tokens: Sequence[Token], i: int, line_offset: int, parent: tuple[int, int] | None = None
+) -> list[_Unit]:
+    """The items of the list opened at ``i``; an item holding a list may be cut before each
+    of its sub-items too (an outline: a day's journal, a Logseq page, where one item can
+    outgrow a chunk), a sub-item carrying its parent's first line as context."""
+    units: list[_Unit] = []
+    level = tokens[i].level
+    for j in range(i + 1, len(tokens)):
+        item = tokens[j]
+        if item.level <= level:
+            break  # the list closed
+        if item.type != "list_item_open" or item.level != level + 1 or item.map is None:
+            continue
+        first, last = item.map[0] + line_offset, item.map[1] + line_offset
+        units.append(_Unit(first, last, "item" if parent is None else "subitem", parent))
+        for k in range(j + 1, len(tokens)):
+            inner = tokens[k]
+            if inner.level <= item.level:
+                break  # the item closed
+            if inner.type in _LISTS and inner.level == item.level + 1:
+                units += _list_units(tokens, k, line_offset, (first, first + 1))
+    return units
 
 
 def _children(tokens: Sequence[Token], i: int, kind: str, level: int) -> list[tuple[int, int]]:
@@ -278,8 +304,8 @@ def _pieces(
         last = groups[n + 1][0].first if n + 1 < len(groups) else section.end_line
         start, end = _trim(doc.source, lines[first], lines[min(last, len(lines) - 1)])
         context = ""
-        header = next((u.header for u in group if u.kind == "row" and u.header), None)
-        if n > 0 and header and group[0].kind == "row":
+        header = group[0].header if group and group[0].kind in ("row", "subitem") else None
+        if n > 0 and header:  # rows under their table's header, sub-items under their item
             context = doc.source[lines[header[0]] : lines[header[1]]].rstrip("\n")
         chunks.append(_make_chunk(doc, section, (n, repeat), (start, end), lines, context))
     return chunks
