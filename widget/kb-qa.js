@@ -186,6 +186,11 @@
         fence = f[1];
         continue;
       }
+      let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
+      if (note) {
+        out.push(plainLine(note[1]));
+        continue;
+      }
       if (/^\s{0,3}\[[^\]]+\]:\s/.test(line) || /^\s*\*\[[^\]]+\]:/.test(line)) continue;
       if (/^\s*-{2,}8<-{2,}/.test(line)) continue;
       if (/^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$/.test(line)) continue;

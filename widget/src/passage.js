@@ -131,6 +131,11 @@ export function stripMarkdown(md) {
       fence = f[1];
       continue;
     }
+    let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
+    if (note) {
+      out.push(plainLine(note[1])); // a footnote's text is shown (at the page's end)
+      continue;
+    }
     if (/^\s{0,3}\[[^\]]+\]:\s/.test(line) || /^\s*\*\[[^\]]+\]:/.test(line)) continue; // definitions
     if (/^\s*-{2,}8<-{2,}/.test(line)) continue; // snippet includes
     if (/^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$/.test(line)) continue; // table rule

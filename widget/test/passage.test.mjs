@@ -139,3 +139,10 @@ test("tokenize gives offsets into the original text", () => {
   assert.deepEqual(tokens.map((t) => t.t), ["fullwidth", "ünïcode", "令", "牌", "id"]);
   for (const t of tokens) assert.equal(text.slice(t.s, t.e).normalize("NFKC").toLowerCase(), t.t);
 });
+
+test("a footnote's text is text the page shows; a link definition is not", () => {
+  const md = "Restores are drilled.[^1]\n\n[^1]: Last drill: 14 January, all green.\n\n[docs]: https://example.com/";
+  const plain = kbqa.stripMarkdown(md);
+  assert.ok(plain.includes("Last drill: 14 January, all green."), plain);
+  assert.ok(!plain.includes("example.com"), plain);
+});
