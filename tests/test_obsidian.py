@@ -224,3 +224,15 @@ def test_the_block_holding_the_question_s_words_leads_though_the_heading_holds_t
     number, (start, end) = next(iter(result.quoted.items()))
     quoted = dict(prepared.ranked)[number].chunk.text[start:end]
     assert "restic -r <repo> backup ~/docs ~/photos" in quoted
+
+
+def test_logseq_page_properties_name_the_page_as_front_matter_does(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Logseq writes ``alias:: k8s, kube`` where Obsidian writes YAML aliases; they were
+    indexed only as text of the page's first lines."""
+    page = "alias:: k8s, kube\ntags:: [[infra]]\n\n- ## Ingress\n\t- The controller runs twice.\n"
+    base = kb(make_vault({"pages/Kubernetes.md": page}))
+    base.index()
+    first = base.store.chunks("pages/Kubernetes.md")[0]
+    assert "Also called: k8s, kube" in first.index_text and "Tags: infra" in first.index_text

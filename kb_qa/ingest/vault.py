@@ -247,6 +247,8 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         )
     text = source_text(text, notes=not site.is_mkdocs)
     front = _front_matter(text)
+    if not site.is_mkdocs and front == FrontMatter():
+        front = _page_properties(text)  # Logseq writes them where others write YAML
     if front.warning:
         warnings.append(front.warning)
     doc = Document(
@@ -312,6 +314,27 @@ def _front_matter(text: str) -> FrontMatter:
         _names(meta.get("aliases"), split=False),
         tuple(t.lstrip("#") for t in _names(meta.get("tags", meta.get("tag")), split=True)),
         match.end(),
+    )
+
+
+_PROPERTY = re.compile(r"^(?:-[ \t]+)?([A-Za-z][\w-]*)::[ \t]*(.*?)[ \t]*$")
+
+
+def _page_properties(text: str) -> FrontMatter:
+    """Logseq's page properties, ``alias:: k8s, kube`` lines opening the page: its
+    ``title``, ``alias`` (aliases) and ``tags`` (the lines stay text of the page)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _PROPERTY.match(line)
+        if not match:
+            break
+        found[match.group(1).lower()] = match.group(2)
+    if not found:
+        return FrontMatter()
+    return FrontMatter(
+        found.get("title", ""),
+        tuple(a.strip().strip("[]") for a in found.get("alias", "").split(",") if a.strip()),
+        _names(found.get("tags", "").replace("[[", "").replace("]]", ""), split=True),
     )
 
 
