@@ -105,7 +105,8 @@ class IndexRun:
             if includes.update(site, docs, removed, rendering):
                 self.store.set_meta(includes=includes.dumps())
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
-            self.store.prune_vectors()
+            if docs or removed:  # only a run that replaced chunks can leave vectors unused
+                self.store.prune_vectors()
             self.store.set_meta(writing="0")
             phase.done("writing")
             if touched:
