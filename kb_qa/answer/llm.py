@@ -147,8 +147,9 @@ def _missing_key(exc: BaseException) -> bool:
     for _ in range(8):
         if seen is None:
             return False
-        if type(seen) is openai.OpenAIError:
-            return True
+        if type(seen) is openai.OpenAIError:  # raised by the client itself, before a request
+            said = str(seen).lower()
+            return "api_key" in said or "credentials" in said
         seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
     return False
 

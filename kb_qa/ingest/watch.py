@@ -166,6 +166,8 @@ class Watcher:
             return
         self._observer, self._watched = observer, folder
         logging.getLogger(_INOTIFY_LOG).addHandler(self._limit)
+        if self._stop.is_set():  # stop() ran meanwhile (a vault check racing it): undo
+            self._unschedule()
 
     def _unschedule(self) -> None:
         # stop() (the caller's thread) and a vault check (the worker's) may both get here.
