@@ -90,6 +90,12 @@ class Watcher:
             return str(Path(path).relative_to(self.vault))
         return path
 
+    def _run_now(self, reason: str) -> None:
+        """Queue an index run that waits for no quiet period (``reason`` names it)."""
+        with self._cond:
+            self._pending.add(reason)
+            self._first_pending = self._last_event = 0.0
+
     def notify(self, path: str) -> None:
         """Note a change (called from watchdog's thread; cheap and never blocking)."""
         if Path(path).resolve().is_relative_to(self.index_dir):
@@ -108,9 +114,7 @@ class Watcher:
     def start(self, initial: bool = True) -> Watcher:
         """Start watching; with ``initial``, first reconcile the index with the disk."""
         if initial:
-            with self._cond:
-                self._pending.add("<startup>")
-                self._first_pending = self._last_event = 0.0
+            self._run_now("<startup>")
         self._schedule()
         self._worker.start()
         return self
@@ -343,25 +347,17 @@ class Watcher:
             log.info("vault folder %s was replaced; watching the new one, re-indexing", self.vault)
             self._unschedule()
             self._schedule()
-            with self._cond:
-                self._pending.add("<vault-replaced>")
-                self._first_pending = self._last_event = 0.0
+            self._run_now("<vault-replaced>")
         elif exists and self._observer is None and not self._limited:
             log.info("vault folder %s is back; re-indexing", self.vault)
             self._schedule()
-            with self._cond:
-                self._pending.add("<vault-returned>")
-                self._first_pending = self._last_event = 0.0
+            self._run_now("<vault-returned>")
         elif exists and not self.kb.store.intact():
             # Someone deleted the index folder: index() makes it again and re-indexes.
-            with self._cond:
-                self._pending.add("<index-folder-deleted>")
-                self._first_pending = self._last_event = 0.0
+            self._run_now("<index-folder-deleted>")
         elif exists and self.kb.store.vectors.vanished():
             # Only the Chroma folder went: index() reopens it and puts the vectors back.
-            with self._cond:
-                self._pending.add("<vector-store-deleted>")
-                self._first_pending = self._last_event = 0.0
+            self._run_now("<vector-store-deleted>")
 
 
 _INOTIFY_LOG = "watchdog.observers.inotify"
