@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -143,15 +143,21 @@ def _missing_key(exc: BaseException) -> bool:
     error, raised before any request (litellm reports it as an HTTP 500)."""
     import openai
 
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
+    for seen in _chain(exc):
         if type(seen) is openai.OpenAIError:  # raised by the client itself, before a request
             said = str(seen).lower()
             return "api_key" in said or "credentials" in said
-        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
     return False
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the errors behind it (cause, context, litellm's original), eight deep."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
 
 
 def _transient(exc: BaseException) -> bool:
@@ -249,11 +255,4 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
 
 def _unreadable(exc: BaseException) -> bool:
     """Whether the provider's reply (or its stream) was not valid JSON."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, json.JSONDecodeError):
-            return True
-        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
-    return False
+    return any(isinstance(seen, json.JSONDecodeError) for seen in _chain(exc))
