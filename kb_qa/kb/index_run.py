@@ -148,7 +148,7 @@ class IndexRun:
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
         """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
         parts = staleness.fingerprint_parts(site, self.settings)
-        fingerprint = staleness.fingerprint(site, self.settings)
+        fingerprint = staleness.fingerprint(parts)
         stored_model = self.store.meta("embed_model")
         wanted = self.settings.embed_model
         build = embeddings.MODEL_BUILDS.get(stored_model, "")

@@ -11,7 +11,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,10 +78,10 @@ class Includes:
         return json.dumps(self.stored, sort_keys=True)
 
 
-def fingerprint(site: Site, settings: Settings) -> str:
-    """Everything besides file contents that changes chunks, anchors or URLs, as a hash."""
-    data = fingerprint_parts(site, settings)
-    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
+def fingerprint(parts: Mapping[str, str]) -> str:
+    """``fingerprint_parts`` (everything besides file contents that changes chunks, anchors
+    or URLs) as one hash."""
+    return hashlib.sha1(json.dumps(dict(parts), sort_keys=True).encode()).hexdigest()
 
 
 def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
