@@ -165,9 +165,8 @@ def code_segments(text: str) -> list[tuple[bool, str]]:
         opening = _FENCE_LINE.match(line)
         if fence:
             parts.append((True, line))
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                if not line.strip().lstrip(fence[0]):
-                    fence = ""
+            if _closes(line, fence):
+                fence = ""
             continue
         if opening:
             parts += _spans("".join(prose))
@@ -178,6 +177,18 @@ def code_segments(text: str) -> list[tuple[bool, str]]:
         prose.append(line)
     parts += _spans("".join(prose))
     return [p for p in parts if p[1]]
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a block opened by ``fence``: a run of the same character at
+    least as long, and nothing else on the line (CommonMark)."""
+    closing = _FENCE_LINE.match(line)
+    return (
+        closing is not None
+        and closing.group(1)[0] == fence[0]
+        and len(closing.group(1)) >= len(fence)
+        and not line.strip().lstrip(fence[0])
+    )
 
 
 def _spans(text: str) -> list[tuple[bool, str]]:
@@ -222,8 +233,7 @@ def without_comments(text: str) -> str:
     for line in text.splitlines(keepends=True):
         if not inside and fence:  # in a fenced block: code until it closes
             out.append(line)
-            closing = _FENCE_LINE.match(line.replace("\t", " "))
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
+            if _closes(line.replace("\t", " "), fence):
                 fence = ""
             continue
         if not inside:
@@ -236,14 +246,14 @@ def without_comments(text: str) -> str:
                 out.append(line)  # an indented code block's line
                 continue
         blank_before = not line.strip() or (blank_before and line.startswith(("    ", "\t")))
-        out.append(_comment_line(line, inside))
-        inside = _ends_inside(line, inside)
+        shown, inside = _comment_line(line, inside)
+        out.append(shown)
     return "".join(out)
 
 
-def _comment_line(line: str, inside: bool) -> str:
+def _comment_line(line: str, inside: bool) -> tuple[str, bool]:
     """One line with its comment parts blanked, ``inside`` a comment at its start; code
-    spans outside comments keep their ``%%``."""
+    spans outside comments keep their ``%%``. With it, whether a comment is open at its end."""
     out: list[str] = []
     for is_code, part in _spans(line) if not inside else [(False, line)]:
         if is_code and not inside:
@@ -255,13 +265,4 @@ def _comment_line(line: str, inside: bool) -> str:
                 out.append("  ")
                 inside = not inside
             out.append(re.sub(r"[^\n]", " ", piece) if inside else piece)
-    return "".join(out)
-
-
-def _ends_inside(line: str, inside: bool) -> bool:
-    """Whether a comment is open at the end of ``line`` (``inside`` one at its start)."""
-    if inside:
-        count = line.count("%%")
-    else:
-        count = sum(part.count("%%") for is_code, part in _spans(line) if not is_code)
-    return inside != (count % 2 == 1)
+    return "".join(out), inside

@@ -147,6 +147,10 @@ def test_obsidian_comments_are_not_indexed_quoted_or_shown(
         ('Text:\n\n    printf("50%%");\n\nMore public text.\n', "", "More public text."),
         ("- Run:\n\t~~~bat\n\tfor %%i in (*) do echo %%i\n\t~~~\n\nEnd.\n", "", "echo %%i"),
         ("Use `100%%` here %%not this%%.\n", "not this", "`100%%`"),
+        # A fence closes only on a line of its own character: "```python" inside it is code.
+        ("```\ncode\n```python\nstill %% code\n```\nEnd %%gone%%.\n", "gone", "still %% code"),
+        # Inside a comment a code span means nothing: its "%%" closes the comment.
+        ("a %% b `x%%y` c\nNext line.\n", "b `x", "Next line."),
         # Front matter's "%%" is a value, not the start of a comment.
         ("---\ntitle: Growth 100%%\n---\n# Growth\n\nVisible %%hidden%% text.\n", "hidden", "text"),
     ],
