@@ -24,22 +24,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.serve.app import create_app
-    from kb_qa.serve.serving import LOOPBACK, port_in_use, uvicorn_options
+    from kb_qa.serve.serving import LOOPBACK, PortInUse, check_port, uvicorn_options
 
     wanted = settings_for(args)
-    where = f"{wanted.host}:{wanted.port}"
-    try:  # before minutes of indexing
-        taken = bool(wanted.port) and port_in_use(wanted.host, wanted.port)
-    except OSError as exc:  # an address this machine does not have, a name that resolves not
+    try:
+        check_port(wanted.host, wanted.port)
+    except PortInUse as exc:
         raise ConfigError(
-            f"Cannot serve on {where}: {exc.strerror or exc}. Check --host (KBQA_HOST): an "
-            "address of this machine, such as 127.0.0.1 or 0.0.0.0."
-        ) from exc
-    if taken:
-        raise ConfigError(
-            f"Cannot serve on {where}: another process listens there. "
+            f"Cannot serve on {exc.host}:{exc.port}: another process listens there. "
             "Stop it, or choose another port with --port (KBQA_PORT)."
-        )
+        ) from exc
     if _is_replica(args):
         kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
         s = kb.settings

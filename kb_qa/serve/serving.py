@@ -16,6 +16,8 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb_qa.errors import ConfigError
+
 if TYPE_CHECKING:
     from kb_qa.settings import Settings
     from kb_qa.types import IndexReport
@@ -65,6 +67,21 @@ def port_in_use(host: str, port: int) -> bool:
                 return True
             raise
     return False
+
+
+def check_port(host: str, port: int) -> None:
+    """Before minutes of indexing: :class:`PortInUse` when ``port`` (0: a free one, never
+    taken) is taken on ``host``, ``ConfigError`` when ``host`` is no address of this machine
+    or resolves to none."""
+    try:
+        taken = bool(port) and port_in_use(host, port)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot serve on {host}:{port}: {exc.strerror or exc}. Check --host (KBQA_HOST): "
+            "an address of this machine, such as 127.0.0.1 or 0.0.0.0."
+        ) from exc
+    if taken:
+        raise PortInUse(host, port)
 
 
 def progress_logger(log: logging.Logger, prefix: str = "") -> Callable[[int, int], None]:
@@ -250,8 +267,7 @@ class BackgroundServer:
         from kb_qa.kb.knowledge_base import KnowledgeBase
         from kb_qa.serve.app import create_app
 
-        if port and port_in_use(host, port):
-            raise PortInUse(host, port)
+        check_port(host, port)
         started = time.perf_counter()
         kb = KnowledgeBase(vault, **settings)
         try:
