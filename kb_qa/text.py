@@ -18,6 +18,8 @@ _SPACE = re.compile(r"\s+")
 # Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
 # Each part is bounded: unbounded, a long run of "[[a[[a…" took quadratic time to reject.
 WIKILINK = re.compile(r"!?\[\[([^\[\]|#]{0,300})(?:#([^\[\]|]{0,300}))?(?:\|([^\[\]]{0,300}))?\]\]")
+# Obsidian's ==highlight==, shown as its words.
+HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]{1,500}?)(?<=\S)==")
 # Callout markers such as "> [!note]" or "> [!warning]-".
 _CALLOUT = re.compile(r"\[!([A-Za-z-]+)\][+-]?")
 # Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.
@@ -65,6 +67,22 @@ def question_title(question: str) -> str:
         return first
     words = text.split()
     return " ".join(words[:TITLE_WORDS]) if len(words) > TITLE_WORDS else text
+
+
+def wikilink_label(match: re.Match[str]) -> str:
+    """A ``WIKILINK`` match as Obsidian shows it: its alias, else its target as written
+    ("Garden Plan > Garlic", "projects/Home Server")."""
+    target, heading, label = match.groups()
+    written = " > ".join(p.strip() for p in (target or "", heading or "") if p.strip())
+    return (label or "").strip() or written
+
+
+def as_shown(text: str) -> str:
+    """A line of a note as Obsidian's reading view shows it: wikilinks as their labels,
+    ``==highlights==`` as their words."""
+    if "[[" in text:
+        text = WIKILINK.sub(wikilink_label, text)
+    return HIGHLIGHT.sub(r"\1", text) if "==" in text else text
 
 
 def _wikilink_words(match: re.Match[str]) -> str:

@@ -210,6 +210,39 @@ def test_a_block_reference_opens_the_section_holding_the_block(
     assert all(h.keyword_rank is None for h in base.search("zebrafrog", 5))
 
 
+def test_a_note_reads_as_obsidian_shows_it_in_citations_answers_and_the_view(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Headings holding wikilinks or ``==highlights==`` were cited with their brackets and
+    marks ("Call with [[People/Sam|Sam]] about [[Budget]]"), a quoted ``[[Garden#Garlic]]``
+    read "Garlic" where the view said "Garden > Garlic", and tasks showed as "[ ] Book"."""
+    files = {
+        "Weekly.md": "# Weekly\n\n## Call with [[People/Sam|Sam]] about [[Budget]]\n\n"
+        "We agreed the offsite budget is 900 euros per person, see [[Garden#Garlic]].\n\n"
+        "## ==Open== tasks\n\n- [ ] Book the venue for the offsite\n- [x] Send the invites\n",
+        "Budget.md": "# Budget\n\nThe budget is capped.\n",
+        "Garden.md": "# Garden\n\n## Garlic\n\nPlant in October.\n",
+    }
+    with _serving(make_vault, kb, files, "shown") as (url, base):
+        asked = httpx.post(
+            url + "/api/ask",
+            json={"question": "What offsite budget per person did we agree?", "stream": False},
+        ).json()
+        view = httpx.get(url + "/view/Weekly.md").text
+    first = asked["citations"][0]
+    assert first["heading_path"] == ["Weekly", "Call with Sam about Budget"]
+    assert "**Weekly › Call with Sam about Budget** [1]" in asked["text"]
+    assert "900 euros per person, see Garden > Garlic." in asked["text"]
+    # The anchor is the one the index always gave this heading; the view carries it.
+    assert f'<h2 id="{first["anchor"]}">Call with Sam about <a href="/view/Budget.md">' in view
+    paths = {c.heading_path for c in base.store.chunks("Weekly.md")}
+    assert ("Weekly", "Open tasks") in paths
+    assert "<mark>Open</mark> tasks</h2>" in view and "==" not in view
+    assert 'disabled="disabled" type="checkbox"> Book the venue' in view
+    assert 'checked="checked" disabled="disabled" type="checkbox"> Send the invites' in view
+    assert "[ ]" not in view and "[x]" not in view
+
+
 def test_a_note_saved_with_a_byte_order_mark_views_with_its_anchors(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.answer.citations import strip_citations
-from kb_qa.text import WIKILINK, cjk_chars, code_segments, keyword_tokens, without_block_ids
+from kb_qa.text import as_shown, cjk_chars, code_segments, keyword_tokens, without_block_ids
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -38,8 +38,6 @@ _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
 _LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\]" + _DESTINATION)
 # A callout's first line, nested ones ("> > [!info]") too.
 _CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
-# Obsidian's ==highlight==: shown as its words (the page marks what a citation quotes).
-_HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]{1,500}?)(?<=\S)==")
 _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
@@ -96,9 +94,7 @@ def _reading_text(text: str) -> str:
 
 
 def _plain_prose(text: str) -> str:
-    text = WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
-    text = _CALLOUT.sub(_callout, text)
-    text = _HIGHLIGHT.sub(r"\1", text)
+    text = _CALLOUT.sub(_callout, as_shown(text))
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)

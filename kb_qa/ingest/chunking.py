@@ -21,6 +21,7 @@ from markdown_it.token import Token
 
 from kb_qa.ingest import anchors
 from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
 
 # Deeply nested outlines are common in notes; the default nesting limit (20) would stop
@@ -187,6 +188,8 @@ def _sections(
     line_offset: int,
     n_lines: int,
 ) -> list[_Section]:
+    if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
+        resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
     first_h1 = next((h for h in resolved if h.level == 1), None)
     title = page_title(doc.title, first_h1.text if first_h1 else "", doc.doc_path, doc.note)
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]

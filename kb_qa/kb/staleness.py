@@ -26,7 +26,8 @@ from kb_qa.types import Document
 # 3: page URLs are percent-encoded (Site.url_for), so existing indexes re-chunk once.
 # 4: a notes vault's %% comments are not indexed (vault.source_text).
 # 5: an outline's long list item may be cut before its sub-items (chunking._list_units).
-CHUNKER_VERSION = "5"
+# 6: a note's headings are shown as Obsidian shows them (wikilinks as labels, no ==marks==).
+CHUNKER_VERSION = "6"
 
 
 @dataclass

@@ -16,15 +16,19 @@ from urllib.parse import quote
 from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.tasklists import tasklists_plugin
 
 from kb_qa.ingest.anchors import match_text
 from kb_qa.ingest.deadline import ParseTimeout, deadline
-from kb_qa.text import WIKILINK, without_block_ids
+from kb_qa.text import HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
 from kb_qa.types import Chunk
 
-# html=False: raw HTML in a note is escaped, never interpreted.
-_RENDERER = MarkdownIt("commonmark", {"html": False, "maxNesting": 100}).enable(
-    ["table", "strikethrough"]
+# html=False: raw HTML in a note is escaped, never interpreted. "- [ ] task" items show
+# as checkboxes (disabled: the view does not edit the note), as Obsidian shows them.
+_RENDERER = (
+    MarkdownIt("commonmark", {"html": False, "maxNesting": 100})
+    .enable(["table", "strikethrough"])
+    .use(tasklists_plugin)
 )
 WIDGET = '<script src="/kb-qa/kb-qa.js" defer data-endpoint="" data-root="/view/"></script>'
 _STYLE = """
@@ -37,6 +41,7 @@ nav{font-size:.9rem;margin-bottom:1rem}
 .callout{border-left:4px solid #4f46e5;background:rgba(79,70,229,.08);padding:.5rem 1rem;
 margin:1rem 0;border-radius:4px}
 .callout-warning,.callout-caution,.callout-danger{border-color:#d97706}
+.contains-task-list{list-style:none;padding-left:1.25rem}.task-list-item input{margin-right:.4rem}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 # The pages run our widget and nothing else, even if a note smuggled markup through.
@@ -125,7 +130,9 @@ def _view_page(
         if n % 1000 == 0 and gone():
             return None
         if token.type == "inline" and token.children:
-            token.children = _wikilinks(token.children, notes or {}, headings or {}, path)
+            token.children = _highlights(
+                _wikilinks(token.children, notes or {}, headings or {}, path)
+            )
             for child in token.children:  # block ids ("^quorum-rule") are not shown
                 if child.type == "text" and "^" in child.content:
                     child.content = without_block_ids(child.content)
@@ -159,9 +166,8 @@ def _wikilinks(
         for m in WIKILINK.finditer(child.content):
             out.append(_text(child.content[last : m.start()]))
             embed = m.group(0).startswith("!")
-            target, heading, label = m.groups()
-            written = " > ".join(p.strip() for p in (target, heading or "") if p.strip())
-            shown = (label or "").strip() or written
+            target, heading, _ = m.groups()
+            shown = wikilink_label(m)
             name = target.strip().lower().removesuffix(".md")
             found = notes.get(name) if name else here
             if embed or found is None:  # embeds are never followed; unknown notes stay text
@@ -175,6 +181,26 @@ def _wikilinks(
                 href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")
                 link = Token("link_open", "a", 1, attrs={"href": href})
                 out += [link, _text(shown), Token("link_close", "a", -1)]
+            last = m.end()
+        out.append(_text(child.content[last:]))
+    return [t for t in out if t.type != "text" or t.content]
+
+
+def _highlights(children: list[Token]) -> list[Token]:
+    """Text tokens holding Obsidian's ``==highlight==`` show it marked, without the ``==``."""
+    out: list[Token] = []
+    for child in children:
+        if child.type != "text" or "==" not in child.content:
+            out.append(child)
+            continue
+        last = 0
+        for m in HIGHLIGHT.finditer(child.content):
+            out += [
+                _text(child.content[last : m.start()]),
+                Token("mark_open", "mark", 1),
+                _text(m.group(1)),
+                Token("mark_close", "mark", -1),
+            ]
             last = m.end()
         out.append(_text(child.content[last:]))
     return [t for t in out if t.type != "text" or t.content]
