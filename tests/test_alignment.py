@@ -62,6 +62,13 @@ def test_sentences_and_their_citation_groups_code_aside() -> None:
         ("Use `x[5]`", [4]),
         ("- a list item", [1]),
     ]
+    # A colon, semicolon or ". " inside code ends no sentence.
+    assert claims(
+        'To disable retries, set `"max_attempts": 1` in it [2]. Run `a; b. c` now [3].'
+    ) == [
+        ('To disable retries, set `"max_attempts": 1` in it', [2]),
+        ("Run `a; b. c` now", [3]),
+    ]
 
 
 def test_a_cited_sentence_highlights_the_passage_it_was_drawn_from(

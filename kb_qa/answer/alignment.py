@@ -49,10 +49,12 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
     for m in _MARKERS.finditer(prose):
         before = reply[start : m.start()]
         # The sentence runs from the last boundary before the marker (a period right before
-        # the marker ends the sentence it cites: "... five times.[1]").
+        # the marker ends the sentence it cites: "... five times.[1]"); a colon or ". "
+        # inside code ("set `"max_attempts": 1`") is no boundary.
         head = before.rstrip()
         head = head[:-1] if head.endswith((".", "!", "?")) else head
-        cut = max((b.end() for b in _BOUNDARY.finditer(head)), default=0)
+        spoken = prose[start : start + len(head)]
+        cut = max((b.end() for b in _BOUNDARY.finditer(spoken)), default=0)
         sentence = head[cut:].strip()
         if sentence:
             found.append((sentence, [int(n) for n in _NUMBER.findall(m.group())]))
