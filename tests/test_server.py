@@ -211,6 +211,19 @@ def test_llm_failures_become_error_events_and_the_server_carries_on(
     assert events[-1][1]["text"] == "Still here [1]."
 
 
+def test_a_broken_off_answer_in_one_object_keeps_its_citations(api: str, llm: LLMServer) -> None:
+    """The stream sends a partial answer's citations; the one-object reply kept its [1]
+    markers but dropped what they point at."""
+    llm.script(Reply(text="Retries happen five times [1]. And then", chunk_size=8, close_after=4))
+    response = httpx.post(
+        api + "/api/ask", json={"question": QUESTION, "stream": False}, timeout=20
+    )
+    assert response.status_code == 502
+    body = response.json()
+    assert "answer broke off" in body["error"] and "[1]" in body["text"]
+    assert [c["number"] for c in body["citations"]] == [1]
+
+
 def test_a_model_without_the_llm_extra_is_reported_and_search_goes_on(
     serve: Serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:

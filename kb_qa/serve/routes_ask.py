@@ -165,19 +165,31 @@ class AskRoutes:
             self.answering -= 1
         text = "".join(e.text for e in collected if e.name == "delta")  # type: ignore[union-attr]
         last = collected[-1] if collected else Error("The client went away.", "internal")
+        # What the [n] markers of the text (a partial one too) point at, as streamed.
+        cited = [
+            citation_json(c)
+            for e in collected
+            if e.name == "citations"
+            for c in e.citations  # type: ignore[union-attr]
+        ]
         if isinstance(last, Error):
             return JSONResponse(
                 # "answer": the same text under its old name, kept for a release.
-                {"error": last.message, "code": last.code, "text": text, "answer": text},
+                {
+                    "error": last.message,
+                    "code": last.code,
+                    "text": text,
+                    "answer": text,
+                    "citations": cited,
+                },
                 status_code=ERROR_STATUS.get(last.code, 500),
             )
         assert isinstance(last, Done)
-        citations = next(e for e in collected if e.name == "citations")
         return JSONResponse(
             {
                 "text": last.text,  # as the streamed `done` event names it
                 "answer": last.text,  # its old name, kept as an alias for a release
-                "citations": [citation_json(c) for c in citations.citations],  # type: ignore[union-attr]
+                "citations": cited,
                 "model": last.model,
                 "mode": last.mode,
                 "covered": last.covered,
