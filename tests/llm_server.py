@@ -53,6 +53,7 @@ class Reply:
     usage: bool = True  # send the usage-only chunk (``choices == []``) before [DONE]
     finish_reason: str = "stop"
     echo: bool = False  # answer with the excerpt numbers found in the last user message
+    keep_alive: float = 0.0  # seconds of ": keep-alive" comments (5 a second) before any text
 
 
 ECHO = Reply(echo=True)
@@ -173,6 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
             return _sse({**head, "choices": [choice]})
 
         yield event({"role": "assistant", "content": ""})
+        for _ in range(round(reply.keep_alive * 5)):  # a provider busy thinking, or queueing
+            if stopping.wait(0.2):
+                return
+            yield b": keep-alive\n\n"
         for sent, piece in enumerate(_pieces(text, reply.chunk_size)):
             if sent == reply.close_after:
                 yield None

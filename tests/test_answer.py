@@ -354,6 +354,19 @@ def test_timeout_before_the_first_token(
     assert len(llm.requests) == 1  # the user already waited once: no retry
 
 
+def test_keep_alives_do_not_stretch_the_wait_for_the_first_token(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    """A provider that sends a keep-alive comment every 0.2 s for 5 s resets every network
+    read's timeout: the reader waited the whole 5 s for the first word, however low
+    llm_timeout was set."""
+    llm.script(Reply(text="Late [1].", keep_alive=5))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm, llm_timeout=0.8)))
+    assert error.code == "llm_timeout"
+    assert error.message.startswith("The language model did not answer within 0.8 s.")
+    assert len(llm.requests) == 1
+
+
 def test_stall_mid_answer_keeps_the_partial_text_and_says_so(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

@@ -94,9 +94,19 @@ async def llm_pieces(
         sent = False
         response = None
         try:
+            # llm_timeout bounds the wait for the first text and for each next piece, not
+            # only each network read: keep-alive comments or reasoning chunks every few
+            # seconds would otherwise keep a reader waiting with no limit.
+            deadline = anyio.current_time() + settings.llm_timeout
             response = await litellm.acompletion(messages=prompt.messages, stream=True, **options)
             stopped = ""
-            async for chunk in response:
+            chunks = response.__aiter__()
+            while True:
+                with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
                 if getattr(chunk, "usage", None):
                     usage["prompt_tokens"] = chunk.usage.prompt_tokens or 0
                     usage["completion_tokens"] = chunk.usage.completion_tokens or 0
@@ -107,6 +117,7 @@ async def llm_pieces(
                 if piece:
                     sent = True
                     yield piece
+                    deadline = anyio.current_time() + settings.llm_timeout
             if stopped == "length" and sent:  # the provider's output limit, not the answer's end
                 yield MODEL_CUT
             return
@@ -197,7 +208,7 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
     original = _original(exc)
     timeout = f"{settings.llm_timeout:g} s"
     raise_it = "Or raise llm_timeout (KBQA_LLM_TIMEOUT)."
-    if isinstance(original, openai.APITimeoutError):
+    if isinstance(original, (openai.APITimeoutError, TimeoutError)):
         if sent:
             return LLMTimeoutError(
                 f"The language model stopped answering for {timeout}; the answer is incomplete. "
