@@ -172,9 +172,15 @@ class Settings:
 
 
 MAX_TOP_K = 100  # the most results a search returns (top_k, and k of every request)
-# Waits and periods that 0 would break (every answer timed out, a replica polling without
-# pause); elsewhere 0 means off: no rate limit, no parse, header or body time limit.
-_MORE_THAN_ZERO = frozenset("replica_poll llm_timeout rewrite_timeout admin_session_hours".split())
+# Waits, periods and sizes that 0 would break (every answer timed out, a replica polling
+# without pause, a chunk per block, a prompt of no excerpt, every question too long);
+# elsewhere 0 means off: no rate limit, no parse, header or body time limit.
+_MORE_THAN_ZERO = frozenset(
+    """replica_poll llm_timeout rewrite_timeout admin_session_hours embed_batch chunk_chars
+    token_budget candidates answer_candidates max_question_chars max_body_bytes""".split()
+)
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
 
 
 def _coerce(settings: Settings, name: str, value: Any) -> Any:
@@ -187,11 +193,16 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
         if isinstance(current, bool):
             if isinstance(value, bool):
                 return value
-            return str(value).strip().lower() in ("1", "true", "yes", "on")
+            said = str(value).strip().lower()
+            if said not in _TRUE + _FALSE:  # "treu" must not quietly switch a flag off
+                raise ValueError("must be true or false (1/0, yes/no, on/off)")
+            return said in _TRUE
         if isinstance(current, int):
             result = int(value)
             if result < 0:
                 raise ValueError("must not be negative")
+            if result == 0 and name in _MORE_THAN_ZERO:
+                raise ValueError("must be more than 0")
             if name == "top_k" and not 1 <= result <= MAX_TOP_K:
                 raise ValueError(f"must be between 1 and {MAX_TOP_K}")
             return result
