@@ -73,6 +73,8 @@ def wikilink_label(match: re.Match[str]) -> str:
     """A ``WIKILINK`` match as Obsidian shows it: its alias, else its target as written
     ("Garden Plan > Garlic", "projects/Home Server")."""
     target, heading, label = match.groups()
+    if heading and heading.strip().startswith("^"):  # a block's address is not shown
+        heading = ""
     written = " > ".join(p.strip() for p in (target or "", heading or "") if p.strip())
     return (label or "").strip() or written
 

@@ -193,7 +193,8 @@ def test_a_block_reference_opens_the_section_holding_the_block(
     files = {
         "Cluster.md": "# Cluster\n\n## Hardware\n\nThree nodes.\n\n## Quorum\n\n"
         "Two of three nodes must vote. ^quorum-rule\n\n## Power\n\nOne UPS. ^zebrafrog\n",
-        "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]].\n",
+        "Backups.md": "# Backups\n\nMind the [[Cluster#^quorum-rule|quorum rule]] "
+        "([[Cluster#^quorum-rule]]).\n",
     }
     with _serving(make_vault, kb, files, "blocks") as (url, base):
         backups = httpx.get(url + "/view/Backups.md").text
@@ -203,6 +204,8 @@ def test_a_block_reference_opens_the_section_holding_the_block(
             json={"question": "How many nodes must vote for quorum?", "stream": False},
         ).json()
     assert '<a href="/view/Cluster.md#quorum">quorum rule</a>' in backups
+    # Without an alias it reads as the note's name ("Cluster > " before).
+    assert '(<a href="/view/Cluster.md#quorum">Cluster</a>)' in backups
     assert "^quorum-rule" not in cluster and "Two of three nodes must vote." in cluster
     assert "Two of three nodes must vote." in asked["text"]
     assert "^quorum-rule" not in asked["text"]
