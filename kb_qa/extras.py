@@ -18,7 +18,8 @@ LLM_EXTRA = "pip install 'kb-qa[llm]'"
 def litellm(setting: str) -> ModuleType:
     """litellm, or a ConfigError naming the setting that needs it and how to install it.
 
-    ``setting`` is how the user set it, e.g. ``KBQA_MODEL=gpt-4o-mini``.
+    ``setting`` names what needs it and where it is set, e.g. "The model gpt-4o-mini
+    (KBQA_MODEL or --model)".
     """
     try:
         import litellm as module

@@ -75,7 +75,7 @@ def test_ask_with_a_model_but_without_the_llm_extra_says_what_to_install(
         check=False,
     )
     assert result.returncode == 1
-    assert "KBQA_MODEL=openai/test needs litellm" in result.stderr
+    assert "The model openai/test (KBQA_MODEL or --model) needs litellm" in result.stderr
     assert "pip install 'kb-qa[llm]'" in result.stderr
     assert "Traceback" not in result.stderr
 

@@ -29,7 +29,7 @@ TEMPERATURE = 0.1  # grounded answers: little creativity wanted
 def _litellm(settings: Settings) -> Any:
     """litellm, imported on first use: importing it takes seconds (kb-qa[llm] brings it)."""
     try:
-        return extras.litellm(f"KBQA_MODEL={settings.model}")
+        return extras.litellm(f"The model {settings.model} (KBQA_MODEL or --model)")
     except ConfigError as exc:
         raise LLMError(
             "Written answers are not available: kb-qa was installed without its language "

@@ -40,7 +40,7 @@ def rewrite(
     recent = "\n".join(f"{t.role}: {t.content[:500]}" for t in list(history)[-4:])
     content = (f"Conversation so far:\n{recent}\n\n" if recent else "") + f"Question: {question}"
     try:
-        litellm = extras.litellm(f"KBQA_MODEL={settings.model}")
+        litellm = extras.litellm(f"The model {settings.model} (KBQA_MODEL or --model)")
         response = litellm.completion(
             **{**options, "timeout": min(settings.llm_timeout, settings.rewrite_timeout)},
             messages=[

@@ -69,7 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search the index")
     p.add_argument("question")
     p.add_argument("--vault", default=None)
-    p.add_argument("--k", type=int, default=None, help="number of results (default 10)")
+    p.add_argument(
+        "--k",
+        type=int,
+        default=None,
+        help="number of results (default: top_k, KBQA_TOP_K, 10 unless set)",
+    )
     p.add_argument("--include", action="append", default=[], help="only these paths/globs")
     p.add_argument("--exclude", action="append", default=[], help="not these paths/globs")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -220,7 +220,9 @@ class LiteLLMEmbedder:
 
     def _call(self, texts: list[str]) -> np.ndarray:
         try:
-            litellm = extras.litellm(f"KBQA_EMBED_MODEL={self.name}")
+            litellm = extras.litellm(
+                f"The embedding model {self.name} (KBQA_EMBED_MODEL or --embed-model)"
+            )
         except ConfigError as exc:
             raise EmbeddingError(str(exc)) from exc
         try:
