@@ -344,6 +344,23 @@ def test_unreadable_reply_is_not_called_unreachable(
     assert error.message == "The language model sent a reply that could not be read."
 
 
+def test_a_key_the_provider_echoes_is_not_logged_or_shown(
+    loop: asyncio.AbstractEventLoop,
+    kb: KnowledgeBase,
+    llm: LLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The provider's words go to the log and the terminal; when they echo the key kb-qa
+    sent, the key went with them."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-4f9a")
+    llm.script(Reply(status=401, text="Incorrect API key provided: sk-test-SECRET-4f9a."))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert error.message == "The language model provider refused the request."
+    assert "sk-test-SECRET" not in error.detail and "[redacted]" in error.detail
+    assert "sk-test-SECRET" not in caplog.text
+
+
 def test_timeout_before_the_first_token(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

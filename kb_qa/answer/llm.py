@@ -123,7 +123,7 @@ async def llm_pieces(
             return
         except Exception as exc:  # litellm raises many provider-specific types
             if attempt == 1 and not sent and _transient(exc):
-                log.warning("language model failed (%s); retrying once", _reason(exc))
+                log.warning("language model failed (%s); retrying once", reason(exc))
                 await anyio.sleep(RETRY_DELAY)
                 continue
             raise _user_error(exc, settings, sent) from exc
@@ -186,12 +186,24 @@ def _transient(exc: BaseException) -> bool:
 
 
 _PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
+# Environment variables holding a secret: a provider that echoes the key it was sent in its
+# error ("Incorrect API key provided: sk-…") must not put it in our log or on a terminal.
+_SECRET_NAME = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 
 
-def _reason(exc: BaseException) -> str:
-    """The provider's own words, without litellm's stacked class-name prefixes."""
+def redacted(text: str) -> str:
+    """``text`` with the value of every secret-named environment variable blanked."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "[redacted]")
+    return text
+
+
+def reason(exc: BaseException) -> str:
+    """The provider's own words, without litellm's stacked class-name prefixes or a key it
+    echoed."""
     original = _original(exc)
-    text = str(getattr(original, "message", None) or original)
+    text = redacted(str(getattr(original, "message", None) or original))
     for _ in range(5):
         stripped = _PREFIX.sub("", text, count=1)
         if stripped == text:
@@ -218,7 +230,7 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
         return LLMTimeoutError(
             f"The language model did not answer within {timeout}. Try again.", raise_it
         )
-    reason = _reason(exc)
+    said = reason(exc)
     status = getattr(original, "status_code", None)
     where = f" at {settings.api_base}" if settings.api_base else ""
     if sent:
@@ -259,9 +271,9 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
             "If the prompt is too long for it, lower token_budget (KBQA_TOKEN_BUDGET).",
         )
     else:
-        log.error("language model call failed", exc_info=exc)
+        log.error("language model call failed: %s: %s", type(original).__name__, said)
         message, fix = "The language model call failed.", "Check model (KBQA_MODEL)."
-    return LLMError(message, f"{reason}. {fix}" if fix else reason)
+    return LLMError(message, f"{said}. {fix}" if fix else said)
 
 
 def _unreadable(exc: BaseException) -> bool:

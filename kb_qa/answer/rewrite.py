@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kb_qa import extras
+from kb_qa.answer.llm import reason
 from kb_qa.answer.prompt import Turn
 from kb_qa.settings import Settings
 
@@ -50,7 +51,7 @@ def rewrite(
         )
         text = response.choices[0].message.content or ""
     except Exception as exc:  # noqa: BLE001 - rewriting is an optional improvement
-        log.warning("query rewriting failed, searching with the question alone: %s", exc)
+        log.warning("query rewriting failed, searching with the question alone: %s", reason(exc))
         return []
     queries = []
     for line in text.splitlines():
