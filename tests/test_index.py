@@ -167,6 +167,23 @@ def test_embed_model_change_rebuilds_with_clear_message(
     assert_consistent(second)
 
 
+def test_a_server_notices_another_process_rebuilt_the_index_with_another_model(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A serving process reloaded the new index but kept embedding questions with its old
+    model: every search failed (vectors of 256 against 384 numbers) until a restart."""
+    vault = make_vault(VAULT)
+    serving = kb(vault, embed_model="hash")
+    serving.index()
+    assert serving.search("Where is the wombat backup copied?", 3)
+    other = kb(vault, embed_model="minilm")
+    other.index()
+    other.close()
+    hits = serving.search("Where is the wombat backup copied?", 3)
+    assert hits[0].chunk.anchor == "backup"
+    assert serving.embedder.name == "minilm"
+
+
 def test_a_model_that_cannot_run_leaves_the_index_as_it_was(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:

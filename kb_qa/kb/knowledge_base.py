@@ -60,6 +60,12 @@ class KnowledgeBase(IndexRun):
                     # Another process wrote the index; an embedded Chroma client caches
                     # its segments, so only a fresh client sees the new vectors.
                     self.store.reopen()
+                    # ... and may have built it with another model: questions must be
+                    # embedded by that one (another size of vector failed every search).
+                    model = self.store.meta("embed_model")
+                    if self._embedder is not None and model and self._embedder.name != model:
+                        log.info("the index was rebuilt with %s: loading that model", model)
+                        self._embedder = None
                 refused = self._refused(self.store.files())
                 chunks = [c for c in self.store.chunks() if c.path not in refused]
                 self._loaded = load_view(
