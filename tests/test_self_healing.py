@@ -65,6 +65,24 @@ def test_partly_lost_vectors_are_noticed(make_vault: Callable[..., Path], kb: KB
     assert vector_ranked(index, "wombat folder")
 
 
+def test_vectors_of_no_indexed_chunk_are_removed(make_vault: Callable[..., Path], kb: KB) -> None:
+    """Two writers on one workspace at once left one's section among the other's, and the
+    next run found nothing to do: only too few vectors counted as a problem."""
+    index = kb(make_vault(PAGES))
+    index.index()
+    some = index.store.collection.get(limit=1, include=["embeddings", "metadatas"])
+    index.store.collection.add(
+        ids=["other-vault.md#zebra-0"],
+        embeddings=[list(some["embeddings"][0])],
+        metadatas=[some["metadatas"][0]],
+    )
+    report = index.index()
+    assert "1 vectors of no indexed chunk" in report.repaired
+    assert index.store.collection.count() == 4
+    assert not index.store.collection.get(ids=["other-vault.md#zebra-0"])["ids"]
+    assert not index.index().repaired
+
+
 def test_chroma_server_restarted_empty_then_down(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:

@@ -260,6 +260,8 @@ class Store(Manifest, WorkspaceClaim):
         count = self.chroma(lambda col: col.count())
         if count < rows:
             return f"Chroma holds {count:,} vectors for {rows:,} indexed chunks"
+        if count > rows:  # another writer's sections (two at once), or a lost run's
+            return f"Chroma holds {count - rows:,} vectors of no indexed chunk"
         sample = [
             r[0]
             for r in self.db.execute(

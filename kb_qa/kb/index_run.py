@@ -75,8 +75,8 @@ class IndexRun:
             problem = "" if interrupted or untouched else self.store.vector_problem()
             if problem:
                 report.repaired = (
-                    f"{problem}: adding the missing vectors again (from the embedding cache "
-                    "where it has them)"
+                    f"{problem}: bringing it back in line with the index (missing vectors "
+                    "from the embedding cache where it has them)"
                 )
                 log.warning("%s", report.repaired)
             missing = self.store.reconcile() if interrupted or problem else set()
