@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.server
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from chroma_server import chroma_process, chroma_server
 from uvicorn_thread import UvicornThread
 
-from kb_qa.errors import IndexStateError
+from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import STATUS_THREADS, create_app
 from kb_qa.serve.routes_index import STATUS_SECONDS
@@ -79,6 +81,42 @@ def test_unreachable_server_is_a_clear_error(
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with pytest.raises(IndexStateError, match="Cannot reach the Chroma server"):
         KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
+
+
+class _NotChroma(http.server.BaseHTTPRequestHandler):
+    """A web server that is not Chroma: an HTML page for every path."""
+
+    def do_GET(self) -> None:
+        page = b"<!DOCTYPE html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_web_server_that_is_not_chroma_is_named_so_and_its_page_not_repeated(
+    make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    """It was "Cannot reach the Chroma server …: <!DOCTYPE html> …. Start it", with the
+    other server's page in the CLI and in the public API's errors."""
+    vault = make_vault({"a.md": "# A\n"})
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotChroma)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}"
+        with pytest.raises(IndexStateError, match="not a Chroma server") as error:
+            KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
+        assert "<" not in str(error.value) and "nginx" not in str(error.value)
+    finally:
+        web.shutdown()
+    with pytest.raises(ConfigError, match="has a path"):
+        KnowledgeBase(
+            vault, embed_model="hash", index_dir=tmp_path / "i2", chroma_url=url + "/chroma"
+        )
 
 
 def test_a_server_that_stops_answering_is_an_error_not_a_hang(

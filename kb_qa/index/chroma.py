@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.index.chroma_http import answers, bound
 from kb_qa.index.workspace import WorkspaceRecord, chunk_from_record
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk
@@ -296,7 +297,12 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
         raise ConfigError(
             f"chroma_url {settings.chroma_url!r} is not an http(s) URL such as http://127.0.0.1:8000."
         )
-    _answers(settings.chroma_url)
+    if url.path.strip("/"):  # chromadb's client takes a host and a port, nothing more
+        raise ConfigError(
+            f"chroma_url {settings.chroma_url!r} has a path ({url.path}), which the Chroma "
+            "client cannot use: give the server's own address, such as http://127.0.0.1:8000."
+        )
+    answers(settings.chroma_url)
     try:
         client = chromadb.HttpClient(
             host=url.hostname,
@@ -305,52 +311,14 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
             settings=chroma_settings,
         )
     except Exception as exc:
+        said = " ".join(str(exc).split())[:200].rstrip(".?! ")
         raise IndexStateError(
-            f"Cannot reach the Chroma server at {settings.chroma_url}: {exc}. Start it (e.g. "
+            f"Cannot reach the Chroma server at {settings.chroma_url} ({said}). Start it (e.g. "
             "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
             "index."
         ) from exc
-    _bound(client)
+    bound(client)
     return client
-
-
-# chromadb's HTTP client waits forever (httpx.Client(timeout=None)): a Chroma server that
-# stops answering (paused, partitioned, overloaded) would hang every call, the API's health
-# check and `kb-qa search` included. Bounded, it is an error that says what to check.
-CHROMA_CONNECT_SECONDS = 5.0
-CHROMA_READ_SECONDS = 30.0
-
-
-def _answers(chroma_url: str) -> None:
-    """Fail in words when the server at ``chroma_url`` accepts connections but does not
-    answer (chromadb's client asks it who we are, unbounded, as it is made)."""
-    import httpx
-
-    wait = httpx.Timeout(CHROMA_CONNECT_SECONDS)
-    try:
-        # Reached as chromadb's client reaches it (host and port; proxies from the environment).
-        url = urlparse(chroma_url)
-        httpx.get(f"{url.scheme}://{url.netloc}/api/v2/heartbeat", timeout=wait)
-    except httpx.TimeoutException as exc:
-        raise IndexStateError(
-            f"The Chroma server at {chroma_url} did not answer within "
-            f"{CHROMA_CONNECT_SECONDS:.0f} s. Check that it is running and not overloaded "
-            "(or unset KBQA_CHROMA_URL to use the embedded index)."
-        ) from exc
-    except httpx.HTTPError:
-        pass  # refused, reset: chromadb's own first call says so
-
-
-def _bound(client: object) -> None:
-    """Give a chromadb HttpClient's HTTP session a timeout (chromadb 0.5-1.x: its server
-    API's ``_session``, an ``httpx.Client``)."""
-    import httpx
-
-    session = getattr(getattr(client, "_server", None), "_session", None)
-    if isinstance(session, httpx.Client):
-        session.timeout = httpx.Timeout(CHROMA_READ_SECONDS, connect=CHROMA_CONNECT_SECONDS)
-    else:
-        log.warning("cannot bound the Chroma client's wait: calls to a hung server may hang")
 
 
 def disk_full(exc: BaseException) -> bool:
