@@ -271,6 +271,31 @@ def test_two_vaults_with_one_name_are_refused_unless_told(
             assert {h.chunk.path for h in taker.search("aardvark pangolin", 5)} == {"y.md"}
 
 
+def test_a_second_index_folder_of_one_vault_is_refused_while_the_first_lives(
+    chroma_url: str, tmp_path: Path, write_files: Callable[..., Path]
+) -> None:
+    """A second index folder of the same vault took the workspace over without a word, and
+    the two rebuilt it in turn on every run; a folder deleted to start afresh may take over."""
+    vault = write_files(tmp_path / "twice" / "pangolins", {"x.md": "# One\n\npangolin\n"})
+    first_folder, second_folder = tmp_path / "idx-1", tmp_path / "idx-2"
+    with KnowledgeBase(
+        vault, embed_model="hash", chroma_url=chroma_url, index_dir=first_folder
+    ) as first:
+        first.index()
+    with KnowledgeBase(
+        vault, embed_model="hash", chroma_url=chroma_url, index_dir=second_folder
+    ) as second:
+        with pytest.raises(ConfigError, match=r"written from this vault's index folder") as error:
+            second.index()
+        assert f"--index-dir {first_folder}" in str(error.value)
+    shutil.rmtree(first_folder)  # the first index deleted: the second may write
+    with KnowledgeBase(
+        vault, embed_model="hash", chroma_url=chroma_url, index_dir=second_folder
+    ) as second:
+        assert "takes over" in second.index().rebuilt
+        assert [h.chunk.path for h in second.search("pangolin", 3)] == ["x.md"]
+
+
 def test_an_index_from_before_workspaces_moves_without_embedding(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

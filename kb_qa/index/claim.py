@@ -5,14 +5,17 @@ renamed), and publishes what readers of the workspace need (site URL, link style
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import socket
+import sqlite3
 from dataclasses import asdict
 from pathlib import Path
 
 from kb_qa.errors import ConfigError
-from kb_qa.index.workspace import RECORDS_VERSION, WorkspaceRecord, writer_source
+from kb_qa.index.workspace import MANIFEST, RECORDS_VERSION, WorkspaceRecord, writer_source
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +79,16 @@ class WorkspaceClaim:
         if not record.writer or record.writer == self.writer_id:
             return ""
         same_vault = record.source == writer_source(self.settings.vault)
+        other = self._live_index_folder(record)
+        if not explicit and same_vault and other:
+            # Two index folders of one vault would rewrite the workspace in turn, each run
+            # a full rebuild under the replicas; a folder deleted to start afresh is fine.
+            raise ConfigError(
+                f"Workspace {self.workspace!r} on {self.settings.chroma_url} is written from "
+                f"this vault's index folder {other}, not {self.folder}. Use that one "
+                f"(--index-dir {other}), or pass --workspace {self.workspace} to make this "
+                "folder its writer from now on."
+            )
         if not explicit and not same_vault:
             raise ConfigError(
                 f"The Chroma server at {self.settings.chroma_url} already holds workspace "
@@ -89,6 +102,20 @@ class WorkspaceClaim:
             f"{record.source or 'another index folder'}: rewriting it"
         )
 
+    def _live_index_folder(self, record: WorkspaceRecord) -> str:
+        """The record's writer's index folder when it is on this machine and still holds
+        that writer's index ("" when it is gone, elsewhere or unknown)."""
+        host, _, path = record.index.partition(":")
+        if not path or host != socket.gethostname():
+            return ""
+        manifest = (Path(path) / MANIFEST).as_uri() + "?mode=ro"
+        try:
+            with contextlib.closing(sqlite3.connect(manifest, uri=True)) as db:
+                row = db.execute("SELECT value FROM meta WHERE key='writer'").fetchone()
+        except sqlite3.Error:
+            return ""
+        return path if row and row[0] == record.writer else ""
+
     def publish(self, site_url: str, link_style: str, untouched: bool = False) -> None:
         """Tell readers what the workspace holds now (only when it changed; ``untouched``:
         the embedded Chroma is as this index left it, so its record is the one written)."""
@@ -101,6 +128,7 @@ class WorkspaceClaim:
             source=writer_source(self.settings.vault),
             vault=str(self.settings.vault),
             records=RECORDS_VERSION,
+            index=writer_source(self.folder),
         )
         if untouched and self.meta("published") == json.dumps(asdict(record)):
             return

@@ -33,7 +33,7 @@ from kb_qa.index.manifest import (
     headings_to_json,
     in_file_order,
 )
-from kb_qa.index.workspace import chunk_record, collection_name, workspace_name
+from kb_qa.index.workspace import MANIFEST, chunk_record, collection_name, workspace_name
 from kb_qa.ingest.site import site_name
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Outline
@@ -41,9 +41,6 @@ from kb_qa.types import Chunk, Outline
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
-
-
-MANIFEST = "manifest.sqlite3"  # the index folder's file that says an index is there
 
 
 LOCK_GRACE = 1.0  # seconds a writer waits for the write lock before saying it is busy

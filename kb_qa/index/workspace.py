@@ -45,9 +45,12 @@ def collection_name(workspace: str) -> str:
     return f"kbqa-{workspace}"
 
 
-def writer_source(vault: Path) -> str:
-    """Where a writer runs, for messages: ``host:/path/to/vault``."""
-    return f"{socket.gethostname()}:{vault}"
+MANIFEST = "manifest.sqlite3"  # the index folder's file that says an index is there
+
+
+def writer_source(folder: Path) -> str:
+    """Where a writer runs, for messages: ``host:/path/to/vault`` (or its index folder)."""
+    return f"{socket.gethostname()}:{folder}"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class WorkspaceRecord:
     source: str = ""  # host:/path of the writer's vault, for messages
     vault: str = ""  # the writer's vault path (file-style links point there)
     records: str = ""  # RECORDS_VERSION the records were written with
+    index: str = ""  # host:/path of the writer's index folder
 
     def metadata(self) -> dict[str, str]:
         """As Chroma collection metadata (flat strings, prefixed)."""
