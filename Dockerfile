@@ -18,7 +18,7 @@ ENV PYTHONUNBUFFERED=1 \
     KBQA_HOST=0.0.0.0
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE NOTICE ./
 COPY kb_qa kb_qa
 COPY mkdocs_plugin mkdocs_plugin
 COPY widget widget
