@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
+import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -67,15 +70,24 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     assert "query" in failed[0][1] and "question" in failed[3][1]
 
 
-async def _while_another_process_writes(vault: Path, index_dir: Path) -> tuple[str, bool, str]:
+WAITING = "another kb-qa process is updating this index; waiting for it to finish"
+
+
+async def _while_another_process_writes(
+    vault: Path, index_dir: Path, log: Path
+) -> tuple[str, bool, str]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
         env=cli_env(),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        started = await session.initialize()
-        search = await session.call_tool("search_docs", {"query": "retries"})
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            started = await session.initialize()
+            search = await session.call_tool("search_docs", {"query": "retries"})
     return (
         f"{started.server_info.name} {started.server_info.version}",
         search.is_error,
@@ -83,14 +95,48 @@ async def _while_another_process_writes(vault: Path, index_dir: Path) -> tuple[s
     )
 
 
+def _release_when_logged(log: Path, lock: contextlib.AbstractContextManager[None]) -> None:
+    """Let the other process's run end once the MCP server has said it waits for it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and WAITING not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.05)
+    lock.__exit__(None, None, None)
+
+
 def test_the_handshake_does_not_wait_for_the_first_index_run(tmp_path: Path) -> None:
     """The first index run goes on while the client connects (a cold index of a big site
-    takes minutes; MCP clients give up on a handshake sooner): here it cannot run at all,
-    another process holds the index, and the client still connects and is told why."""
+    takes minutes; MCP clients give up on a handshake sooner). Here another process holds
+    the index when the server starts: the first call waits for that run, then answers.
+    Every call of the session failed with "another process is updating" before, even
+    after the other process had finished."""
     vault = tmp_path / "site"
     shutil.copytree(SAMPLE, vault)
+    log = tmp_path / "mcp.log"
     with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
-        with other.store.writer_lock():
-            name, is_error, text = anyio.run(_while_another_process_writes, vault, tmp_path / "idx")
+        lock = other.store.writer_lock()
+        lock.__enter__()
+        release = threading.Thread(target=_release_when_logged, args=(log, lock))
+        release.start()
+        name, is_error, text = anyio.run(
+            _while_another_process_writes, vault, tmp_path / "idx", log
+        )
+        release.join()
     assert name == f"kb-qa {__version__}"  # a client and an issue report can tell the build
-    assert is_error and "Another kb-qa process is updating the index" in text
+    assert WAITING in log.read_text()
+    assert not is_error and json.loads(text), text
+
+
+def test_an_index_being_updated_by_another_process_is_searched_meanwhile(tmp_path: Path) -> None:
+    """Two editor windows on one vault: the second server answers from the index there is
+    while the first one's run holds it."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    log = tmp_path / "mcp.log"
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
+        other.index()
+        with other.store.writer_lock():
+            _, is_error, text = anyio.run(
+                _while_another_process_writes, vault, tmp_path / "idx", log
+            )
+    assert WAITING in log.read_text()
+    assert not is_error and any("retr" in json.dumps(h).lower() for h in json.loads(text))

@@ -11,12 +11,14 @@ import logging
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
 from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
+from kb_qa.types import IndexReport
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -118,8 +120,34 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     log.info("indexing %s", kb.settings.vault)
     from kb_qa.serve.serving import progress_logger
 
-    log.info("%s", report_summary(kb.index(progress=progress_logger(log))))
+    log.info("%s", report_summary(index_when_free(kb, log, progress_logger(log))))
     return kb, log
+
+
+BUSY_RETRY_SECONDS = 1.0
+
+
+def index_when_free(
+    kb: Any, log: logging.Logger, progress: Any = None, waiting: Any = None
+) -> IndexReport:
+    """``kb.index()``, waiting while another process updates the same index (two editor
+    windows on one vault, a `kb-qa index` still running) instead of failing for good;
+    ``waiting()`` is called once when it has to wait."""
+    from kb_qa.errors import IndexBusyError
+
+    said = False
+    while True:
+        try:
+            return kb.index(progress=progress)
+        except IndexBusyError:
+            if not said:
+                log.warning(
+                    "another kb-qa process is updating this index; waiting for it to finish"
+                )
+                if waiting is not None:
+                    waiting()
+                said = True
+            time.sleep(BUSY_RETRY_SECONDS)
 
 
 def _start_watcher(kb: Any, log: logging.Logger, args: argparse.Namespace) -> Any:
@@ -163,11 +191,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     kb = open_kb(args)
     first = FirstIndex()
+    ran = threading.Event()  # the first run ended (first.done may come sooner: see below)
     watchers = []
+
+    def serve_what_is_there() -> None:  # another process is updating an index that exists
+        if kb.store.files():
+            first.done.set()
 
     def index_first() -> None:  # while the client connects: the tools wait for it
         try:
-            print(report_summary(kb.index()), file=sys.stderr)
+            mcp_log = logging.getLogger("kb_qa.mcp")
+            report = index_when_free(kb, mcp_log, waiting=serve_what_is_there)
+            print(report_summary(report), file=sys.stderr)
             if args.watch:
                 watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp"), args))
         except KbQaError as exc:
@@ -178,12 +213,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             first.error = f"The index could not be brought up to date: {exc}"
         finally:
             first.done.set()
+            ran.set()
 
     threading.Thread(target=index_first, name="kb-qa-first-index", daemon=True).start()
     try:
         serve_stdio(kb, first)
     finally:
-        if first.done.is_set():  # else the client left mid-run: the process ends, and the
+        if ran.is_set():  # else the client left mid-run: the process ends, and the
             for watcher in watchers:  # next run finishes it (the index keeps what it wrote)
                 watcher.stop()
             kb.close()
