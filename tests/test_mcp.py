@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -59,11 +60,14 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     assert len(hits) == 3
     assert any("token" in " ".join(h["heading_path"]).lower() for h in hits)
     assert all(h["link"].startswith("https://lumen.example.com/") for h in hits)
+    # ... and where an editor opens each: the file on this machine, at the section's line.
+    assert all(h["file"] == f"{vault / h['path']}:{h['line_start']}" for h in hits)
     assert all(h["passage"] for h in hits)
     answer = str(result["ask"])
     # No LLM is configured: the answer is extractive, cites [1] and lists that source.
     assert "[1]" in answer
     assert "\n[1] " in answer and "https://lumen.example.com/" in answer
+    assert f"({vault / 'docs'}" in answer  # each source's file and line too
     failed = result["failed"]
     assert all(is_error for is_error, _ in failed), failed
     assert all(text.endswith("k must be between 1 and 100.") for _, text in failed[1:3])
@@ -74,20 +78,27 @@ WAITING = "another kb-qa process is updating this index; waiting for it to finis
 
 
 async def _while_another_process_writes(
-    vault: Path, index_dir: Path, log: Path
+    vault: Path, index_dir: Path, log: Path, reported: threading.Event | None = None
 ) -> tuple[str, bool, str]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
         env=cli_env(),
     )
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        if reported is not None and message:
+            reported.set()
+
     with log.open("w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
             started = await session.initialize()
-            search = await session.call_tool("search_docs", {"query": "retries"})
+            search = await session.call_tool(
+                "search_docs", {"query": "retries"}, progress_callback=progress
+            )
     return (
         f"{started.server_info.name} {started.server_info.version}",
         search.is_error,
@@ -95,11 +106,15 @@ async def _while_another_process_writes(
     )
 
 
-def _release_when_logged(log: Path, lock: contextlib.AbstractContextManager[None]) -> None:
-    """Let the other process's run end once the MCP server has said it waits for it."""
+def _release_when_logged(
+    log: Path, lock: contextlib.AbstractContextManager[None], reported: threading.Event
+) -> None:
+    """Let the other process's run end once the MCP server has said it waits for it and
+    the waiting call has had a progress report."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and WAITING not in (log.read_text() if log.exists() else ""):
         time.sleep(0.05)
+    reported.wait(60)
     lock.__exit__(None, None, None)
 
 
@@ -115,14 +130,17 @@ def test_the_handshake_does_not_wait_for_the_first_index_run(tmp_path: Path) -> 
     with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
         lock = other.store.writer_lock()
         lock.__enter__()
-        release = threading.Thread(target=_release_when_logged, args=(log, lock))
+        reported = threading.Event()
+        release = threading.Thread(target=_release_when_logged, args=(log, lock, reported))
         release.start()
         name, is_error, text = anyio.run(
-            _while_another_process_writes, vault, tmp_path / "idx", log
+            _while_another_process_writes, vault, tmp_path / "idx", log, reported
         )
         release.join()
     assert name == f"kb-qa {__version__}"  # a client and an issue report can tell the build
     assert WAITING in log.read_text()
+    # While it waited, the call reported progress (clients time out a silent call).
+    assert reported.is_set()
     assert not is_error and json.loads(text), text
 
 
@@ -140,3 +158,46 @@ def test_an_index_being_updated_by_another_process_is_searched_meanwhile(tmp_pat
             )
     assert WAITING in log.read_text()
     assert not is_error and any("retr" in json.dumps(h).lower() for h in json.loads(text))
+
+
+def test_a_client_that_leaves_while_a_call_waits_for_the_first_index_ends_the_server(
+    tmp_path: Path,
+) -> None:
+    """The server kept running until the whole first index run was done (minutes on a big
+    site; here, never: another process holds the index), and an exit under the running
+    index thread aborted in ONNX Runtime's teardown."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "search_docs", "arguments": {"query": "retries"}},
+        },
+    ]
+    log = tmp_path / "mcp.log"
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
+        with other.store.writer_lock(), log.open("w") as errlog:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "kb_qa.cli", "mcp", str(vault), "--index-dir",
+                 str(tmp_path / "idx")],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=cli_env(),
+            )  # fmt: skip
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            server.stdin.flush()
+            assert b'"id":1' in server.stdout.readline().replace(b" ", b"")  # initialized
+            deadline = time.monotonic() + 60
+            while WAITING not in log.read_text():  # the call now waits for the index
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.05)
+            server.stdin.close()
+            try:
+                code = server.wait(timeout=30)
+            finally:
+                server.kill()
+    assert code == 0, log.read_text()

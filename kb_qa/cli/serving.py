@@ -201,7 +201,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def index_first() -> None:  # while the client connects: the tools wait for it
         try:
             mcp_log = logging.getLogger("kb_qa.mcp")
-            report = index_when_free(kb, mcp_log, waiting=serve_what_is_there)
+
+            def progress(done: int, total: int) -> None:
+                first.progress = (done, total)
+
+            report = index_when_free(kb, mcp_log, progress, waiting=serve_what_is_there)
             print(report_summary(report), file=sys.stderr)
             if args.watch:
                 watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp"), args))
@@ -219,8 +223,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         serve_stdio(kb, first)
     finally:
-        if ran.is_set():  # else the client left mid-run: the process ends, and the
-            for watcher in watchers:  # next run finishes it (the index keeps what it wrote)
-                watcher.stop()
-            kb.close()
+        if not ran.is_set():
+            # The client left mid-run: end now, as a kill would (the index keeps what it
+            # wrote and the next run finishes it). Python's own exit under the running
+            # index thread aborted in ONNX Runtime's teardown (SIGABRT, a "crash" to clients).
+            sys.stderr.flush()
+            os._exit(0)
+        for watcher in watchers:
+            watcher.stop()
+        kb.close()
     return 0

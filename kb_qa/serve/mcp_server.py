@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from kb_qa import __version__
@@ -38,6 +39,10 @@ class FirstIndex:
 
     done: threading.Event = field(default_factory=threading.Event)
     error: str = ""  # what stopped it, said to every tool call
+    progress: tuple[int, int] = (0, 0)  # sections embedded, of how many
+
+
+PROGRESS_SECONDS = 2.0  # a waiting call's progress report, which keeps clients from timing out
 
 
 def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServer:
@@ -45,29 +50,40 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     their calls wait for that index run."""
     server: MCPServer = MCPServer("kb-qa", instructions=INSTRUCTIONS, version=__version__)
 
-    async def indexed() -> None:
-        if first is not None:
-            await anyio.to_thread.run_sync(first.done.wait)
-            if first.error:
-                raise ToolError(first.error)
+    async def indexed(ctx: Context | None) -> None:
+        """Wait for the first index run, telling a client that asked for progress how far
+        it is (clients time a call out unless it reports progress: 60 s for some)."""
+        if first is None:
+            return
+        while not await anyio.to_thread.run_sync(
+            first.done.wait, PROGRESS_SECONDS, abandon_on_cancel=True
+        ):
+            if ctx is not None:
+                done, total = first.progress
+                await ctx.report_progress(
+                    done, total or None, "Bringing the index up to date before the first answer"
+                )
+        if first.error:
+            raise ToolError(first.error)
 
     @server.tool()
-    async def search_docs(query: str, k: int = 8) -> str:
+    async def search_docs(query: str, k: int = 8, ctx: Context | None = None) -> str:
         """Find the heading sections of the knowledge base that best match a query.
 
-        Returns JSON: a list of {heading_path, link, path, line_start, line_end, passage}.
+        Returns JSON: a list of {heading_path, link, file, path, line_start, line_end,
+        passage}; ``file`` is the section's file and line on this machine.
         """
         try:
             query = inputs.question(query, kb.settings, "query")
             k = inputs.count(k)
-            await indexed()
+            await indexed(ctx)
             hits = await anyio.to_thread.run_sync(partial(kb.search, query, k))
         except (inputs.InputError, KbQaError) as exc:
             raise ToolError(str(exc)) from None
         return json.dumps([_hit(kb, h) for h in hits], ensure_ascii=False, indent=1)
 
     @server.tool()
-    async def ask_docs(question: str) -> str:
+    async def ask_docs(question: str, ctx: Context | None = None) -> str:
         """Answer a question from the knowledge base; every claim cites a numbered source.
 
         Returns the answer followed by its numbered sources (heading path and link).
@@ -78,7 +94,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
             question = inputs.question(question, kb.settings)
         except inputs.InputError as exc:
             raise ToolError(str(exc)) from None
-        await indexed()
+        await indexed(ctx)
         text = ""
         sources: list[dict[str, Any]] = []
         async for event in answer(kb, question):
@@ -91,17 +107,28 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
                 raise ToolError(data["message"])
         lines = [text.strip(), ""] if sources else [text.strip()]
         for c in sources:
-            lines.append(f"[{c['number']}] {' > '.join(c['heading_path'])}: {c['url']}")
+            where = _file(kb, c["path"], c["line_start"])
+            also = "" if where in c["url"] else f" ({where})"
+            lines.append(f"[{c['number']}] {' > '.join(c['heading_path'])}: {c['url']}{also}")
         return "\n".join(lines)
 
     return server
 
 
+def _file(kb: KnowledgeBase, path: str, line: int) -> str:
+    """Where an editor opens a section: its file's absolute path and line."""
+    return f"{kb.settings.vault / path}:{line}"
+
+
 def _hit(kb: KnowledgeBase, hit: Any) -> dict[str, Any]:
     c = hit.chunk
+    link = kb.url(c)
+    if "://" not in link and not link.startswith("/"):  # a site without site_url: no URL
+        link = _file(kb, c.path, c.line_start)
     return {
         "heading_path": list(c.heading_path),
-        "link": kb.url(c),
+        "link": link,
+        "file": _file(kb, c.path, c.line_start),
         "path": c.path,
         "line_start": c.line_start,
         "line_end": c.line_end,
