@@ -36,6 +36,10 @@ async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
         ask = await session.call_tool(
             "ask_docs", {"question": "What is the default retry backoff?"}
         )
+        only = await session.call_tool(
+            "search_docs",
+            {"query": "How do I rotate an API token?", "include": ["docs/guides/*"], "k": 5},
+        )
         # Bad input is a failed call (isError), with the rule the HTTP API states.
         failed = [
             await session.call_tool("search_docs", {"query": "  "}),
@@ -46,6 +50,9 @@ async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
     return {
         "failed": [(r.is_error, r.content[0].text) for r in failed],
         "tools": sorted(t.name for t in tools.tools),
+        "schemas": {t.name: t.input_schema for t in tools.tools},
+        "only": only.content[0].text,
+        "structured": search.structured_content,
         "search": search.content[0].text,
         "ask": ask.content[0].text,
     }
@@ -56,6 +63,16 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, vault)
     result = anyio.run(_session_calls, vault, tmp_path / "idx")
     assert result["tools"] == ["ask_docs", "search_docs"]
+    # Every argument says what it is for (a model reads these), and path filters work.
+    schemas = result["schemas"]
+    assert isinstance(schemas, dict)
+    arguments = {**schemas["search_docs"]["properties"], **schemas["ask_docs"]["properties"]}
+    assert set(arguments) == {"query", "k", "include", "exclude", "question"}
+    assert all(a.get("description") for a in arguments.values()), arguments
+    assert "1 to 100" in arguments["k"]["description"]
+    only = json.loads(str(result["only"]))
+    assert only and all(h["path"].startswith("docs/guides/") for h in only)
+    assert result["structured"] is None  # the hits once, as text, not again as a JSON string
     hits = json.loads(str(result["search"]))
     assert len(hits) == 3
     assert any("token" in " ".join(h["heading_path"]).lower() for h in hits)

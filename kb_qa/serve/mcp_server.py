@@ -12,12 +12,13 @@ import json
 import threading
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from kb_qa import __version__
 from kb_qa.errors import KbQaError
@@ -29,6 +30,18 @@ INSTRUCTIONS = (
     "to find sections and quote them; use ask_docs for a complete answer with citations. "
     "Cite the returned links when you use a passage."
 )
+
+SEARCH_DOCS = (
+    "Find the heading sections of the knowledge base that best match a query. Returns JSON: "
+    "a list of {heading_path, link, file, path, line_start, line_end, passage}; file is the "
+    "section's file and line on this machine, link its page on the site."
+)
+ASK_DOCS = (
+    "Answer a question from the knowledge base; every claim cites a numbered source. Returns "
+    "the answer followed by its numbered sources (heading path, link and file)."
+)
+INCLUDE = "Only pages matching these vault paths or globs (docs_dir included: docs/guides/*)."
+EXCLUDE = "Leave out pages matching these vault paths or globs."
 
 
 @dataclass
@@ -66,28 +79,31 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         if first.error:
             raise ToolError(first.error)
 
-    @server.tool()
-    async def search_docs(query: str, k: int = 8, ctx: Context | None = None) -> str:
-        """Find the heading sections of the knowledge base that best match a query.
-
-        Returns JSON: a list of {heading_path, link, file, path, line_start, line_end,
-        passage}; ``file`` is the section's file and line on this machine.
-        """
+    @server.tool(description=SEARCH_DOCS, structured_output=False)
+    async def search_docs(
+        query: Annotated[str, Field(description="What to look for, in the user's words.")],
+        k: Annotated[int, Field(description="How many sections to return, 1 to 100.")] = 8,
+        include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
+        exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
+        ctx: Context | None = None,
+    ) -> str:
         try:
             query = inputs.question(query, kb.settings, "query")
             k = inputs.count(k)
+            only = inputs.patterns(include, "include")
+            skip = inputs.patterns(exclude, "exclude")
             await indexed(ctx)
-            hits = await anyio.to_thread.run_sync(partial(kb.search, query, k))
+            search = partial(kb.search, query, k, include=only, exclude=skip)
+            hits = await anyio.to_thread.run_sync(search)
         except (inputs.InputError, KbQaError) as exc:
             raise ToolError(str(exc)) from None
         return json.dumps([_hit(kb, h) for h in hits], ensure_ascii=False, indent=1)
 
-    @server.tool()
-    async def ask_docs(question: str, ctx: Context | None = None) -> str:
-        """Answer a question from the knowledge base; every claim cites a numbered source.
-
-        Returns the answer followed by its numbered sources (heading path and link).
-        """
+    @server.tool(description=ASK_DOCS, structured_output=False)
+    async def ask_docs(
+        question: Annotated[str, Field(description="The user's question, as they asked it.")],
+        ctx: Context | None = None,
+    ) -> str:
         from kb_qa.answer.answering import answer
 
         try:
