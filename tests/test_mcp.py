@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 from conftest import cli_env
+from llm_server import LLMServer, Reply
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from kb_qa import __version__
@@ -218,3 +219,30 @@ def test_a_client_that_leaves_while_a_call_waits_for_the_first_index_ends_the_se
             finally:
                 server.kill()
     assert code == 0, log.read_text()
+
+
+async def _ask_with(vault: Path, index_dir: Path, env: dict[str, str]) -> tuple[bool, str]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
+        env=env,
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        ask = await session.call_tool("ask_docs", {"question": "What is the retry backoff?"})
+    return ask.is_error, ask.content[0].text
+
+
+def test_a_failed_answer_tells_the_editor_what_to_fix(tmp_path: Path, llm: LLMServer) -> None:
+    """Over stdio the client is the operator's own editor: "refused the request" alone left
+    what to set (the key's variable) in a log file nobody reads."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    llm.script(Reply(status=401, text="Incorrect API key provided: sk-echoed-4f9a1234"))
+    env = cli_env(
+        KBQA_MODEL="openai/test", KBQA_API_BASE=llm.url, OPENAI_API_KEY="sk-echoed-4f9a1234"
+    )
+    is_error, text = anyio.run(_ask_with, vault, tmp_path / "idx", env)
+    assert is_error
+    assert "The language model provider refused the request." in text
+    assert "OPENAI_API_KEY" in text and "sk-echoed" not in text

@@ -201,6 +201,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def index_first() -> None:  # while the client connects: the tools wait for it
         try:
             mcp_log = logging.getLogger("kb_qa.mcp")
+            print(f"kb-qa: indexing {kb.settings.vault}", file=sys.stderr)
 
             def progress(done: int, total: int) -> None:
                 first.progress = (done, total)

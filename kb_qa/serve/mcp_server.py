@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from kb_qa import __version__
+from kb_qa.answer.events import Error
 from kb_qa.errors import KbQaError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import inputs
@@ -119,8 +120,10 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
                 text = data["text"]
             elif event.name == "citations":
                 sources = data["citations"]
-            elif event.name == "error":  # the client sees a failed call, not an answer
-                raise ToolError(data["message"])
+            elif isinstance(event, Error):  # the client sees a failed call, not an answer
+                # Over stdio the client is the operator's own editor: what to fix goes too
+                # (a key echoed by the provider is blanked from it, llm.redacted).
+                raise ToolError(f"{event.message} {event.detail}".strip())
         lines = [text.strip(), ""] if sources else [text.strip()]
         for c in sources:
             where = _file(kb, c["path"], c["line_start"])
