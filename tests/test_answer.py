@@ -361,6 +361,24 @@ def test_a_key_the_provider_echoes_is_not_logged_or_shown(
     assert "sk-test-SECRET" not in caplog.text
 
 
+def test_a_models_thinking_is_not_shown_or_cited(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    """A reasoning model served without a reasoning parser writes <think>…</think> into its
+    answer: the reader saw it, and the excerpt it mused about became source [1]."""
+    llm.script(
+        Reply(text="<think>Excerpt [5] maybe? No.</think>\n\nRetries back off [2].", chunk_size=3)
+    )
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    assert text_of(events) == "Retries back off [1]."
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    assert len(citations.citations) == 1
+    llm.script(Reply(text="<think>Nothing to say.</think>", chunk_size=5))
+    assert error_of(ask(loop, kb, settings=llm_settings(kb, llm))).code == "llm_error"
+    llm.script(Reply(text="<b>Bold</b> claim [1].", chunk_size=2))  # not a think block
+    assert text_of(ask(loop, kb, settings=llm_settings(kb, llm))) == "<b>Bold</b> claim [1]."
+
+
 def test_timeout_before_the_first_token(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

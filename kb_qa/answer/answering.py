@@ -37,7 +37,7 @@ from kb_qa.answer.citations import (
     strip_citations,
 )
 from kb_qa.answer.events import Citations, Delta, Done, Error, Event, Status, citation_json
-from kb_qa.answer.llm import call_options, llm_pieces, warm_up
+from kb_qa.answer.llm import call_options, llm_pieces, warm_up, without_thinking
 from kb_qa.answer.prepare import prepare
 from kb_qa.answer.prompt import Prompt, Turn
 from kb_qa.answer.rewrite import rewrite
@@ -108,7 +108,7 @@ async def answer(
     usage: dict[str, int] = {}
     quoted: dict[int, tuple[int, int]] = {}  # excerpt number -> the range the answer quotes
     if settings.model:
-        pieces = llm_pieces(prompt, settings, usage)
+        pieces = without_thinking(llm_pieces(prompt, settings, usage))
     else:
         extract = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered)
         quoted = extract.quoted

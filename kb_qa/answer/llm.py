@@ -4,11 +4,12 @@ errors told in words a user can act on (a wrong key, an unknown model, a timeout
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -130,6 +131,37 @@ async def llm_pieces(
         finally:
             if response is not None:
                 await response.aclose()
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+async def without_thinking(pieces: AsyncGenerator[str, None]) -> AsyncIterator[str]:
+    """``pieces`` without a leading ``<think>…</think>`` block: reasoning models served
+    without a reasoning parser (DeepSeek-R1 distills on llama.cpp, Ollama or vLLM) write
+    their thoughts into the answer, citations and all."""
+    head: str | None = ""  # the answer's start while it may still open a think block
+    async with contextlib.aclosing(pieces):  # closing this closes the model's stream
+        async for piece in pieces:
+            if head is None:
+                yield piece
+                continue
+            head += piece
+            start = head.lstrip()
+            if len(start) < len(THINK_OPEN) and THINK_OPEN.startswith(start):
+                continue  # "<thi": not known yet
+            if not start.startswith(THINK_OPEN):
+                yield head
+                head = None
+                continue
+            end = start.find(THINK_CLOSE)
+            if end >= 0:
+                rest = start[end + len(THINK_CLOSE) :].lstrip()
+                head = None
+                if rest:
+                    yield rest
+    if head and not head.lstrip().startswith(THINK_OPEN):
+        yield head  # a short answer that only looked like one
 
 
 def _original(exc: BaseException) -> BaseException:
