@@ -54,6 +54,8 @@ class Reply:
     finish_reason: str = "stop"
     echo: bool = False  # answer with the excerpt numbers found in the last user message
     keep_alive: float = 0.0  # seconds of ": keep-alive" comments (5 a second) before any text
+    raw: str | None = None  # a 200 reply of this body, not a stream (a proxy's page, say)
+    raw_type: str = "text/html"
 
 
 ECHO = Reply(echo=True)
@@ -134,6 +136,14 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             error = {"message": reply.text, "type": "server_error", "code": None}
             self._json(reply.status, {"error": error})
+            return
+        if reply.raw is not None:
+            data = reply.raw.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", reply.raw_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         text = echo_text(body.get("messages", [])) if reply.echo else reply.text
         model = str(body.get("model", "test"))

@@ -379,6 +379,26 @@ def test_a_models_thinking_is_not_shown_or_cited(
     assert text_of(ask(loop, kb, settings=llm_settings(kb, llm))) == "<b>Bold</b> claim [1]."
 
 
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("<!doctype html><html><body>Welcome to the proxy</body></html>", "text/html"),
+        ('{"error": {"message": "quota exceeded"}}', "application/json"),
+    ],
+    ids=["web page", "json"],
+)
+def test_a_reply_that_is_not_a_stream_is_said_to_be_unreadable(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer, body: str, kind: str
+) -> None:
+    """A 200 reply that is no stream (a proxy's page, an error sent with 200) was "returned
+    no answer … rephrase the question", which sends the reader after the wrong cause."""
+    llm.script(Reply(raw=body, raw_type=kind))
+    error = error_of(ask(loop, kb, settings=llm_settings(kb, llm)))
+    assert error.message == "The language model sent a reply that could not be read."
+    assert kind in error.detail and "OpenAI-compatible streaming format" in error.detail
+    assert len(llm.requests) == 1
+
+
 def test_timeout_before_the_first_token(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

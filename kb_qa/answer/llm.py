@@ -119,6 +119,11 @@ async def llm_pieces(
                     sent = True
                     yield piece
                     deadline = anyio.current_time() + settings.llm_timeout
+            kind = _content_type(response)
+            if not sent and kind.startswith(("text/html", "application/json")):
+                # A proxy's page, a completion that ignored stream, an error sent with 200:
+                # litellm reads each as an empty answer.
+                raise NotAStreamError(f"the reply was {kind}, not a stream")
             if stopped == "length" and sent:  # the provider's output limit, not the answer's end
                 yield MODEL_CUT
             return
@@ -131,6 +136,17 @@ async def llm_pieces(
         finally:
             if response is not None:
                 await response.aclose()
+
+
+class NotAStreamError(Exception):
+    """The model's server answered 200 with something other than a completion stream."""
+
+
+def _content_type(response: Any) -> str:
+    """The Content-Type the model's server sent, as litellm keeps it ("" if unknown)."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or {}
+    return str(headers.get("llm_provider-content-type", "")).lower()
 
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -310,4 +326,4 @@ def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
 
 def _unreadable(exc: BaseException) -> bool:
     """Whether the provider's reply (or its stream) was not valid JSON."""
-    return any(isinstance(seen, json.JSONDecodeError) for seen in _chain(exc))
+    return any(isinstance(seen, json.JSONDecodeError | NotAStreamError) for seen in _chain(exc))
