@@ -80,7 +80,11 @@ def stream(text: str, n: int, cuts: list[int]) -> tuple[str, CitationRenumberer]
             0,
         ),
         ("Mid-line ``` [3] ``` is a span [3].", "Mid-line ``` [3] ``` is a span [1].", {1: 3}, 0),
-        ("Lone ` tick [3].\nNext line [3].", "Lone ` tick [3].\nNext line [1].", {1: 3}, 0),
+        # A backtick that no run as long closes is text (CommonMark, and the widget): the
+        # citation after it is one. The rest of its line was taken for code and its raw
+        # number left, which the widget showed as a chip of another source.
+        ("Lone ` tick [3].\nNext line [3].", "Lone ` tick [1].\nNext line [1].", {1: 3}, 0),
+        ("A `` b ` c [3] d [2].", "A `` b ` c [1] d [2].", {1: 3, 2: 2}, 0),
         ("[3] starts the line.", "[1] starts the line.", {1: 3}, 0),
         ("Ends with a marker [3]", "Ends with a marker [1]", {1: 3}, 0),
         ("Ends open [3", "Ends open [3", {}, 0),

@@ -25,6 +25,7 @@ A group whose numbers were all never given disappears together with the spaces b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -136,6 +137,9 @@ def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
     return (_Parse.YES if numbers else _Parse.NO), j, numbers
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
 class CitationRenumberer:
     """Rewrites citation markers in a streamed answer; feed deltas, then call ``finish``."""
 
@@ -152,6 +156,7 @@ class CitationRenumberer:
         self._fence = ""  # the open fence ("```", "~~~~", ...) or ""
         self._closing = False  # this line inside a fence may be its closing fence
         self._span = 0  # backtick count of the open inline code span, 0 when none
+        self._pending = 0  # backtick count of a run that opens a span only if it closes
         self._run = ""  # the run of backticks or tildes being counted
         self._run_at_start = False
         self._line_start = True  # only up to 3 spaces seen so far on this line
@@ -176,6 +181,10 @@ class CitationRenumberer:
             ch = s[i]
             if self._run and ch != self._run[0]:
                 self._end_run()
+            if self._pending and not self._opens_span(s, i, final):
+                if self._pending:  # not known yet: hold the rest until it is
+                    self._buf = s[i:]
+                    break
             if ch in OPENERS and not self._in_code() and self._prev != "\\":
                 result, end, numbers = _parse_group(s, i, final)
                 if result is _Parse.INCOMPLETE:
@@ -257,9 +266,24 @@ class CitationRenumberer:
             self._span = 0
         elif run[0] == "`":
             if not self._span:
-                self._span = len(run)
+                self._pending = len(run)  # code only if a run as long closes it (_opens_span)
             elif self._span == len(run):
                 self._span = 0
+
+    def _opens_span(self, s: str, i: int, final: bool) -> bool:
+        """Whether the backtick run that ended at ``s[i]`` opens a code span: a run of as
+        many backticks closes it before the line ends (CommonMark). Else its backticks are
+        text, and citations after them are citations, as the widget reads them. Leaves
+        ``_pending`` set when ``s`` does not tell yet."""
+        end = s.find("\n", i)
+        line = s[i:] if end < 0 else s[i:end]
+        for run in _BACKTICKS.finditer(line):
+            if len(run.group()) == self._pending and (run.end() < len(line) or end >= 0 or final):
+                self._span, self._pending = self._pending, 0
+                return True
+        if end >= 0 or final:
+            self._pending = 0
+        return False
 
     def _in_code(self) -> bool:
         return bool(self._fence or self._span)
