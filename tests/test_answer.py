@@ -535,6 +535,20 @@ def test_failed_rewrite_falls_back_to_the_question(
     assert done.text == "Five attempts [1]."
 
 
+def test_a_failed_rewrite_of_a_follow_up_searches_it_with_the_conversation(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    """With rewriting on, a failed rewrite searched "and how do I change it?" alone: worse
+    than with rewriting off, and logged as a question the docs do not cover."""
+    history = [Turn("user", "How many times is a failing job retried?"), Turn("assistant", "5")]
+    llm.script(Reply(text="", status=500), "Set max_attempts [1].")
+    settings = llm_settings(kb, llm, rewrite_queries=True)
+    events = ask(loop, kb, "and how do I change it?", history=history, settings=settings)
+    done = events[-1]
+    assert isinstance(done, Done) and done.counts["queries"] == 2  # with the key terms
+    assert "retr" in user_message(llm.requests[-1]).split("Excerpts, grouped by page")[1][:3000]
+
+
 def test_a_slow_rewrite_holds_no_search_thread(kb: KnowledgeBase) -> None:
     """Rewriting waits for the model on the event loop: readers whose rewrites stall do not
     hold the threads other readers' searches and the health checks run on."""

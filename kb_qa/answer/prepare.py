@@ -50,7 +50,7 @@ def prepare(
     queries = [without_markup(question)]  # what the model reads keeps the question as asked
     if rewritten:  # the model's rewrites of it (rewrite.py, run before this thread)
         queries += rewritten
-    elif not (settings.rewrite_queries and settings.model):
+    else:  # no rewriting, or it failed: a follow-up alone would be searched worse than so
         # A follow-up that leans on the conversation is searched only with the previous
         # question's key terms: alone, "and how do I change it?" finds unrelated sections.
         queries = follow_up_queries(queries[0], history) or queries
@@ -87,7 +87,12 @@ def prepare(
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
     ranked = [(numbers[h.chunk.id], h) for h in reader_hits if h.chunk.id in numbers]
     elapsed = (time.perf_counter() - started) * 1000
-    is_covered = covered(queries[0], rankings[0][:10], kb.embedder.name)
+    # Judged on what was searched: a rewrite written out in full covers a follow-up whose
+    # bare words ("and how do I change it?") cover nothing.
+    model = kb.embedder.name
+    is_covered = covered(queries[0], rankings[0][:10], model) or any(
+        covered(q, r[:10], model) for q, r in zip(queries[1:], rankings[1:]) if rewritten
+    )
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
 
 
