@@ -163,6 +163,22 @@ def test_ask_reports_llm_errors_without_a_traceback(vault: Path, cli_env: Env) -
     assert "Traceback" not in result.stderr
 
 
+def test_ask_broken_off_says_so_once_and_lists_what_the_part_shown_cites(
+    vault: Path, cli_env: Env
+) -> None:
+    """A warning was glued to the partial text, the error was printed twice, and the
+    partial answer's [1] had no source listed."""
+    with LLMServer() as llm:
+        llm.script(Reply(text="Retries happen five times [1]. And", chunk_size=8, close_after=4))
+        result = kbqa(
+            cli_env, vault, "ask", QUESTION, KBQA_MODEL="openai/test", KBQA_API_BASE=llm.url
+        )
+    assert result.returncode == 1
+    assert result.stdout.startswith("Retries happen five times [1].")
+    assert "\n[1] " in result.stdout  # the source of the part shown
+    assert result.stderr.count("broke off") == 1 and "WARNING" not in result.stderr
+
+
 @pytest.fixture
 def served(vault: Path, cli_env: Env) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     yield from _serve(vault, cli_env)

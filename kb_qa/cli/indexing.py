@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -146,6 +147,8 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
     citations: Sequence[Any] = ()
+    # The answer's own warnings are the server log's; here its error is said once, below.
+    logging.getLogger("kb_qa.answer").setLevel(logging.ERROR)
     async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
         if event.name == "status":
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
@@ -156,6 +159,8 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
             citations = event.citations
         elif event.name == "error":
             print(file=sys.stdout)
+            if citations:  # what the part shown cites
+                print("\n".join(_citation_line(kb, c, tty) for c in citations))
             detail = f" ({event.detail})" if event.detail else ""
             print(f"kb-qa: {safe_text(event.message + detail)}", file=sys.stderr)
             return 1
