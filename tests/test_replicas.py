@@ -233,6 +233,33 @@ def test_a_replica_reloads_a_new_generation_and_keeps_old_snapshots(
                 replica.index()
 
 
+def test_a_replica_never_loads_records_while_the_writer_changes_them(
+    chroma_url: str, tmp_path: Path, write_files: Callable[..., Path]
+) -> None:
+    """A replica started while a writer's run was half-way (or after it died there) loaded
+    old and new records mixed, under the old generation, and said ok; during a rebuild,
+    replicas said the writer had never indexed."""
+    vault = write_files(tmp_path / "midway", {"a.md": "# Alpha\n\n## Install\n\nquokka\n"})
+    with KnowledgeBase(vault, embed_model="hash", chroma_url=chroma_url) as writer:
+        writer.index()
+        with Replica(_settings(chroma_url, "midway", replica_poll=60)) as old:
+            old.start()
+            writer.store.mark_writing()  # a run that stops here, half-way
+            assert old.reload() is False and old.problem() == ""
+            assert {h.chunk.path for h in old.search("quokka", 5)} == {"a.md"}
+            with Replica(_settings(chroma_url, "midway", replica_poll=60)) as new:
+                new.start()
+                assert "is being written by its writer" in new.problem()
+                with pytest.raises(IndexStateError, match="being written"):
+                    new.search("quokka")
+                write_files(vault, {"b.md": "# Beta\n\n## Backup\n\nquokka backups\n"})
+                writer.index()  # the next run finishes and publishes
+                assert new.reload() is True and old.reload() is True
+                paths = {h.chunk.path for h in new.search("quokka", 5)}
+                assert paths == {h.chunk.path for h in old.search("quokka", 5)} == {"a.md", "b.md"}
+        assert writer.store.vectors.record().writing == ""
+
+
 def test_a_replica_of_a_missing_workspace_says_what_to_do(chroma_url: str) -> None:
     with Replica(_settings(chroma_url, "nobody-indexed-this")) as replica:
         replica.start()

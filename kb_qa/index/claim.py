@@ -11,7 +11,7 @@ import json
 import logging
 import socket
 import sqlite3
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from kb_qa.errors import ConfigError
@@ -115,6 +115,20 @@ class WorkspaceClaim:
         except sqlite3.Error:
             return ""
         return path if row and row[0] == record.writer else ""
+
+    def mark_writing(self) -> None:
+        """Tell the replicas of a shared workspace that its records are being changed: they
+        keep serving what they loaded (one that starts meanwhile waits) until ``publish``.
+        A replica loading mid-run got old and new records mixed under the old generation."""
+        if not self.settings.chroma_url:
+            return
+        record = replace(
+            self.vectors.record(),
+            writer=self.writer_id,
+            source=writer_source(self.settings.vault),
+            writing="1",
+        )
+        self.vectors.publish(record)
 
     def publish(self, site_url: str, link_style: str, untouched: bool = False) -> None:
         """Tell readers what the workspace holds now (only when it changed; ``untouched``:

@@ -291,6 +291,7 @@ class Store(Manifest, WorkspaceClaim):
     def reset(self, keep_vectors: bool) -> None:
         """Empty the index (and the embedding cache unless ``keep_vectors``)."""
         self.vectors.drop()
+        self.mark_writing()  # a rebuild: replicas say so instead of "never indexed"
         with self._writing():
             self.db.execute("DELETE FROM chunks")
             self.db.execute("DELETE FROM files")

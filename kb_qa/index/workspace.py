@@ -66,6 +66,7 @@ class WorkspaceRecord:
     vault: str = ""  # the writer's vault path (file-style links point there)
     records: str = ""  # RECORDS_VERSION the records were written with
     index: str = ""  # host:/path of the writer's index folder
+    writing: str = ""  # "1" while the writer changes the records (replicas keep what they have)
 
     def metadata(self) -> dict[str, str]:
         """As Chroma collection metadata (flat strings, prefixed)."""

@@ -101,6 +101,8 @@ class IndexRun:
             phase.done("embedding")
 
             self.store.set_meta(writing="1")
+            if docs or removed:
+                self.store.mark_writing()
             rendering = render_config.config_file(site, self.settings) is not None
             if includes.update(site, docs, removed, rendering):
                 self.store.set_meta(includes=includes.dumps())

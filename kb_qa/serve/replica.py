@@ -83,6 +83,14 @@ class Replica(KnowledgeBase):
         """Load the workspace if its generation changed; True when a new one was loaded."""
         with self._lock:
             record = self.store.record()
+            if record.writing:
+                if self._loaded.keyword is not None:
+                    return False  # serve what was loaded until the writer publishes
+                raise IndexStateError(
+                    f"Workspace {self.workspace!r} on {self.settings.chroma_url} is being "
+                    "written by its writer; this replica loads it when that run ends (a run "
+                    "that stopped half-way is finished by the writer's next `kb-qa index`)."
+                )
             if not record.generation:
                 raise IndexStateError(
                     f"Workspace {self.workspace!r} on {self.settings.chroma_url} has no "
