@@ -267,6 +267,11 @@ def test_a_replica_of_a_missing_workspace_says_what_to_do(chroma_url: str) -> No
         assert "kb-qa index VAULT" in replica.problem()
         with pytest.raises(IndexStateError, match="holds no workspace"):
             replica.search("anything")
+        # Anonymous clients read it without the server's address, the command still whole.
+        with UvicornThread(create_app(replica)) as api:
+            problem = httpx.get(api.url + "/api/health", timeout=30).json()["problem"]
+        assert "--chroma-url URL --workspace nobody-indexed-this" in problem, problem
+        assert chroma_url.split("://")[-1] not in problem
     with pytest.raises(ConfigError, match="--workspace NAME"):
         Replica(Settings(chroma_url=chroma_url))
 

@@ -101,6 +101,7 @@ def test_chroma_server_restarted_empty_then_down(
             assert r.status_code == 200  # keyword results still come; no 500
             health = httpx.get(api.url + "/api/health").json()
             assert health["status"] == "degraded" and "0 vectors" in health["problem"]
+            assert health["problem"].endswith("run `kb-qa index` to repair it")
             # A re-index by another process heals it; the running server sees it at once.
             writer = kb(vault, chroma_url=serving.settings.chroma_url)
             assert writer.index().repaired

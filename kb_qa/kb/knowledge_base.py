@@ -237,9 +237,11 @@ class KnowledgeBase(IndexRun):
                 "(`kb-qa serve --watch` makes it again by itself)"
             )
         try:
-            return self.store.vector_problem()
+            problem = self.store.vector_problem()
         except IndexStateError as exc:
             return str(exc)
+        # Answers go on from the loaded vectors meanwhile; an index run repairs it.
+        return f"{problem}: run `kb-qa index` to repair it" if problem else ""
 
     def stats(self) -> dict[str, Any]:
         """Index status for health checks."""

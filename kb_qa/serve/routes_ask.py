@@ -71,6 +71,8 @@ class AskRoutes:
         for folder in (s.index_path / "chroma", s.index_path):
             places.append((str(folder), "the index folder"))
         for secret, shown in places:
+            # A command to run keeps its shape: "--chroma-url URL", not "--chroma-url the …".
+            message = message.replace(f"--chroma-url {secret}", "--chroma-url URL")
             for said in ("Chroma server at ", "index folder "):
                 message = message.replace(said + secret, said.strip().removesuffix(" at"))
             message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
