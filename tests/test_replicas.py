@@ -260,6 +260,32 @@ def test_a_replica_never_loads_records_while_the_writer_changes_them(
         assert writer.store.vectors.record().writing == ""
 
 
+def test_a_workspace_renamed_stays_for_the_replicas_still_reading_it(
+    chroma_url: str, tmp_path: Path, write_files: Callable[..., Path]
+) -> None:
+    """Indexing a vault under a new --workspace deleted its old workspace from the server
+    while replicas served it; re-indexing the old name for them deleted the new one."""
+    vault = write_files(tmp_path / "renamed", {"a.md": "# Alpha\n\n## Install\n\nquokka\n"})
+    with KnowledgeBase(
+        vault, embed_model="hash", chroma_url=chroma_url, workspace="staging-old"
+    ) as writer:
+        writer.index()
+    with Replica(_settings(chroma_url, "staging-old", replica_poll=60)) as old:
+        old.start()
+        with KnowledgeBase(
+            vault, embed_model="hash", chroma_url=chroma_url, workspace="staging-new"
+        ) as writer:
+            report = writer.index()
+        assert "stays on the server as it was" in report.rebuilt
+        assert old.reload() is False and old.problem() == ""
+        with Replica(_settings(chroma_url, "staging-old")) as again:  # a replica restarted
+            again.start()
+            assert {h.chunk.path for h in again.search("quokka", 5)} == {"a.md"}
+        with Replica(_settings(chroma_url, "staging-new")) as new:
+            new.start()
+            assert {h.chunk.path for h in new.search("quokka", 5)} == {"a.md"}
+
+
 def test_a_replica_of_a_missing_workspace_says_what_to_do(chroma_url: str) -> None:
     with Replica(_settings(chroma_url, "nobody-indexed-this")) as replica:
         replica.start()

@@ -40,8 +40,18 @@ class WorkspaceClaim:
         moved = self._moved()
         if moved and not why:
             previous = self.meta("collection") or legacy_collection_name(self.settings.vault)
-            if previous != self.name:
+            # A renamed workspace on a server may still have replicas reading it: it stays
+            # as it was (deleted, they lost it mid-serve, and re-indexing it for them
+            # deleted the new one in turn). Anywhere else its old collection is litter.
+            kept = bool(self.settings.chroma_url) and self.meta("records") == RECORDS_VERSION
+            if previous != self.name and not kept:
                 self.vectors.delete_other(previous)
+            elif previous != self.name:
+                was = previous.removeprefix("kbqa-")
+                moved += (
+                    f"; workspace {was!r} stays on the server as it was, for any replica "
+                    f"still reading it (point them at {self.workspace!r})"
+                )
             self.reset(keep_vectors=True)
             why = moved
         self.set_meta(records=RECORDS_VERSION, collection=self.name)
