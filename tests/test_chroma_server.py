@@ -17,8 +17,10 @@ from uvicorn_thread import UvicornThread
 from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import STATUS_THREADS, create_app
+from kb_qa.serve.replica import Replica
 from kb_qa.serve.routes_index import STATUS_SECONDS
 from kb_qa.serve.serving import free_port
+from kb_qa.settings import Settings
 
 KB = Callable[..., KnowledgeBase]
 
@@ -148,5 +150,31 @@ def test_a_server_that_stops_answering_is_an_error_not_a_hang(
                     KnowledgeBase(
                         vault, embed_model="hash", index_dir=tmp_path / "b", chroma_url=url
                     )
+            finally:
+                server.send_signal(signal.SIGCONT)
+
+
+def test_a_replica_says_within_seconds_that_its_server_stopped_answering(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """The writer says "did not answer within 5 s"; a replica said ok until its poll's
+    30 s read timeout, then only that the index "cannot be used right now"."""
+    vault = make_vault({"a.md": "# Alpha\n\n## Install\n\nRun the quokka installer.\n"})
+    with chroma_process(tmp_path / "chroma", free_port()) as (url, server):
+        kb(vault, chroma_url=url, workspace="paused").index()
+        settings = Settings(
+            chroma_url=url, workspace="paused", embed_model="hash", replica_poll=0.2
+        )
+        with Replica(settings) as replica:
+            replica.start()
+            assert replica.problem() == ""
+            server.send_signal(signal.SIGSTOP)
+            try:
+                deadline = time.monotonic() + 60
+                while not replica.problem():
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+                assert "did not answer within 5 s (serving what is loaded)" in replica.problem()
+                assert [h.chunk.path for h in replica.search("quokka", 1)] == ["a.md"]
             finally:
                 server.send_signal(signal.SIGCONT)

@@ -23,6 +23,7 @@ from typing import Any
 from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.index import embeddings
 from kb_qa.index.chroma import Collection
+from kb_qa.index.chroma_http import CHROMA_CONNECT_SECONDS
 from kb_qa.index.workspace import WorkspaceRecord, collection_name, slug
 from kb_qa.ingest import links
 from kb_qa.kb.knowledge_base import KnowledgeBase, Loaded, load_view
@@ -48,6 +49,7 @@ class Replica(KnowledgeBase):
         self.workspace = slug(settings.workspace)
         self.record = WorkspaceRecord()
         self.error = ""  # why the last look at the workspace failed ("" when it worked)
+        self._asking_since = 0.0  # when the record was asked for, while the server has not answered
         self.loaded_seconds = 0.0  # how long the last load took
         self._collection: Collection | None = None
         self._titles: dict[str, str] = {}
@@ -82,7 +84,11 @@ class Replica(KnowledgeBase):
     def reload(self) -> bool:
         """Load the workspace if its generation changed; True when a new one was loaded."""
         with self._lock:
-            record = self.store.record()
+            self._asking_since = time.monotonic()
+            try:
+                record = self.store.record()
+            finally:
+                self._asking_since = 0.0
             if record.writing:
                 if self._loaded.keyword is not None:
                     return False  # serve what was loaded until the writer publishes
@@ -176,6 +182,15 @@ class Replica(KnowledgeBase):
 
     def problem(self) -> str:
         """Why this replica cannot serve fully right now ("" when it can)."""
+        asking = self._asking_since
+        if asking and time.monotonic() - asking > CHROMA_CONNECT_SECONDS:
+            # A hung server fails the poll only after the read timeout (30 s); the writer
+            # says so after 5 s, and so does a replica.
+            return (
+                f"The Chroma server at {self.settings.chroma_url} did not answer within "
+                f"{CHROMA_CONNECT_SECONDS:.0f} s (serving what is loaded). Check that it is "
+                "running and not overloaded."
+            )
         if self._loaded.keyword is None:
             return self.error or f"workspace {self.workspace!r} is not loaded yet"
         return self.error
