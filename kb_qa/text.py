@@ -151,6 +151,43 @@ def cjk_skip_pairs(text: str) -> set[str]:
     return {run[i] + run[i + 2] for run in cjk_runs(text) for i in range(len(run) - 2)}
 
 
+# Short forms people type in questions for the words docs spell out ("How much RAM does
+# it need?" of a table row "Memory"): general technical usage, not any one project's.
+SPELLED_OUT = {
+    "ram": "memory",
+    "mem": "memory",
+    "cpu": "processor",
+    "db": "database",
+    "auth": "authentication",
+    "config": "configuration",
+    "cfg": "configuration",
+    "repo": "repository",
+    "env": "environment",
+    "k8s": "kubernetes",
+    "deps": "dependencies",
+    "perf": "performance",
+    "dir": "directory",
+    "pkg": "package",
+    "msg": "message",
+    "req": "request",
+    "resp": "response",
+    "tmp": "temporary",
+    "param": "parameter",
+    "params": "parameters",
+    "arg": "argument",
+    "args": "arguments",
+    "app": "application",
+    "admin": "administrator",
+    "info": "information",
+}
+
+
+def spelled_out(text: str) -> list[str]:
+    """The stemmed tokens of the words ``text``'s short forms stand for (``SPELLED_OUT``)."""
+    words = [SPELLED_OUT[t] for t in _raw_tokens(text) if t in SPELLED_OUT]
+    return keyword_tokens(" ".join(words)) if words else []
+
+
 def compound_tokens(text: str) -> list[str]:
     """Each pair of adjacent words written as one, stemmed: "back off" -> "backoff",
     "log in" -> "login", "time out" -> "timeout". A query's pair only counts when the

@@ -27,6 +27,7 @@ from kb_qa.answer.prepare import (
     without_markup,
 )
 from kb_qa.answer.prompt import Turn
+from kb_qa.index.keyword import KeywordIndex
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.types import Chunk, Hit
 
@@ -365,6 +366,20 @@ def test_a_question_for_an_amount_leads_with_the_passage_that_states_one() -> No
     assert list(result.quoted) == [2]
     # Not asked for an amount, the closer section leads as before.
     assert next(iter(quote("Which pancakes use buttermilk?", ranked).quoted)) == 1
+
+
+def test_a_short_form_in_a_question_finds_the_word_the_docs_spell_out() -> None:
+    """ "How much RAM …?" of a requirements table whose row says "Memory": neither search
+    nor the passage choice knew the two for one thing, and a quickstart led."""
+    quick = _note(1, "First steps", "Write a config file, then start the server.")
+    needs = _note(2, "System requirements", "| Resource | Minimum | Production |\n|---|---|---|\n"
+                  "| Memory | 512 MiB | 2 GiB per server node |")  # fmt: skip
+    question = "How much RAM does a server need?"
+    index = KeywordIndex([dataclasses.replace(c, hash=c.id) for c in (quick, needs)])
+    scores = index.scores(question)
+    assert scores[1] > scores[0]
+    ranked = [(1, Hit(quick, 0.6)), (2, Hit(needs, 0.55))]
+    assert list(quote(question, ranked).quoted) == [2]
 
 
 @pytest.mark.parametrize(

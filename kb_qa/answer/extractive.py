@@ -33,7 +33,7 @@ from kb_qa.answer.blocks import (
 )
 from kb_qa.answer.coverage import content_chars
 from kb_qa.ingest.linkgraph import pages_linked
-from kb_qa.text import keyword_tokens, normalize
+from kb_qa.text import keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote"]
@@ -187,6 +187,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _CONTRACTION.sub("", normalize(question))
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
+    wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
     df: dict[str, int] = {}
     for _, _h, blocks in read:
         for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):

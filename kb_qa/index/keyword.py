@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import bm25s
 import numpy as np
 
-from kb_qa.text import compound_tokens, keyword_tokens, without_block_ids
+from kb_qa.text import compound_tokens, keyword_tokens, spelled_out, without_block_ids
 from kb_qa.types import Chunk
 
 # bm25s sets its own logger to DEBUG on import, which floods the CLI.
@@ -57,6 +57,7 @@ class KeywordIndex:
         """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
         tokens = [t for t in keyword_tokens(query) if t in self._vocab]
         tokens += [t for t in compound_tokens(query) if t in self._vocab and t not in tokens]
+        tokens += [t for t in spelled_out(query) if t in self._vocab and t not in tokens]
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
