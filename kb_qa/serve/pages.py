@@ -157,50 +157,53 @@ def _wikilinks(
     """Text tokens holding ``[[note#heading|label]]`` become links to that note's view,
     labelled as Obsidian shows them: the alias, else the target as written (``Garden Plan >
     Garlic``, ``projects/Home Server``)."""
-    out: list[Token] = []
-    for child in children:
-        if child.type != "text" or "[[" not in child.content:
-            out.append(child)
-            continue
-        last = 0
-        for m in WIKILINK.finditer(child.content):
-            out.append(_text(child.content[last : m.start()]))
-            embed = m.group(0).startswith("!")
-            target, heading, _ = m.groups()
-            shown = wikilink_label(m)
-            name = target.strip().lower().removesuffix(".md")
-            found = notes.get(name) if name else here
-            if embed or found is None:  # embeds are never followed; unknown notes stay text
-                out.append(_text(shown))
-            else:
-                block = heading.strip() if heading and heading.strip().startswith("^") else ""
-                key = block.lower() if block else match_text(heading or "")
-                anchor = headings.get((found, key)) if heading else None
-                # A block's link opens the section holding it (or the note's top).
-                fragment = anchor or (slugify(heading, "-") if heading and not block else "")
-                href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")
-                link = Token("link_open", "a", 1, attrs={"href": href})
-                out += [link, _text(shown), Token("link_close", "a", -1)]
-            last = m.end()
-        out.append(_text(child.content[last:]))
-    return [t for t in out if t.type != "text" or t.content]
+
+    def link(m: re.Match[str]) -> list[Token]:
+        embed = m.group(0).startswith("!")
+        target, heading, _ = m.groups()
+        shown = wikilink_label(m)
+        name = target.strip().lower().removesuffix(".md")
+        found = notes.get(name) if name else here
+        if embed or found is None:  # embeds are never followed; unknown notes stay text
+            return [_text(shown)]
+        block = heading.strip() if heading and heading.strip().startswith("^") else ""
+        key = block.lower() if block else match_text(heading or "")
+        anchor = headings.get((found, key)) if heading else None
+        # A block's link opens the section holding it (or the note's top).
+        fragment = anchor or (slugify(heading, "-") if heading and not block else "")
+        href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")
+        opened = Token("link_open", "a", 1, attrs={"href": href})
+        return [opened, _text(shown), Token("link_close", "a", -1)]
+
+    return _replaced(children, WIKILINK, "[[", link)
 
 
 def _highlights(children: list[Token]) -> list[Token]:
     """Text tokens holding Obsidian's ``==highlight==`` show it marked, without the ``==``."""
+
+    def marked(m: re.Match[str]) -> list[Token]:
+        return [Token("mark_open", "mark", 1), _text(m.group(1)), Token("mark_close", "mark", -1)]
+
+    return _replaced(children, HIGHLIGHT, "==", marked)
+
+
+def _replaced(
+    children: list[Token],
+    pattern: re.Pattern[str],
+    marker: str,
+    tokens_for: Callable[[re.Match[str]], list[Token]],
+) -> list[Token]:
+    """``children`` with each match of ``pattern`` in a text token (one holding ``marker``)
+    replaced by ``tokens_for(match)``."""
     out: list[Token] = []
     for child in children:
-        if child.type != "text" or "==" not in child.content:
+        if child.type != "text" or marker not in child.content:
             out.append(child)
             continue
         last = 0
-        for m in HIGHLIGHT.finditer(child.content):
-            out += [
-                _text(child.content[last : m.start()]),
-                Token("mark_open", "mark", 1),
-                _text(m.group(1)),
-                Token("mark_close", "mark", -1),
-            ]
+        for m in pattern.finditer(child.content):
+            out.append(_text(child.content[last : m.start()]))
+            out += tokens_for(m)
             last = m.end()
         out.append(_text(child.content[last:]))
     return [t for t in out if t.type != "text" or t.content]
