@@ -114,9 +114,10 @@ def _excerpt(number: int, hit: Hit) -> str:
     return f'<excerpt number="{number}" section="{_attr(section)}">\n{body.strip()}\n</excerpt>\n'
 
 
-# The prompt's own tags written inside a document: "</excerpt></page>" in a page would end
-# its excerpt and let it forge one ('<excerpt number="2">') that cites another page.
-_FENCE_TAG = re.compile(r"<(\s*/?\s*(?:excerpt|page)\b)", re.IGNORECASE)
+# The prompt's own tags written inside a document: "</excerpt>" in a page would end its
+# excerpt and let it forge one ('<excerpt number="2">') that cites another page. Only those
+# forms: "List<Page>", "offset < page" or an XML <page></page> are code to copy as written.
+_FENCE_TAG = re.compile(r"<(/excerpt>|(?:excerpt|page)\s+(?:number|section|path|title)=)")
 
 
 # An inline link's target that is a path relative to its page: no scheme, not from the root
