@@ -257,7 +257,9 @@ class Store(Manifest, WorkspaceClaim):
         count = self.chroma(lambda col: col.count())
         if count < rows:
             return f"Chroma holds {count:,} vectors for {rows:,} indexed chunks"
-        if count > rows:  # another writer's sections (two at once), or a lost run's
+        # More vectors than chunks: another writer's sections (two at once), or a lost run's;
+        # not a run writing now (Chroma first, then the manifest: for a moment it holds more).
+        if count > rows and self.meta("writing") != "1":
             return f"Chroma holds {count - rows:,} vectors of no indexed chunk"
         sample = [
             r[0]
