@@ -84,19 +84,9 @@ class Replica(KnowledgeBase):
     def reload(self) -> bool:
         """Load the workspace if its generation changed; True when a new one was loaded."""
         with self._lock:
-            self._asking_since = time.monotonic()
-            try:
-                record = self.store.record()
-            finally:
-                self._asking_since = 0.0
+            record = self._record()
             if record.writing:
-                if self._loaded.keyword is not None:
-                    return False  # serve what was loaded until the writer publishes
-                raise IndexStateError(
-                    f"Workspace {self.workspace!r} on {self.settings.chroma_url} is being "
-                    "written by its writer; this replica loads it when that run ends (a run "
-                    "that stopped half-way is finished by the writer's next `kb-qa index`)."
-                )
+                return self._wait_for_writer()
             if not record.generation:
                 raise IndexStateError(
                     f"Workspace {self.workspace!r} on {self.settings.chroma_url} has no "
@@ -107,13 +97,16 @@ class Replica(KnowledgeBase):
                 return False
             started = time.perf_counter()
             chunks, titles, vectors = self.store.chunks()
-            if record.embed_model != self.record.embed_model:
-                self._embedder = None
+            if self._record() != record:  # the writer began a run while the records were read
+                return self._wait_for_writer()
             view = load_view(
                 record.generation, chunks, self._loaded, self.settings, vectors=vectors
             )
+            model_changed = record.embed_model != self.record.embed_model
             # One assignment each: a search holds the view it took, never a half-built one.
             self._loaded, self._titles, self.record = view, titles, record
+            if model_changed:  # after the record: a search meanwhile loads the new model
+                self._embedder = None
             self.loaded_seconds = time.perf_counter() - started
         log.info(
             "loaded workspace %s generation %s: %d pages, %d chunks in %.2f s",
@@ -124,6 +117,25 @@ class Replica(KnowledgeBase):
             self.loaded_seconds,
         )
         return True
+
+    def _record(self) -> WorkspaceRecord:
+        """The workspace record as Chroma holds it now (timed for ``problem``)."""
+        self._asking_since = time.monotonic()
+        try:
+            return self.store.record()
+        finally:
+            self._asking_since = 0.0
+
+    def _wait_for_writer(self) -> bool:
+        """The writer is changing the records: keep serving what was loaded (False), or say
+        so when nothing is."""
+        if self._loaded.keyword is not None:
+            return False
+        raise IndexStateError(
+            f"Workspace {self.workspace!r} on {self.settings.chroma_url} is being written by "
+            "its writer; this replica loads it when that run ends (a run that stopped "
+            "half-way is finished by the writer's next `kb-qa index`)."
+        )
 
     def _check(self) -> None:
         try:
