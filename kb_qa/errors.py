@@ -14,6 +14,9 @@ as an SSE ``error`` event.
 
 from __future__ import annotations
 
+import os
+import re
+
 
 class KbQaError(Exception):
     """Base class for errors a user can act on."""
@@ -54,3 +57,24 @@ class LLMError(KbQaError):
 
 class LLMTimeoutError(LLMError):
     """The language model did not answer within the configured timeout."""
+
+
+# Environment variables holding a secret: a provider that echoes the key it was sent in its
+# error ("Incorrect API key provided: sk-…") must not put it in a log, on a terminal or in an
+# answer to a client.
+_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+
+
+def redacted(text: str) -> str:
+    """``text`` with the value of every secret-named environment variable (``*_API_KEY``,
+    ``AWS_SECRET_ACCESS_KEY``, ``*_TOKEN``, …; 8 characters or more) blanked, longest
+    first so that no key's tail outlives a shorter one."""
+    secrets = sorted(
+        (v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)),
+        key=len,
+        reverse=True,
+    )
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, "[redacted]")
+    return text

@@ -32,6 +32,7 @@ from kb_qa.answer.answering import (
 from kb_qa.answer.blocks import passages
 from kb_qa.answer.extractive import LABEL
 from kb_qa.answer.llm import MODEL_CUT
+from kb_qa.errors import redacted
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.settings import Settings
@@ -397,6 +398,16 @@ def test_a_reply_that_is_not_a_stream_is_said_to_be_unreadable(
     assert error.message == "The language model sent a reply that could not be read."
     assert kind in error.detail and "OpenAI-compatible streaming format" in error.detail
     assert len(llm.requests) == 1
+
+
+def test_redaction_blanks_every_secret_variable_longest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-K7MDENG")
+    monkeypatch.setenv("SHORT_TOKEN", "wJalrXUtnF")  # the longer key's head
+    monkeypatch.setenv("DEBUG_TOKEN", "true")  # too short to be a secret: words stay
+    said = redacted("bad key wJalrXUtnFEMI-K7MDENG (wJalrXUtnF); verbose is true")
+    assert said == "bad key [redacted] ([redacted]); verbose is true"
 
 
 def test_timeout_before_the_first_token(

@@ -17,7 +17,7 @@ import anyio.to_thread
 
 from kb_qa import extras
 from kb_qa.answer.prompt import Prompt
-from kb_qa.errors import ConfigError, LLMError, LLMTimeoutError
+from kb_qa.errors import ConfigError, LLMError, LLMTimeoutError, redacted
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -234,17 +234,6 @@ def _transient(exc: BaseException) -> bool:
 
 
 _PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
-# Environment variables holding a secret: a provider that echoes the key it was sent in its
-# error ("Incorrect API key provided: sk-…") must not put it in our log or on a terminal.
-_SECRET_NAME = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-
-
-def redacted(text: str) -> str:
-    """``text`` with the value of every secret-named environment variable blanked."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, "[redacted]")
-    return text
 
 
 def reason(exc: BaseException) -> str:

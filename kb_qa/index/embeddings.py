@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from kb_qa import extras
-from kb_qa.errors import ConfigError, EmbeddingError
+from kb_qa.errors import ConfigError, EmbeddingError, redacted
 from kb_qa.text import keyword_tokens, normalize
 
 log = logging.getLogger(__name__)
@@ -233,8 +233,9 @@ class LiteLLMEmbedder:
                 timeout=self.timeout,
             )
         except Exception as exc:
+            said = redacted(" ".join(str(exc).split())[:300])  # a key the provider echoed
             raise EmbeddingError(
-                f"Embedding model {self.name} failed: {exc}. Check KBQA_EMBED_MODEL, the "
+                f"Embedding model {self.name} failed: {said}. Check KBQA_EMBED_MODEL, the "
                 "provider's API key variable and KBQA_EMBED_API_BASE."
             ) from exc
         rows = sorted(response.data, key=lambda d: d["index"])

@@ -122,7 +122,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
                 sources = data["citations"]
             elif isinstance(event, Error):  # the client sees a failed call, not an answer
                 # Over stdio the client is the operator's own editor: what to fix goes too
-                # (a key echoed by the provider is blanked from it, llm.redacted).
+                # (a key echoed by the provider is blanked from it, errors.redacted).
                 raise ToolError(f"{event.message} {event.detail}".strip())
         lines = [text.strip(), ""] if sources else [text.strip()]
         for c in sources:
