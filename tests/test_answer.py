@@ -32,8 +32,8 @@ from kb_qa.answer.answering import (
 from kb_qa.answer.blocks import passages
 from kb_qa.answer.extractive import LABEL
 from kb_qa.answer.llm import MODEL_CUT
-from kb_qa.errors import redacted
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
+from kb_qa.errors import redacted
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.settings import Settings
 
