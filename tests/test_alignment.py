@@ -69,6 +69,7 @@ def test_sentences_and_their_citation_groups_code_aside() -> None:
         ('To disable retries, set `"max_attempts": 1` in it', [2]),
         ("Run `a; b. c` now", [3]),
     ]
+    assert claims("Run this:\n```\nx = 1\n```\nThen it retries [1].") == [("Then it retries", [1])]
 
 
 def test_a_cited_sentence_highlights_the_passage_it_was_drawn_from(

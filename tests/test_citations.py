@@ -193,3 +193,12 @@ def test_resolve_maps_display_numbers_to_passages() -> None:
     )
     assert citations[1].excerpt == 1 and citations[1].url == "page1/#intro"
     assert resolve({1: 2}, excerpts)[0].url == "page2/"  # no anchor: the page itself
+
+
+def test_a_lone_backtick_holds_the_stream_back_a_bounded_way() -> None:
+    """A backtick no run closes held back the rest of its line, a model's whole paragraph:
+    the reader saw nothing more until the paragraph ended."""
+    r = CitationRenumberer(3)
+    shown = r.feed("Set `retry.multiplier to change " + "the growth of each delay " * 20)
+    assert len(shown) > 400
+    assert r.feed(" [2] and on.") + r.finish() == " [1] and on."

@@ -36,14 +36,17 @@ MIN_SHARE = 0.6
 _MARKERS = re.compile(r"(?:\[\d{1,3}\])+")
 _NUMBER = re.compile(r"\[(\d{1,3})\]")
 _BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def claims(reply: str) -> list[tuple[str, list[int]]]:
     """Each citation group of a renumbered reply with the sentence it closes: ("Lumen
     retries a failed job five times", [2]). Markers inside code are code, not citations."""
     found: list[tuple[str, list[int]]] = []
+    # Code blanked, its line breaks kept: they still end the sentence before a fence.
     prose = "".join(
-        part if not is_code else " " * len(part) for is_code, part in code_segments(reply)
+        part if not is_code else _NOT_NEWLINE.sub(" ", part)
+        for is_code, part in code_segments(reply)
     )
     start = 0
     for m in _MARKERS.finditer(prose):

@@ -138,6 +138,7 @@ def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
 
 
 _BACKTICKS = re.compile(r"`+")
+MAX_SPAN = 400  # characters held back after a backtick run, waiting for the one closing it
 
 
 class CitationRenumberer:
@@ -277,11 +278,13 @@ class CitationRenumberer:
         ``_pending`` set when ``s`` does not tell yet."""
         end = s.find("\n", i)
         line = s[i:] if end < 0 else s[i:end]
-        for run in _BACKTICKS.finditer(line):
+        for run in _BACKTICKS.finditer(line[:MAX_SPAN]):
             if len(run.group()) == self._pending and (run.end() < len(line) or end >= 0 or final):
                 self._span, self._pending = self._pending, 0
                 return True
-        if end >= 0 or final:
+        # A model's paragraph is one line: past MAX_SPAN characters the answer streams on,
+        # the backticks read as text, rather than held back to the paragraph's end.
+        if end >= 0 or final or len(line) > MAX_SPAN:
             self._pending = 0
         return False
 
