@@ -201,4 +201,4 @@ def test_a_lone_backtick_holds_the_stream_back_a_bounded_way() -> None:
     r = CitationRenumberer(3)
     shown = r.feed("Set `retry.multiplier to change " + "the growth of each delay " * 20)
     assert len(shown) > 400
-    assert r.feed(" [2] and on.") + r.finish() == " [1] and on."
+    assert (r.feed(" [2] and on.") + r.finish()).strip() == "[1] and on."
