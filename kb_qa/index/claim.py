@@ -116,7 +116,7 @@ class WorkspaceClaim:
         """The record's writer's index folder when it is on this machine and still holds
         that writer's index ("" when it is gone, elsewhere or unknown)."""
         host, _, path = record.index.partition(":")
-        if not path or host != socket.gethostname():
+        if not path or host != socket.gethostname() or not Path(path).is_absolute():
             return ""
         manifest = (Path(path) / MANIFEST).as_uri() + "?mode=ro"
         try:
@@ -152,7 +152,7 @@ class WorkspaceClaim:
             source=writer_source(self.settings.vault),
             vault=str(self.settings.vault),
             records=RECORDS_VERSION,
-            index=writer_source(self.folder),
+            index=writer_source(self.folder.resolve()),
         )
         if untouched and self.meta("published") == json.dumps(asdict(record)):
             return
