@@ -152,7 +152,9 @@ def cjk_skip_pairs(text: str) -> set[str]:
 
 
 # Short forms people type in questions for the words docs spell out ("How much RAM does
-# it need?" of a table row "Memory"): general technical usage, not any one project's.
+# it need?" of a table row "Memory"): general technical usage, not any one project's. Not
+# those whose stem is another word's ("info": a log level; "app", "deps", "perf", "resp"
+# stem as "applicable", "depends", "performs", "responsible" do).
 SPELLED_OUT = {
     "ram": "memory",
     "mem": "memory",
@@ -164,21 +166,16 @@ SPELLED_OUT = {
     "repo": "repository",
     "env": "environment",
     "k8s": "kubernetes",
-    "deps": "dependencies",
-    "perf": "performance",
     "dir": "directory",
     "pkg": "package",
     "msg": "message",
     "req": "request",
-    "resp": "response",
     "tmp": "temporary",
     "param": "parameter",
     "params": "parameters",
     "arg": "argument",
     "args": "arguments",
-    "app": "application",
     "admin": "administrator",
-    "info": "information",
 }
 
 
