@@ -221,10 +221,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             ran.set()
 
     threading.Thread(target=index_first, name="kb-qa-first-index", daemon=True).start()
+    left = False
     try:
         serve_stdio(kb, first)
+        left = True  # the client closed the stream (an error or Ctrl-C is raised as it is)
     finally:
-        if not ran.is_set():
+        if left and not ran.is_set():
             # The client left mid-run: end now, as a kill would (the index keeps what it
             # wrote and the next run finishes it). Python's own exit under the running
             # index thread aborted in ONNX Runtime's teardown (SIGABRT, a "crash" to clients).
