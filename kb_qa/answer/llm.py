@@ -157,27 +157,39 @@ async def without_thinking(pieces: AsyncGenerator[str, None]) -> AsyncIterator[s
     without a reasoning parser (DeepSeek-R1 distills on llama.cpp, Ollama or vLLM) write
     their thoughts into the answer, citations and all."""
     head: str | None = ""  # the answer's start while it may still open a think block
+    tail: str | None = None  # inside a think block: its last characters, for its close
+    thought = False  # a think block was left out: the answer starts at its first word
     async with contextlib.aclosing(pieces):  # closing this closes the model's stream
         async for piece in pieces:
+            if tail is not None:  # thinking: only the close matters, however long it runs
+                tail += piece
+                end = tail.find(THINK_CLOSE)
+                if end < 0:
+                    tail = tail[-len(THINK_CLOSE) :]
+                    continue
+                head, tail, thought = tail[end + len(THINK_CLOSE) :], None, True
+                piece = ""
             if head is None:
                 yield piece
                 continue
             head += piece
             start = head.lstrip()
             if len(start) < len(THINK_OPEN) and THINK_OPEN.startswith(start):
-                continue  # "<thi": not known yet
-            if not start.startswith(THINK_OPEN):
-                yield head
-                head = None
-                continue
-            end = start.find(THINK_CLOSE)
-            if end >= 0:
-                rest = start[end + len(THINK_CLOSE) :].lstrip()
-                head = None
-                if rest:
-                    yield rest
-    if head and not head.lstrip().startswith(THINK_OPEN):
-        yield head  # a short answer that only looked like one
+                continue  # "<thi", or nothing but blanks: not known yet
+            if start.startswith(THINK_OPEN):
+                tail, head = start[len(THINK_OPEN) :], ""
+                end = tail.find(THINK_CLOSE)
+                if end < 0:
+                    continue
+                head, tail, thought = tail[end + len(THINK_CLOSE) :], None, True
+                start = head.lstrip()
+                if len(start) < len(THINK_OPEN) and THINK_OPEN.startswith(start):
+                    continue
+            yield start if thought else head
+            head = None
+    start = (head or "").lstrip()
+    if tail is None and start and not start.startswith(THINK_OPEN):
+        yield start if thought else head or ""  # a short answer, or one that only looked like one
 
 
 def _original(exc: BaseException) -> BaseException:
