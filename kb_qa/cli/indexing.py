@@ -147,8 +147,10 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
     citations: Sequence[Any] = ()
-    # The answer's own warnings are the server log's; here its error is said once, below.
-    logging.getLogger("kb_qa.answer").setLevel(logging.ERROR)
+    # The answer's own warnings and errors are the server log's; here its error is said
+    # once, below (with -v they are logged as asked).
+    if not getattr(args, "verbose", False):
+        logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
     async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
         if event.name == "status":
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
