@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from kb_qa.text import HIGHLIGHT
 from kb_qa.types import Chunk, Heading, Outline
 
 SCHEMA_VERSION = "1"
@@ -49,11 +50,17 @@ class FileRow:
 
 # Bump when kb_qa.text.normalize changes what the embedder sees for the same text.
 EMBED_TEXT_VERSION = "2"
+# Texts holding an ==highlight== are seen without its marks since normalize's version 3: only
+# they are keyed anew (embedded again once); every other text keeps its cached vector.
+_MARKED_TEXT_VERSION = "3"
 
 
 def embed_key(chunk: Chunk) -> str:
     """Cache key of a chunk's embedding: identical indexed text is embedded once."""
-    return hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
+    text = chunk.index_text
+    marked = "==" in text and HIGHLIGHT.search(text) is not None
+    version = _MARKED_TEXT_VERSION if marked else EMBED_TEXT_VERSION
+    return hashlib.sha1(f"{version}\0{text}".encode()).hexdigest()
 
 
 class Manifest:

@@ -27,7 +27,8 @@ from kb_qa.types import Document
 # 4: a notes vault's %% comments are not indexed (vault.source_text).
 # 5: an outline's long list item may be cut before its sub-items (chunking._list_units).
 # 6: a note's headings are shown as Obsidian shows them (wikilinks as labels, no ==marks==).
-CHUNKER_VERSION = "6"
+# 7: text holding ==marks== is embedded without them (manifest.embed_key).
+CHUNKER_VERSION = "7"
 
 
 @dataclass
