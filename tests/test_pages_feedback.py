@@ -241,6 +241,9 @@ def test_a_note_reads_as_obsidian_shows_it_in_citations_answers_and_the_view(
     paths = {c.heading_path for c in base.store.chunks("Weekly.md")}
     assert ("Weekly", "Open tasks") in paths
     assert "<mark>Open</mark> tasks</h2>" in view and "==" not in view
+    # The note's own marks are underlined: a citation's highlight must stand out on them.
+    assert "mark:not(.kb-qa-highlight){background:none" in view
+    assert '<link rel="icon" href="data:,">' in view  # no favicon request to fail
     assert 'disabled="disabled" type="checkbox"> Book the venue' in view
     assert 'checked="checked" disabled="disabled" type="checkbox"> Send the invites' in view
     assert "[ ]" not in view and "[x]" not in view

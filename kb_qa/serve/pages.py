@@ -42,6 +42,7 @@ nav{font-size:.9rem;margin-bottom:1rem}
 margin:1rem 0;border-radius:4px}
 .callout-warning,.callout-caution,.callout-danger{border-color:#d97706}
 .contains-task-list{list-style:none;padding-left:1.25rem}.task-list-item input{margin-right:.4rem}
+mark:not(.kb-qa-highlight){background:none;color:inherit;border-bottom:.18em solid #d4a72c}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 # The pages run our widget and nothing else, even if a note smuggled markup through.
@@ -55,6 +56,7 @@ def _page(title: str, body: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,">'  # no /favicon.ico request (a 404 in the console)
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
         f'<link rel="stylesheet" href="/kb-qa/kb-qa.css">{WIDGET}</head>'
         f"<body>{body}</body></html>"
