@@ -244,6 +244,7 @@ def test_a_note_reads_as_obsidian_shows_it_in_citations_answers_and_the_view(
     # The note's own marks are underlined: a citation's highlight must stand out on them.
     assert "mark:not(.kb-qa-highlight){background:none" in view
     assert '<link rel="icon" href="data:,">' in view  # no favicon request to fail
+    assert '<p dir="auto">We agreed' in view  # a right-to-left note reads right to left
     assert 'disabled="disabled" type="checkbox"> Book the venue' in view
     assert 'checked="checked" disabled="disabled" type="checkbox"> Send the invites' in view
     assert "[ ]" not in view and "[x]" not in view

@@ -769,14 +769,28 @@
         if (ctx && ctx.copy && b.closed) el2.appendChild(ctx.copy(b.text));
       } else if (b.type === "h") {
         el2 = doc.createElement("h" + Math.min(6, Math.max(3, b.level + 2)));
+        el2.setAttribute("dir", "auto");
         el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
       } else if (b.type === "ul" || b.type === "ol") {
         el2 = doc.createElement(b.type);
         if (b.type === "ol" && b.start !== 1) el2.setAttribute("start", String(b.start));
         b.items.forEach(function(item) {
           let li = doc.createElement("li");
-          if (item.length === 1 && item[0].type === "p") li.appendChild(renderInline(parseInline(item[0].text), doc, ctx));
-          else li.appendChild(renderBlocks(item, doc, ctx));
+          li.setAttribute("dir", "auto");
+          if (item.length === 1 && item[0].type === "p") {
+            let text = item[0].text;
+            let task = TASK.exec(text);
+            if (task) {
+              let box = doc.createElement("input");
+              box.setAttribute("type", "checkbox");
+              box.setAttribute("disabled", "");
+              if (task[1] !== " ") box.setAttribute("checked", "");
+              li.setAttribute("class", "kbq-task");
+              li.appendChild(box);
+              text = text.slice(task[0].length);
+            }
+            li.appendChild(renderInline(parseInline(text), doc, ctx));
+          } else li.appendChild(renderBlocks(item, doc, ctx));
           el2.appendChild(li);
         });
       } else if (b.type === "quote") {
@@ -806,12 +820,16 @@
         el2.appendChild(table);
       } else {
         el2 = doc.createElement(BLOCK_TAGS[b.type] || "p");
-        if (b.type === "p") el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
+        if (b.type === "p") {
+          el2.setAttribute("dir", "auto");
+          el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
+        }
       }
       frag.appendChild(el2);
     });
     return frag;
   }
+  var TASK = /^\[([ xX])\]\s+/;
   var MAX_INLINE_ELEMENTS = 3e3;
   var AFTER_CHIP = /^[.,;:!?)\]}»”’。，；：！？、）]+/;
   function renderInline(nodes, doc, ctx) {

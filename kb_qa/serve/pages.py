@@ -45,6 +45,7 @@ margin:1rem 0;border-radius:4px}
 mark:not(.kb-qa-highlight){background:none;color:inherit;border-bottom:.18em solid #d4a72c}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
+_OWN_DIRECTION = frozenset({"paragraph_open", "list_item_open", "th_open", "td_open"})
 # The pages run our widget and nothing else, even if a note smuggled markup through.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -139,6 +140,8 @@ def _view_page(
                 if child.type == "text" and "^" in child.content:
                     child.content = without_block_ids(child.content)
     for token in tokens:
+        if token.type in _OWN_DIRECTION:  # a Hebrew or Arabic line reads right to left
+            token.attrSet("dir", "auto")
         if token.type == "heading_open" and token.map is not None:
             anchor = anchors.get(first_line + token.map[0])
             if anchor:

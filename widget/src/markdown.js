@@ -186,15 +186,30 @@ function renderBlocks(blocks, doc, ctx) {
       if (ctx && ctx.copy && b.closed) el.appendChild(ctx.copy(b.text));
     } else if (b.type === "h") {
       el = doc.createElement("h" + Math.min(6, Math.max(3, b.level + 2)));
+      el.setAttribute("dir", "auto");
       el.appendChild(renderInline(parseInline(b.text), doc, ctx));
     } else if (b.type === "ul" || b.type === "ol") {
       el = doc.createElement(b.type);
       if (b.type === "ol" && b.start !== 1) el.setAttribute("start", String(b.start));
       b.items.forEach(function (item) {
         let li = doc.createElement("li");
+        li.setAttribute("dir", "auto");
         // A tight item is one paragraph: show it without the paragraph's margins.
-        if (item.length === 1 && item[0].type === "p") li.appendChild(renderInline(parseInline(item[0].text), doc, ctx));
-        else li.appendChild(renderBlocks(item, doc, ctx));
+        if (item.length === 1 && item[0].type === "p") {
+          let text = item[0].text;
+          let task = TASK.exec(text);
+          if (task) {
+            // "- [ ] Book the venue": a note's task, shown as the note shows it.
+            let box = doc.createElement("input");
+            box.setAttribute("type", "checkbox");
+            box.setAttribute("disabled", "");
+            if (task[1] !== " ") box.setAttribute("checked", "");
+            li.setAttribute("class", "kbq-task");
+            li.appendChild(box);
+            text = text.slice(task[0].length);
+          }
+          li.appendChild(renderInline(parseInline(text), doc, ctx));
+        } else li.appendChild(renderBlocks(item, doc, ctx));
         el.appendChild(li);
       });
     } else if (b.type === "quote") {
@@ -224,12 +239,18 @@ function renderBlocks(blocks, doc, ctx) {
       el.appendChild(table);
     } else {
       el = doc.createElement(BLOCK_TAGS[b.type] || "p");
-      if (b.type === "p") el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+      if (b.type === "p") {
+        el.setAttribute("dir", "auto"); // a Hebrew or Arabic passage reads right to left
+        el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+      }
     }
     frag.appendChild(el);
   });
   return frag;
 }
+
+// A task list item's box: "[ ] ", "[x] " (Obsidian and GitHub).
+const TASK = /^\[([ xX])\]\s+/;
 
 /** At most this many inline elements per rendered answer (``ctx.laid`` counts them): many
  * tiny inline boxes (a reply of whitespace-only code spans) are what Chromium lays out slowly. */

@@ -141,12 +141,23 @@ test("the supported subset renders to the expected elements", () => {
   });
   assert.equal(
     html(frag),
-    "<p>Intro with <strong>bold</strong>, <em>em</em>, <code>code</code> and snake_case_name.</p>" +
-      "<ol><li>first</li><li><p>second</p><ul><li>nested</li></ul></li></ol>" +
+    '<p dir="auto">Intro with <strong>bold</strong>, <em>em</em>, <code>code</code> and snake_case_name.</p>' +
+      '<ol><li dir="auto">first</li><li dir="auto"><p dir="auto">second</p><ul><li dir="auto">nested</li></ul></li></ol>' +
       '<div class="kbq-code"><pre><code data-lang="python">print(\'&lt;hi&gt;\')</code></pre><button></button></div>' +
-      "<blockquote><p>quoted</p></blockquote>"
+      '<blockquote><p dir="auto">quoted</p></blockquote>'
   );
   assert.deepEqual(copies, ["print('<hi>')"]);
+});
+
+test("a note's tasks show as boxes, and text finds its own direction", () => {
+  const frag = render("- [ ] Book the venue\n- [x] Send the invites\n- [link](x) stays\n\nשלום עולם");
+  assert.equal(
+    html(frag),
+    '<ul><li dir="auto" class="kbq-task"><input type="checkbox" disabled=""></input>Book the venue</li>' +
+      '<li dir="auto" class="kbq-task"><input type="checkbox" disabled="" checked=""></input>Send the invites</li>' +
+      '<li dir="auto"><a href="https://docs.example.com/x">link</a> stays</li></ul>' +
+      '<p dir="auto">שלום עולם</p>'
+  );
 });
 
 test("an unfinished code fence while streaming renders without a copy button", () => {
