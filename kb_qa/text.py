@@ -55,7 +55,9 @@ def normalize(text: str) -> str:
     text = WIKILINK.sub(_wikilink_words, text)
     text = _CALLOUT.sub(r"\1:", text)
     if "==" in text:  # "==stopcock==" read by MiniLM as a different thing: 0.377 -> 0.292
-        text = HIGHLIGHT.sub(r"\1", text)
+        text = "".join(  # but "a==b and c==d" in code is code
+            part if code else HIGHLIGHT.sub(r"\1", part) for code, part in code_segments(text)
+        )
     return _SPACE.sub(" ", text).strip()
 
 

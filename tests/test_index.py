@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kb_qa.errors import EmbeddingError, IndexStateError
+from kb_qa.index.manifest import embed_key
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
@@ -580,3 +581,21 @@ def test_the_embedding_cache_keeps_no_more_unused_vectors_than_chunks(
     note.write_text(f"# Edited\n\nVersion {3 * chunks - 2} of the note.\n", encoding="utf-8")
     assert base.index().embedded == 0
     assert_consistent(base)
+
+
+def test_vectors_stored_under_an_older_key_are_still_found(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """The in-memory vectors were looked up by the key this version computes: a section an
+    older kb-qa keyed otherwise (text holding ==marks==, embedded before the marks were
+    dropped) fell back to asking Chroma, and to keyword-only search where the vault had
+    been moved, until the next index run."""
+    vault = make_vault({"home.md": "# Home\n\n## Chores\n\n==The stopcock== is under the sink.\n"})
+    base = kb(vault)
+    base.index()
+    (chunk,) = [c for c in base.store.chunks() if c.heading == "Chores"]
+    older = "an-older-kb-qa-key"
+    with base.store.db:
+        base.store.db.execute("UPDATE vectors SET key=? WHERE key=?", (older, embed_key(chunk)))
+        base.store.db.execute("UPDATE chunks SET embed_key=? WHERE id=?", (older, chunk.id))
+    assert chunk.id in base.stored_vectors([chunk])

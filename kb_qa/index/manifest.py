@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from kb_qa.text import HIGHLIGHT
+from kb_qa.text import HIGHLIGHT, code_segments
 from kb_qa.types import Chunk, Heading, Outline
 
 SCHEMA_VERSION = "1"
@@ -55,10 +56,15 @@ EMBED_TEXT_VERSION = "2"
 _MARKED_TEXT_VERSION = "3"
 
 
+def _prose(text: str) -> str:
+    return "".join(p for code, p in code_segments(unicodedata.normalize("NFKC", text)) if not code)
+
+
 def embed_key(chunk: Chunk) -> str:
     """Cache key of a chunk's embedding: identical indexed text is embedded once."""
     text = chunk.index_text
-    marked = "==" in text and HIGHLIGHT.search(text) is not None
+    # As normalize sees it: after NFKC ("＝＝" is "==") and outside code.
+    marked = ("==" in text or "＝" in text) and HIGHLIGHT.search(_prose(text)) is not None
     version = _MARKED_TEXT_VERSION if marked else EMBED_TEXT_VERSION
     return hashlib.sha1(f"{version}\0{text}".encode()).hexdigest()
 
@@ -100,6 +106,12 @@ class Manifest:
             )
             found.update({r[0]: (r[1], r[2], r[3]) for r in rows})
         return found
+
+    def embed_keys(self) -> dict[str, str]:
+        """chunk id -> the cache key its vector was stored under (as that run computed it:
+        an index written by an older kb-qa keeps its own keys until it is indexed again)."""
+        rows = self.db.execute("SELECT id, embed_key FROM chunks WHERE embed_key IS NOT NULL")
+        return {r[0]: r[1] for r in rows}
 
     def failure(self, path: str, file_hash: str) -> str:
         """Why this exact content of ``path`` could not be chunked last time ("" if it could)."""

@@ -79,9 +79,12 @@ class KnowledgeBase(IndexRun):
             return self._loaded
 
     def stored_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
-        """The manifest's cached embedding of each chunk that has one, by chunk id."""
-        cached = self.store.cached_vectors(embed_key(c) for c in chunks)
-        return {c.id: cached[embed_key(c)] for c in chunks if embed_key(c) in cached}
+        """The manifest's cached embedding of each chunk that has one, by chunk id (under
+        the key it was stored with: an older kb-qa's keys hold until the next index run)."""
+        stored = self.store.embed_keys()
+        keys = {c.id: stored.get(c.id) or embed_key(c) for c in chunks}
+        cached = self.store.cached_vectors(keys.values())
+        return {i: cached[k] for i, k in keys.items() if k in cached}
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
