@@ -179,8 +179,8 @@ _MORE_THAN_ZERO = frozenset(
     """replica_poll llm_timeout rewrite_timeout admin_session_hours embed_batch chunk_chars
     token_budget candidates answer_candidates max_question_chars max_body_bytes""".split()
 )
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
+_TRUE = ("1", "true", "yes", "y", "on", "enabled")
+_FALSE = ("0", "false", "no", "n", "off", "disabled", "")
 
 
 def _coerce(settings: Settings, name: str, value: Any) -> Any:
@@ -195,7 +195,7 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 return value
             said = str(value).strip().lower()
             if said not in _TRUE + _FALSE:  # "treu" must not quietly switch a flag off
-                raise ValueError("must be true or false (1/0, yes/no, on/off)")
+                raise ValueError("must be true or false (1/0, yes/no, on/off, enabled/disabled)")
             return said in _TRUE
         if isinstance(current, int):
             result = int(value)

@@ -235,7 +235,7 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_RATE_LIMIT", "nan", "must be a number, 0 or more"),
         ("KBQA_PARSE_TIMEOUT", "-1", "must be a number, 0 or more"),
         ("KBQA_RENDER", "treu", "must be true or false"),
-        ("KBQA_QUESTION_LOG", "enabled", "must be true or false"),
+        ("KBQA_QUESTION_LOG", "sure", "must be true or false"),
         ("KBQA_CHUNK_CHARS", "0", "must be more than 0"),
         ("KBQA_TOKEN_BUDGET", "0", "must be more than 0"),
         ("KBQA_EMBED_BATCH", "0", "must be more than 0"),
