@@ -88,10 +88,13 @@ class Replica(KnowledgeBase):
             if record.writing:
                 return self._wait_for_writer()
             if not record.generation:
+                if self._loaded.keyword is not None:
+                    return False  # emptied for a rebuild: serve what was loaded meanwhile
                 raise IndexStateError(
                     f"Workspace {self.workspace!r} on {self.settings.chroma_url} has no "
-                    "generation yet: its writer has not finished a first `kb-qa index` "
-                    "(or is older than this replica). Run it, and this replica loads it."
+                    "generation yet: its writer has not finished a first `kb-qa index`, is "
+                    "rebuilding it, or is older than this replica. This replica loads it "
+                    "when the writer publishes it."
                 )
             if record.generation == self._loaded.generation and self._loaded.keyword:
                 return False
