@@ -599,3 +599,25 @@ def test_vectors_stored_under_an_older_key_are_still_found(
         base.store.db.execute("UPDATE vectors SET key=? WHERE key=?", (older, embed_key(chunk)))
         base.store.db.execute("UPDATE chunks SET embed_key=? WHERE id=?", (older, chunk.id))
     assert chunk.id in base.stored_vectors([chunk])
+
+
+def test_a_library_search_says_what_is_wrong_with_its_arguments(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """k=-1 returned all but three sections, a string include matched nothing and an
+    absolute or backslashed path filter nothing either, a lone surrogate crashed the
+    tokenizer: the CLI, API and MCP checked these, the library did not."""
+    vault = make_vault(VAULT)
+    base = kb(vault)
+    base.index()
+    for k in (0, -1, 2.5, "3", True):
+        with pytest.raises(ValueError, match="k must be a whole number of 1 or more"):
+            base.search("wombat", k)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"include must be a list of vault paths"):
+        base.search("wombat", 3, include="notes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="the question must be a string"):
+        base.search(None, 3)  # type: ignore[arg-type]
+    assert base.search("wombat \ud800 backup", 3)
+    some = "notes/gamma.md"
+    for written in (str(vault / some), "notes\\gamma.md"):
+        assert {h.chunk.path for h in base.search("platypus eggs", 5, include=[written])} == {some}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
 from kb_qa.settings import Settings
 from kb_qa.text import keyword_tokens, question_title
 from kb_qa.types import Chunk, Hit
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +156,8 @@ class KnowledgeBase(IndexRun):
         more gold sections within the token budget.
         """
         k = k if k is not None else self.settings.top_k
+        question = _checked(question, k, include, exclude)
+        include, exclude = self._vault_paths(include), self._vault_paths(exclude)
         view = self._search_view()
         if not view.chunks or not question.strip():
             return []
@@ -204,6 +209,19 @@ class KnowledgeBase(IndexRun):
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]
+
+    def _vault_paths(self, patterns: Sequence[str]) -> list[str]:
+        """Path filters as the index names pages: relative to the vault, with "/" (an
+        absolute path inside the vault, or "docs\\guides", matched nothing)."""
+        vault = Path(self.settings.vault).resolve() if self.settings.vault else None
+        found = []
+        for pattern in patterns:
+            pattern = pattern.replace("\\", "/")
+            if vault is not None and Path(pattern).is_absolute():
+                with contextlib.suppress(ValueError):
+                    pattern = Path(pattern).resolve().relative_to(vault).as_posix()
+            found.append(pattern)
+        return found
 
     def _history_only(self, view: Loaded, question: str) -> set[str]:
         """Ids of changelog chunks holding a word of the question that no other page has:
@@ -279,3 +297,20 @@ class KnowledgeBase(IndexRun):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _checked(question: object, k: object, include: object, exclude: object) -> str:
+    """The question of a library call to ``search``, once its arguments are of use (the
+    CLI, HTTP API and MCP tools check theirs first, with their own words)."""
+    if not isinstance(question, str):
+        raise TypeError(f"search: the question must be a string, not {type(question).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"search: k must be a whole number of 1 or more, not {k!r}")
+    for name, patterns in (("include", include), ("exclude", exclude)):
+        if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):  # type: ignore[attr-defined]
+            raise TypeError(
+                f"search: {name} must be a list of vault paths or globs, e.g. "
+                f"{name}=['docs/guides/*'], not {patterns!r}"
+            )
+    # A lone surrogate (from a bad decode) cannot be tokenized: read it as "?".
+    return _SURROGATE.sub("?", question)
