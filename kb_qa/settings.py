@@ -189,7 +189,12 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
     env = ENV_PREFIX + name.upper()
     try:
         if name in ("vault", "index_dir"):
-            return Path(value).expanduser() if value not in (None, "") else None
+            # Absolute from the start: a process that changes its directory later (a host
+            # application) must not index, or make .kb-qa, somewhere else.
+            if value in (None, ""):
+                return None
+            given = Path(value).expanduser()
+            return given.resolve() if name == "vault" else given.absolute()  # as from_env
         if isinstance(current, bool):
             if isinstance(value, bool):
                 return value

@@ -12,6 +12,7 @@ import pytest
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.index.manifest import embed_key
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.settings import Settings
 
 KB = Callable[..., KnowledgeBase]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -621,3 +622,20 @@ def test_a_library_search_says_what_is_wrong_with_its_arguments(
     some = "notes/gamma.md"
     for written in (str(vault / some), "notes\\gamma.md"):
         assert {h.chunk.path for h in base.search("platypus eggs", 5, include=[written])} == {some}
+
+
+def test_a_relative_vault_given_to_a_library_stays_where_it_was(
+    make_vault: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KnowledgeBase(path, settings=...) kept a relative vault: after the host process
+    changed directory, index() made a stray .kb-qa elsewhere and searches found nothing."""
+    vault = make_vault(VAULT)
+    monkeypatch.chdir(vault.parent)
+    base = KnowledgeBase(vault.name, settings=Settings(embed_model="hash"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    base.index()
+    assert base.search("platypus eggs", 1)[0].chunk.path == "notes/gamma.md"
+    assert not (elsewhere / vault.name).exists()
+    base.close()
