@@ -18,6 +18,8 @@ _SPACE = re.compile(r"\s+")
 # Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
 # Each part is bounded: unbounded, a long run of "[[a[[a…" took quadratic time to reject.
 WIKILINK = re.compile(r"!?\[\[([^\[\]|#]{0,300})(?:#([^\[\]|]{0,300}))?(?:\|([^\[\]]{0,300}))?\]\]")
+# A lone surrogate (text decoded with "surrogateescape", a JSON "\ud800"): no UTF-8 holds it.
+SURROGATE = re.compile("[\ud800-\udfff]")
 # Obsidian's ==highlight==, shown as its words.
 HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]{1,500}?)(?<=\S)==")
 # Callout markers such as "> [!note]" or "> [!warning]-".

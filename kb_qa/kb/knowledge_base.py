@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -25,10 +24,8 @@ from kb_qa.ingest import links, vault
 from kb_qa.kb.index_run import IndexRun
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
 from kb_qa.settings import Settings
-from kb_qa.text import keyword_tokens, question_title
+from kb_qa.text import SURROGATE, keyword_tokens, question_title
 from kb_qa.types import Chunk, Hit
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 log = logging.getLogger(__name__)
 
@@ -313,4 +310,4 @@ def _checked(question: object, k: object, include: object, exclude: object) -> s
                 f"{name}=['docs/guides/*'], not {patterns!r}"
             )
     # A lone surrogate (from a bad decode) cannot be tokenized: read it as "?".
-    return _SURROGATE.sub("?", question)
+    return SURROGATE.sub("?", question)

@@ -11,11 +11,11 @@ from typing import Any
 
 from kb_qa.errors import KbQaError
 from kb_qa.settings import MAX_TOP_K, Settings
+from kb_qa.text import SURROGATE
 
 MAX_K = MAX_TOP_K  # results a search returns at most
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 500
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters that show nothing: controls, zero-width and format characters, the BOM.
 _INVISIBLE = re.compile(
     "[\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
@@ -42,7 +42,7 @@ def question(text: Any, settings: Settings, name: str = "question") -> str:
             f"{settings.max_question_chars:,} (max_question_chars).",
             413,
         )
-    if _SURROGATE.search(text):
+    if SURROGATE.search(text):
         raise InputError(
             f"The {name} contains an invalid Unicode character (a lone surrogate).", 400
         )

@@ -24,6 +24,7 @@ from kb_qa.answer.answering import Event
 from kb_qa.answer.prompt import Turn
 from kb_qa.serve import inputs
 from kb_qa.settings import Settings
+from kb_qa.text import SURROGATE
 from kb_qa.types import Hit
 
 ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
@@ -62,7 +63,6 @@ class AskRequest:
 
 
 MAX_JSON_DEPTH = 32
-_SURROGATE = re.compile("[\ud800-\udfff]")
 WHOLE_NUMBER = re.compile(r"[0-9]{1,6}")
 
 
@@ -158,7 +158,7 @@ def _check_json(value: Any) -> None:
         if depth > MAX_JSON_DEPTH:
             raise reject(400, f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.")
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if SURROGATE.search(item):
                 raise reject(
                     400, "The request contains an invalid Unicode character (a lone surrogate)."
                 )
