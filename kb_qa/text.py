@@ -276,6 +276,15 @@ def _spans(text: str) -> list[tuple[bool, str]]:
     return parts
 
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def blanked(text: str) -> str:
+    """``text`` as spaces, its line breaks kept: gone from sight, every offset and line
+    number still the same."""
+    return _NOT_NEWLINE.sub(" ", text)
+
+
 def without_comments(text: str) -> str:
     """``text`` with Obsidian's ``%% comments %%`` (inline or over lines; one left open runs
     to the end, as in Obsidian) turned into spaces, line breaks kept: what Obsidian hides is
@@ -325,5 +334,5 @@ def _comment_line(line: str, inside: bool) -> tuple[str, bool]:
             if n:
                 out.append("  ")
                 inside = not inside
-            out.append(re.sub(r"[^\n]", " ", piece) if inside else piece)
+            out.append(blanked(piece) if inside else piece)
     return "".join(out), inside

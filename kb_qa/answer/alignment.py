@@ -24,7 +24,7 @@ from kb_qa.answer.blocks import (
     table_header,
     weight_of,
 )
-from kb_qa.text import code_segments, keyword_tokens
+from kb_qa.text import blanked, code_segments, keyword_tokens
 from kb_qa.types import Hit
 
 __all__ = ["aligned", "claims"]
@@ -36,7 +36,6 @@ MIN_SHARE = 0.6
 _MARKERS = re.compile(r"(?:\[\d{1,3}\])+")
 _NUMBER = re.compile(r"\[(\d{1,3})\]")
 _BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
-_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def claims(reply: str) -> list[tuple[str, list[int]]]:
@@ -45,8 +44,7 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
     found: list[tuple[str, list[int]]] = []
     # Code blanked, its line breaks kept: they still end the sentence before a fence.
     prose = "".join(
-        part if not is_code else _NOT_NEWLINE.sub(" ", part)
-        for is_code, part in code_segments(reply)
+        part if not is_code else blanked(part) for is_code, part in code_segments(reply)
     )
     start = 0
     for m in _MARKERS.finditer(prose):
