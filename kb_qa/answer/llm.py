@@ -27,7 +27,7 @@ RETRY_DELAY = 0.5  # seconds before the one retry of a transient LLM failure
 TEMPERATURE = 0.1  # grounded answers: little creativity wanted
 
 
-def _litellm(settings: Settings) -> Any:
+def litellm_client(settings: Settings) -> Any:
     """litellm, imported on first use: importing it takes seconds (kb-qa[llm] brings it)."""
     try:
         return extras.litellm(f"The model {settings.model} (KBQA_MODEL or --model)")
@@ -45,7 +45,7 @@ async def warm_up(settings: Settings) -> str:
     if not settings.model:
         return ""
     try:
-        litellm = await anyio.to_thread.run_sync(_litellm, settings)
+        litellm = await anyio.to_thread.run_sync(litellm_client, settings)
     except LLMError as exc:  # serve anyway: search works, and each answer says why it cannot
         log.error("%s", exc.detail)
         return exc.detail
@@ -89,7 +89,7 @@ async def llm_pieces(
     prompt: Prompt, settings: Settings, usage: dict[str, int]
 ) -> AsyncIterator[str]:
     """The model's answer text as it streams, raw citation numbers and all."""
-    litellm = await anyio.to_thread.run_sync(_litellm, settings)
+    litellm = await anyio.to_thread.run_sync(litellm_client, settings)
     options = call_options(settings)
     for attempt in (1, 2):
         sent = False

@@ -13,8 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kb_qa import extras
-from kb_qa.answer.llm import reason
+from kb_qa.answer.llm import litellm_client, reason
 from kb_qa.answer.prompt import Turn
 from kb_qa.settings import Settings
 
@@ -41,7 +40,7 @@ def rewrite(
     recent = "\n".join(f"{t.role}: {t.content[:500]}" for t in list(history)[-4:])
     content = (f"Conversation so far:\n{recent}\n\n" if recent else "") + f"Question: {question}"
     try:
-        litellm = extras.litellm(f"The model {settings.model} (KBQA_MODEL or --model)")
+        litellm = litellm_client(settings)
         response = litellm.completion(
             **{**options, "timeout": min(settings.llm_timeout, settings.rewrite_timeout)},
             messages=[
