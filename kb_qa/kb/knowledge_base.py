@@ -210,11 +210,11 @@ class KnowledgeBase(IndexRun):
     def _vault_paths(self, patterns: Sequence[str]) -> list[str]:
         """Path filters as the index names pages: relative to the vault, with "/" (an
         absolute path inside the vault, or "docs\\guides", matched nothing)."""
-        vault = Path(self.settings.vault).resolve() if self.settings.vault else None
         found = []
         for pattern in patterns:
             pattern = pattern.replace("\\", "/")
-            if vault is not None and Path(pattern).is_absolute():
+            if self.settings.vault and Path(pattern).is_absolute():  # resolved only then
+                vault = Path(self.settings.vault).resolve()
                 with contextlib.suppress(ValueError):
                     pattern = Path(pattern).resolve().relative_to(vault).as_posix()
             found.append(pattern)
