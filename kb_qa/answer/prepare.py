@@ -89,10 +89,8 @@ def prepare(
     elapsed = (time.perf_counter() - started) * 1000
     # Judged on what was searched: a rewrite written out in full covers a follow-up whose
     # bare words ("and how do I change it?") cover nothing.
-    model = kb.embedder.name
-    is_covered = covered(queries[0], rankings[0][:10], model) or any(
-        covered(q, r[:10], model) for q, r in zip(queries[1:], rankings[1:]) if rewritten
-    )
+    judged = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
+    is_covered = any(covered(q, r[:10], kb.embedder.name) for q, r in judged)
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
 
 
