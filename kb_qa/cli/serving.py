@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
-from kb_qa.errors import ConfigError, IndexStateError, KbQaError
+from kb_qa.errors import ConfigError, IndexBusyError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
@@ -133,8 +133,6 @@ def index_when_free(
     """``kb.index()``, waiting while another process updates the same index (two editor
     windows on one vault, a `kb-qa index` still running) instead of failing for good;
     ``waiting()`` is called once when it has to wait."""
-    from kb_qa.errors import IndexBusyError
-
     said = False
     while True:
         try:
@@ -209,7 +207,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             report = index_when_free(kb, mcp_log, progress, waiting=serve_what_is_there)
             print(report_summary(report), file=sys.stderr)
             if args.watch:
-                watchers.append(_start_watcher(kb, logging.getLogger("kb_qa.mcp"), args))
+                watchers.append(_start_watcher(kb, mcp_log, args))
         except KbQaError as exc:
             first.error = f"The index could not be brought up to date: {exc}"
             print(f"kb-qa: {exc}", file=sys.stderr)
