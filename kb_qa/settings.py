@@ -8,6 +8,7 @@ argument, never read from a global.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 from dataclasses import dataclass
@@ -16,7 +17,18 @@ from typing import Any
 
 from kb_qa.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 ENV_PREFIX = "KBQA_"
+# The values a setting may take, where there are only a few (checked as it is set, so a
+# server never starts with one that fails every request)
+LINK_STYLES = ("site", "file", "vscode", "obsidian")
+GENERATORS = ("mkdocs", "zensical")
+FUSIONS = ("zscore", "rrf")
+_CHOICES = {"link_style": ("", *LINK_STYLES), "generator": ("", *GENERATORS), "fusion": FUSIONS}
+# Variables of kb-qa's benchmarks and tests, not settings (a misspelt setting is warned about,
+# once a process)
+_NOT_SETTINGS = {"KBQA_CORPORA", "KBQA_REAL_CORPORA", "KBQA_BENCH_DIR", "KBQA_PARITY_PAGES"}
 
 
 @dataclass(frozen=True)
@@ -160,10 +172,17 @@ class Settings:
         """Settings from ``KBQA_*`` environment variables, then explicit overrides."""
         base = cls()
         values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for f in fields.values():
             raw = os.environ.get(ENV_PREFIX + f.name.upper())
-            if raw is not None and raw != "":
+            # An empty value leaves the default, but switches a flag off, as documented
+            if raw is not None and (raw != "" or isinstance(f.default, bool)):
                 values[f.name] = raw
+        for name in os.environ:
+            unknown = name.startswith(ENV_PREFIX) and name[len(ENV_PREFIX) :].lower() not in fields
+            if unknown and name not in _NOT_SETTINGS:
+                _NOT_SETTINGS.add(name)
+                log.warning("%s is not a kb-qa setting and is ignored: is it misspelt?", name)
         if vault is not None:
             values["vault"] = vault
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -177,7 +196,8 @@ MAX_TOP_K = 100  # the most results a search returns (top_k, and k of every requ
 # elsewhere 0 means off: no rate limit, no parse, header or body time limit.
 _MORE_THAN_ZERO = frozenset(
     """replica_poll llm_timeout rewrite_timeout admin_session_hours embed_batch chunk_chars
-    token_budget candidates answer_candidates max_question_chars max_body_bytes""".split()
+    token_budget candidates answer_candidates max_question_chars max_body_bytes
+    max_header_bytes""".split()
 )
 _TRUE = ("1", "true", "yes", "y", "on", "enabled")
 _FALSE = ("0", "false", "no", "n", "off", "disabled", "")
@@ -210,6 +230,8 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 raise ValueError("must be more than 0")
             if name == "top_k" and not 1 <= result <= MAX_TOP_K:
                 raise ValueError(f"must be between 1 and {MAX_TOP_K}")
+            if name == "port" and result > 65535:
+                raise ValueError("must be a port number, 0 to 65535")
             return result
         if isinstance(current, float):
             number = float(value)
@@ -222,6 +244,13 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
             if isinstance(value, str):
                 return tuple(p.strip() for p in value.split(",") if p.strip())
             return tuple(value)
+        if name in _CHOICES:
+            said = str(value).strip().lower()
+            if said not in _CHOICES[name]:
+                named = ", ".join(c for c in _CHOICES[name] if c)
+                empty = ", or leave it empty" if "" in _CHOICES[name] else ""
+                raise ValueError(f"use one of {named}{empty}")
+            return said
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"Setting {name} ({env}) has an invalid value {value!r}: {exc}.") from exc
     return value

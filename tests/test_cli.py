@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kb_qa import Settings
+
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 
 # One chunk per page. Pages sort a..e, so when the vector side is switched off
@@ -239,6 +241,11 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_CHUNK_CHARS", "0", "must be more than 0"),
         ("KBQA_TOKEN_BUDGET", "0", "must be more than 0"),
         ("KBQA_EMBED_BATCH", "0", "must be more than 0"),
+        ("KBQA_MAX_HEADER_BYTES", "0", "must be more than 0"),
+        ("KBQA_PORT", "70000", "0 to 65535"),
+        ("KBQA_LINK_STYLE", "bogus", "use one of site, file, vscode, obsidian"),
+        ("KBQA_FUSION", "bogus", "use one of zscore, rrf"),
+        ("KBQA_GENERATOR", "hugo", "use one of mkdocs, zensical, or leave it empty"),
     ],
 )
 def test_a_setting_out_of_range_stops_the_command_naming_it(
@@ -250,6 +257,23 @@ def test_a_setting_out_of_range_stops_the_command_naming_it(
     assert result.returncode == 1
     assert name in result.stderr and said in result.stderr
     no_traceback(result)
+
+
+def test_an_empty_flag_variable_switches_the_flag_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As documented: KBQA_QUESTION_LOG= must not leave the question log on."""
+    monkeypatch.setenv("KBQA_QUESTION_LOG", "")
+    monkeypatch.setenv("KBQA_TOP_K", "")  # an empty number keeps its default
+    settings = Settings.from_env(".")
+    assert settings.question_log is False and settings.top_k == Settings().top_k
+
+
+def test_a_misspelt_setting_variable_is_warned_about(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n"})
+    result = run_cli("index", str(vault), env={"KBQA_TOPK": "3"})
+    assert result.returncode == 0
+    assert "KBQA_TOPK is not a kb-qa setting" in result.stderr
 
 
 @pytest.mark.parametrize("command", ["insights", "feedback"])

@@ -6,9 +6,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from kb_qa.errors import ConfigError
+from kb_qa.settings import LINK_STYLES as STYLES
 from kb_qa.types import Chunk
-
-STYLES = ("site", "file", "vscode", "obsidian")
 
 
 def link(chunk: Chunk, style: str, *, vault: Path, site_url: str = "") -> str:

@@ -27,6 +27,7 @@ import yaml
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import safe_config, snippet_guard, zensical
+from kb_qa.settings import GENERATORS
 
 if TYPE_CHECKING:
     import pathspec
@@ -41,7 +42,6 @@ DEFAULT_EXCLUDES = (".*", "/templates/")
 MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
 # The order Zensical looks for its configuration in (its main.py).
 CONFIG_FILES = (zensical.CONFIG_FILE, *MKDOCS_FILES)
-GENERATORS = ("mkdocs", "zensical")
 
 
 @dataclass
