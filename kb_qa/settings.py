@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from kb_qa.errors import ConfigError
 
@@ -244,6 +245,15 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
             if isinstance(value, str):
                 return tuple(p.strip() for p in value.split(",") if p.strip())
             return tuple(value)
+        if name == "chroma_url" and value:
+            url = urlparse(str(value))
+            if url.scheme not in ("http", "https") or not url.hostname or url.port == 0:
+                raise ValueError("use an http(s) URL such as http://127.0.0.1:8000")
+            if url.path.strip("/"):  # chromadb's client takes a host and a port, nothing more
+                raise ValueError(
+                    f"it has a path ({url.path}), which the Chroma client cannot use: give the "
+                    "server's own address, such as http://127.0.0.1:8000"
+                )
         if name in _CHOICES:
             said = str(value).strip().lower()
             if said not in _CHOICES[name]:

@@ -246,6 +246,7 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_LINK_STYLE", "bogus", "use one of site, file, vscode, obsidian"),
         ("KBQA_FUSION", "bogus", "use one of zscore, rrf"),
         ("KBQA_GENERATOR", "hugo", "use one of mkdocs, zensical, or leave it empty"),
+        ("KBQA_CHROMA_URL", "notaurl", "use an http(s) URL"),
     ],
 )
 def test_a_setting_out_of_range_stops_the_command_naming_it(

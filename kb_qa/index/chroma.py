@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.errors import IndexStateError
 from kb_qa.index.chroma_http import answers, bound
 from kb_qa.index.workspace import WorkspaceRecord, chunk_from_record
 from kb_qa.settings import Settings
@@ -292,16 +292,7 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
             _forget_system(str(path))
         return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
-    url = urlparse(settings.chroma_url)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        raise ConfigError(
-            f"chroma_url {settings.chroma_url!r} is not an http(s) URL such as http://127.0.0.1:8000."
-        )
-    if url.path.strip("/"):  # chromadb's client takes a host and a port, nothing more
-        raise ConfigError(
-            f"chroma_url {settings.chroma_url!r} has a path ({url.path}), which the Chroma "
-            "client cannot use: give the server's own address, such as http://127.0.0.1:8000."
-        )
+    url = urlparse(settings.chroma_url)  # checked as it was set (settings._coerce)
     answers(settings.chroma_url)
     try:
         client = chromadb.HttpClient(
