@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -219,6 +220,30 @@ def test_a_client_that_leaves_while_a_call_waits_for_the_first_index_ends_the_se
             finally:
                 server.kill()
     assert code == 0, log.read_text()
+
+
+def test_ctrl_c_in_a_terminal_stops_the_server(tmp_path: Path) -> None:
+    """It did nothing the first time, and the second left the process waiting for Ctrl-D
+    (the protocol's reader blocks on stdin in a thread)."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nAlpha.\n", encoding="utf-8")
+    log = tmp_path / "mcp.log"
+    with log.open("w") as errlog:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kb_qa.cli", "mcp", str(vault), "--embed-model", "hash"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=cli_env(),
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while "Indexed 1 files" not in log.read_text():  # serving, the stream left open
+                assert time.monotonic() < deadline and server.poll() is None, log.read_text()
+                time.sleep(0.05)
+            server.send_signal(signal.SIGINT)
+            code = server.wait(timeout=15)
+        finally:
+            server.kill()
+    assert code == 130 and "kb-qa: stopped." in log.read_text()
 
 
 async def _ask_with(vault: Path, index_dir: Path, env: dict[str, str]) -> tuple[bool, str]:

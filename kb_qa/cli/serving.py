@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -218,6 +219,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             first.done.set()
             ran.set()
 
+    def interrupted(signum: int, frame: object) -> None:
+        # Ctrl-C in a terminal: stop now. The protocol's reader waits on stdin in a thread no
+        # cancellation reaches, so a clean exit would wait for Ctrl-D; the index keeps what
+        # it wrote, as after a kill, and the next run finishes it.
+        print("\nkb-qa: stopped.", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)  # before asyncio installs its own
     threading.Thread(target=index_first, name="kb-qa-first-index", daemon=True).start()
     left = False
     try:
