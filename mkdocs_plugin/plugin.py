@@ -30,8 +30,10 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
+from kb_qa.errors import ConfigError
 from kb_qa.ingest import render
 from kb_qa.wiring import options as wiring
+from kb_qa.wiring.options import check_endpoint
 from kb_qa.wiring.tags import inject, is_wired, widget_tags
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
@@ -73,14 +75,10 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
             return config
-        endpoint = self.config.endpoint.strip()
-        if endpoint:
-            parsed = urlparse(endpoint)
-            if parsed.scheme not in ("http", "https") or not parsed.netloc:
-                raise PluginError(
-                    f"kb-qa: endpoint {endpoint!r} must be an absolute http(s) URL of the kb-qa "
-                    "API, e.g. https://docs-api.example.com (or leave it empty)."
-                )
+        try:
+            endpoint = check_endpoint(self.config.endpoint)
+        except ConfigError as exc:
+            raise PluginError(f"kb-qa: {exc}") from exc
         if not _SHORTCUT.match(self.config.shortcut.strip()):
             raise PluginError(
                 f"kb-qa: shortcut {self.config.shortcut!r} is not a key combination like "

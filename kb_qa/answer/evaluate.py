@@ -66,6 +66,11 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
                 f'{path}:{n}: expected {{"question": ..., "gold": [{{"path": ..., '
                 f'"anchor": ...}}]}} ({exc}).'
             ) from exc
+    if not questions:
+        raise ConfigError(
+            f'{path} holds no questions: write one per line, {{"question": ..., "gold": '
+            '[{"path": ..., "anchor": ...}]}.'
+        )
     return questions
 
 

@@ -6,15 +6,18 @@ Takes the command line and gives the commands, by group: over the index (``index
 they share in ``common``. This module holds the argument parser and ``main``, the console
 script's entry point (``kb_qa.cli:main``).
 
-Errors a user can act on are printed as one message without a traceback (exit 1);
-Ctrl-C stops cleanly (exit 130) and leaves a usable index.
+Errors a user can act on are printed as one message without a traceback (exit 1), and so
+is a file the system refuses (permissions, a full disk); Ctrl-C stops cleanly (exit 130;
+``serve`` shuts down as on SIGTERM, exit 0) and leaves a usable index.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +28,14 @@ from kb_qa.cli.owners import cmd_feedback, cmd_init, cmd_insights
 from kb_qa.cli.serving import cmd_mcp, cmd_serve, cmd_watch
 from kb_qa.errors import KbQaError
 
+# What Ctrl-C leaves, by command
+_INTERRUPTED = {
+    "index": "interrupted. The index keeps everything written so far; run the same command "
+    "again to finish.",
+    "watch": "stopped. The index keeps everything written so far; the next `kb-qa watch` or "
+    "`kb-qa index` catches up with what changed meanwhile.",
+}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
@@ -34,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # A terminal that is not UTF-8 (cp1252, latin-1) shows what it cannot print as "?"
+    # rather than stopping an answer in Chinese with a UnicodeEncodeError.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="replace")
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that stopped early is found here, not at exit
@@ -42,12 +57,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kb-qa: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print(f"\nkb-qa: {_INTERRUPTED.get(args.command, 'interrupted.')}", file=sys.stderr)
+        return 130
+    except PermissionError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"kb-qa: permission denied:{where}. Check who owns it and its mode.", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # the manifest or Chroma's database, read-only or broken
         print(
-            "\nkb-qa: interrupted. The index keeps everything written so far; run the same "
-            "command again to finish.",
+            f"kb-qa: the index's database failed ({exc}). Check that the index folder is "
+            "writable and the disk has room; `kb-qa index` rebuilds a broken index.",
             file=sys.stderr,
         )
-        return 130
+        return 1
     except BrokenPipeError:
         # Whoever read the output stopped (`kb-qa insights --csv | head -1`): so do we,
         # quietly. stdout goes to /dev/null so that Python's own flush at exit is silent.
@@ -170,10 +192,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--since", default="", help="only questions this recent: 7d, 24h, 30m, 2w or 2026-11-30"
     )
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", type=Path, default=None, metavar="FILE", help="write an HTML report")
-    p.add_argument("--csv", action="store_true", help="print the raw question log as CSV")
-    p.add_argument(
+    printed = p.add_mutually_exclusive_group()  # one format on stdout
+    printed.add_argument("--json", action="store_true", help="print the report as JSON")
+    printed.add_argument("--csv", action="store_true", help="print the raw question log as CSV")
+    printed.add_argument(
         "--questions-csv",
         action="store_true",
         help="print the top questions (near-duplicates merged) as CSV",

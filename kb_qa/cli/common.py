@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from kb_qa.errors import IndexStateError
+from kb_qa.errors import ConfigError, IndexStateError, VaultError
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 
@@ -42,6 +42,14 @@ def open_index(args: argparse.Namespace) -> Any:
     from kb_qa.index.store import MANIFEST
 
     if not settings.chroma_url and not (settings.index_path / MANIFEST).is_file():
+        if settings.index_dir is None and not settings.vault.is_dir():
+            raise VaultError(
+                f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
+            )
+        if settings.index_path.exists() and not settings.index_path.is_dir():
+            raise IndexStateError(
+                f"The index folder {settings.index_path} is a file. Check --index-dir."
+            )
         require_index(0)
     return open_kb(args)
 
@@ -89,6 +97,12 @@ def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
     """The HTTP API's rules for a question, k and path filters (kb_qa.serve.inputs)."""
     from kb_qa.serve import inputs
 
+    # How Python keeps the bytes of an argument its locale could not decode
+    if re.search("[\udc80-\udcff]", args.question or ""):
+        raise ConfigError(
+            "The question holds bytes this terminal's locale cannot read: use a UTF-8 locale "
+            "(for example LANG=C.UTF-8)."
+        )
     args.question = inputs.question(args.question, settings)
     if getattr(args, "k", None) is not None:
         inputs.count(args.k)

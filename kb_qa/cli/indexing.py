@@ -29,18 +29,22 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     kb = open_kb(args)
     bar: tqdm | None = None
+    writing = False
 
     def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if args.quiet or total == 0:
+        nonlocal bar, writing
+        if args.quiet or total == 0 or writing:
             return
         if bar is None:
-            bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr)
+            # A bar on a terminal; in a log, one line (disable=None: off when not a tty)
+            bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr, disable=None)
+            if bar.disable:
+                print(f"Embedding {total} chunks …", file=sys.stderr)
         bar.n = done
         bar.refresh()
-        if done == total and not bar.disable:  # the bar's time is embedding's, not writing's
+        if done == total:  # the bar's time is embedding's, not writing's
             bar.close()
-            bar.disable = True
+            writing = True
             print("Writing the index …", file=sys.stderr)
 
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
@@ -145,7 +149,8 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
 
     tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+    colour = sys.stderr.isatty() and not os.environ.get("NO_COLOR")  # no-color.org
+    dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
     citations: Sequence[Any] = ()
     # The answer's own warnings and errors are the server log's; here its error is said
     # once, below (with -v they are logged as asked).

@@ -102,6 +102,11 @@ def cmd_insights(args: argparse.Namespace) -> int:
     from kb_qa.owners.feedback import FeedbackStore
     from kb_qa.owners.questionlog import QuestionLog, prune_logged
 
+    if args.html and (args.csv or args.questions_csv):
+        raise ConfigError(
+            "--html writes the report, --csv and --questions-csv print rows of the log: run "
+            "them as two commands."
+        )
     now = time.time()
     since = insights.parse_since(args.since, now) if args.since else None
     settings = settings_for(args)

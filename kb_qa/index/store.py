@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -46,6 +47,28 @@ VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 LOCK_GRACE = 1.0  # seconds a writer waits for the write lock before saying it is busy
 
 
+def _check_own_folder(folder: Path, vault: Path) -> None:
+    """Refuse an index folder that holds the vault or its pages, before anything is made in
+    it: every page inside the index folder is skipped, so the index would be empty, and its
+    database would be published with the site."""
+    folder = folder.resolve()
+    if vault.resolve().is_relative_to(folder):
+        raise VaultError(
+            f"The index folder {folder} holds the vault {vault}: kb-qa never reads pages inside "
+            "its index folder. Give the index a folder of its own (the default is "
+            f"{vault / '.kb-qa'})."
+        )
+    if (folder / MANIFEST).is_file() or not folder.is_dir():
+        return
+    page = next((p for p in folder.rglob("*.md") if p.is_file()), None)
+    if page is not None:
+        raise VaultError(
+            f"The index folder {folder} holds pages ({page.relative_to(folder)}): it looks like "
+            "a docs folder. Give the index a folder of its own (the default is "
+            f"{vault / '.kb-qa'})."
+        )
+
+
 class Store(Manifest, WorkspaceClaim):
     """Manifest + Chroma collection of one vault."""
 
@@ -57,6 +80,7 @@ class Store(Manifest, WorkspaceClaim):
             raise VaultError(
                 f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
             )
+        _check_own_folder(self.folder, settings.vault)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()

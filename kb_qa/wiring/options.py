@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlparse
 
 from kb_qa.errors import ConfigError
 
@@ -65,6 +66,19 @@ def plugin_options(config: Any) -> WidgetOptions | None:
     if not isinstance(found, dict):
         return None
     return options_from({EXTRA_KEY: found})
+
+
+def check_endpoint(value: str, name: str = "endpoint") -> str:
+    """``value`` stripped, when it is empty or an absolute http(s) URL (what the widget can
+    call: not a path, not ``javascript:``)."""
+    value = value.strip()
+    parsed = urlparse(value)
+    if value and (parsed.scheme not in ("http", "https") or not parsed.netloc):
+        raise ConfigError(
+            f"{name} {value!r} must be an absolute http(s) URL of the kb-qa API, e.g. "
+            "https://docs-api.example.com (or leave it empty)."
+        )
+    return value
 
 
 def options_from(extra: Any) -> WidgetOptions | None:

@@ -37,6 +37,7 @@ from kb_qa.wiring.options import (
     LOADER,
     LOADER_PATH,
     WidgetOptions,
+    check_endpoint,
     loader_script,
     options_from,
     plugin_options,
@@ -142,6 +143,9 @@ class Plan:
 def plan(root: Path, **options: Any) -> Plan:
     """What wiring ``root`` takes; ``options`` (endpoint, title, suggested_questions) change
     the settings already in the site config (or the defaults)."""
+    for name in ("endpoint", "preview_endpoint"):
+        if options.get(name):
+            check_endpoint(str(options[name]), f"--{name.replace('_', '-')}")
     root = root.resolve()
     if not root.is_dir():
         raise ConfigError(

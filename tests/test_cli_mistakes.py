@@ -1,0 +1,96 @@
+"""The real ``kb-qa`` command given what users get wrong: one line saying what to do, no
+traceback, and nothing made where it does not belong."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+PAGES = {"mkdocs.yml": "site_name: Demo\n", "docs/index.md": "# Home\n\n令牌 rotation.\n"}
+
+
+def said(result: subprocess.CompletedProcess[str], words: str, code: int = 1) -> None:
+    assert result.returncode == code, result.stderr
+    assert words in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("folder", [".", "docs"])
+def test_an_index_folder_holding_the_pages_is_refused_before_anything_is_made(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, folder: str
+) -> None:
+    """It said "Indexed 0 files", left its database among the pages (published with the
+    site), and search then sent the user back to `kb-qa index`."""
+    site = write_files(tmp_path / "site", PAGES)
+    before = sorted(p.name for p in site.rglob("*"))
+    result = run_cli("index", str(site), "--index-dir", str(site / folder))
+    said(result, "Give the index a folder of its own")
+    assert sorted(p.name for p in site.rglob("*")) == before
+
+
+def test_search_in_a_vault_that_is_not_there_says_so(tmp_path: Path, run_cli: CLI) -> None:
+    """It said the index was empty and to run `kb-qa index`."""
+    said(run_cli("search", "x", "--vault", str(tmp_path / "nope")), "does not exist")
+    page = tmp_path / "page.md"
+    page.write_text("# P\n", encoding="utf-8")
+    said(run_cli("search", "x", "--vault", str(page)), "is not a folder")
+    said(run_cli("search", "x", "--vault", str(tmp_path), "--index-dir", str(page)), "is a file")
+
+
+def test_an_answer_to_a_terminal_that_cannot_show_it_is_not_a_crash(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A cp1252 or latin-1 console stopped on the first Chinese character."""
+    site = write_files(tmp_path / "site", PAGES)
+    assert run_cli("index", str(site)).returncode == 0
+    env = {"PYTHONIOENCODING": "ascii"}
+    result = run_cli("search", "令牌", "--vault", str(site), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "?? rotation" in result.stdout
+
+
+def test_an_empty_questions_file_is_said(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    site = write_files(tmp_path / "site", PAGES)
+    assert run_cli("index", str(site)).returncode == 0
+    empty = tmp_path / "questions.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    said(run_cli("eval", str(empty), "--vault", str(site)), "holds no questions")
+
+
+def test_insights_refuses_two_outputs_it_cannot_give_at_once(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """--csv with --json printed the CSV only; with --html it wrote no file, exit 0."""
+    site = write_files(tmp_path / "site", PAGES)
+    assert run_cli("index", str(site)).returncode == 0
+    said(run_cli("insights", str(site), "--csv", "--json"), "not allowed with", code=2)
+    report = tmp_path / "r.html"
+    said(run_cli("insights", str(site), "--csv", "--html", str(report)), "two commands")
+    assert not report.exists()
+
+
+@pytest.mark.parametrize("endpoint", ["notaurl", "javascript:alert(1)", "/api"])
+def test_init_refuses_an_endpoint_the_widget_cannot_call(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, endpoint: str
+) -> None:
+    """As the MkDocs plugin refuses it, before anything is written."""
+    site = write_files(tmp_path / "site", PAGES)
+    result = run_cli("init", str(site), "--endpoint", endpoint)
+    said(result, "must be an absolute http(s) URL")
+    assert (site / "mkdocs.yml").read_text(encoding="utf-8") == PAGES["mkdocs.yml"]
+
+
+def test_progress_in_a_log_is_one_line_not_a_bar(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """stderr to a file filled it with carriage-return frames of the bar."""
+    site = write_files(tmp_path / "site", PAGES)
+    result = run_cli("index", str(site))
+    assert result.returncode == 0, result.stderr
+    assert "Embedding 1 chunks …" in result.stderr and "\r" not in result.stderr
