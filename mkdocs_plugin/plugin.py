@@ -32,11 +32,25 @@ from mkdocs.utils import get_relative_url
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import render
+from kb_qa.types import IndexReport
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
 from kb_qa.wiring.tags import inject, is_wired, widget_tags
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
+
+
+class _ToMkDocs(logging.Handler):
+    """kb-qa's own log lines (an index run's warnings) in MkDocs' log, as the plugin's: they
+    printed bare, through Python's last-resort handler."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log.log(record.levelno, "kb-qa: %s", record.getMessage())
+
+
+_KB_QA_LOG = logging.getLogger("kb_qa")
+if not any(isinstance(h, _ToMkDocs) for h in _KB_QA_LOG.handlers):
+    _KB_QA_LOG.addHandler(_ToMkDocs())
 
 ASSET_DIR = wiring.ASSET_DIR
 _SHORTCUT = re.compile(r"^((mod|ctrl|alt|shift|meta)\+)*[a-z0-9/.,;]$", re.I)
@@ -84,10 +98,19 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 f"kb-qa: shortcut {self.config.shortcut!r} is not a key combination like "
                 "'mod+k', 'ctrl+shift+k' or '/'."
             )
+        others = [p for p in config.plugins.values() if isinstance(p, KbQaPlugin) and p is not self]
+        if others:
+            raise PluginError(
+                "kb-qa: the kb-qa plugin is listed more than once under plugins: keep one."
+            )
         self._endpoint = endpoint.rstrip("/")
-        self._options = self._widget_options(config)
-        if not endpoint and self._options.endpoint:
-            self._endpoint = self._options.endpoint.rstrip("/")
+        try:
+            self._options = self._widget_options(config)
+            wired = check_endpoint(self._options.endpoint, "extra.kb_qa.endpoint")
+        except ConfigError as exc:  # a site wired by `kb-qa init`, edited by hand
+            raise PluginError(f"kb-qa: {exc}") from exc
+        if not endpoint and wired:
+            self._endpoint = wired.rstrip("/")
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy).
         self._site_url = config.site_url or ""
@@ -176,6 +199,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 self._api.url,
                 self._api.ready_seconds,
             )
+            _log_problems(report)
         return str(self._api.url)
 
     def on_page_context(
@@ -256,6 +280,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 report.embedded,
                 report.seconds,
             )
+            _log_problems(report)
 
     def _index(self, config: MkDocsConfig) -> None:
         from kb_qa import KbQaError, KnowledgeBase
@@ -283,15 +308,20 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             report.spent,
             report.seconds,
         )
-        for path, reason in report.skipped:
-            log.warning("kb-qa: skipped %s: %s", path, reason)
-        for path, message in report.warnings:
-            log.warning("kb-qa: %s: %s", path, message)
+        _log_problems(report)
 
     def on_shutdown(self) -> None:
         if self._api is not None:
             self._api.stop()
             self._api = None
+
+
+def _log_problems(report: IndexReport) -> None:
+    """What ``kb-qa index`` lists: files skipped and warnings, each with its reason."""
+    for path, reason in report.skipped:
+        log.warning("kb-qa: skipped %s: %s", path, reason)
+    for path, message in report.warnings:
+        log.warning("kb-qa: %s: %s", path, message)
 
 
 def _source(page: Page) -> str:

@@ -276,6 +276,8 @@ use_directory_urls: false
 exclude_docs: |
   drafts/
   *.tmp.md
+draft_docs: |
+  unreleased/
 """
 
 
@@ -344,6 +346,8 @@ def test_exclude_docs_and_mkdocs_defaults(make_vault: Callable[..., Path], kb: K
             "mkdocs.yml": MKDOCS_YML,
             "docs/kept.md": page("Kept", ("Body", "visible text")),
             "docs/drafts/secret.md": page("Draft", ("Body", "draft text")),
+            # Left out of a build: never quoted, nor cited with a link that 404s.
+            "docs/unreleased/next.md": page("Next", ("Body", "unreleased text")),
             "docs/notes.tmp.md": page("Tmp", ("Body", "tmp text")),
             "docs/templates/base.md": page("Template", ("Body", "template text")),
             "docs/.hidden.md": page("Hidden", ("Body", "hidden text")),

@@ -204,6 +204,45 @@ def test_bad_config_fails_with_a_clear_message(
     assert "Traceback" not in result.stderr
 
 
+def test_the_plugin_listed_twice_is_a_clear_error(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """It indexed twice and started two APIs, and each page got two widgets' tags."""
+    vault = copy_sample_site(tmp_path / "vault")
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["plugins"].append("kb-qa")
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    result = mkdocs_build(vault, vault / "site", cli_env(), "--quiet")
+    assert result.returncode != 0
+    assert "kb-qa plugin is listed more than once" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"suggested_questions": "How?"}, "suggested_questions must be a list"),
+        ({"endpoint": "docs-api.example.com"}, "extra.kb_qa.endpoint 'docs-api.example.com'"),
+    ],
+)
+def test_a_hand_edited_kb_qa_extra_fails_the_build_in_one_line(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]], extra: dict[str, Any], message: str
+) -> None:
+    """A site wired by `kb-qa init`: a traceback, or an endpoint without a scheme that the
+    widget then called as a path of each page."""
+    vault = copy_sample_site(tmp_path / "vault")
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["extra"] = {"kb_qa": extra}
+    config["extra_javascript"] = ["kb-qa/kb-qa-options.js"]
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    result = mkdocs_build(vault, vault / "site", cli_env(), "--quiet")
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def assert_progress_and_ready(stderr: str, ready: str = "API for the chat widget at") -> None:
     """A first start is never silent: the embedding's progress at every tenth (sample_site's
     ~200 sections), then the ready line with where the time went."""
@@ -232,12 +271,13 @@ def test_serve_starts_the_api_for_the_widget(
     from kb_qa.serve.serving import free_port
 
     vault = copy_sample_site(tmp_path / "vault")
+    (vault / "docs" / "big.md").write_text("# Big\n\n" + "x " * 60_000, encoding="utf-8")
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
         cwd=vault,
-        env=cli_env(),
+        env=cli_env(KBQA_MAX_FILE_BYTES="100000"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -290,6 +330,8 @@ def test_serve_starts_the_api_for_the_widget(
         stderr = stop(server)
     assert_progress_and_ready(stderr)
     assert re.search(r"API for the chat widget at http://127\.0\.0\.1:\d+, ready in", stderr)
+    # What `kb-qa index` lists is said here too (an index run's own warnings, prefixed).
+    assert "kb-qa: skipped docs/big.md: file is " in stderr, stderr
 
 
 def serve(vault: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:

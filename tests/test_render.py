@@ -212,6 +212,19 @@ def test_hook_heading_id_is_indexed_as_mkdocs_builds_it(
     assert plain.text == HOOK_SITE["docs/other.md"][plain.start : plain.end]
 
 
+def test_a_properdocs_site_is_rendered_as_an_mkdocs_one(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """properdocs.yml was read but never rendered: what its hooks add was not in the chat."""
+    files = dict(HOOK_SITE)
+    files["properdocs.yml"] = files.pop("mkdocs.yml")
+    instance = kb(make_vault(files, name="properdocs"))
+    report = instance.index()
+    assert "rendering" in report.phases
+    [lang] = by_anchor(chunks_of(instance, "docs/index.md"), "config.lang")
+    assert lang.heading == "lang"
+
+
 # 2 -----------------------------------------------------------------------------------------
 
 

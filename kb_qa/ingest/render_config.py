@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_qa.ingest.site import Site, read_config
+from kb_qa.ingest.site import MKDOCS_FILES, Site, read_config
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def config_file(site: Site, settings: Settings) -> Path | None:
     site, a Zensical one, or ``render`` is off)."""
     if not settings.render or site.generator != "mkdocs":
         return None
-    if site.config_name not in ("mkdocs.yml", "mkdocs.yaml"):
+    if site.config_name not in MKDOCS_FILES:  # ProperDocs' properdocs.yml is rendered too
         return None
     return site.root / site.config_name
 

@@ -150,7 +150,9 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         raise ConfigError(
             f"{config_file}: docs_dir {docs_dir} does not exist. Fix docs_dir or create the folder."
         )
-    exclude = config.get("exclude_docs") or ""
+    # Drafts are left out of a build (`mkdocs serve` shows them): an answer must not quote
+    # unpublished text, nor cite a page that is not there.
+    exclude = f"{config.get('exclude_docs') or ''}\n{config.get('draft_docs') or ''}"
     warnings: list[str] = []
     site = Site(
         root=root,
