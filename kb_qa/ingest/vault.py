@@ -153,7 +153,8 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
     if not docs_dir.is_relative_to(boundary.root):
         raise VaultError(
             f"docs_dir {docs_dir} is outside the vault {boundary.root}; kb-qa reads only "
-            "files inside the vault. Point it at the site's folder instead."
+            "files inside the vault, the folder of the site's config. Keep the docs in a "
+            "folder under the config's (move the config up beside them, or the docs down)."
         )
     import pathspec  # here, not at the top: a search never walks the vault
 
