@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from browser import sync_playwright_or_skip
+from llm_server import Reply
 from widget_stack import AXE, AXE_LOG, Stack, ask, axe_findings, open_page, shot
 
 sync_api = sync_playwright_or_skip()
@@ -111,3 +112,108 @@ def test_phone_screenshots(new_page: Any, stack: Stack) -> None:
     page.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
     page.wait_for_function("document.getElementById('kb-qa').dataset.scheme === 'dark'")
     shot(page, "34-phone-dark")
+
+
+# Records, in the page, every change inside a live region of the widget (a region a screen
+# reader reads out: aria-live other than "off", or role log, status or alert without it) as
+# the region's text just after the change, and every role=alert element inserted.
+LIVE_PROBE = """() => {
+  const root = document.getElementById("kb-qa").shadowRoot;
+  const live = (n) => {
+    for (let e = n.nodeType === 1 ? n : n.parentElement; e; e = e.parentElement) {
+      const a = e.getAttribute("aria-live");
+      if (a) return a === "off" ? null : e;
+      if (/^(log|status|alert)$/.test(e.getAttribute("role") || "")) return e;
+    }
+    return null;
+  };
+  const probe = (window.__live = { said: [], alerts: 0 });
+  new MutationObserver((records) => {
+    const regions = new Set();
+    for (const r of records) {
+      const region = live(r.target);
+      if (region) regions.add(region);
+      r.addedNodes.forEach((n) => {
+        if (n.nodeType !== 1) return;
+        if (n.matches("[role=alert]")) probe.alerts++;
+        probe.alerts += n.querySelectorAll("[role=alert]").length;
+      });
+    }
+    regions.forEach((region) => {
+      const text = region.textContent.trim();
+      if (text) probe.said.push(text);
+    });
+  }).observe(root, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def said(page: Any) -> list[str]:
+    page.wait_for_timeout(300)  # the announcer speaks a moment after it was emptied
+    return page.evaluate("window.__live.said")
+
+
+def test_a_streaming_answer_is_announced_once(new_page: Any, stack: Stack) -> None:
+    """Every frame of a streaming answer was inserted again into the log (a polite live
+    region), with the status line and the sources list: a 260-character answer made 45
+    announcements. Now the status is said once, then the finished answer once."""
+    stack.llm.template = (
+        "Failed jobs are retried with **exponential backoff** "
+        "{{Retries and backoff > Default retry policy}}. Tokens rotate with a grace period "
+        "{{Authentication and tokens > Rotating tokens}}."
+    )
+    stack.llm.script(Reply(chunk_size=4, chunk_delay=0.03))
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    page.evaluate(LIVE_PROBE)
+    ask(page, "How are failed jobs retried?")
+    spoken = said(page)
+    # A status line or two ("Searching your sources…", "Reading 189 excerpts…"), each once,
+    # then the answer as text, once.
+    assert 2 <= len(spoken) <= 3, spoken
+    assert all(text.endswith("…") for text in spoken[:-1]), spoken
+    assert spoken[-1] == (
+        "Failed jobs are retried with exponential backoff. Tokens rotate with a grace period."
+        " 2 sources."
+    ), spoken
+    log = page.locator(".kbq-log")
+    assert log.get_attribute("role") == "log" and log.get_attribute("aria-live") == "off"
+    assert page.locator(".kbq-log [role=status], .kbq-log [role=alert]").count() == 0
+
+
+def test_an_error_is_announced_once_not_again_on_reopening(new_page: Any, stack: Stack) -> None:
+    """The error was a role=alert paragraph in the log, rebuilt (and so announced again) each
+    time the panel opened and on every page load."""
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.route(stack.api + "/api/ask", lambda route: route.abort())
+    page.keyboard.press("Control+k")
+    page.evaluate(LIVE_PROBE)
+    ask(page, "How do retries back off?")
+    sync_api.expect(page.locator(".kbq-error")).to_contain_text("Could not reach")
+    errors = [text for text in said(page) if "Could not reach" in text]
+    assert len(errors) == 1, said(page)
+
+    page.evaluate("window.__live.said = []")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+k")
+    sync_api.expect(page.locator(".kbq-error")).to_be_visible()
+    assert said(page) == [] and page.evaluate("window.__live.alerts") == 0
+
+    # A page load with the panel open (a citation followed, a reload) says nothing either.
+    page.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => {"
+        " window.__inserted = 0; new MutationObserver((rs) => rs.forEach((r) =>"
+        " r.addedNodes.forEach((n) => { if (n.nodeType === 1 && n.shadowRoot)"
+        " new MutationObserver((qs) => qs.forEach((q) => q.addedNodes.forEach((m) => {"
+        " if (m.nodeType === 1 && (m.matches('[role=alert]') ||"
+        " m.querySelector('[role=alert]'))) window.__inserted++; })))"
+        ".observe(n.shadowRoot, { subtree: true, childList: true }); })))"
+        ".observe(document.body, { childList: true }); })"
+    )
+    page.reload()
+    page.wait_for_function("window.KbQa && window.KbQa.mounted")
+    sync_api.expect(page.locator(".kbq-error")).to_be_visible()
+    assert page.evaluate("window.__inserted") == 0
+    assert page.locator("[role=alert]").count() == 0
+    assert page.locator(".kbq-sr").inner_text() == ""

@@ -85,6 +85,16 @@
       button.title = old;
     }, 1500);
   }
+  var ANNOUNCE_DELAY_MS = 50;
+  function announce(announcer, text) {
+    if (!announcer) return;
+    clearTimeout(announcer._timer);
+    announcer.textContent = "";
+    if (!text) return;
+    announcer._timer = setTimeout(function() {
+      announcer.textContent = text;
+    }, ANNOUNCE_DELAY_MS);
+  }
 
   // src/passage.js
   var FP_WORDS = 12;
@@ -961,7 +971,7 @@
     );
     const newButton = iconButton("reset", "New conversation");
     const closeButton = iconButton("close", "Close");
-    const log = el("div", { class: "kbq-log", role: "log", "aria-label": "Conversation", tabindex: "-1" });
+    const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "-1" });
     const input = el("textarea", { id: IDS.input, class: "kbq-input", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
     const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
     const form = el("form", { class: "kbq-form" }, [input, sendButton]);
@@ -972,14 +982,15 @@
       el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })])
     ]);
     const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
-    const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip]);
+    const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+    const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip, announcer]);
     const styleLink = el("link", { rel: "stylesheet", href: options.css });
     const show = () => frame.removeAttribute("style");
     styleLink.addEventListener("load", show);
     styleLink.addEventListener("error", show);
     shadow.appendChild(styleLink);
     shadow.appendChild(frame);
-    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip };
+    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer };
   }
   function initPanel(w) {
     const ui = w.ui;
@@ -1123,6 +1134,16 @@
   // src/messages.js
   var MAX_ANSWER_CHARS = 20500;
   var TRUNCATED = "Reply truncated: this answer was too long to show in full.";
+  var ANNOUNCED_CHARS = 2e3;
+  function statusText(st) {
+    return st && st.message ? st.message.replace(/(…|\.\.\.)?$/, "…") : "";
+  }
+  function answerAnnouncement(m) {
+    let text = stripMarkdown((m.text || "").slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, "")).replace(/\s+/g, " ").trim();
+    if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
+    const n = (m.citations || []).length;
+    return [text || "No answer was returned.", n ? n + (n === 1 ? " source." : " sources.") : ""].filter(Boolean).join(" ");
+  }
   function renderAll(w) {
     const { log, input } = w.ui;
     const state = w.state;
@@ -1165,7 +1186,8 @@
     if (!m._node) {
       m._blocks = null;
       m._node = el("div", { class: "kbq-msg kbq-bot" });
-      m._status = el("p", { class: "kbq-status", role: "status" });
+      m._status = el("p", { class: "kbq-status" });
+      m._statusKey = m._extraKey = null;
       m._answer = el("div", { class: "kbq-answer" });
       m._extra = el("div", { class: "kbq-extra" });
       m._node.appendChild(m._status);
@@ -1176,11 +1198,13 @@
     m._node.setAttribute("aria-busy", String(streaming));
     let st = streaming ? m.status : null;
     m._status.hidden = !st;
-    if (st) {
+    const statusKey = st ? (st.stage || "") + "\n" + (st.message || "") : "";
+    if (st && statusKey !== m._statusKey) {
+      m._statusKey = statusKey;
       m._status.setAttribute("data-stage", st.stage || "");
       m._status.textContent = "";
       m._status.appendChild(el("span", { class: "kbq-spin", "aria-hidden": "true" }));
-      m._status.appendChild(document.createTextNode((st.message || "").replace(/(…|\.\.\.)?$/, st.message ? "…" : "")));
+      m._status.appendChild(document.createTextNode(statusText(st)));
     }
     const byNumber = {};
     (m.citations || []).forEach(function(c) {
@@ -1195,11 +1219,14 @@
     };
     const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
     if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
+    const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+    if (extraKey === m._extraKey) return m._node;
+    m._extraKey = extraKey;
     m._extra.textContent = "";
     if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
     if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
     if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
-    if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", role: "alert", text: m.error }));
+    if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error }));
     if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
     if (m.done && m.text) m._extra.appendChild(actions(w, m));
     return m._node;
@@ -1420,6 +1447,7 @@
   function fail(w, bot, message) {
     bot.error = message;
     updateMessage(w, bot);
+    announce(w.ui.announcer, message);
     const at = w.state.messages.indexOf(bot);
     const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
     if (asked && !w.ui.input.value.trim()) {
@@ -1469,8 +1497,10 @@
       }
       if (ev.event === "status") {
         if (!timing.status) timing.status = performance.now();
+        const said = statusText(bot.status);
         bot.status = data;
         updateMessage(w, bot);
+        if (statusText(data) && statusText(data) !== said) announce(w.ui.announcer, statusText(data));
       } else if (ev.event === "delta") {
         if (!timing.delta) timing.delta = performance.now();
         if (bot.text.length <= MAX_ANSWER_CHARS) bot.text += data.text || "";
@@ -1490,6 +1520,7 @@
         bot.mode = data.mode;
         if (data.question_id != null) bot.questionId = data.question_id;
         updateMessage(w, bot);
+        announce(w.ui.announcer, answerAnnouncement(bot));
       } else if (ev.event === "error") {
         finished = true;
         fail(w, bot, data.message || "The answer failed. Try again.");
@@ -1526,6 +1557,7 @@
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);
+          announce(w.ui.announcer, answerAnnouncement(bot));
         });
       }
       let reader = res.body.getReader();
@@ -1551,6 +1583,7 @@
       if (ctl.signal.aborted) {
         bot.stopped = true;
         updateMessage(w, bot);
+        announce(w.ui.announcer, "Stopped.");
       } else if (!finished) {
         let where = w.options.endpoint || location.origin;
         let elsewhere = where.indexOf(location.origin) !== 0;

@@ -1,6 +1,7 @@
 /** Asking: the question and the conversation go to POST /api/ask; the answer streams back as
  * Server-Sent Events (status, delta, citations, done, error) into the message being shown. */
-import { MAX_ANSWER_CHARS, renderAll, renderMessage, updateMessage } from "./messages.js";
+import { announce } from "./dom.js";
+import { answerAnnouncement, MAX_ANSWER_CHARS, renderAll, renderMessage, statusText, updateMessage } from "./messages.js";
 import { setBusy } from "./panel.js";
 import { jsonAnswerText, parseSSE } from "./sse.js";
 
@@ -66,6 +67,7 @@ function submit(w) {
 function fail(w, bot, message) {
   bot.error = message;
   updateMessage(w, bot);
+  announce(w.ui.announcer, message); // once: the error in the log is not a live region
   // The question goes back into the box (unless the reader typed on): Enter asks it again.
   const at = w.state.messages.indexOf(bot);
   const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
@@ -119,8 +121,10 @@ function stream(w, question, history, bot) {
     }
     if (ev.event === "status") {
       if (!timing.status) timing.status = performance.now();
+      const said = statusText(bot.status);
       bot.status = data;
       updateMessage(w, bot); // at once: the status line is the first sign of life
+      if (statusText(data) && statusText(data) !== said) announce(w.ui.announcer, statusText(data));
     } else if (ev.event === "delta") {
       if (!timing.delta) timing.delta = performance.now();
       // What could never be shown is not kept either (a model may stream megabytes).
@@ -142,6 +146,7 @@ function stream(w, question, history, bot) {
       // Sent back with a thumb, so the question log links the rating to this answer.
       if (data.question_id != null) bot.questionId = data.question_id;
       updateMessage(w, bot);
+      announce(w.ui.announcer, answerAnnouncement(bot));
     } else if (ev.event === "error") {
       finished = true;
       fail(w, bot, data.message || "The answer failed. Try again.");
@@ -180,6 +185,7 @@ function stream(w, question, history, bot) {
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);
+          announce(w.ui.announcer, answerAnnouncement(bot));
         });
       }
       let reader = res.body.getReader();
@@ -207,6 +213,7 @@ function stream(w, question, history, bot) {
       if (ctl.signal.aborted) {
         bot.stopped = true;
         updateMessage(w, bot);
+        announce(w.ui.announcer, "Stopped.");
       } else if (!finished) {
         let where = w.options.endpoint || location.origin;
         // A browser reports a refused cross-origin call like a network failure.

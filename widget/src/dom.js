@@ -1,4 +1,5 @@
-/** Small DOM helpers: elements from a description, icons, copying to the clipboard. */
+/** Small DOM helpers: elements from a description, icons, copying to the clipboard, and what
+ * a screen reader is told (the announcer). */
 
 const ICONS = {
   chat: "M12 3C6.5 3 2 6.58 2 11a7.2 7.2 0 0 0 2.87 5.6c0 .6-.42 2.17-2.87 4.4 2.33-.1 4.46-1.03 6.16-2.44A11 11 0 0 0 12 19c5.5 0 10-3.58 10-8s-4.5-8-10-8m1 13h-2v-2h2zm1.07-5.25-.9.92C12.45 12.4 12 13 12 14.5h-2V14c0-1.1.45-2.1 1.17-2.83l1.24-1.26A1.97 1.97 0 0 0 13 8.5a2 2 0 0 0-4 0H7a4 4 0 0 1 8 0c0 .88-.36 1.68-.93 2.25",
@@ -77,3 +78,19 @@ export function flashDone(button, label) {
   }, 1500);
 }
 
+export const ANNOUNCE_DELAY_MS = 50;
+
+/**
+ * Have a screen reader say ``text`` once, through ``announcer`` (the widget's one visually
+ * hidden polite status region). It is emptied first and filled a moment later, so the same
+ * words said twice ("Copied") are read twice; an announcement still waiting is replaced.
+ */
+export function announce(announcer, text) {
+  if (!announcer) return;
+  clearTimeout(announcer._timer);
+  announcer.textContent = "";
+  if (!text) return;
+  announcer._timer = setTimeout(function () {
+    announcer.textContent = text;
+  }, ANNOUNCE_DELAY_MS);
+}

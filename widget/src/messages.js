@@ -3,12 +3,32 @@
 import { copyText, el, flashDone, iconButton } from "./dom.js";
 import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks } from "./markdown.js";
+import { stripMarkdown } from "./passage.js";
 
 /** The most of one answer the widget keeps and lays out; the rest is dropped with a note.
  * A little over the server's max_reply_chars (20,000), so its own note where it cut shows. */
 export const MAX_ANSWER_CHARS = 20500;
 export const TRUNCATED = "Reply truncated: this answer was too long to show in full.";
 import { IDS } from "./panel.js";
+
+/** The most of a finished answer a screen reader is read at once; the log holds all of it. */
+export const ANNOUNCED_CHARS = 2000;
+
+/** A status event's message as the status line shows it: "Searching your sources…". */
+export function statusText(st) {
+  return st && st.message ? st.message.replace(/(…|\.\.\.)?$/, "…") : "";
+}
+
+/** What a screen reader hears once answer ``m`` has arrived: its text as plain text, without
+ * the citation numbers, then how many sources it cites. */
+export function answerAnnouncement(m) {
+  let text = stripMarkdown((m.text || "").slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, ""))
+    .replace(/\s+/g, " ")
+    .trim();
+  if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
+  const n = (m.citations || []).length;
+  return [text || "No answer was returned.", n ? n + (n === 1 ? " source." : " sources.") : ""].filter(Boolean).join(" ");
+}
 
 export function renderAll(w) {
   const { log, input } = w.ui;
@@ -58,7 +78,8 @@ export function renderMessage(w, m) {
   if (!m._node) {
     m._blocks = null;
     m._node = el("div", { class: "kbq-msg kbq-bot" });
-    m._status = el("p", { class: "kbq-status", role: "status" });
+    m._status = el("p", { class: "kbq-status" }); // seen only: chat.js announces it
+    m._statusKey = m._extraKey = null;
     m._answer = el("div", { class: "kbq-answer" });
     m._extra = el("div", { class: "kbq-extra" });
     m._node.appendChild(m._status);
@@ -70,11 +91,13 @@ export function renderMessage(w, m) {
   // Status line
   let st = streaming ? m.status : null;
   m._status.hidden = !st;
-  if (st) {
+  const statusKey = st ? (st.stage || "") + "\n" + (st.message || "") : "";
+  if (st && statusKey !== m._statusKey) {
+    m._statusKey = statusKey;
     m._status.setAttribute("data-stage", st.stage || "");
     m._status.textContent = "";
     m._status.appendChild(el("span", { class: "kbq-spin", "aria-hidden": "true" }));
-    m._status.appendChild(document.createTextNode((st.message || "").replace(/(…|\.\.\.)?$/, st.message ? "…" : "")));
+    m._status.appendChild(document.createTextNode(statusText(st)));
   }
   // Answer text
   const byNumber = {};
@@ -90,12 +113,16 @@ export function renderMessage(w, m) {
   };
   const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
   if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
-  // Sources, errors, actions
+  // Sources, errors, actions: rebuilt only when what they show changed (the feedback thumbs
+  // and reason form come back through here with the rating or the feedback sent).
+  const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+  if (extraKey === m._extraKey) return m._node;
+  m._extraKey = extraKey;
   m._extra.textContent = "";
   if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
   if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
   if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
-  if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", role: "alert", text: m.error }));
+  if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error })); // announced once, by chat.js
   if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
   if (m.done && m.text) m._extra.appendChild(actions(w, m));
   return m._node;

@@ -28,7 +28,9 @@ export function buildPanel(options, shortcut, apple) {
   );
   const newButton = iconButton("reset", "New conversation");
   const closeButton = iconButton("close", "Close");
-  const log = el("div", { class: "kbq-log", role: "log", "aria-label": "Conversation", tabindex: "-1" });
+  // The log is not a live region: its text changes every frame while an answer streams.
+  // What a screen reader should hear once (status, finished answer, error) goes to ``announcer``.
+  const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "-1" });
   const input = el("textarea", { id: IDS.input, class: "kbq-input", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
   const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
   const form = el("form", { class: "kbq-form" }, [input, sendButton]);
@@ -39,14 +41,16 @@ export function buildPanel(options, shortcut, apple) {
     el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })]),
   ]);
   const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
-  const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip]);
+  // In the frame, not the panel: it speaks after the panel closed too (a passage highlighted).
+  const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+  const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip, announcer]);
   const styleLink = el("link", { rel: "stylesheet", href: options.css });
   const show = () => frame.removeAttribute("style");
   styleLink.addEventListener("load", show);
   styleLink.addEventListener("error", show);
   shadow.appendChild(styleLink);
   shadow.appendChild(frame);
-  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip };
+  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer };
 }
 
 /**
