@@ -14,7 +14,17 @@ from typing import Any
 import pytest
 from browser import sync_playwright_or_skip
 from llm_server import Reply
-from widget_stack import AXE, AXE_LOG, Stack, ask, axe_findings, open_page, shot
+from widget_stack import (
+    AXE,
+    AXE_LOG,
+    MARK_IN_VIEW,
+    Stack,
+    ask,
+    axe_findings,
+    open_page,
+    settle,
+    shot,
+)
 
 sync_api = sync_playwright_or_skip()
 
@@ -217,3 +227,31 @@ def test_an_error_is_announced_once_not_again_on_reopening(new_page: Any, stack:
     assert page.evaluate("window.__inserted") == 0
     assert page.locator("[role=alert]").count() == 0
     assert page.locator(".kbq-sr").inner_text() == ""
+
+
+ACTIVE_HOLDS_A_MARK = (
+    "(() => { const a = document.activeElement;"
+    " return !!a && a !== document.body && !!a.querySelector('mark.kb-qa-highlight'); })()"
+)
+
+
+def test_a_citation_followed_on_a_narrow_window_takes_focus_to_the_passage(
+    new_page: Any, stack: Stack
+) -> None:
+    """Too narrow to dock, the panel closes over the passage: focus fell to <body> and the next
+    Tab started again at the top of the page."""
+    stack.llm.template = (
+        "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
+    )
+    page = new_page(viewport={"width": 800, "height": 800})
+    open_page(page, stack.site + "/guides/retries/")
+    page.keyboard.press("Control+k")
+    ask(page, "Which failures are not retried?")
+    page.locator("a.kbq-cite").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(MARK_IN_VIEW)
+    sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
+    assert page.evaluate(ACTIVE_HOLDS_A_MARK), page.evaluate("document.activeElement.outerHTML")
+    assert page.evaluate("document.activeElement.getAttribute('tabindex')") == "-1"
+    settle(page)
+    assert page.evaluate(MARK_IN_VIEW)  # focusing it did not scroll the passage away

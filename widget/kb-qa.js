@@ -1631,6 +1631,8 @@
   // src/highlight.js
   var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation__index, [data-kb-qa-host]";
   var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
+  var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
+  var FOCUSABLE = "data-kb-qa-focus";
   var FADE_MS = 4e3;
   var highlightTimer = 0;
   function contentRoot() {
@@ -1677,6 +1679,10 @@
   }
   function clearHighlights() {
     clearTimeout(highlightTimer);
+    document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function(block) {
+      block.removeAttribute("tabindex");
+      block.removeAttribute(FOCUSABLE);
+    });
     document.querySelectorAll("mark.kb-qa-highlight").forEach(function(mark) {
       let parent = mark.parentNode;
       while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
@@ -1733,6 +1739,16 @@
     }, FADE_MS);
     return marks;
   }
+  function focusPassage(marks) {
+    if (!marks.length) return false;
+    const block = marks[0].parentElement.closest(FOCUS_BLOCKS) || marks[0];
+    if (!block.hasAttribute("tabindex")) {
+      block.setAttribute("tabindex", "-1");
+      block.setAttribute(FOCUSABLE, "");
+    }
+    block.focus({ preventScroll: true });
+    return document.activeElement === block;
+  }
   function scrollToMarks(marks, smooth, heading2) {
     let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
     let behavior = smooth && !reduce ? "smooth" : "auto";
@@ -1771,6 +1787,7 @@
     if (!panelCovers(w.ui, marks)) return;
     if (!dock(w, true)) {
       w.setOpen(false, false);
+      if (!focusPassage(marks)) w.ui.launcher.focus({ preventScroll: true });
       return;
     }
     const heading2 = headingOf(anchor);

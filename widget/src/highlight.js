@@ -4,6 +4,9 @@ import { findPassage } from "./passage.js";
 
 const SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation__index, [data-kb-qa-host]";
 const BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
+// The block a keyboard user is taken to when the panel closes over a highlighted passage.
+const FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
+const FOCUSABLE = "data-kb-qa-focus"; // on a block given tabindex=-1 here, until the highlight goes
 const FADE_MS = 4000;
 let highlightTimer = 0;
 
@@ -57,6 +60,10 @@ function collectText(nodes, heading) {
 
 export function clearHighlights() {
   clearTimeout(highlightTimer);
+  document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function (block) {
+    block.removeAttribute("tabindex");
+    block.removeAttribute(FOCUSABLE);
+  });
   document.querySelectorAll("mark.kb-qa-highlight").forEach(function (mark) {
     let parent = mark.parentNode;
     while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
@@ -118,6 +125,19 @@ export function highlight(anchor, spec, smooth) {
     });
   }, FADE_MS);
   return marks;
+}
+
+/** Move keyboard focus to the block holding the first mark (without scrolling: the page is
+ * already where the passage shows). Returns false when it could not take focus. */
+export function focusPassage(marks) {
+  if (!marks.length) return false;
+  const block = marks[0].parentElement.closest(FOCUS_BLOCKS) || marks[0];
+  if (!block.hasAttribute("tabindex")) {
+    block.setAttribute("tabindex", "-1");
+    block.setAttribute(FOCUSABLE, "");
+  }
+  block.focus({ preventScroll: true });
+  return document.activeElement === block;
 }
 
 /** Show the section's heading and the passage under the sticky header when both fit; else

@@ -1,7 +1,7 @@
 /** Opening a citation: on this page (scroll and highlight), through Material's instant
  * navigation, or with a plain page load; and highlighting the passage a URL names. */
 import { el } from "./dom.js";
-import { headingOf, highlight, scrollToMarks } from "./highlight.js";
+import { focusPassage, headingOf, highlight, scrollToMarks } from "./highlight.js";
 import { HL_PARAM } from "./links.js";
 import { dock, panelCovers } from "./panel.js";
 
@@ -20,9 +20,11 @@ export function showPassage(w, anchor, spec, smooth) {
   if (!panelCovers(w.ui, marks)) return;
   // The reader came to check the passage and may check the next one: keep the conversation in
   // view beside the page. Only a window too narrow for both hides the panel (the shortcut or
-  // the launcher brings it back).
+  // the launcher brings it back). Keyboard focus goes to the passage, else to the launcher:
+  // it must not fall back to the top of the page with the panel.
   if (!dock(w, true)) {
     w.setOpen(false, false);
+    if (!focusPassage(marks)) w.ui.launcher.focus({ preventScroll: true });
     return;
   }
   const heading = headingOf(anchor);
