@@ -255,3 +255,29 @@ def test_a_citation_followed_on_a_narrow_window_takes_focus_to_the_passage(
     assert page.evaluate("document.activeElement.getAttribute('tabindex')") == "-1"
     settle(page)
     assert page.evaluate(MARK_IN_VIEW)  # focusing it did not scroll the passage away
+
+
+def test_tab_leaves_a_docked_panel_for_the_page_beside_it(new_page: Any, stack: Stack) -> None:
+    """Docked beside the page the panel is not modal (aria-modal=false), but it kept Tab in."""
+    stack.llm.template = (
+        "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
+    )
+    page = new_page(viewport={"width": 1100, "height": 800})
+    open_page(page, stack.site + "/guides/retries/")
+    page.keyboard.press("Control+k")
+    ask(page, "Which failures are not retried?")
+    page.locator("a.kbq-cite").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.documentElement.hasAttribute('data-kb-qa-docked')")
+    assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
+    for key in ("Tab", "Shift+Tab"):
+        page.locator("a.kbq-cite").first.focus()
+        for _ in range(40):
+            page.keyboard.press(key)
+            if page.evaluate("document.activeElement.id") != "kb-qa":
+                break
+        assert page.evaluate("document.activeElement.id") != "kb-qa", key
+    # Still a dialog that keeps focus while it floats over the page.
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+k")
+    assert page.locator(".kbq-panel").get_attribute("aria-modal") == "true"

@@ -1029,7 +1029,7 @@
       } else if (matchesShortcut(ev, w.shortcut)) {
         ev.preventDefault();
         w.setOpen(!w.state.open);
-      } else if (ev.key === "Tab" && w.state.open) {
+      } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
         trapFocus(ui, ev);
       }
     });

@@ -1,5 +1,6 @@
 /** The panel: launcher, dialog, question box, in a Shadow DOM; opening, closing, the focus trap,
- * the keyboard shortcut, and docking beside the page while a cited passage is shown. */
+ * the keyboard shortcut, and docking beside the page while a cited passage is shown (docked,
+ * the panel is not modal: no focus trap). */
 import { el, icon, iconButton } from "./dom.js";
 import { ariaShortcut, matchesShortcut, shortcutLabel } from "./shortcut.js";
 
@@ -101,8 +102,8 @@ export function initPanel(w) {
     } else if (matchesShortcut(ev, w.shortcut)) {
       ev.preventDefault();
       w.setOpen(!w.state.open);
-    } else if (ev.key === "Tab" && w.state.open) {
-      trapFocus(ui, ev);
+    } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
+      trapFocus(ui, ev); // docked beside the page, the panel is not modal: Tab goes on into it
     }
   });
 
