@@ -281,3 +281,64 @@ def test_tab_leaves_a_docked_panel_for_the_page_beside_it(new_page: Any, stack: 
     page.keyboard.press("Escape")
     page.keyboard.press("Control+k")
     assert page.locator(".kbq-panel").get_attribute("aria-modal") == "true"
+
+
+# A CSS colour (any syntax, alpha included) painted over the ones before it: "rgb(r, g, b)".
+PAINT = """(colours) => {
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 1;
+  const g = canvas.getContext("2d");
+  for (const colour of ["#fff", ...colours]) {
+    g.fillStyle = colour;
+    g.fillRect(0, 0, 1, 1);
+  }
+  const [r, gg, b] = g.getImageData(0, 0, 1, 1).data;
+  return `rgb(${r}, ${gg}, ${b})`;
+}"""
+
+
+def painted_contrast(page: Any, under: list[str], colour: str) -> float:
+    """Contrast of ``colour`` painted over the colours ``under`` with what is under it."""
+    return contrast(page.evaluate(PAINT, [*under, colour]), page.evaluate(PAINT, under))
+
+
+def style(locator: Any, prop: str) -> str:
+    return locator.evaluate(f"el => getComputedStyle(el).{prop}")
+
+
+def test_focus_rings_chips_and_inputs_stand_out(new_page: Any, stack: Stack) -> None:
+    """The focus ring was the site's accent (Material's amber: 1.9:1 on the panel), chips in
+    the slate palette 4.2:1, and the feedback reason box's border 1.2:1."""
+    stack.llm.template = "Retries back off {{Retries and backoff > Default retry policy}}."
+    page = new_page(color_scheme="light")
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How do retries back off?")
+    panel_bg = style(page.locator(".kbq-panel"), "backgroundColor")
+    head_bg = style(page.locator(".kbq-head"), "backgroundColor")
+    for selector, under in (
+        (".kbq-actions button[aria-label='Copy answer']", [panel_bg]),
+        (".kbq-source", [panel_bg]),
+        (".kbq-head button[aria-label='Close']", [head_bg]),
+    ):
+        target = page.locator(selector).first
+        target.focus()
+        assert target.evaluate("el => el.matches(':focus-visible')"), selector
+        ring = painted_contrast(page, under, style(target, "outlineColor"))
+        assert ring >= AA_GRAPHICS, (selector, ring)
+
+    page.locator(".kbq-rate[aria-label='Not helpful']").click()
+    border = style(page.locator(".kbq-reason input"), "borderTopColor")
+    assert painted_contrast(page, [panel_bg], border) >= AA_GRAPHICS, border
+
+    page.locator("label[for='__palette_1']").click()
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    page.mouse.move(0, 0)
+    page.locator(".kbq-input").focus()  # not a chip: a focused chip takes the primary colour
+    panel_bg = style(page.locator(".kbq-panel"), "backgroundColor")
+    for selector in (".kbq-cite", ".kbq-source-n"):
+        chip = page.locator(selector).first
+        text = painted_contrast(
+            page, [panel_bg, style(chip, "backgroundColor")], style(chip, "color")
+        )
+        assert text >= AA_TEXT, (selector, text)
