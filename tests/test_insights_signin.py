@@ -334,3 +334,31 @@ def test_sessions_expire_and_end() -> None:
     assert len(sessions._live) == admin.MAX_SESSIONS
     assert admin.token_matches(ADMIN, ADMIN) and not admin.token_matches(ADMIN[:-1], ADMIN)
     assert not admin.token_matches("", "")  # no token configured opens nothing
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_the_sign_in_form_fits_a_320_px_window(served: Served) -> None:
+    """The form was 398 px wide whatever the window: at 320 px its left edge lay at -29 px,
+    where no scrolling reaches; and the token box's border was 1.4:1 on white."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 320, "height": 640})
+            page.goto(served.url + "/insights/sign-in")
+            box = page.locator("form").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 320, box
+            assert page.evaluate("document.documentElement.scrollWidth") <= 320
+            border = page.get_by_label("Admin token").evaluate(
+                "el => getComputedStyle(el).borderTopColor"
+            )
+            grey = [int(v) for v in border[border.index("(") + 1 : -1].split(",")]
+            luminance = sum(
+                w * ((c / 255) / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4)
+                for w, c in zip((0.2126, 0.7152, 0.0722), grey, strict=True)
+            )
+            assert 1.05 / (luminance + 0.05) >= 3.0, border  # against the white page
+        finally:
+            browser.close()

@@ -134,12 +134,13 @@ async def read_form(request: Request) -> dict[str, str] | None:
 _STYLE = """
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif;
        color: #1f2328; display: grid; place-items: center; min-height: 100vh; }
-form { border: 1px solid #d1d9e0; border-radius: 8px; padding: 24px 28px; width: 340px; }
+form { border: 1px solid #d1d9e0; border-radius: 8px; padding: 24px 28px; box-sizing: border-box;
+       width: min(400px, 100% - 24px); }
 h1 { font-size: 20px; margin: 0 0 4px; }
 p { color: #59636e; margin: 0 0 16px; }
 label { display: block; font-weight: 600; margin: 0 0 4px; }
 input[type=password] { width: 100%; box-sizing: border-box; font: inherit; padding: 6px 8px;
-                       border: 1px solid #d1d9e0; border-radius: 6px; margin: 0 0 16px; }
+                       border: 1px solid #818b98; border-radius: 6px; margin: 0 0 16px; }
 button { font: inherit; padding: 6px 16px; border: 0; border-radius: 6px; background: #0969da;
          color: #fff; cursor: pointer; }
 .problem { color: #cf222e; }
