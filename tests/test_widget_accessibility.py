@@ -342,3 +342,22 @@ def test_focus_rings_chips_and_inputs_stand_out(new_page: Any, stack: Stack) -> 
             page, [panel_bg, style(chip, "backgroundColor")], style(chip, "color")
         )
         assert text >= AA_TEXT, (selector, text)
+
+
+def test_copying_is_announced(new_page: Any, stack: Stack) -> None:
+    """Only the button's label changed to "Copied": most screen readers said nothing."""
+    stack.llm.template = (
+        "Replay a dead job {{The dead-letter queue > Replaying dead jobs}}:\n\n"
+        "```bash\nlumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7\n```\n"
+    )
+    page = new_page()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How do I replay a dead job?")
+    announcer = page.locator(".kbq-sr")
+    assert announcer.get_attribute("role") == "status"
+    page.locator(".kbq-copy-code").click()
+    sync_api.expect(announcer).to_have_text("Code copied")
+    page.locator(".kbq-actions button[aria-label='Copy answer']").click()
+    sync_api.expect(announcer).to_have_text("Answer copied")

@@ -1215,7 +1215,7 @@
       origin: location.origin,
       known: (n) => !!byNumber[n],
       cite: (n) => citeChip(w, n, byNumber[n]),
-      copy: codeCopyButton
+      copy: (text) => codeCopyButton(w, text)
     };
     const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
     if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
@@ -1299,11 +1299,12 @@
     });
     return list;
   }
-  function codeCopyButton(text) {
+  function codeCopyButton(w, text) {
     let b = iconButton("copy", "Copy code", "kbq-copy-code");
     b.addEventListener("click", function() {
       copyText(text).then(function() {
         flashDone(b, "Copied");
+        announce(w.ui.announcer, "Code copied");
       }, function() {
       });
     });
@@ -1324,6 +1325,7 @@
     copy.addEventListener("click", function() {
       copyText(answerAsText(w, m)).then(function() {
         flashDone(copy, "Copied");
+        announce(w.ui.announcer, "Answer copied");
       }, function() {
       });
     });

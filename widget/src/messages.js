@@ -1,6 +1,6 @@
 /** The conversation in the log: questions, answers (Markdown with citation chips), sources,
  * copy buttons and the thumbs-up/down feedback form. */
-import { copyText, el, flashDone, iconButton } from "./dom.js";
+import { announce, copyText, el, flashDone, iconButton } from "./dom.js";
 import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks } from "./markdown.js";
 import { stripMarkdown } from "./passage.js";
@@ -109,7 +109,7 @@ export function renderMessage(w, m) {
     origin: location.origin,
     known: (n) => !!byNumber[n],
     cite: (n) => citeChip(w, n, byNumber[n]),
-    copy: codeCopyButton,
+    copy: (text) => codeCopyButton(w, text),
   };
   const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
   if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
@@ -209,11 +209,12 @@ function sourcesList(w, citations) {
   return list;
 }
 
-function codeCopyButton(text) {
+function codeCopyButton(w, text) {
   let b = iconButton("copy", "Copy code", "kbq-copy-code");
   b.addEventListener("click", function () {
     copyText(text).then(function () {
       flashDone(b, "Copied");
+      announce(w.ui.announcer, "Code copied");
     }, function () {});
   });
   return b;
@@ -235,6 +236,7 @@ function actions(w, m) {
   copy.addEventListener("click", function () {
     copyText(answerAsText(w, m)).then(function () {
       flashDone(copy, "Copied");
+      announce(w.ui.announcer, "Answer copied");
     }, function () {});
   });
   row.appendChild(copy);
