@@ -361,3 +361,23 @@ def test_copying_is_announced(new_page: Any, stack: Stack) -> None:
     sync_api.expect(announcer).to_have_text("Code copied")
     page.locator(".kbq-actions button[aria-label='Copy answer']").click()
     sync_api.expect(announcer).to_have_text("Answer copied")
+
+
+def test_the_pointer_may_move_onto_a_tooltip(new_page: Any, stack: Stack) -> None:
+    """The passage preview let pointer events through and hid 150 ms after the pointer left
+    the chip, so it could not be kept open to read or magnify (WCAG 1.4.13, hoverable)."""
+    stack.llm.template = "Retries back off {{Retries and backoff > Default retry policy}}."
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How do retries back off?")
+    page.locator("a.kbq-cite").first.hover()
+    tip = page.locator(".kbq-tip")
+    sync_api.expect(tip).to_be_visible()
+    box = tip.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=4)
+    page.wait_for_timeout(500)
+    sync_api.expect(tip).to_be_visible()
+    page.mouse.move(2, 2)
+    sync_api.expect(tip).to_be_hidden()

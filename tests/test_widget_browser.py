@@ -267,6 +267,8 @@ def test_model_and_document_html_execute_nothing(new_page: Any, stack: Stack) ->
     chip = page.locator("a.kbq-cite").first
     chip.hover()
     sync_api.expect(page.locator(".kbq-tip")).to_contain_text("raw HTML in its Markdown source")
+    page.mouse.move(0, 0)  # off the preview, which the pointer may otherwise rest on
+    sync_api.expect(page.locator(".kbq-tip")).to_be_hidden()
     page.locator(".kbq-actions button").first.click()  # copy answer
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None

@@ -1989,6 +1989,8 @@
       if (sourceTarget(ev)) hide();
     });
     log.addEventListener("scroll", hide, { passive: true });
+    tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
+    tip.addEventListener("mouseleave", later);
   }
   function sourceTarget(ev) {
     const t = ev.target && ev.target.closest ? ev.target.closest(".kbq-cite, .kbq-source") : null;

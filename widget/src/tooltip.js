@@ -44,7 +44,8 @@ export function preview(c) {
   return out.join("\n");
 }
 
-/** Tooltip behaviour on ``w``: shown on hover and focus, hidden on leave, blur and scroll. */
+/** Tooltip behaviour on ``w``: shown on hover and focus, hidden on leave (of the chip and of the
+ * tip itself, which the pointer may move onto), blur and scroll. */
 export function initTooltip(w) {
   const { log, tip } = w.ui;
   let tipFor = null;
@@ -98,6 +99,9 @@ export function initTooltip(w) {
     if (sourceTarget(ev)) hide();
   });
   log.addEventListener("scroll", hide, { passive: true });
+  // The pointer may move onto the tip to read it, select it, or magnify it: it stays open.
+  tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
+  tip.addEventListener("mouseleave", later);
 }
 
 /** The chip or source link an event happened on, if it carries a citation. */
