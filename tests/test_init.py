@@ -234,6 +234,9 @@ def test_init_on_a_folder_of_html_pages(tmp_path: Path, capsys: pytest.CaptureFi
         options = json.loads(html.unescape(raw[0]))
         assert options["endpoint"] == "https://api.example.com"
         src = re.search(r'<script src="([^"]+kb-qa\.js)"', text).group(1)
+        if page.name == "404.html":  # served at any path: from the root, as its own links
+            assert src == "/kb-qa/kb-qa.js" and options["root"] == "/"
+            continue
         assert (page.parent / src).resolve() == (site / "kb-qa" / "kb-qa.js").resolve()
         assert (page.parent / options["root"]).resolve() == site.resolve()
     assert init(capsys, str(site), "--endpoint", "https://api.example.com")[1].endswith(
@@ -279,3 +282,15 @@ def test_init_refuses_a_flow_extra_it_would_rewrite(
     (tmp_path / "mkdocs.yml").write_text("site_name: A\nextra: {a: 1}\n", encoding="utf-8")
     code, out = init(capsys, str(tmp_path))
     assert code == 1 and "Add these lines under extra: by hand" in out
+
+
+def test_a_404_page_served_under_a_sub_path_reaches_the_widget_from_there(tmp_path: Path) -> None:
+    """Its links are root-absolute (it is served at any URL); relative ones to the widget
+    resolved against the missing page's URL, and the launcher never showed."""
+    from kb_qa.wiring.tags import root_path
+
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "main.css").write_text("", encoding="utf-8")
+    page = '<link href="https://cdn.example/x.css"><link href="/docs/assets/main.css">'
+    assert root_path(page, tmp_path) == "/docs/"
+    assert root_path("<p>nothing linked</p>", tmp_path) == "/"

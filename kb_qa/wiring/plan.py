@@ -42,7 +42,7 @@ from kb_qa.wiring.options import (
     options_from,
     plugin_options,
 )
-from kb_qa.wiring.tags import entry_path, html_with_tags, page_tags
+from kb_qa.wiring.tags import entry_path, html_with_tags, page_tags, root_path
 
 
 @dataclass
@@ -277,7 +277,9 @@ def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
         if page.is_symlink() or not page.resolve().is_relative_to(root):
             continue  # a link (out of the site, or to a page wired under its own name)
         before, encoding = read_text(page, page=True)
-        after = html_with_tags(before, page_tags(page.relative_to(root).as_posix(), wanted))
+        # The 404 page is served at any path: its links start at the site's root path.
+        base = root_path(before, root) if page == root / "404.html" else ""
+        after = html_with_tags(before, page_tags(page.relative_to(root).as_posix(), wanted, base))
         if after != before:
             result.changes.append(Change(page, before, after, encoding))
     from kb_qa_widget import ASSETS, FILES

@@ -8,6 +8,7 @@ import html
 import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from kb_qa.wiring.options import ASSET_DIR, CSS_PATH, LOADER_PATH, WidgetOptions
@@ -22,9 +23,10 @@ def entry_path(entry: Any) -> str:
     return str(getattr(entry, "path", entry))  # MkDocs' ExtraScriptValue has .path
 
 
-def page_tags(page: str, options: WidgetOptions) -> str:
-    """The widget's <link> and <script> for a page at ``page`` (a path under the site root)."""
-    up = "../" * page.count("/")
+def page_tags(page: str, options: WidgetOptions, base: str = "") -> str:
+    """The widget's <link> and <script> for a page at ``page`` (a path under the site root);
+    from ``base``, the site root's path (``/docs/``), for a page served at any path (404)."""
+    up = base or "../" * page.count("/")
     data = {
         "endpoint": options.endpoint,
         # Without an endpoint, a page previewed on this machine calls `kb-qa serve` here.
@@ -64,3 +66,18 @@ def inject(page: str, tags: str) -> str:
 def is_wired(extra_javascript: Iterable[Any]) -> bool:
     """Whether a site's extra_javascript loads the widget the way ``kb-qa init`` wires it."""
     return any(entry_path(e).lstrip("/").endswith(LOADER_PATH) for e in extra_javascript)
+
+
+_LINKED = re.compile(r"""(?:href|src)=["'](/[^"'?#]*)""")
+
+
+def root_path(page_html: str, root: Path) -> str:
+    """The path a page served at any URL (a 404 page) reaches the site root by: the prefix
+    its root-absolute links to the site's own files share ("/" when none says)."""
+    for link in _LINKED.findall(page_html):
+        parts = link.split("/")
+        for cut in range(1, len(parts)):
+            rest = "/".join(parts[cut:])
+            if rest and (root / rest).is_file():
+                return "/".join(parts[:cut]) + "/"
+    return "/"
