@@ -377,6 +377,14 @@ def show_report(browser: Any, name: str, url: str, headers: dict[str, str]) -> N
         "c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some(v => v))"
     )
     assert drawn, name
+    # Each chart is an image with a name saying what it shows, and its numbers are a table
+    # (they were nowhere but the canvas), in colours that differ in lightness, not hue alone.
+    named = page.evaluate(
+        "[...document.querySelectorAll('canvas')].map(c => [c.getAttribute('role'), "
+        "c.getAttribute('aria-label'), c.closest('.chart').nextElementSibling.tagName])"
+    )
+    assert all(role == "img" and label and after == "DETAILS" for role, label, after in named)
+    assert "Outcomes: " in named[1][1] and "answered" in named[1][1]
     page.screenshot(path=str(ARTIFACTS / f"insights-{name}.png"), full_page=True)
     context.close()
 

@@ -1,6 +1,7 @@
 """The insights report (kb_qa.owners.insights) as one self-contained HTML file.
 
-The HTML inlines Chart.js (MIT, vendored in kb_qa/data, 210 KB) and the report's data, so it
+The HTML inlines Chart.js (MIT, vendored in kb_qa/data, 210 KB; the charts and their tables
+are in insights_parts) and the report's data, so it
 opens offline and makes no request at all. Every string from the log (questions, reasons,
 headings, URLs) is escaped; the data block cannot close its script element; and a Content
 Security Policy lets only this page's own inline scripts run, so even a question written as
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
-from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
+from kb_qa.owners.insights_parts import SCRIPT, chart_js, charts
+from kb_qa.owners.insights_parts import escaped as _e
+from kb_qa.owners.insights_parts import table as _table
 from kb_qa.owners.insights_render import (
     ms_text,
     outcome_counts,
@@ -27,7 +28,6 @@ from kb_qa.owners.insights_render import (
     window_text,
 )
 
-CHART_JS = "chart.umd.min.js"
 _ALL_MOST = "Nothing beyond the most cited list."
 
 
@@ -67,60 +67,6 @@ a { color: var(--accent); }
 @media (max-width: 600px) { header { padding: 16px 12px 8px; } main { padding: 0 12px 32px; } }
 """
 
-_SCRIPT = """
-(function () {
-  var data = JSON.parse(document.getElementById("kbqa-data").textContent);
-  if (typeof Chart === "undefined") return;
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  var colors = { answered: "#1a7f37", not_covered: "#bf8700", errors: "#cf222e",
-                 left: "#8c959f", up: "#1a7f37", down: "#cf222e", bar: "#0969da" };
-  function chart(id, config) {
-    var canvas = document.getElementById(id);
-    if (canvas) new Chart(canvas, config);
-  }
-  var buckets = data.volume.buckets;
-  chart("volume", { type: "bar", data: {
-      labels: buckets.map(function (b) { return b.start; }),
-      datasets: ["answered", "not_covered", "errors", "left"].map(function (key) {
-        var label = key === "left" ? "reader left" : key.replace("_", " ");
-        return { label: label, data: buckets.map(function (b) { return b[key]; }),
-                 backgroundColor: colors[key], stack: "q" };
-      }) },
-    options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true,
-               ticks: { precision: 0 } } } } });
-  var t = data.totals;
-  chart("outcomes", { type: "doughnut", data: {
-      labels: ["answered", "not covered", "errors", "reader left"],
-      datasets: [{ data: [t.answered, t.not_covered, t.errors, t.disconnected],
-                   backgroundColor: [colors.answered, colors.not_covered, colors.errors,
-                                     colors.left] }] } });
-  chart("feedback", { type: "bar", data: { labels: ["thumbs up", "thumbs down"],
-      datasets: [{ label: "ratings", data: [t.thumbs_up, t.thumbs_down],
-                   backgroundColor: [colors.up, colors.down] }] },
-    options: { plugins: { legend: { display: false } },
-               scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } });
-  var pages = data.citations.most_pages;
-  chart("cited", { type: "bar", data: {
-      labels: pages.map(function (p) { return p.title || p.path; }),
-      datasets: [{ label: "answers citing", data: pages.map(function (p) { return p.citations; }),
-                   backgroundColor: colors.bar }] },
-    options: { indexAxis: "y", plugins: { legend: { display: false } },
-               scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } } });
-  var bins = data.latency.histogram;
-  chart("latency", { type: "bar", data: { labels: bins.map(function (b) { return b.bin; }),
-      datasets: [{ label: "answers", data: bins.map(function (b) { return b.count; }),
-                   backgroundColor: colors.bar }] },
-    options: { plugins: { legend: { display: false } },
-               scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } });
-})();
-"""
-
-
-def chart_js() -> str:
-    """The vendored Chart.js."""
-    return (resources.files("kb_qa") / "data" / CHART_JS).read_text(encoding="utf-8")
-
 
 def _hash(source: str) -> str:
     digest = hashlib.sha256(source.encode()).digest()
@@ -130,16 +76,12 @@ def _hash(source: str) -> str:
 def csp(forms: bool = False) -> str:
     """The page's Content Security Policy: nothing but its own inline script and style (and,
     with ``forms``, the sign-out form posting to its own server)."""
-    scripts = " ".join(_hash(s) for s in (chart_js(), _SCRIPT))
+    scripts = " ".join(_hash(s) for s in (chart_js(), SCRIPT))
     action = "'self'" if forms else "'none'"
     return (
         f"default-src 'none'; script-src {scripts}; style-src {_hash(_STYLE)}; img-src data:; "
         f"base-uri 'none'; form-action {action}"
     )
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _link(url: str, label: str) -> str:
@@ -148,28 +90,6 @@ def _link(url: str, label: str) -> str:
     if not url or scheme not in ("", "http", "https"):
         return _e(label)
     return f'<a href="{_e(url)}">{_e(label)}</a>'
-
-
-def _table(
-    head: Sequence[str], rows: Sequence[Sequence[str]], empty: str, table_id: str = ""
-) -> str:
-    """``rows`` hold HTML already escaped; a column named "#", "asked" or ending in "ms" is
-    numeric."""
-    if not rows:
-        return f'<p class="muted">{_e(empty)}</p>'
-    numeric = [h in ("#", "asked") or h.endswith("ms") for h in head]
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "".join(
-        "<tr>" + "".join(f"<td{' class=n' * n}>{c}</td>" for c, n in zip(row, numeric)) + "</tr>"
-        for row in rows
-    )
-    attr = f' id="{_e(table_id)}"' if table_id else ""
-    # On a narrow screen a wide table scrolls in its own box (focusable, so the keyboard
-    # scrolls it too), not the whole page.
-    return (
-        f'<div class="scroll" tabindex="0" role="region" aria-label="{_e(head[0])} table">'
-        f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
-    )
 
 
 def _questions_html(asked: dict[str, Any], csv_href: str) -> str:
@@ -297,7 +217,11 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
     )
     reasons = [[_e(r["rating"]), _e(r["reason"]), str(r["count"])] for r in fb["reasons"]]
     down = [
-        [_e(when_text(r["at"])), f'<span class="q">{_e(r["question"])}</span>', _e(r["reason"])]
+        [
+            _e(when_text(r["at"])),
+            f'<span class="q">{_e(r["question"])}</span>',
+            _e(r["reason"]),
+        ]
         for r in fb["recent_down"]
     ]
     slowest = [
@@ -319,6 +243,7 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
         ]
         for e in err["recent"]
     ]
+    drawn = charts(report)
     policy = _e(csp(forms=bool(sign_out)))
     out = (
         f'<form method="post" action="{_e(sign_out)}"><button type="submit">Sign out</button>'
@@ -339,11 +264,10 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 </header><main>
 <div class="cards">{cards}</div>
 <h2>Questions over time (per {_e(report["volume"]["unit"])}, UTC)</h2>
-<div class="chart"><canvas id="volume" aria-label="Questions over time"></canvas></div>
+{drawn["volume"]}
 <div class="grid"><div><h2>Outcomes</h2>
-<div class="chart"><canvas id="outcomes" aria-label="Outcomes"></canvas></div></div>
-<div><h2>Feedback</h2><div class="chart"><canvas id="feedback" aria-label="Feedback">
-</canvas></div></div></div>
+{drawn["outcomes"]}</div>
+<div><h2>Feedback</h2>{drawn["feedback"]}</div></div>
 <h2>Top questions</h2>{_questions_html(report["questions"], csv_href)}
 <h2>Coverage gaps</h2>{_gaps_html(report["gaps"])}
 <div class="grid"><div><h3>Feedback reasons</h3>
@@ -351,14 +275,14 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 <div><h3>Recent thumbs down</h3>
 {_table(["when", "question", "reason"], down, "No thumbs down.")}</div></div>
 <h2>Citations</h2>
-<div class="chart"><canvas id="cited" aria-label="Most cited pages"></canvas></div>
+{drawn["cited"]}
 {_citations_html(report["citations"])}
 <h2>Speed</h2>
 <p class="muted">First text p50 {ms_text(lat["first_token_ms"]["p50"])}, p95
 {ms_text(lat["first_token_ms"]["p95"])}; retrieval p50 {ms_text(lat["retrieval_ms"]["p50"])}, p95
 {ms_text(lat["retrieval_ms"]["p95"])}; {lat["slow"]} answer(s) slower than
 {lat["slow_over_ms"]:g} ms to first text.</p>
-<div class="chart"><canvas id="latency" aria-label="Time to first text"></canvas></div>
+{drawn["latency"]}
 <h3>Slowest answers</h3>
 {_table(["when", "question", "mode", "first text ms", "total ms"], slowest, "No answers.")}
 <h2>Errors</h2>
@@ -366,6 +290,6 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 </main>
 <script type="application/json" id="kbqa-data">{data}</script>
 <script>{chart_js()}</script>
-<script>{_SCRIPT}</script>
+<script>{SCRIPT}</script>
 </body></html>
 """
