@@ -381,3 +381,18 @@ def test_the_pointer_may_move_onto_a_tooltip(new_page: Any, stack: Stack) -> Non
     sync_api.expect(tip).to_be_visible()
     page.mouse.move(2, 2)
     sync_api.expect(tip).to_be_hidden()
+
+
+@pytest.mark.parametrize(("width", "height"), [(320, 256), (1280, 300)])
+def test_a_short_window_leaves_the_conversation_room(
+    new_page: Any, stack: Stack, width: int, height: int
+) -> None:
+    """At 400% zoom (320×256 CSS px) the header, question box and footer left the log about
+    one and a half lines (76 px)."""
+    page = new_page(viewport={"width": width, "height": height})
+    open_page(page, stack.site + "/guides/retries/")
+    page.keyboard.press("Control+k")
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    log = page.locator(".kbq-log").bounding_box()
+    assert log is not None and log["height"] >= 0.45 * height, log
+    assert page.locator(".kbq-foot").is_hidden()
