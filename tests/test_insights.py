@@ -331,6 +331,14 @@ def test_the_html_escapes_questions(scripted: Scripted) -> None:
     assert page.count("<script") == 3  # the data block, Chart.js, the charts
 
 
+def test_a_bidi_override_in_a_question_does_not_reverse_the_report() -> None:
+    """A reader's "\u202e" reversed the rest of its cell in the owner's report."""
+    from kb_qa.owners.insights_parts import escaped
+
+    assert escaped("\u202eexe.txt <b>") == "exe.txt &lt;b&gt;"
+    assert escaped("שלום \u200f!") == "שלום \u200f!"  # a mark only nudges: kept
+
+
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 def test_the_html_report_renders_in_chromium(scripted: Scripted, run_cli: Any) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")

@@ -118,3 +118,22 @@ def test_a_long_ordinary_answer_still_renders_whole(page_and_llm: tuple[Any, LLM
     )
     assert texts == [f"Paragraph {i} about otters and code." for i in range(300)]
     assert page.locator(".kbq-truncated").count() == 0
+
+
+def test_a_bidi_override_in_a_reply_does_not_reverse_the_answer(
+    page_and_llm: tuple[Any, LLMServer],
+) -> None:
+    """ "the signed file \\u202eexe.txt and run it [1]" showed as "txt.exe", the rest of the
+    paragraph backwards and its citation chips out of order."""
+    page, llm = page_and_llm
+    llm.script(Reply(text="Download the signed file \u202eexe.txt and run it [1].", chunk_size=8))
+    page.keyboard.press("Control+k")
+    page.locator(".kbq-input").fill("Do otters sleep?")
+    page.locator(".kbq-input").press("Enter")
+    answer = page.locator(".kbq-bot").first
+    sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
+    shown = page.evaluate(
+        "() => document.getElementById('kb-qa').shadowRoot.querySelector('.kbq-answer').textContent"
+    )
+    assert "Download the signed file exe.txt and run it" in shown
+    assert "\u202e" not in shown

@@ -905,8 +905,11 @@
     return frag;
   }
   var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+  function withoutBidi(text) {
+    return String(text || "").replace(BIDI_CONTROLS, "");
+  }
   function renderMarkdown(md, doc, ctx) {
-    return renderBlocks(parseBlocks(String(md || "").replace(BIDI_CONTROLS, "")), doc, ctx);
+    return renderBlocks(parseBlocks(withoutBidi(md)), doc, ctx);
   }
 
   // src/shortcut.js
@@ -1139,7 +1142,7 @@
     return st && st.message ? st.message.replace(/(…|\.\.\.)?$/, "…") : "";
   }
   function answerAnnouncement(m) {
-    let text = stripMarkdown((m.text || "").slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, "")).replace(/\s+/g, " ").trim();
+    let text = stripMarkdown(withoutBidi(m.text).slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, "")).replace(/\s+/g, " ").trim();
     if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
     const n = (m.citations || []).length;
     return [text || "No answer was returned.", n ? n + (n === 1 ? " source." : " sources.") : ""].filter(Boolean).join(" ");
@@ -1232,7 +1235,7 @@
     return m._node;
   }
   function renderAnswer(m, ctx, context) {
-    const text = (m.text || "").slice(0, MAX_ANSWER_CHARS);
+    const text = withoutBidi((m.text || "").slice(0, MAX_ANSWER_CHARS));
     const blocks = parseBlocks(text);
     const keys = blocks.map((b) => JSON.stringify(b));
     let old = m._blocks && m._blocks.context === context ? m._blocks : null;
@@ -1267,7 +1270,7 @@
     if (following) showStart(log, m._node);
   }
   function headingPath(c) {
-    return (c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › ");
+    return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › "));
   }
   function citeChip(w, n, c) {
     const href = c ? citationHref(c, w.links) : null;
@@ -1917,7 +1920,7 @@
     const heading2 = c.heading_path && c.heading_path[c.heading_path.length - 1];
     const rows = [];
     let fence = false;
-    String(c.text || "").replace(/\r\n?/g, "\n").split("\n").forEach((line) => {
+    withoutBidi(c.text).replace(/\r\n?/g, "\n").split("\n").forEach((line) => {
       const last = rows[rows.length - 1];
       if (FENCE2.test(line)) {
         fence = !fence;

@@ -332,8 +332,14 @@ export { renderBlocks };
 // what it is not. Marks (LRM, RLM) stay: they only nudge neutral characters.
 const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
 
+/** ``text`` without bidi embeddings, overrides and isolates: what a model, a page's heading
+ * or its passage says is shown in the order it was written. */
+export function withoutBidi(text) {
+  return String(text || "").replace(BIDI_CONTROLS, "");
+}
+
 /** Markdown -> a DocumentFragment of elements and text nodes (see renderBlocks). */
 export function renderMarkdown(md, doc, ctx) {
-  return renderBlocks(parseBlocks(String(md || "").replace(BIDI_CONTROLS, "")), doc, ctx);
+  return renderBlocks(parseBlocks(withoutBidi(md)), doc, ctx);
 }
 

@@ -2,7 +2,7 @@
  * copy buttons and the thumbs-up/down feedback form. */
 import { announce, copyText, el, flashDone, iconButton } from "./dom.js";
 import { citationHref } from "./links.js";
-import { parseBlocks, renderBlocks } from "./markdown.js";
+import { parseBlocks, renderBlocks, withoutBidi } from "./markdown.js";
 import { stripMarkdown } from "./passage.js";
 
 /** The most of one answer the widget keeps and lays out; the rest is dropped with a note.
@@ -22,7 +22,7 @@ export function statusText(st) {
 /** What a screen reader hears once answer ``m`` has arrived: its text as plain text, without
  * the citation numbers, then how many sources it cites. */
 export function answerAnnouncement(m) {
-  let text = stripMarkdown((m.text || "").slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, ""))
+  let text = stripMarkdown(withoutBidi(m.text).slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, ""))
     .replace(/\s+/g, " ")
     .trim();
   if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
@@ -136,7 +136,7 @@ export function renderMessage(w, m) {
  * returns true when the answer was cut to that.
  */
 function renderAnswer(m, ctx, context) {
-  const text = (m.text || "").slice(0, MAX_ANSWER_CHARS);
+  const text = withoutBidi((m.text || "").slice(0, MAX_ANSWER_CHARS));
   const blocks = parseBlocks(text);
   const keys = blocks.map((b) => JSON.stringify(b));
   let old = m._blocks && m._blocks.context === context ? m._blocks : null;
@@ -174,7 +174,7 @@ export function updateMessage(w, m) {
 }
 
 export function headingPath(c) {
-  return (c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › ");
+  return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › "));
 }
 
 function citeChip(w, n, c) {

@@ -1,6 +1,7 @@
 /** The tooltip of a citation chip or source: its heading path and a preview of the passage. */
 import { el } from "./dom.js";
 import { headingPath } from "./messages.js";
+import { withoutBidi } from "./markdown.js";
 import { stripMarkdown } from "./passage.js";
 
 const PREVIEW_CHARS = 420;
@@ -18,7 +19,7 @@ export function preview(c) {
   const heading = c.heading_path && c.heading_path[c.heading_path.length - 1];
   const rows = []; // {md, open}: ``open`` rows take the continuation lines that follow
   let fence = false;
-  String(c.text || "")
+  withoutBidi(c.text)
     .replace(/\r\n?/g, "\n")
     .split("\n")
     .forEach((line) => {

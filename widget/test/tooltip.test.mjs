@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { preview } from "../src/tooltip.js";
+import { headingPath } from "../src/messages.js";
 
 test("wrapped list items, paragraphs and admonitions read as one line each", () => {
   const text = [
@@ -28,4 +29,10 @@ test("wrapped list items, paragraphs and admonitions read as one line each", () 
 test("table rows and code lines stay lines", () => {
   const text = "| a | b |\n|---|---|\n| 1 | 2 |\n\n```bash\nlumen jobs retry 1\nlumen jobs retry 2\n```";
   assert.deepEqual(preview({ text }).split("\n"), ["a b", "1 2", "lumen jobs retry 1", "lumen jobs retry 2"]);
+});
+
+test("bidi overrides in a heading or a passage do not reverse what the reader sees", () => {
+  const c = { text: "Download \u202eexe.txt\u202c now.", heading_path: ["Release notes", "Download \u202eexe.txt"] };
+  assert.equal(preview(c), "Download exe.txt now.");
+  assert.equal(headingPath(c), "Release notes › Download exe.txt");
 });
