@@ -369,13 +369,14 @@ def test_hidden_tool_and_index_folders_are_skipped(make_vault: Callable[..., Pat
             "sub/node_modules/x.md": "# nested package\n",
             "__pycache__/x.md": "# cache\n",
             ".dotfile.md": "# dot\n",
-            "kbindex/stray.md": "# inside the index folder\n",
             "sub/deeper/ok.md": page("Ok", ("Body", "text")),
             "notes.txt": "not markdown",
             "other.markdown": page("Other", ("Body", "text")),
         }
     )
     index = kb(vault, index_dir=vault / "kbindex")  # an index folder inside the vault
+    index.index()
+    (vault / "kbindex" / "stray.md").write_text("# inside the index folder\n", encoding="utf-8")
     index.index()
     assert [p["path"] for p in index.pages()] == ["other.markdown", "real.md", "sub/deeper/ok.md"]
 

@@ -41,8 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
         s = kb.settings
     else:
-        kb, log = _open_indexed(args, "kb_qa.serve")
-        watcher = _start_watcher(kb, log, args) if args.watch else None
+        kb, log, watcher = _open_indexed(args, "kb_qa.serve")
         s = _with_preview_origins(kb.settings, log)
     if s.host not in LOOPBACK and not s.api_token:
         log.warning(
@@ -66,10 +65,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
             **uvicorn_options(s),
         )
     finally:
-        if watcher is not None:
-            watcher.stop()
-        kb.close()
+        _close(kb, watcher)
     return 0
+
+
+def _close(kb: Any, watcher: Any) -> None:
+    """Stop the watcher, then close the index. A run that did not end (or a second Ctrl-C)
+    ends the process at once: closing under it crashed in ONNX Runtime's teardown."""
+    try:
+        if watcher is not None and not watcher.stop():
+            os._exit(130)
+        kb.close()
+    except KeyboardInterrupt:
+        print("\nkb-qa: stopped.", file=sys.stderr, flush=True)
+        os._exit(130)
 
 
 def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
@@ -113,16 +122,25 @@ def _open_replica(args: argparse.Namespace) -> Any:
     return Replica(settings_for(args)).start()
 
 
-def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger]:
-    """For long-running commands: plain logs, then the knowledge base brought up to date."""
+def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger, Any]:
+    """For long-running commands: plain logs, then the knowledge base brought up to date,
+    and with --watch its watcher (recording from before that first run)."""
     _plain_logs()
     kb = open_kb(args)
     log = logging.getLogger(name)
+    watcher = _watcher(kb, args).observe() if args.watch else None
     log.info("indexing %s", kb.settings.vault)
     from kb_qa.serve.serving import progress_logger
 
-    log.info("%s", report_summary(index_when_free(kb, log, progress_logger(log))))
-    return kb, log
+    try:
+        log.info("%s", report_summary(index_when_free(kb, log, progress_logger(log))))
+    except BaseException:
+        _close(kb, watcher)
+        raise
+    if watcher is not None:
+        watcher.start(initial=False)
+        log.info("watching %s for changes", kb.settings.vault)
+    return kb, log, watcher
 
 
 BUSY_RETRY_SECONDS = 1.0
@@ -149,13 +167,11 @@ def index_when_free(
             time.sleep(BUSY_RETRY_SECONDS)
 
 
-def _start_watcher(kb: Any, log: logging.Logger, args: argparse.Namespace) -> Any:
+def _watcher(kb: Any, args: argparse.Namespace) -> Any:
     from kb_qa.ingest.watch import Watcher
 
     given = Path(args.vault or os.environ.get("KBQA_VAULT") or ".").expanduser()
-    watcher = Watcher(kb, given=given).start(initial=False)
-    log.info("watching %s for changes", kb.settings.vault)
-    return watcher
+    return Watcher(kb, given=given)
 
 
 def _plain_logs() -> None:
@@ -169,16 +185,15 @@ def _plain_logs() -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """kb-qa watch"""
+    args.watch = True
     while True:
-        kb, log = _open_indexed(args, "kb_qa.ingest.watch")
-        watcher = _start_watcher(kb, log, args)
+        kb, log, watcher = _open_indexed(args, "kb_qa.ingest.watch")
         try:
             # Until stopped, or until the vault's symlink leads elsewhere (git-sync's next
             # revision): then the same index follows it, every unchanged vector reused.
             watcher.repointed.wait()
         finally:
-            watcher.stop()
-            kb.close()
+            _close(kb, watcher)
         log.info("following the vault path to the folder it leads to now")
 
 
@@ -191,7 +206,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     kb = open_kb(args)
     first = FirstIndex()
     ran = threading.Event()  # the first run ended (first.done may come sooner: see below)
-    watchers = []
+    watcher = _watcher(kb, args).observe() if args.watch else None
 
     def serve_what_is_there() -> None:  # another process is updating an index that exists
         if kb.store.files():
@@ -207,8 +222,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
             report = index_when_free(kb, mcp_log, progress, waiting=serve_what_is_there)
             print(report_summary(report), file=sys.stderr)
-            if args.watch:
-                watchers.append(_start_watcher(kb, mcp_log, args))
+            if watcher is not None:
+                watcher.start(initial=False)
         except KbQaError as exc:
             first.error = f"The index could not be brought up to date: {exc}"
             print(f"kb-qa: {exc}", file=sys.stderr)
@@ -239,7 +254,5 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             # index thread aborted in ONNX Runtime's teardown (SIGABRT, a "crash" to clients).
             sys.stderr.flush()
             os._exit(0)
-        for watcher in watchers:
-            watcher.stop()
-        kb.close()
+        _close(kb, watcher)
     return 0

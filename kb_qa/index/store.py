@@ -58,9 +58,9 @@ def _check_own_folder(folder: Path, vault: Path) -> None:
             "its index folder. Give the index a folder of its own (the default is "
             f"{vault / '.kb-qa'})."
         )
-    if (folder / MANIFEST).is_file() or not folder.is_dir():
-        return
-    page = next((p for p in folder.rglob("*.md") if p.is_file()), None)
+    if (folder / MANIFEST).is_file() or not folder.is_relative_to(vault.resolve()):
+        return  # a folder of the user's own elsewhere may hold anything
+    page = next((p for p in folder.rglob("*.md") if p.is_file()), None) if folder.is_dir() else None
     if page is not None:
         raise VaultError(
             f"The index folder {folder} holds pages ({page.relative_to(folder)}): it looks like "

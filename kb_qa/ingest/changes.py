@@ -1,9 +1,10 @@
 """What the watcher sees: which changed paths matter to the index, a folder's identity (to
-tell a replaced vault folder from the one being watched), and how current the index is
-(``Freshness``, for ``/api/health`` and the widget)."""
+tell a replaced vault folder from the one being watched), how current the index is
+(``Freshness``, for ``/api/health`` and the widget), and what its log says."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,27 @@ def identity(folder: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shown(path: str) -> str:
+    """A path for a log line: a newline in a file name cannot forge a line of its own."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
+
+
+def limit_message(folder: str, instances: bool) -> str:
+    """Why ``folder`` is not watched: the system's limit of watched folders, or of inotify
+    instances, was reached; how to raise it."""
+    if instances:
+        return (
+            f"cannot watch {folder}: the system's limit of inotify instances is reached "
+            "(editors and sync tools use them too), so edits are not followed. Raise it "
+            "(sysctl fs.inotify.max_user_instances=1024) and restart"
+        )
+    return (
+        f"cannot watch {folder}: the system's limit of watched folders is reached, so "
+        "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
+        "524288) and restart, or keep big folders such as node_modules out of the vault"
+    )

@@ -10,9 +10,9 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 import yaml
@@ -20,10 +20,12 @@ import yaml
 from kb_qa.errors import VaultError
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
-from kb_qa.text import without_comments
+from kb_qa.text import SURROGATE, without_comments
 from kb_qa.types import Document
 
 MISSING = "file disappeared before it could be read"
+UNLISTED = "cannot list the folder (its notes indexed before are kept)"
+BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 _FRONT_MATTER = re.compile(
     r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
@@ -47,6 +49,9 @@ class ReadResult:
     document: Document | None
     skipped: str = ""
     warnings: tuple[str, ...] = ()
+    # What the file holds is refused (binary), not only unreadable now: what it said before
+    # must not be quoted any more
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,7 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
         if ignore.match_file(rel) or site.excluded.match_file(doc_rel):
             continue
         if refused:
-            skipped.append((rel, refused))
+            skipped.append((shown_path(rel), refused))
             continue
         try:
             st = path.stat()
@@ -198,11 +203,16 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
     only when they lead to a folder inside the vault not walked yet (so links cannot loop).
     """
     seen: set[Path] = set()
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
+    unlisted: list[OSError] = []  # folders os.walk could not list (permissions)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=True, onerror=unlisted.append):
+        yield from _unlisted(unlisted)
         here = Path(dirpath)
         keep = []
         for d in sorted(dirnames):
             if d.startswith(".") or d in SKIP_DIRS:
+                continue
+            if SURROGATE.search(d):
+                yield here / d, f"folder {BAD_NAME}"
                 continue
             sub = here / d
             real = sub.resolve()
@@ -222,12 +232,33 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             if not name.lower().endswith(MARKDOWN_SUFFIXES):
                 continue
             path = here / name
-            if name.startswith("."):
+            if SURROGATE.search(name):
+                yield path, f"file {BAD_NAME}"
+            elif name.startswith("."):
                 yield path, "hidden file (its name starts with '.')"
             elif path.is_symlink():
                 yield path, boundary.refuse(path)
             else:
                 yield path, ""
+
+
+def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, str]]:
+    """The folders the walk could not list, as skipped: what the index holds of them stays."""
+    while errors:
+        exc = errors.pop(0)
+        yield Path(str(exc.filename)), f"{UNLISTED}: {exc.strerror or exc}"
+
+
+def kept_by_unlisted(path: str, skipped: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``path`` (indexed before, not found now) lies in a folder that could not be
+    listed: its notes are kept, as a file that cannot be read now loses nothing."""
+    folders = [rel for rel, why in skipped if why.startswith(UNLISTED)]
+    return any(f in ("", ".") or PurePosixPath(path).is_relative_to(f) for f in folders)
+
+
+def shown_path(rel: str) -> str:
+    """A path as a person can read it: bytes no encoding decodes shown as U+FFFD."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
@@ -237,7 +268,9 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
     except VaultError as exc:
         return ReadResult(None, str(exc))
     if b"\x00" in data[:8192]:
-        return ReadResult(None, "binary file with a Markdown extension (contains NUL bytes)")
+        return ReadResult(
+            None, "binary file with a Markdown extension (contains NUL bytes)", refused=True
+        )
     warnings: list[str] = []
     try:
         text = data.decode("utf-8")

@@ -24,6 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from kb_qa.errors import IndexBusyError, KbQaError
+from kb_qa.ingest import changes
 from kb_qa.ingest.changes import IGNORED_EVENTS, Freshness, identity, relevant
 from kb_qa.types import IndexReport
 
@@ -38,9 +39,13 @@ class _Recorder(FileSystemEventHandler):
         if event.event_type in IGNORED_EVENTS:
             return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        for path in paths:
-            if path and relevant(self.watcher.inside(str(path)), event.is_directory):
-                self.watcher.notify(str(path))
+        try:
+            for path in paths:
+                if path and relevant(self.watcher.inside(str(path)), event.is_directory):
+                    self.watcher.notify(str(path))
+        except Exception:  # watchdog's thread must never die: the next run scans the disk
+            log.debug("an event could not be recorded; indexing anyway", exc_info=True)
+            self.watcher.notify("<unrecorded event>")
 
 
 class Watcher:
@@ -78,7 +83,7 @@ class Watcher:
         self._limit = _LimitReached(self)
         self._limited = ""  # why part of the vault is not watched (the limit of watches)
         self._moved = ""  # the vault path now leads elsewhere (a re-pointed symlink)
-        self._warned: set[tuple[str, str]] = set()  # the last run's warnings, logged already
+        self._warned: set[tuple[str, str, str]] = set()  # last run's warnings, skips: said
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
     # -- recording --------------------------------------------------------------------------
@@ -98,7 +103,11 @@ class Watcher:
 
     def notify(self, path: str) -> None:
         """Note a change (called from watchdog's thread; cheap and never blocking)."""
-        if Path(path).resolve().is_relative_to(self.index_dir):
+        try:
+            real = Path(path).resolve()
+        except (OSError, RuntimeError):  # a symlink loop: the scan reports it
+            real = Path(os.path.abspath(path))
+        if real.is_relative_to(self.index_dir):
             return
         now = time.time()
         with self._cond:
@@ -111,6 +120,11 @@ class Watcher:
 
     # -- lifecycle --------------------------------------------------------------------------
 
+    def observe(self) -> Watcher:
+        """Record changes from now on: what is saved during a first run is indexed next."""
+        self._schedule()
+        return self
+
     def start(self, initial: bool = True) -> Watcher:
         """Start watching; with ``initial``, first reconcile the index with the disk."""
         if initial:
@@ -119,14 +133,19 @@ class Watcher:
         self._worker.start()
         return self
 
-    def stop(self) -> None:
-        """Stop the observer and the worker."""
+    def stop(self) -> bool:
+        """Stop the observer and the worker (a run ends at its next batch of embeddings);
+        False when the worker is still in a run: end the process, do not close under it."""
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
+            busy = self._indexing
+        if busy:
+            log.info("stopping: the index run in progress ends at its next batch")
         self._unschedule()
         if self._worker.is_alive():
             self._worker.join(timeout=30)
+        return not self._worker.is_alive()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until nothing is pending or being indexed (for tests and benchmarks)."""
@@ -213,18 +232,7 @@ class Watcher:
     def _unwatched(self, folder: str, instances: bool = False) -> None:
         """The system's limit of watched folders (or of inotify instances) was reached at
         ``folder``: say how to raise it; health shows it until kb-qa restarts."""
-        if instances:
-            message = (
-                f"cannot watch {folder}: the system's limit of inotify instances is reached "
-                "(editors and sync tools use them too), so edits are not followed. Raise it "
-                "(sysctl fs.inotify.max_user_instances=1024) and restart"
-            )
-        else:
-            message = (
-                f"cannot watch {folder}: the system's limit of watched folders is reached, so "
-                "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
-                "524288) and restart, or keep big folders such as node_modules out of the vault"
-            )
+        message = changes.limit_message(folder, instances)
         with self._cond:
             first, self._limited = not self._limited, message
         if first:
@@ -267,7 +275,11 @@ class Watcher:
     def _index_once(self, batch: set[str]) -> None:
         started = time.time()
         try:
-            report = self.kb.index()
+            report = self.kb.index(progress=self._unless_stopped)
+        except _Stopped:  # the next start catches up with what changed
+            with self._cond:
+                self._indexing = False
+            return
         except IndexBusyError:
             self._busy(batch)
             return
@@ -297,12 +309,15 @@ class Watcher:
             )
         # Bad UTF-8, front matter that is not YAML, a site config's extension that cannot
         # load: said once while it lasts, not again on every save.
-        warned, self._warned = self._warned, set(report.warnings)
-        for path, message in report.warnings:
-            if (path, message) not in warned:
-                log.warning("%s: %s", path, message)
-        for path, reason in report.skipped:
-            log.warning("skipped %s: %s", path, reason)
+        said = {("", *w) for w in report.warnings} | {("skipped ", *w) for w in report.skipped}
+        warned, self._warned = self._warned, said
+        for kind, path, message in sorted(said - warned):
+            log.warning("%s%s: %s", kind, changes.shown(path), message)
+
+    def _unless_stopped(self, done: int, total: int) -> None:
+        """An index run's progress: stopping ends it between two batches of embeddings."""
+        if self._stop.is_set():
+            raise _Stopped
 
     def _busy(self, batch: set[str]) -> None:
         """Another process (a second server, `kb-qa index`) is writing the index: not a
@@ -343,8 +358,11 @@ class Watcher:
                 self._error = f"vault folder {self.vault} is missing"
         elif exists and self._observer is not None and not self._watching():
             # Replaced (restored from a backup, swapped in with mv): the observer still
-            # watches the old folder, or nothing at all.
-            log.info("vault folder %s was replaced; watching the new one, re-indexing", self.vault)
+            # watches the old folder, or nothing at all; or the observer itself stopped.
+            if identity(self.vault) == self._watched:
+                log.warning("the file watcher stopped; restarting it and re-indexing")
+            else:
+                log.info("vault folder %s was replaced; watching it, re-indexing", self.vault)
             self._unschedule()
             self._schedule()
             self._run_now("<vault-replaced>")
@@ -358,6 +376,10 @@ class Watcher:
         elif exists and self.kb.store.vectors.vanished():
             # Only the Chroma folder went: index() reopens it and puts the vectors back.
             self._run_now("<vector-store-deleted>")
+
+
+class _Stopped(Exception):
+    """Raised into an index run when the watcher stops."""
 
 
 _INOTIFY_LOG = "watchdog.observers.inotify"

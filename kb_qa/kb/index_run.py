@@ -82,10 +82,15 @@ class IndexRun:
             missing = self.store.reconcile() if interrupted or problem else set()
             known = {p: r for p, r in self.store.files().items() if p not in missing}
             current = {f.path for f in files}
-            removed = [p for p in known if p not in current]
+            removed = [
+                p for p in known if p not in current and not vault.kept_by_unlisted(p, skipped)
+            ]
 
             includes = staleness.Includes.load(self.store, site.root)
-            docs, touched = self._read_changed(site, files, known, report, rendered or {}, includes)
+            docs, touched, refused = self._read_changed(
+                site, files, known, report, rendered or {}, includes
+            )
+            removed += refused
             phase = _Phases(report.phases, started)
             phase.done("reading")
             pages = dict(rendered) if rendered is not None else self._render(site, docs, report)
@@ -192,9 +197,12 @@ class IndexRun:
         report: IndexReport,
         rendered: Mapping[str, RenderedPage],
         includes: staleness.Includes,
-    ) -> tuple[list[Document], list[FileRow]]:
+    ) -> tuple[list[Document], list[FileRow], list[str]]:
+        """The changed files read, the unchanged ones to touch, and the indexed ones whose
+        content is now refused (their chunks go: what they said is not there any more)."""
         docs: list[Document] = []
         touched: list[FileRow] = []
+        refused: list[str] = []
         stale_anchors = self._stale_anchor_paths(rendered) | includes.stale()
         boundary = vault.Boundary.of(self.settings)
         for info in files:
@@ -202,11 +210,19 @@ class IndexRun:
             unchanged = row and row.size == info.size and row.mtime_ns == info.mtime_ns
             if unchanged and info.path not in stale_anchors:
                 continue
-            result = vault.read_document(site, info, boundary)
+            try:
+                result = vault.read_document(site, info, boundary)
+            except Exception as exc:  # one file must not stop the run (nor every run after)
+                log.warning("reading %s failed", info.path, exc_info=True)
+                report.skipped.append((info.path, f"could not be read: {exc}"))
+                continue
             report.warnings += [(info.path, w) for w in result.warnings]
             if result.document is None:
-                # Keep what was indexed before: a file that cannot be read now loses nothing.
+                # Keep what was indexed before: a file that cannot be read now loses nothing;
+                # one whose content is refused (binary now) keeps nothing it said.
                 report.skipped.append((info.path, result.skipped))
+                if result.refused and row:
+                    refused.append(info.path)
                 continue
             doc = result.document
             failed = self.store.failure(doc.path, doc.file_hash)
@@ -220,7 +236,7 @@ class IndexRun:
                 )
                 continue
             docs.append(doc)
-        return docs, touched
+        return docs, touched, refused
 
     def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
         """Paths whose indexed anchors or URL differ from the ones a real build rendered."""

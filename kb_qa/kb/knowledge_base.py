@@ -249,6 +249,9 @@ class KnowledgeBase(IndexRun):
 
     def problem(self) -> str:
         """What keeps search from working fully right now ("" when nothing does)."""
+        vault = self.settings.vault
+        if self.settings.index_dir is None and not vault.is_dir():  # the index went with it
+            return f"the vault folder {vault} is missing; the index serves what it had"
         if not self.store.intact():
             return (
                 f"the index folder {self.store.folder} was deleted; run `kb-qa index` "

@@ -46,6 +46,8 @@ class PageRoutes:
             return Response(status_code=499)  # nobody reads it
         if rendered is None:
             raise reject(404, f"{wanted!r} is not an indexed page of this vault.")
+        if isinstance(rendered, VaultError):  # indexed, and cited, but not readable now
+            raise reject(404, f"{wanted!r} cannot be shown now: {rendered}")
         return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
 
     def _pages_allowed(self) -> None:
@@ -56,7 +58,9 @@ class PageRoutes:
         if self.replica:
             raise reject(404, "A read-only replica has no vault to show pages from; use the API.")
 
-    def _render(self, wanted: str, gone: Callable[[], bool] = lambda: False) -> str | None:
+    def _render(
+        self, wanted: str, gone: Callable[[], bool] = lambda: False
+    ) -> str | VaultError | None:
         # Only paths the index knows are served; the file is then read from inside the vault.
         if gone():
             return None
@@ -68,8 +72,10 @@ class PageRoutes:
             return None
         try:
             data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
-        except VaultError:
-            return None
+        except VaultError as exc:
+            return exc
+        if b"\x00" in data[:8192]:  # as indexing refuses it: no page of random bytes
+            return VaultError("it is a binary file now, not Markdown.")
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
         notes_vault = self.kb.store.meta("link_style") != "site"
         source = vault.source_text(data.decode("utf-8", errors="replace"), notes_vault)

@@ -1,0 +1,192 @@
+"""The watcher and the index given what a notes vault really goes through while kb-qa runs:
+a file name in another encoding, edits during the first run, a stop mid-run, symlink loops,
+a note overwritten with bytes, a folder that cannot be listed."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from uvicorn_thread import UvicornThread
+from watching import settle
+
+from kb_qa.ingest import changes, vault
+from kb_qa.ingest.watch import Watcher
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
+
+PAGES = {
+    "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",
+    "notes/beta.md": "# Beta\n\n## Gardens\n\nTomatoes need full sun.\n",
+}
+KB = Callable[..., KnowledgeBase]
+
+
+@pytest.fixture
+def watched(
+    make_vault: Callable[..., Path], kb: KB
+) -> Iterator[tuple[Path, KnowledgeBase, Watcher]]:
+    folder = make_vault(dict(PAGES))
+    base = kb(folder)
+    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
+    assert watcher.wait_idle()
+    yield folder, base, watcher
+    watcher.stop()
+
+
+def texts(kb: KnowledgeBase) -> str:
+    return "\n".join(c.text for c in kb.store.chunks())
+
+
+def test_a_file_name_in_another_encoding_is_skipped_and_every_other_edit_indexed(
+    watched: tuple[Path, KnowledgeBase, Watcher],
+) -> None:
+    """One such name (a zip extracted with Latin-1 names) failed every run after it with
+    Python's codec error: no edit anywhere was indexed again until it was renamed."""
+    folder, kb, watcher = watched
+    since = time.time()
+    with open(os.fsencode(folder) + b"/caf\xe9.md", "wb") as handle:
+        handle.write(b"# Cafe\n\nEspresso.\n")
+    (folder / "alpha.md").write_text("# Alpha\n\nStill indexed.\n", encoding="utf-8")
+    settle(watcher, since)
+    assert "Still indexed" in texts(kb)
+    assert watcher.freshness().error == ""
+    report = watcher.last_report
+    assert report is not None
+    assert ("caf\ufffd.md", "file " + vault.BAD_NAME) in report.skipped
+
+
+def test_a_save_during_the_first_run_is_indexed_when_watching_starts(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """The observer started after the first run: a note saved meanwhile stayed out of the
+    index (and an edit stayed stale) until that file changed again."""
+    folder = make_vault(dict(PAGES))
+    base = kb(folder)
+    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).observe()
+    since = time.time()
+
+    def save_meanwhile(done: int, total: int) -> None:
+        if not (folder / "during.md").exists():
+            (folder / "during.md").write_text("# During\n\nWritten mid-run.\n", encoding="utf-8")
+
+    base.index(progress=save_meanwhile)
+    assert "during.md" not in {p["path"] for p in base.pages()}
+    watcher.start(initial=False)
+    try:
+        settle(watcher, since)
+        assert "during.md" in {p["path"] for p in base.pages()}
+    finally:
+        watcher.stop()
+
+
+def test_stopping_mid_run_ends_soon_and_leaves_an_index_that_catches_up(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Stopping waited for the whole run (30 s, then a crash closing the index under it)."""
+    folder = make_vault({f"n{i:04d}.md": f"# Note {i}\n\nText {i}.\n" for i in range(1500)})
+    base = kb(folder, embed_batch=1)
+    watcher = Watcher(base, debounce=0.05).start()
+    deadline = time.monotonic() + 30
+    while not watcher.freshness().indexing:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    started = time.monotonic()
+    assert watcher.stop() is True
+    assert time.monotonic() - started < 10
+    base.index()
+    assert len(base.pages()) == 1500
+
+
+def test_a_symlink_loop_does_not_stop_the_file_watcher(
+    watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Resolving the loop's path raised in watchdog's thread: it died, and the vault was
+    then said to be "replaced"."""
+    folder, kb, watcher = watched
+    with caplog.at_level(logging.INFO, logger="kb_qa.ingest.watch"):
+        os.symlink("loop-b.md", folder / "loop-a.md")
+        os.symlink("loop-a.md", folder / "loop-b.md")
+        time.sleep(1.0)  # the vault check runs every retry_delay (0.2 s) while idle
+        since = time.time()
+        (folder / "alpha.md").write_text("# Alpha\n\nAfter the loop.\n", encoding="utf-8")
+        settle(watcher, since)
+    assert "After the loop" in texts(kb)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "replaced" not in said and "watcher stopped" not in said
+
+
+def test_a_note_overwritten_with_bytes_is_not_quoted_any_more(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Its old text was still searched and cited, while /view showed the random bytes."""
+    folder = make_vault(dict(PAGES))
+    base = kb(folder)
+    base.index()
+    (folder / "alpha.md").write_bytes(b"\x00\x9f\x01 binary " * 200)
+    report = base.index()
+    assert any(p == "alpha.md" and "binary" in why for p, why in report.skipped)
+    assert "alpha.md" not in {h.chunk.path for h in base.search("boiler pressure", 10)}
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(server.url + "/view/alpha.md", timeout=10)
+    assert page.status_code == 404 and "\x00" not in page.text
+    assert base.index().deleted == 0  # nothing churns on the next run
+
+
+def test_a_skipped_file_is_logged_once_not_on_every_save(
+    watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    folder, _kb, watcher = watched
+    (folder / "blob.md").write_bytes(b"\x00" * 100)
+    with caplog.at_level(logging.WARNING, logger="kb_qa.ingest.watch"):
+        for n in range(3):
+            since = time.time()
+            (folder / "alpha.md").write_text(f"# Alpha\n\nSave {n}.\n", encoding="utf-8")
+            settle(watcher, since)
+    said = [r for r in caplog.records if "blob.md" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]
+
+
+def test_a_file_name_cannot_forge_a_line_of_the_log() -> None:
+    forged = "x\n2026-12-05 15:20:00,000 ERROR kb_qa.ingest.watch: vault wiped.md"
+    assert "\n" not in changes.shown(forged) and "\\x0a2026" in changes.shown(forged)
+
+
+def test_the_notes_of_a_folder_that_cannot_be_listed_are_kept() -> None:
+    """They were deleted from the index without a word (a file that cannot be read keeps
+    what was indexed of it)."""
+    skipped = [("meetings", f"{vault.UNLISTED}: Permission denied")]
+    assert vault.kept_by_unlisted("meetings/2025-03-12.md", skipped)
+    assert not vault.kept_by_unlisted("meetings-old.md", skipped)
+    assert not vault.kept_by_unlisted("notes/a.md", [("notes/a.md", "binary file")])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
+def test_an_unlistable_folder_is_reported_and_its_notes_kept(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    folder = make_vault(dict(PAGES))
+    base = kb(folder)
+    base.index()
+    (folder / "notes").chmod(0)
+    try:
+        report = base.index()
+    finally:
+        (folder / "notes").chmod(0o755)
+    assert any(p == "notes" and vault.UNLISTED in why for p, why in report.skipped)
+    assert "notes/beta.md" in {p["path"] for p in base.pages()}
+
+
+def test_health_says_the_vault_is_missing_not_to_run_index(
+    make_vault: Callable[..., Path],
+) -> None:
+    folder = make_vault(dict(PAGES))
+    with KnowledgeBase(folder, embed_model="hash") as base:
+        base.index()
+        folder.rename(folder.with_name("away"))
+        assert "vault folder" in base.problem() and "missing" in base.problem()
