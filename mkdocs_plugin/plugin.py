@@ -49,8 +49,7 @@ class _ToMkDocs(logging.Handler):
 
 
 _KB_QA_LOG = logging.getLogger("kb_qa")
-if not any(isinstance(h, _ToMkDocs) for h in _KB_QA_LOG.handlers):
-    _KB_QA_LOG.addHandler(_ToMkDocs())
+_FORWARD = _ToMkDocs()  # on kb-qa's logger while MkDocs runs (on_startup to on_shutdown)
 
 ASSET_DIR = wiring.ASSET_DIR
 _SHORTCUT = re.compile(r"^((mod|ctrl|alt|shift|meta)\+)*[a-z0-9/.,;]$", re.I)
@@ -85,6 +84,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
+        if _FORWARD not in _KB_QA_LOG.handlers:
+            _KB_QA_LOG.addHandler(_FORWARD)
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -314,6 +315,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if self._api is not None:
             self._api.stop()
             self._api = None
+        _KB_QA_LOG.removeHandler(_FORWARD)
 
 
 def _log_problems(report: IndexReport) -> None:
