@@ -201,6 +201,16 @@ def compound_tokens(text: str) -> list[str]:
     return _stemmer().stemWords(pairs)
 
 
+def unread_share(text: str) -> float:
+    """Fraction of letters outside the Latin script (Chinese, Korean, Hebrew, Arabic,
+    Cyrillic...): what an English model such as MiniLM embeds without reading."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return 0.0
+    latin = sum(1 for ch in letters if unicodedata.name(ch, "").startswith("LATIN"))
+    return 1.0 - latin / len(letters)
+
+
 def cjk_share(text: str) -> float:
     """Fraction of non-space characters that are CJK."""
     letters = [ch for ch in text if not ch.isspace()]

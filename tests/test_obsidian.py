@@ -165,6 +165,71 @@ def test_a_chinese_question_sharing_one_common_word_with_a_note_is_not_covered(
     assert coverage.covered(question, _asked(make_vault, kb, notes, question), "minilm") is False
 
 
+@pytest.mark.parametrize(
+    ("question", "expected"), [("饺子怎么做？", True), ("地球的时间？", False)]
+)
+def test_a_chinese_question_is_judged_by_its_words_with_any_model(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], question: str, expected: bool
+) -> None:
+    """With a model that has no calibrated threshold (e5-multilingual, which `auto` picks
+    for a Chinese vault) every question was covered, off-topic ones included."""
+    base = kb(make_vault(CHINESE_NOTES), embed_model="hash")
+    base.index()
+    assert coverage.covered(question, base.search(question, 10), "hash") is expected
+
+
+HEBREW_NOTES = {
+    "עברית.md": (
+        "# מדריך התקנה\n\nהתקנת Lumen על שרת לינוקס.\n\n## דרישות מערכת\n\n"
+        "נדרש זיכרון של לפחות 2 ג'יגה-בייט לשרת.\n\n## הגדרת יציאה\n\n"
+        "השרת מאזין כברירת מחדל ליציאה 7420.\n"
+    ),
+    "Garden.md": "# Garden\n\n## Garlic\n\nPlanted in October, lifted in July.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("באיזו יציאה השרת מאזין?", True),
+        ("כמה זיכרון צריך לשרת?", True),  # "לשרת" and the note's "לשרת", "השרת"
+        ("איך מכינים עוגת שוקולד?", False),
+        ("מה מזג האוויר בפריז?", False),
+        ("كيف أطبخ الأرز؟", False),
+    ],
+)
+def test_a_question_in_a_script_minilm_cannot_read_is_judged_by_its_words(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], question: str, expected: bool
+) -> None:
+    """MiniLM's cosines to Hebrew text come out alike on topic or not: a chocolate cake
+    scored 0.63 against the installation guide, and every such question was covered."""
+    assert (
+        coverage.covered(question, _asked(make_vault, kb, HEBREW_NOTES, question), "minilm")
+        is expected
+    )
+
+
+def test_a_chinese_question_is_ranked_by_its_words_not_minilm_s_vector(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """MiniLM put every Chinese section before the one holding the question's words (keyword
+    rank 1, fused rank 9)."""
+    sections = [
+        ("安装步骤", "下载安装包并解压到任意目录，然后运行安装脚本。"),
+        ("使用 Docker 安装", "使用 Docker 时，初始管理员令牌会打印在容器日志中。"),
+        ("提交第一个任务", "工作进程默认只处理 default 队列，默认并发数为 4。"),
+        ("查看任务状态", "使用 lumen jobs inspect 查看任务状态和输出。"),
+        ("重试策略", "任务失败后，Lumen 会自动重试，默认最多五次。"),
+        ("创建定时任务", "如果定时任务没有指定时区，则使用默认的 UTC。"),
+        ("常见问题", "如何轮换令牌？运行 lumen token rotate 即可。"),
+        ("启动服务器", "然后运行 lumen server。服务器在 7420 端口监听。"),
+    ]
+    page = "# 快速入门\n\n" + "".join(f"## {h}\n\n{t}\n\n" for h, t in sections)
+    notes = {"快速入门.md": page}
+    hits = _asked(make_vault, kb, notes, "默认端口是多少？")
+    assert hits[0].chunk.heading == "启动服务器"
+
+
 def test_a_passage_that_answers_leads_though_it_links_to_a_page_retrieval_found(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

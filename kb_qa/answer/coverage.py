@@ -5,9 +5,10 @@ they do not (other products, general knowledge, other languages) well for the de
 model: calibrated on 87 real user questions + 160 synthetic ones against 40 off-topic
 questions run over every corpus (bench/answers.py prints the rates). Other embedding
 models have other similarity scales and no calibration yet: for them a question counts as
-covered whenever anything matched. MiniLM reads no Chinese or Japanese, so for a question
-written in them the evidence is the keyword side: most of its character pairs must occur
-in the best passages.
+covered whenever anything matched. A question in Chinese, Japanese or Korean is judged by
+the keyword side whatever the model (MiniLM reads none of them): most of its character
+pairs must occur in the best passages; one in another script MiniLM cannot read (Hebrew,
+Arabic) by its words, with MiniLM.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from kb_qa.text import cjk_runs, cjk_share, cjk_skip_pairs, keyword_tokens
+from kb_qa.text import cjk_runs, cjk_share, cjk_skip_pairs, keyword_tokens, unread_share
 from kb_qa.types import Hit
 
 # Cosine similarity of the best match at or above which the sources cover the question.
@@ -29,6 +30,35 @@ THRESHOLDS = {"minilm": 0.36}
 # called not covered 7 -> 5 and leaves the off-topic ones flagged at 439 of 480.
 WORDS_FLOOR = {"minilm": 0.30}
 CJK_SHARE = 0.3  # a question this CJK is judged by its words, not by MiniLM's vector
+# A question mostly in another script MiniLM cannot read (Hebrew, Arabic, Cyrillic: its
+# cosines to any text in that script come out alike, on topic or not) is judged by its
+# words of three letters or more: this share of them must be in the best three passages.
+UNREAD_SHARE = 0.5
+UNREAD_MATCHED = 0.5
+# Words that make a Hebrew or Arabic question a question (how, how much, which, why, when,
+# where, whether, what), and the one-letter and article prefixes a word is matched without
+_ASKING_WORDS = frozenset(
+    "איך כמה למה מתי איפה האם איזה איזו באיזה באיזו מהו מהי كيف لماذا متى أين ماذا هل".split()
+)
+_PREFIXES = (
+    "וה",
+    "וב",
+    "ול",
+    "ו",
+    "ה",
+    "ב",
+    "ל",
+    "מ",
+    "כ",
+    "ש",
+    "وال",
+    "بال",
+    "لل",
+    "ال",
+    "و",
+    "ب",
+    "ل",
+)
 CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain ...
 CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎么) aside
 # Pairs too common to say what a question is about.
@@ -47,30 +77,13 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     """Whether ``hits`` (the question's results, best first) show the sources cover it."""
     if not hits:
         return False
+    if cjk_share(question) >= CJK_SHARE:  # whatever the model: its character pairs decide
+        return _cjk_covered(question, hits)
     threshold = THRESHOLDS.get(embed_model)
     if threshold is None:
         return True
-    if cjk_share(question) >= CJK_SHARE:
-        wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
-        found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
-        about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
-        # A short personal note answers in few words: two content pairs are enough, a pair
-        # of characters one apart counting too ("每天要背" finds "每天背"). Or the pairs
-        # that say what it asks about, not how it asks (子怎 and 么做 straddle 怎么): half of
-        # them in the best passages ("怎么包饺子？"), or the first, the topic a Chinese
-        # question opens with, naming one of the best sections ("饺子和面要加多少水？" and
-        # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法"). Or the topic
-        # pair in the best passages with most of the question's content characters, its
-        # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟".
-        content = _content_pairs(question)
-        named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
-        return bool(wanted) and (
-            len(wanted & found) >= CJK_MATCHED * len(wanted)
-            or len(about) >= CJK_PAIRS
-            or (bool(content) and len(found.intersection(content)) >= CJK_MATCHED * len(content))
-            or (bool(content) and content[0] in named)
-            or (bool(content) and content[0] in found and _chars_held(question, hits[:3]))
-        )
+    if unread_share(question) >= UNREAD_SHARE:  # Hebrew, Arabic...: MiniLM cannot read it
+        return _words_covered(question, hits[:3])
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
@@ -81,6 +94,52 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         return False
     held = [keyword_tokens(h.chunk.index_text) for h in hits[:3]]  # each read once
     return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
+
+
+def _words_covered(question: str, hits: Sequence[Hit]) -> bool:
+    """A question in a script MiniLM cannot read: covered when the passages hold
+    UNREAD_MATCHED of its words of three letters or more, its asking words aside, a word
+    matching with or without a prefix ("לשרת" finds "השרת", "الأرز" finds "أرز")."""
+    words = [
+        t
+        for t in keyword_tokens(question)
+        if len(t) >= 3 and unread_share(t) == 1.0 and t not in _ASKING_WORDS
+    ]
+    found = set().union(*(_stems(t) for h in hits for t in keyword_tokens(h.chunk.index_text)))
+    held = sum(1 for w in words if _stems(w) & found)
+    return bool(words) and held >= UNREAD_MATCHED * len(words)
+
+
+def _stems(word: str) -> set[str]:
+    """``word`` and the word without one prefix of Hebrew or Arabic (and, the, in, to)."""
+    return {word} | {
+        word[len(p) :] for p in _PREFIXES if word.startswith(p) and len(word) > len(p) + 2
+    }
+
+
+def _cjk_covered(question: str, hits: Sequence[Hit]) -> bool:
+    """A Chinese, Japanese or Korean question: covered when the best passages hold enough
+    of its character pairs (MiniLM reads none of them; the other models are uncalibrated)."""
+    wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
+    found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
+    about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
+    # A short personal note answers in few words: two content pairs are enough, a pair
+    # of characters one apart counting too ("每天要背" finds "每天背"). Or the pairs
+    # that say what it asks about, not how it asks (子怎 and 么做 straddle 怎么): half of
+    # them in the best passages ("怎么包饺子？"), or the first, the topic a Chinese
+    # question opens with, naming one of the best sections ("饺子和面要加多少水？" and
+    # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法"). Or the topic
+    # pair in the best passages with most of the question's content characters, its
+    # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟".
+    content = _content_pairs(question)
+    named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
+    return bool(wanted) and (
+        len(wanted & found) >= CJK_MATCHED * len(wanted)
+        or len(about) >= CJK_PAIRS
+        or (bool(content) and len(found.intersection(content)) >= CJK_MATCHED * len(content))
+        or (bool(content) and content[0] in named)
+        or (bool(content) and content[0] in found and _chars_held(question, hits[:3]))
+    )
 
 
 def _content_pairs(question: str) -> list[str]:

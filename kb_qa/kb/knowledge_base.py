@@ -24,10 +24,14 @@ from kb_qa.ingest import links, vault
 from kb_qa.kb.index_run import IndexRun
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
 from kb_qa.settings import Settings
-from kb_qa.text import SURROGATE, keyword_tokens, question_title
+from kb_qa.text import SURROGATE, keyword_tokens, question_title, unread_share
 from kb_qa.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
+# Models that read English (Latin script) only, and the share of the vector side kept for a
+# question mostly in another script (CJK, Hebrew, Arabic)
+LATIN_ONLY = frozenset({"minilm"})
+UNREAD_VECTOR_SHARE = 0.0
 
 
 class KnowledgeBase(IndexRun):
@@ -186,13 +190,18 @@ class KnowledgeBase(IndexRun):
             rest = [i for i, _ in keyword if i not in returned]
             if rest:
                 cosines = dict(zip(rest, similarity[rest].tolist()))
+        vector_weight = self.settings.vector_weight
+        if keyword and self.embedder.name in LATIN_ONLY and unread_share(question) >= 0.5:
+            # MiniLM embeds a question in Chinese or Hebrew without reading it: every
+            # section in that script comes out alike, so its words decide.
+            vector_weight *= UNREAD_VECTOR_SHARE
         hits = retrieval.fuse(
             view.chunks,
             [(i, 1.0 - d) for i, d in nearest],
             keyword,
             by_id=view.by_id,
             rrf_k=self.settings.rrf_k,
-            vector_weight=self.settings.vector_weight,
+            vector_weight=vector_weight,
             keyword_weight=self.settings.keyword_weight,
             method=method,
             links=self._links(view, question) if reader else None,
