@@ -32,6 +32,15 @@ def test_an_index_folder_holding_the_pages_is_refused_before_anything_is_made(
     assert sorted(p.name for p in site.rglob("*")) == before
 
 
+def test_an_index_folder_in_a_hidden_folder_of_the_vault_is_fine(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """Pages in a hidden tool folder are never read, so they do not make it a docs folder."""
+    site = write_files(tmp_path / "site", {**PAGES, ".cache/tool/README.md": "# Tool\n"})
+    result = run_cli("index", str(site), "--index-dir", str(site / ".cache"))
+    assert result.returncode == 0, result.stderr
+
+
 def test_search_in_a_vault_that_is_not_there_says_so(tmp_path: Path, run_cli: CLI) -> None:
     """It said the index was empty and to run `kb-qa index`."""
     said(run_cli("search", "x", "--vault", str(tmp_path / "nope")), "does not exist")

@@ -331,6 +331,25 @@ def test_the_html_escapes_questions(scripted: Scripted) -> None:
     assert page.count("<script") == 3  # the data block, Chart.js, the charts
 
 
+def test_the_chart_colours_differ_in_lightness_not_only_in_hue() -> None:
+    """Green and amber, the two largest series, had the same lightness (2.28 and 2.24 to
+    white): to a reader who does not tell red from green they were one colour."""
+    import itertools
+    import re
+
+    from kb_qa.owners.insights_parts import SCRIPT
+
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    colours = dict(re.findall(r"(\w+): \"(#[0-9a-f]{6})\"", SCRIPT))
+    series = sorted(luminance(colours[k]) for k in ("answered", "not_covered", "errors", "left"))
+    ratios = [(b + 0.05) / (a + 0.05) for a, b in itertools.pairwise(series)]
+    assert min(ratios) >= 1.3, ratios
+
+
 def test_a_bidi_override_in_a_question_does_not_reverse_the_report() -> None:
     """A reader's "\u202e" reversed the rest of its cell in the owner's report."""
     from kb_qa.owners.insights_parts import escaped

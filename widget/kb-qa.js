@@ -1960,13 +1960,12 @@
       const r = target.getBoundingClientRect();
       const width = Math.min(360, window.innerWidth - 16);
       tip.style.width = width + "px";
+      tip.style.maxHeight = "";
       const left = Math.max(8, Math.min(r.left + r.width / 2 - width / 2, window.innerWidth - width - 8));
-      const h = tip.offsetHeight;
-      const floor = Math.max(8, log.getBoundingClientRect().top);
-      const below = r.bottom + 8 + h <= window.innerHeight - 8;
-      const top = r.top - h - 8 >= floor || !below ? r.top - h - 8 : r.bottom + 8;
+      const place = tipPlace(r, tip.offsetHeight, Math.max(8, log.getBoundingClientRect().top), window.innerHeight);
       tip.style.left = left + "px";
-      tip.style.top = Math.max(8, top) + "px";
+      tip.style.top = place.top + "px";
+      if (place.maxHeight) tip.style.maxHeight = place.maxHeight + "px";
     };
     const hide = () => {
       clearTimeout(tipTimer);
@@ -1994,6 +1993,14 @@
     log.addEventListener("scroll", hide, { passive: true });
     tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
     tip.addEventListener("mouseleave", later);
+  }
+  function tipPlace(r, h, floor, viewport) {
+    const above = r.top - 8 - floor;
+    const below = viewport - 8 - (r.bottom + 8);
+    if (h <= above) return { top: r.top - h - 8, maxHeight: 0 };
+    if (h <= below) return { top: r.bottom + 8, maxHeight: 0 };
+    if (above >= below) return { top: floor, maxHeight: Math.max(0, above) };
+    return { top: r.bottom + 8, maxHeight: Math.max(0, below) };
   }
   function sourceTarget(ev) {
     const t = ev.target && ev.target.closest ? ev.target.closest(".kbq-cite, .kbq-source") : null;

@@ -34,6 +34,8 @@ _INTERRUPTED = {
     "again to finish.",
     "watch": "stopped. The index keeps everything written so far; the next `kb-qa watch` or "
     "`kb-qa index` catches up with what changed meanwhile.",
+    "serve": "stopped before serving. The index keeps everything written so far; the next "
+    "start catches up.",
 }
 
 
@@ -60,8 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nkb-qa: {_INTERRUPTED.get(args.command, 'interrupted.')}", file=sys.stderr)
         return 130
     except PermissionError as exc:
-        where = f" {exc.filename}" if exc.filename else ""
-        print(f"kb-qa: permission denied:{where}. Check who owns it and its mode.", file=sys.stderr)
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"kb-qa: permission denied{where}. Check who owns it and its mode.", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:  # the manifest or Chroma's database, read-only or broken
         print(

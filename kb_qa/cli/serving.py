@@ -69,11 +69,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _close(kb: Any, watcher: Any) -> None:
-    """Stop the watcher, then close the index. A run that did not end (or a second Ctrl-C)
-    ends the process at once: closing under it crashed in ONNX Runtime's teardown."""
+def _close(kb: Any, watcher: Any, wait: float | None = 30.0) -> None:
+    """Stop the watcher, then close the index. A run that did not end within ``wait`` s (or
+    a second Ctrl-C) ends the process at once: closing under it crashed in ONNX Runtime."""
     try:
-        if watcher is not None and not watcher.stop():
+        if watcher is not None and not watcher.stop(wait):
+            print(
+                "kb-qa: the index run is still busy; exiting without waiting for it (the next "
+                "start catches up with what changed).",
+                file=sys.stderr,
+                flush=True,
+            )
             os._exit(130)
         kb.close()
     except KeyboardInterrupt:
@@ -192,8 +198,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
             # Until stopped, or until the vault's symlink leads elsewhere (git-sync's next
             # revision): then the same index follows it, every unchanged vector reused.
             watcher.repointed.wait()
-        finally:
+        except BaseException:
             _close(kb, watcher)
+            raise
+        _close(kb, watcher, wait=None)  # following the new folder: the run may finish
         log.info("following the vault path to the folder it leads to now")
 
 

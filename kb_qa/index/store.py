@@ -36,6 +36,7 @@ from kb_qa.index.manifest import (
 )
 from kb_qa.index.workspace import MANIFEST, chunk_record, collection_name, workspace_name
 from kb_qa.ingest.site import site_name
+from kb_qa.ingest.vault import SKIP_DIRS
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Outline
 
@@ -60,13 +61,19 @@ def _check_own_folder(folder: Path, vault: Path) -> None:
         )
     if (folder / MANIFEST).is_file() or not folder.is_relative_to(vault.resolve()):
         return  # a folder of the user's own elsewhere may hold anything
-    page = next((p for p in folder.rglob("*.md") if p.is_file()), None) if folder.is_dir() else None
+    page = next((p for p in folder.rglob("*.md") if _a_page(p, vault)), None)
     if page is not None:
         raise VaultError(
             f"The index folder {folder} holds pages ({page.relative_to(folder)}): it looks like "
             "a docs folder. Give the index a folder of its own (the default is "
             f"{vault / '.kb-qa'})."
         )
+
+
+def _a_page(path: Path, vault: Path) -> bool:
+    """Whether the scan would read ``path`` as a page (not in a hidden or tool folder)."""
+    parts = path.relative_to(vault.resolve()).parts[:-1]
+    return path.is_file() and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
 
 
 class Store(Manifest, WorkspaceClaim):

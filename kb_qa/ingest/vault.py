@@ -240,6 +240,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
                 yield path, boundary.refuse(path)
             else:
                 yield path, ""
+    yield from _unlisted(unlisted)  # the folder walked last, too
 
 
 def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, str]]:

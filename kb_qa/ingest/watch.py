@@ -133,18 +133,18 @@ class Watcher:
         self._worker.start()
         return self
 
-    def stop(self) -> bool:
-        """Stop the observer and the worker (a run ends at its next batch of embeddings);
-        False when the worker is still in a run: end the process, do not close under it."""
+    def stop(self, wait: float | None = 30.0) -> bool:
+        """Stop the observer and the worker (a run ends at its next batch of embeddings, or
+        when done); False when it is still in a run after ``wait`` s: do not close under it."""
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
             busy = self._indexing
         if busy:
-            log.info("stopping: the index run in progress ends at its next batch")
+            log.info("stopping: the index run ends at its next batch of embeddings, or when done")
         self._unschedule()
         if self._worker.is_alive():
-            self._worker.join(timeout=30)
+            self._worker.join(timeout=wait)
         return not self._worker.is_alive()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:

@@ -18,8 +18,8 @@ SCRIPT = """
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   // Told apart by lightness too, not by hue alone (red and green look alike to many)
-  var colors = { answered: "#4ac26b", not_covered: "#d4a72c", errors: "#82071e",
-                 left: "#57606a", up: "#4ac26b", down: "#82071e", bar: "#0969da" };
+  var colors = { answered: "#1a7f37", not_covered: "#d4a72c", errors: "#82071e",
+                 left: "#8c959f", up: "#1a7f37", down: "#82071e", bar: "#0969da" };
   function chart(id, config) {
     var canvas = document.getElementById(id);
     if (canvas) new Chart(canvas, config);

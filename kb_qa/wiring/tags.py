@@ -73,11 +73,12 @@ _LINKED = re.compile(r"""(?:href|src)=["'](/[^"'?#]*)""")
 
 def root_path(page_html: str, root: Path) -> str:
     """The path a page served at any URL (a 404 page) reaches the site root by: the prefix
-    its root-absolute links to the site's own files share ("/" when none says)."""
+    its root-absolute links to the site's own files share ("" when none says: the page's
+    links stay relative, as the site's own are)."""
     for link in _LINKED.findall(page_html):
         parts = link.split("/")
         for cut in range(1, len(parts)):
             rest = "/".join(parts[cut:])
             if rest and (root / rest).is_file():
                 return "/".join(parts[:cut]) + "/"
-    return "/"
+    return ""

@@ -66,14 +66,12 @@ export function initTooltip(w) {
     const r = target.getBoundingClientRect();
     const width = Math.min(360, window.innerWidth - 16);
     tip.style.width = width + "px";
+    tip.style.maxHeight = "";
     const left = Math.max(8, Math.min(r.left + r.width / 2 - width / 2, window.innerWidth - width - 8));
-    const h = tip.offsetHeight;
-    // Above the chip while that leaves the panel's title bar clear, else below it.
-    const floor = Math.max(8, log.getBoundingClientRect().top);
-    const below = r.bottom + 8 + h <= window.innerHeight - 8;
-    const top = r.top - h - 8 >= floor || !below ? r.top - h - 8 : r.bottom + 8;
+    const place = tipPlace(r, tip.offsetHeight, Math.max(8, log.getBoundingClientRect().top), window.innerHeight);
     tip.style.left = left + "px";
-    tip.style.top = Math.max(8, top) + "px";
+    tip.style.top = place.top + "px";
+    if (place.maxHeight) tip.style.maxHeight = place.maxHeight + "px";
   };
   const hide = () => {
     clearTimeout(tipTimer);
@@ -103,6 +101,20 @@ export function initTooltip(w) {
   // The pointer may move onto the tip to read it, select it, or magnify it: it stays open.
   tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
   tip.addEventListener("mouseleave", later);
+}
+
+/**
+ * Where a tooltip of height ``h`` goes for a chip at ``r``: above it while that leaves the
+ * panel's title bar (``floor``) clear, else below it; never over the chip itself (the tip
+ * takes the pointer), so with no room either way it is cut to the larger side's height.
+ */
+export function tipPlace(r, h, floor, viewport) {
+  const above = r.top - 8 - floor;
+  const below = viewport - 8 - (r.bottom + 8);
+  if (h <= above) return { top: r.top - h - 8, maxHeight: 0 };
+  if (h <= below) return { top: r.bottom + 8, maxHeight: 0 };
+  if (above >= below) return { top: floor, maxHeight: Math.max(0, above) };
+  return { top: r.bottom + 8, maxHeight: Math.max(0, below) };
 }
 
 /** The chip or source link an event happened on, if it carries a citation. */

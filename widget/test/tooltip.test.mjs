@@ -1,7 +1,7 @@
 // The tooltip's preview of a passage: the writer's hard line wraps are joined.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { preview } from "../src/tooltip.js";
+import { preview, tipPlace } from "../src/tooltip.js";
 import { headingPath } from "../src/messages.js";
 
 test("wrapped list items, paragraphs and admonitions read as one line each", () => {
@@ -35,4 +35,12 @@ test("bidi overrides in a heading or a passage do not reverse what the reader se
   const c = { text: "Download \u202eexe.txt\u202c now.", heading_path: ["Release notes", "Download \u202eexe.txt"] };
   assert.equal(preview(c), "Download exe.txt now.");
   assert.equal(headingPath(c), "Release notes › Download exe.txt");
+});
+
+test("a tooltip never covers its own chip: with no room either way it is cut to fit", () => {
+  const chip = { top: 300, bottom: 318 };
+  assert.deepEqual(tipPlace(chip, 100, 60, 800), { top: 192, maxHeight: 0 }); // above
+  assert.deepEqual(tipPlace({ top: 80, bottom: 98 }, 100, 60, 800), { top: 106, maxHeight: 0 }); // below
+  const cut = tipPlace(chip, 400, 60, 500); // 232 px above, 166 below: above, cut
+  assert.ok(cut.top + cut.maxHeight <= chip.top - 8 && cut.top >= 60, JSON.stringify(cut));
 });
