@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import LLMServer
+from watching import watched  # noqa: F401 - the watcher tests' fixture
 from widget_stack import browser, new_page, stack  # noqa: F401 - the widget tests' fixtures
 
 from kb_qa.kb.knowledge_base import KnowledgeBase

@@ -8,22 +8,17 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 from api_helpers import serve_process
 from conftest import cli_env
-from watching import settle
+from watching import PAGES, settle
 
 from kb_qa.ingest.watch import Watcher, relevant
 from kb_qa.kb.knowledge_base import KnowledgeBase
-
-PAGES = {
-    "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",
-    "notes/beta.md": "# Beta\n\n## Gardens\n\nTomatoes need full sun.\n",
-}
 
 
 def save_like_an_editor(path: Path, text: str) -> None:
@@ -39,18 +34,6 @@ def found(kb: KnowledgeBase, query: str) -> set[str]:
 
 def texts(kb: KnowledgeBase) -> str:
     return "\n".join(c.text for c in kb.store.chunks())
-
-
-@pytest.fixture
-def watched(
-    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
-) -> Iterator[tuple[Path, KnowledgeBase, Watcher]]:
-    vault = make_vault(dict(PAGES))
-    base = kb(vault)
-    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
-    assert watcher.wait_idle()
-    yield vault, base, watcher
-    watcher.stop()
 
 
 def test_startup_reconciles_with_disk(watched: tuple[Path, KnowledgeBase, Watcher]) -> None:

@@ -7,36 +7,20 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 from uvicorn_thread import UvicornThread
-from watching import settle
+from watching import PAGES, settle
 
 from kb_qa.ingest import changes, vault
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
-PAGES = {
-    "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",
-    "notes/beta.md": "# Beta\n\n## Gardens\n\nTomatoes need full sun.\n",
-}
 KB = Callable[..., KnowledgeBase]
-
-
-@pytest.fixture
-def watched(
-    make_vault: Callable[..., Path], kb: KB
-) -> Iterator[tuple[Path, KnowledgeBase, Watcher]]:
-    folder = make_vault(dict(PAGES))
-    base = kb(folder)
-    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
-    assert watcher.wait_idle()
-    yield folder, base, watcher
-    watcher.stop()
 
 
 def texts(kb: KnowledgeBase) -> str:

@@ -20,6 +20,7 @@ from widget_stack import (
     MARK_IN_VIEW,
     Stack,
     ask,
+    asked_for_a_command,
     axe_findings,
     open_page,
     settle,
@@ -235,20 +236,27 @@ ACTIVE_HOLDS_A_MARK = (
 )
 
 
-def test_a_citation_followed_on_a_narrow_window_takes_focus_to_the_passage(
-    new_page: Any, stack: Stack
-) -> None:
-    """Too narrow to dock, the panel closes over the passage: focus fell to <body> and the next
-    Tab started again at the top of the page."""
+def followed_citation(new_page: Any, stack: Stack, width: int) -> Any:
+    """A page ``width`` px wide whose reader asked which failures are not retried and
+    followed the answer's first citation with the keyboard."""
     stack.llm.template = (
         "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
     )
-    page = new_page(viewport={"width": 800, "height": 800})
+    page = new_page(viewport={"width": width, "height": 800})
     open_page(page, stack.site + "/guides/retries/")
     page.keyboard.press("Control+k")
     ask(page, "Which failures are not retried?")
     page.locator("a.kbq-cite").first.focus()
     page.keyboard.press("Enter")
+    return page
+
+
+def test_a_citation_followed_on_a_narrow_window_takes_focus_to_the_passage(
+    new_page: Any, stack: Stack
+) -> None:
+    """Too narrow to dock, the panel closes over the passage: focus fell to <body> and the next
+    Tab started again at the top of the page."""
+    page = followed_citation(new_page, stack, 800)
     page.wait_for_function(MARK_IN_VIEW)
     sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
     assert page.evaluate(ACTIVE_HOLDS_A_MARK), page.evaluate("document.activeElement.outerHTML")
@@ -259,15 +267,7 @@ def test_a_citation_followed_on_a_narrow_window_takes_focus_to_the_passage(
 
 def test_tab_leaves_a_docked_panel_for_the_page_beside_it(new_page: Any, stack: Stack) -> None:
     """Docked beside the page the panel is not modal (aria-modal=false), but it kept Tab in."""
-    stack.llm.template = (
-        "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
-    )
-    page = new_page(viewport={"width": 1100, "height": 800})
-    open_page(page, stack.site + "/guides/retries/")
-    page.keyboard.press("Control+k")
-    ask(page, "Which failures are not retried?")
-    page.locator("a.kbq-cite").first.focus()
-    page.keyboard.press("Enter")
+    page = followed_citation(new_page, stack, 1100)
     page.wait_for_function("document.documentElement.hasAttribute('data-kb-qa-docked')")
     assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
     for key in ("Tab", "Shift+Tab"):
@@ -346,15 +346,7 @@ def test_focus_rings_chips_and_inputs_stand_out(new_page: Any, stack: Stack) -> 
 
 def test_copying_is_announced(new_page: Any, stack: Stack) -> None:
     """Only the button's label changed to "Copied": most screen readers said nothing."""
-    stack.llm.template = (
-        "Replay a dead job {{The dead-letter queue > Replaying dead jobs}}:\n\n"
-        "```bash\nlumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7\n```\n"
-    )
-    page = new_page()
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do I replay a dead job?")
+    page = asked_for_a_command(new_page, stack)
     announcer = page.locator(".kbq-sr")
     assert announcer.get_attribute("role") == "status"
     page.locator(".kbq-copy-code").click()

@@ -23,6 +23,7 @@ from widget_stack import (
     PROBE,
     Stack,
     ask,
+    asked_for_a_command,
     in_shadow,
     open_page,
     settle,
@@ -444,15 +445,7 @@ def test_an_endpoint_that_answers_with_a_web_page_is_named(new_page: Any, stack:
 
 
 def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:
-    stack.llm.template = (
-        "Replay a dead job with the CLI {{The dead-letter queue > Replaying dead jobs}}:\n\n"
-        "```bash\nlumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7\n```\n"
-    )
-    page = new_page()
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do I replay a dead job?")
+    page = asked_for_a_command(new_page, stack)
     clipboard = "() => navigator.clipboard.readText()"
 
     page.locator(".kbq-copy-code").click()

@@ -81,16 +81,21 @@ def page_and_llm(tmp_path: Path, browser: Any) -> Iterator[tuple[Any, LLMServer]
             files.server_close()
 
 
+def asked(page: Any) -> Any:
+    """The answer to "Do otters sleep?", asked in the widget (not waited for)."""
+    page.keyboard.press("Control+k")
+    page.locator(".kbq-input").fill("Do otters sleep?")
+    page.locator(".kbq-input").press("Enter")
+    return page.locator(".kbq-bot").first
+
+
 def test_a_megabyte_of_whitespace_code_spans_does_not_freeze_the_page(
     page_and_llm: tuple[Any, LLMServer],
 ) -> None:
     page, llm = page_and_llm
     llm.script(Reply(text="` ` " * 250_000, chunk_size=16_384))  # 1 MB
     page.evaluate(WATCH_GAPS)
-    page.keyboard.press("Control+k")
-    page.locator(".kbq-input").fill("Do otters sleep?")
-    page.locator(".kbq-input").press("Enter")
-    answer = page.locator(".kbq-bot").first
+    answer = asked(page)
     # Hard limits: a frozen page fails here instead of hanging the run.
     sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=90_000)
     sync_api.expect(page.locator(".kbq-truncated")).to_contain_text("Reply truncated")
@@ -107,10 +112,7 @@ def test_a_long_ordinary_answer_still_renders_whole(page_and_llm: tuple[Any, LLM
     page, llm = page_and_llm
     paragraphs = "".join(f"Paragraph {i} about *otters* and `code`.\n\n" for i in range(300))
     llm.script(Reply(text=paragraphs, chunk_size=40))
-    page.keyboard.press("Control+k")
-    page.locator(".kbq-input").fill("Do otters sleep?")
-    page.locator(".kbq-input").press("Enter")
-    answer = page.locator(".kbq-bot").first
+    answer = asked(page)
     sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
     texts = page.evaluate(
         "() => [...document.getElementById('kb-qa').shadowRoot"
@@ -127,10 +129,7 @@ def test_a_bidi_override_in_a_reply_does_not_reverse_the_answer(
     paragraph backwards and its citation chips out of order."""
     page, llm = page_and_llm
     llm.script(Reply(text="Download the signed file \u202eexe.txt and run it [1].", chunk_size=8))
-    page.keyboard.press("Control+k")
-    page.locator(".kbq-input").fill("Do otters sleep?")
-    page.locator(".kbq-input").press("Enter")
-    answer = page.locator(".kbq-bot").first
+    answer = asked(page)
     sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
     shown = page.evaluate(
         "() => document.getElementById('kb-qa').shadowRoot.querySelector('.kbq-answer').textContent"

@@ -3,8 +3,31 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
 
 from kb_qa.ingest.watch import Watcher
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+PAGES = {
+    "alpha.md": "# Alpha\n\n## Boilers\n\nThe boiler pressure is 3 bar.\n",
+    "notes/beta.md": "# Beta\n\n## Gardens\n\nTomatoes need full sun.\n",
+}
+
+
+@pytest.fixture
+def watched(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> Iterator[tuple[Path, KnowledgeBase, Watcher]]:
+    """A vault of ``PAGES``, its index, and a watcher that has caught up with it."""
+    vault = make_vault(dict(PAGES))
+    base = kb(vault)
+    watcher = Watcher(base, debounce=0.1, retry_delay=0.2).start()
+    assert watcher.wait_idle()
+    yield vault, base, watcher
+    watcher.stop()
 
 
 def settle(watcher: Watcher, since: float, timeout: float = 20.0) -> None:
