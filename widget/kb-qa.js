@@ -975,7 +975,7 @@
     const newButton = iconButton("reset", "New conversation");
     const closeButton = iconButton("close", "Close");
     const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "-1" });
-    const input = el("textarea", { id: IDS.input, class: "kbq-input", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
+    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
     const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
     const form = el("form", { class: "kbq-form" }, [input, sendButton]);
     const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
@@ -1183,7 +1183,7 @@
   }
   function renderMessage(w, m) {
     if (m.role === "user") {
-      m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", text: m.text })]);
+      m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
       return m._node;
     }
     if (!m._node) {
@@ -1294,7 +1294,7 @@
       const href = citationHref(c, w.links);
       let link = el(href ? "a" : "span", { class: "kbq-source", href }, [
         el("span", { class: "kbq-source-n", text: String(c.number) }),
-        el("span", { class: "kbq-source-t", text: headingPath(c) })
+        el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c) })
       ]);
       link._citation = c;
       link._href = href;
@@ -1951,10 +1951,10 @@
       clearTimeout(tipTimer);
       tipFor = target;
       tip.textContent = "";
-      tip.appendChild(el("p", { class: "kbq-tip-path", text: headingPath(c) }));
+      tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c) }));
       let passage = preview(c);
       if (passage.length > PREVIEW_CHARS) passage = passage.slice(0, PREVIEW_CHARS).replace(/\s+\S*$/, "") + " …";
-      if (passage) tip.appendChild(el("p", { class: "kbq-tip-text", text: passage }));
+      if (passage) tip.appendChild(el("p", { class: "kbq-tip-text", dir: "auto", text: passage }));
       tip.appendChild(el("p", { class: "kbq-tip-hint", text: "Open the page with this passage highlighted" }));
       tip.hidden = false;
       const r = target.getBoundingClientRect();

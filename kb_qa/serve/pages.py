@@ -43,6 +43,7 @@ margin:1rem 0;border-radius:4px}
 .callout-warning,.callout-caution,.callout-danger{border-color:#d97706}
 .contains-task-list{list-style:none;padding-left:1.25rem}.task-list-item input{margin-right:.4rem}
 mark:not(.kb-qa-highlight){background:none;color:inherit;border-bottom:.18em solid #d4a72c}
+h1,h2,h3,h4,h5,h6{unicode-bidi:plaintext;text-align:start}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 _OWN_DIRECTION = frozenset({"paragraph_open", "list_item_open", "th_open", "td_open"})
@@ -67,8 +68,9 @@ def _page(title: str, body: str) -> str:
 def index_page(vault_name: str, pages: Sequence[dict[str, str]]) -> str:
     """``/``: the vault's pages and the chat widget."""
     items = "".join(
-        f'<li><a href="/view/{html.escape(quote(p["path"]), quote=True)}">'
-        f"{html.escape(p['title'] or p['path'])}</a> <small>{html.escape(p['path'])}</small></li>"
+        f'<li><a href="/view/{html.escape(quote(p["path"]), quote=True)}" dir="auto">'
+        f"{html.escape(p['title'] or p['path'])}</a> <small><bdi>{html.escape(p['path'])}</bdi>"
+        "</small></li>"
         for p in pages
     )
     body = (

@@ -72,7 +72,7 @@ export function showStart(log, node) {
 
 export function renderMessage(w, m) {
   if (m.role === "user") {
-    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", text: m.text })]);
+    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
     return m._node;
   }
   if (!m._node) {
@@ -200,7 +200,7 @@ function sourcesList(w, citations) {
     const href = citationHref(c, w.links);
     let link = el(href ? "a" : "span", { class: "kbq-source", href: href }, [
       el("span", { class: "kbq-source-n", text: String(c.number) }),
-      el("span", { class: "kbq-source-t", text: headingPath(c) }),
+      el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c) }),
     ]);
     link._citation = c;
     link._href = href;
