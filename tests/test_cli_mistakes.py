@@ -103,3 +103,23 @@ def test_progress_in_a_log_is_one_line_not_a_bar(
     result = run_cli("index", str(site))
     assert result.returncode == 0, result.stderr
     assert "Embedding 1 chunks …" in result.stderr and "\r" not in result.stderr
+
+
+def test_search_snippets_read_as_text_not_markdown(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """They showed "- [ ] ", table pipes and rules, and "> " quote marks, flattened."""
+    notes = {
+        "backup.md": (
+            "# Backup\n\n## Plan\n\n- Copy the database to the NAS\n- [ ] Update the firewall\n\n"
+            "| Item | Every |\n|---|---|\n| database | day |\n\n> Stop every container first.\n"
+        )
+    }
+    vault = write_files(tmp_path / "notes", notes)
+    assert run_cli("index", str(vault)).returncode == 0
+    result = run_cli("search", "firewall database", "--vault", str(vault), "--k", "1")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "Copy the database to the NAS Update the firewall Item · Every database · day "
+        "Stop every container first." in result.stdout
+    )

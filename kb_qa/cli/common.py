@@ -127,11 +127,30 @@ def terminal_link(target: str, text: str, tty: bool) -> str:
 
 def snippet_of(markdown: str, limit: int = 200) -> str:
     """A section's opening words as a reader sees them: its heading (printed above it),
-    attribute lists such as ``{ #id }`` and setext underlines left out."""
+    attribute lists such as ``{ #id }``, setext underlines, the marks of lists, tasks,
+    quotes and tables left out (a table's cells read "a · b")."""
     from kb_qa.answer.blocks import passages
 
-    words = " ".join(" ".join(b.text.split()) for b in passages(markdown))
+    lines = (_plain_line(line) for b in passages(markdown) for line in b.text.splitlines())
+    words = " ".join(" ".join(line.split()) for line in lines if line.strip())
     return words[:limit]
+
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # an admonition's title, as passages lead with it
+_LINE_MARKS = re.compile(r"^\s*(?:>\s*)*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
+
+
+def _plain_line(line: str) -> str:
+    """One line of a passage without the marks of its block: "- [ ] ", "> ", "1. ", a
+    table's pipes and rule."""
+    if _TABLE_RULE.match(line):
+        return ""
+    line = _BOLD.sub(r"\1", _LINE_MARKS.sub("", line, count=1))
+    if line.lstrip().startswith("|"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        return " · ".join(c for c in cells if c)
+    return line
 
 
 def place_of(chunk: Chunk) -> str:
