@@ -45,7 +45,7 @@ class _ToMkDocs(logging.Handler):
     printed bare, through Python's last-resort handler."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        log.log(record.levelno, "kb-qa: %s", record.getMessage())
+        log.log(record.levelno, "kb-qa: %s", record.getMessage(), exc_info=record.exc_info)
 
 
 _KB_QA_LOG = logging.getLogger("kb_qa")

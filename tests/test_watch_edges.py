@@ -187,5 +187,9 @@ def test_health_says_the_vault_is_missing_not_to_run_index(
     folder = make_vault(dict(PAGES))
     with KnowledgeBase(folder, embed_model="hash") as base:
         base.index()
-        folder.rename(folder.with_name("away"))
-        assert "vault folder" in base.problem() and "missing" in base.problem()
+        with UvicornThread(create_app(base)) as server:
+            folder.rename(folder.with_name("away"))
+            assert "vault folder" in base.problem() and "missing" in base.problem()
+            # Anonymous clients read why, not where the server keeps its notes.
+            problem = httpx.get(server.url + "/api/health", timeout=10).json()["problem"]
+        assert "vault folder is missing" in problem and str(folder) not in problem

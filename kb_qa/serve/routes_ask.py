@@ -62,7 +62,7 @@ class AskRoutes:
 
     def public(self, message: str) -> str:
         """``message`` as anonymous clients may read it: without the internal address of the
-        Chroma server or the index folder's path (the server log keeps them)."""
+        Chroma server, the index folder's or the vault's path (the server log keeps them)."""
         s = self.settings
         places = []
         if s.chroma_url:
@@ -70,10 +70,11 @@ class AskRoutes:
             places += [(url, "the Chroma server"), (url.split("://", 1)[-1], "the Chroma server")]
         for folder in (s.index_path / "chroma", s.index_path):
             places.append((str(folder), "the index folder"))
+        places.append((str(s.vault), "the vault folder"))  # after the index folder inside it
         for secret, shown in places:
             # A command to run keeps its shape: "--chroma-url URL", not "--chroma-url the …".
             message = message.replace(f"--chroma-url {secret}", "--chroma-url URL")
-            for said in ("Chroma server at ", "index folder "):
+            for said in ("Chroma server at ", "index folder ", "vault folder "):
                 message = message.replace(said + secret, said.strip().removesuffix(" at"))
             message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
             message = message.replace(secret, shown)
