@@ -193,3 +193,21 @@ def test_health_says_the_vault_is_missing_not_to_run_index(
             # Anonymous clients read why, not where the server keeps its notes.
             problem = httpx.get(server.url + "/api/health", timeout=10).json()["problem"]
         assert "vault folder is missing" in problem and str(folder) not in problem
+
+
+def test_a_search_answers_from_the_view_it_has_while_a_new_one_is_built(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """The new view was built under the lock every reader takes, by the first request after
+    an index run: on a 20,000-note vault every search then waited 12-17 s."""
+    folder = make_vault(dict(PAGES))
+    served = kb(folder)
+    served.index()
+    assert {h.chunk.path for h in served.search("boiler pressure", 3)} >= {"alpha.md"}
+    (folder / "alpha.md").write_text("# Alpha\n\n## Kettles\n\nThe kettle whistles.\n")
+    writer = kb(folder)  # another process's index run: a new generation on disk
+    writer.index()
+    with served._building:  # a build of the new view in progress elsewhere
+        old = served.search("boiler pressure", 3)
+    assert old and old[0].chunk.path == "alpha.md"  # answered at once, from the old view
+    assert served.search("kettle whistles", 3)[0].chunk.heading == "Kettles"  # then the new

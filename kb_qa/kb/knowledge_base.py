@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,12 @@ from kb_qa.index import embeddings, retrieval
 from kb_qa.index.manifest import embed_key
 from kb_qa.index.store import Store
 from kb_qa.ingest import links, vault
-from kb_qa.kb.index_run import IndexRun
+from kb_qa.ingest.render import RenderedPage
+from kb_qa.kb.index_run import IndexRun, Progress
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE, keyword_tokens, question_title, unread_share
-from kb_qa.types import Chunk, Hit
+from kb_qa.types import Chunk, Hit, IndexReport
 
 log = logging.getLogger(__name__)
 # Models that read English (Latin script) only, and the share of the vector side kept for a
@@ -52,35 +53,57 @@ class KnowledgeBase(IndexRun):
         self._embedder: embeddings.Embedder | None = None
         self._loaded = Loaded()
         self._own_generation = ""
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _loaded, held only to read or swap it
+        self._building = threading.Lock()  # held by the one thread building a new view
 
     # -- searching --------------------------------------------------------------------------
 
     def _view(self) -> Loaded:
+        """The in-memory view of the index's current generation. A new one is built by one
+        thread, outside the lock readers take: meanwhile they answer from the view they had
+        (on a 20,000-note vault a rebuild takes seconds, and every search waited for it)."""
         generation = self.store.meta("generation")
         with self._lock:
-            if self._loaded.keyword is None or generation != self._loaded.generation:
-                if self._loaded.keyword is not None and generation != self._own_generation:
-                    # Another process wrote the index; an embedded Chroma client caches
-                    # its segments, so only a fresh client sees the new vectors.
-                    self.store.reopen()
-                    # ... and may have built it with another model: questions must be
-                    # embedded by that one (another size of vector failed every search).
-                    model = self.store.meta("embed_model")
-                    if self._embedder is not None and model and self._embedder.name != model:
-                        log.info("the index was rebuilt with %s: loading that model", model)
-                        self._embedder = None
-                refused = self._refused(self.store.files())
-                chunks = [c for c in self.store.chunks() if c.path not in refused]
-                self._loaded = load_view(
-                    generation,
-                    chunks,
-                    self._loaded,
-                    self.settings,
-                    refused,
-                    self.stored_vectors(chunks),
-                )
-            return self._loaded
+            loaded = self._loaded
+            if loaded.keyword is not None and (
+                generation == loaded.generation or self._building.locked()
+            ):
+                return loaded
+        with self._building:  # one build at a time; a first load waits for it
+            generation = self.store.meta("generation")
+            loaded = self._loaded
+            if loaded.keyword is not None and generation == loaded.generation:
+                return loaded  # built by another thread while this one waited
+            if loaded.keyword is not None and generation != self._own_generation:
+                # Another process wrote the index; an embedded Chroma client caches its
+                # segments, so only a fresh client sees the new vectors ...
+                self.store.reopen()
+                # ... and may have built it with another model: questions must be
+                # embedded by that one (another size of vector failed every search).
+                model = self.store.meta("embed_model")
+                if self._embedder is not None and model and self._embedder.name != model:
+                    log.info("the index was rebuilt with %s: loading that model", model)
+                    self._embedder = None
+            refused = self._refused(self.store.files())
+            chunks = [c for c in self.store.chunks() if c.path not in refused]
+            view = load_view(
+                generation, chunks, loaded, self.settings, refused, self.stored_vectors(chunks)
+            )
+            with self._lock:
+                self._loaded = view
+            return view
+
+    def index(
+        self,
+        progress: Progress | None = None,
+        rendered: Mapping[str, RenderedPage] | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date (``IndexRun.index``); a process that searches gets its
+        new view built here, by the writer, not by the first reader after it."""
+        report = super().index(progress, rendered)
+        if self._loaded.keyword is not None:
+            self._view()
+        return report
 
     def stored_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
         """The manifest's cached embedding of each chunk that has one, by chunk id (under
@@ -278,7 +301,7 @@ class KnowledgeBase(IndexRun):
         last = self.store.meta("last_indexed")
         return {
             "vault": str(self.settings.vault),
-            "files": len(self.store.files()),
+            "files": self.store.db.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             "chunks": self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
             "embed_model": self.store.meta("embed_model"),
             "last_indexed": float(last) if last else None,

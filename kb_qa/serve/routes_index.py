@@ -49,7 +49,8 @@ class IndexRoutes:
         return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
 
     async def _status(self) -> dict[str, Any]:
-        stats = await self._thread(self.kb.stats)
+        # On the status threads: a probe must not queue behind searches waiting for a view
+        stats = await anyio.to_thread.run_sync(self.kb.stats, limiter=self.status_limiter)
         # The vector index is asked on threads of its own, and not waited for long: a
         # Chroma server that stops answering must not hang health checks or searches.
         try:
