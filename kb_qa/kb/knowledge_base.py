@@ -128,6 +128,11 @@ class KnowledgeBase(IndexRun):
         """Every chunk search reads (a replica's too: it has no manifest)."""
         return list(self._search_view().chunks)
 
+    def view_chunks(self) -> tuple[str, Sequence[Chunk]]:
+        """The generation of the view searches read, and its chunks (not copied)."""
+        view = self._search_view()
+        return view.generation, view.chunks
+
     def _search_view(self) -> Loaded:
         pinned = PINNED.get()
         return pinned[1] if pinned is not None and pinned[0] == id(self) else self._view()

@@ -89,6 +89,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.model_problem = ""  # why written answers cannot work, found at start
         self.views: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # rendered notes
         self.views_lock = threading.Lock()
+        # Where a wikilink's #heading or #^block leads, for one index generation
+        self.link_targets: tuple[str, dict[tuple[str, str], str]] = ("", {})
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
         self.sessions = admin.Sessions(settings.admin_session_hours * 3600)

@@ -94,23 +94,7 @@ class PageRoutes:
         for p in indexed:
             notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
             notes[p["path"].removesuffix(".md").lower()] = p["path"]
-        # A wikilink's #heading opens the anchor the index gave that heading (``_3`` for a
-        # heading MkDocs' slugify empties), not a slug made here.
-        every = self.kb.store.chunks()
-        headings = {
-            (c.path, match_text(c.heading)): c.anchor
-            for c in reversed(every)
-            if c.piece == 0 and c.level > 0
-        }
-        # ... and a block's ``[[note#^id]]`` the section its "^id" is in.
-        headings.update(
-            {
-                (c.path, "^" + m.group(1).lower()): c.anchor
-                for c in every
-                if "^" in c.text
-                for m in BLOCK_ID.finditer(c.text)
-            }
-        )
+        headings = self._link_targets()
         page = pages.view_page(
             path, source, chunks, notes, headings, gone, self.settings.parse_timeout
         )
@@ -120,6 +104,32 @@ class PageRoutes:
                 while len(self.views) > VIEWS_KEPT:
                     self.views.popitem(last=False)
         return page
+
+    def _link_targets(self) -> dict[tuple[str, str], str]:
+        """(path, heading or "^block-id") -> anchor, made once per index generation from
+        the chunks in memory (reading and decoding every chunk made each new page of a
+        20,000-note vault take 2 s). A wikilink's #heading opens the anchor the index gave
+        that heading (``_3`` for a heading MkDocs' slugify empties), not a slug made here;
+        a block's ``[[note#^id]]`` the section its "^id" is in."""
+        generation, every = self.kb.view_chunks()
+        made, targets = self.link_targets
+        if made == generation and targets:
+            return targets
+        targets = {
+            (c.path, match_text(c.heading)): c.anchor
+            for c in reversed(every)
+            if c.piece == 0 and c.level > 0
+        }
+        targets.update(
+            {
+                (c.path, "^" + m.group(1).lower()): c.anchor
+                for c in every
+                if "^" in c.text
+                for m in BLOCK_ID.finditer(c.text)
+            }
+        )
+        self.link_targets = (generation, targets)
+        return targets
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
