@@ -62,6 +62,10 @@ def test_home_lists_pages_with_the_widget(server: tuple[str, KnowledgeBase, Path
     response = httpx.get(url + "/")
     assert response.status_code == 200
     assert "script-src 'self'" in response.headers["content-security-policy"]
+    # One line per note: a big vault's list (3.7 MB for 20,000 notes) goes gzipped.
+    assert response.headers["content-encoding"] == "gzip"
+    sources = httpx.get(url + "/api/sources", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in sources.headers and sources.json()["pages"]
     assert '/view/garden.md"' in response.text and "My garden" in response.text
     assert '<script src="/kb-qa/kb-qa.js"' in response.text
     js = httpx.get(url + "/kb-qa/kb-qa.js")

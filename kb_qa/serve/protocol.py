@@ -8,6 +8,7 @@ leaves cancels what was being done for them.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -19,6 +20,7 @@ import anyio
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 
 from kb_qa.answer.answering import Event
 from kb_qa.answer.prompt import Turn
@@ -223,3 +225,13 @@ async def cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> No
         if message["type"] == "http.disconnect":
             scope.cancel()
             return
+
+
+def compressed(request: Request, body: bytes, media_type: str, headers: dict[str, str]) -> Response:
+    """``body`` gzipped when the client takes gzip and it is worth it: the list of a 20,000-note
+    vault's pages is 3.7 MB of HTML, about a tenth of that gzipped."""
+    headers = {**headers, "Vary": "Accept-Encoding"}
+    if len(body) >= 1024 and "gzip" in request.headers.get("accept-encoding", ""):
+        body = gzip.compress(body, compresslevel=5)
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, media_type=media_type, headers=headers)

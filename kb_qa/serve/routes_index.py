@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from kb_qa.errors import KbQaError
 from kb_qa.serve import inputs
-from kb_qa.serve.protocol import WHOLE_NUMBER, hit_json, patterns, reject
+from kb_qa.serve.protocol import WHOLE_NUMBER, compressed, hit_json, patterns, reject
 
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
@@ -118,4 +119,5 @@ class IndexRoutes:
     async def sources(self, request: Request) -> Response:
         """GET /api/sources"""
         pages = await self._thread(self.kb.pages)
-        return JSONResponse({"pages": pages})
+        body = json.dumps({"pages": pages}, ensure_ascii=False).encode()
+        return compressed(request, body, "application/json", {})

@@ -16,7 +16,7 @@ from kb_qa.errors import VaultError
 from kb_qa.ingest import vault
 from kb_qa.ingest.anchors import match_text
 from kb_qa.serve import pages
-from kb_qa.serve.protocol import reject, unless_disconnected
+from kb_qa.serve.protocol import compressed, reject, unless_disconnected
 from kb_qa.text import BLOCK_ID
 
 VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
@@ -30,7 +30,8 @@ class PageRoutes:
         self._pages_allowed()
         pages_ = await self._thread(self.kb.pages)
         text = pages.index_page(self.settings.vault.name, pages_)
-        return HTMLResponse(text, headers={"Content-Security-Policy": pages.CSP})
+        csp = {"Content-Security-Policy": pages.CSP}
+        return compressed(request, text.encode(), "text/html; charset=utf-8", csp)
 
     async def view(self, request: Request) -> Response:
         """GET /view/<path or page URL>: one indexed note, rendered with its anchors."""
