@@ -131,8 +131,11 @@ class Vectors:
 
 def chunks_by_section(kb: Any) -> dict[tuple[str, str], Any]:
     """The index's chunks by (path, anchor), a section's first piece for its key."""
-    try:  # the search view: a replica's store is its Chroma collection, not a manifest
-        return {(c.path, c.anchor): c for c in reversed(kb.searchable_chunks())}
+    try:
+        # A replica's are its search view's (its store is Chroma, not a manifest); anyone
+        # else reads the manifest, not building a search view (90% of `kb-qa insights`).
+        chunks = kb.searchable_chunks() if getattr(kb, "replica", False) else kb.store.chunks()
+        return {(c.path, c.anchor): c for c in reversed(chunks)}
     except KbQaError:
         return {}
 
