@@ -58,44 +58,72 @@ def _cpu_clock(thread_id: int) -> Callable[[], float]:
     return lambda: time.clock_gettime(clock)
 
 
+class _Limit:
+    """One ``deadline`` being watched: its thread, its exception and its clocks."""
+
+    def __init__(self, seconds: float, expired: type[BaseException]) -> None:
+        self.target = threading.get_ident()
+        self.expired = expired
+        self.seconds = seconds
+        self.cpu = _cpu_clock(self.target)
+        self.cpu_start, self.wall_start = self.cpu(), time.monotonic()
+        self.fired = False
+
+    def over(self) -> bool:
+        used = self.cpu() - self.cpu_start
+        return used >= self.seconds or time.monotonic() - self.wall_start >= (
+            self.seconds * WALL_FACTOR
+        )
+
+
+# One watchdog thread for every deadline of the process: a thread started per parse cost
+# ~20% of a big vault's chunking. The condition's lock makes raising in a thread and that
+# thread's leaving its deadline one or the other, never both.
+_watched: set[_Limit] = set()
+_changed = threading.Condition()
+_watchdog: threading.Thread | None = None
+
+
+def _watch() -> None:
+    while True:
+        with _changed:
+            while not _watched:
+                _changed.wait()
+            step = min(min(0.05, limit.seconds / 10) for limit in _watched)
+            _changed.wait(step)
+            for limit in list(_watched):
+                if not limit.fired and limit.over():
+                    limit.fired = True
+                    _raise_in(limit.target, limit.expired)
+
+
 @contextlib.contextmanager
 def deadline(seconds: float, what: str) -> Iterator[None]:
     """Run the ``with`` body in this thread for at most ``seconds`` of CPU time, else raise
     ``ParseTimeout`` naming ``what`` (``seconds`` <= 0: no limit)."""
+    global _watchdog
     if seconds <= 0:
         yield
         return
-    target = threading.get_ident()
     expired = type("Expired", (_Expired,), {})
-    stop = threading.Event()
-    lock = threading.Lock()
-    fired = False
-    cpu = _cpu_clock(target)
-    cpu_start, wall_start = cpu(), time.monotonic()
-
-    def watch() -> None:
-        nonlocal fired
-        step = min(0.05, seconds / 10)
-        while not stop.wait(step):
-            used = cpu() - cpu_start
-            if used >= seconds or time.monotonic() - wall_start >= seconds * WALL_FACTOR:
-                with lock:
-                    if not stop.is_set():
-                        fired = True
-                        _raise_in(target, expired)
-                return
-
-    watcher = threading.Thread(target=watch, name="kbqa-parse-deadline", daemon=True)
-    watcher.start()
+    limit = _Limit(seconds, expired)
+    with _changed:
+        if _watchdog is None or not _watchdog.is_alive():
+            _watchdog = threading.Thread(target=_watch, name="kbqa-parse-deadline", daemon=True)
+            _watchdog.start()
+        _watched.add(limit)
+        _changed.notify()
     try:
         try:
             yield
         finally:
-            with lock:
-                stop.set()
-                if fired:
-                    _raise_in(target, None)  # finished just in time: drop the pending one
+            with _changed:
+                _watched.discard(limit)
+                if limit.fired:
+                    _raise_in(limit.target, None)  # finished just in time: drop the pending one
     except expired:
+        with _changed:  # the exception may have arrived before the cleanup above ran
+            _watched.discard(limit)
         raise ParseTimeout(
             f"{what} took longer than {seconds:g} s (the parse_timeout setting, KBQA_PARSE_TIMEOUT)"
         ) from None

@@ -13,6 +13,8 @@ The runs are real ``kb-qa`` subprocesses; their timeouts only guard against a ha
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,6 +95,33 @@ def test_deadline_stops_a_busy_thread_and_leaves_nothing_pending() -> None:
                     pass
         total = sum(range(1000))
     assert total == 499500
+
+
+def test_one_watchdog_stops_the_thread_over_its_limit_and_no_other() -> None:
+    """Every deadline of the process is watched by one thread (one started per parse cost
+    ~20% of a big vault's chunking): a parse over its limit in one thread is stopped, a
+    parse in time in another is not, at the same moment."""
+    outcomes: dict[str, str] = {}
+
+    def parse(name: str, seconds: float, spin: float) -> None:
+        try:
+            with deadline(seconds, name):
+                ends = time.monotonic() + spin
+                while time.monotonic() < ends:
+                    pass
+            outcomes[name] = "done"
+        except ParseTimeout:
+            outcomes[name] = "stopped"
+
+    threads = [
+        threading.Thread(target=parse, args=("slow", 0.2, 30.0)),
+        threading.Thread(target=parse, args=("quick", 30.0, 0.5)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert outcomes == {"slow": "stopped", "quick": "done"}
 
 
 def test_a_note_too_slow_to_render_is_viewed_as_plain_text(tmp_path: Path) -> None:
