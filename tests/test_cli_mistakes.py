@@ -123,3 +123,19 @@ def test_search_snippets_read_as_text_not_markdown(
         "Copy the database to the NAS Update the firewall Item · Every database · day "
         "Stop every container first." in result.stdout
     )
+
+
+@pytest.mark.parametrize("where", ["question", "--include"])
+def test_an_argument_the_locale_cannot_read_is_said_in_words(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, where: str
+) -> None:
+    """Under a C locale a Chinese argument arrives as undecodable bytes: the question was
+    refused as holding "a lone surrogate", a path filter was not checked at all."""
+    site = write_files(tmp_path / "site", PAGES)
+    assert run_cli("index", str(site)).returncode == 0
+    args = ["令牌", "--vault", str(site)] if where == "question" else ["x", "--include", "文档/*"]
+    if where == "--include":
+        args += ["--vault", str(site)]
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    result = run_cli("search", *args, env=env)
+    said(result, f"The {where} holds bytes this terminal's locale cannot read")

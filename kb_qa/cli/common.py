@@ -98,11 +98,14 @@ def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
     from kb_qa.serve import inputs
 
     # How Python keeps the bytes of an argument its locale could not decode
-    if re.search("[\udc80-\udcff]", args.question or ""):
-        raise ConfigError(
-            "The question holds bytes this terminal's locale cannot read: use a UTF-8 locale "
-            "(for example LANG=C.UTF-8)."
-        )
+    given = [("question", args.question or "")]
+    given += [("--include", p) for p in args.include] + [("--exclude", p) for p in args.exclude]
+    for name, value in given:
+        if re.search("[\udc80-\udcff]", value):
+            raise ConfigError(
+                f"The {name} holds bytes this terminal's locale cannot read: use a UTF-8 "
+                "locale (for example LANG=C.UTF-8)."
+            )
     args.question = inputs.question(args.question, settings)
     if getattr(args, "k", None) is not None:
         inputs.count(args.k)
