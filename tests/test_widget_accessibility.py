@@ -19,6 +19,7 @@ from widget_stack import (
     AXE_LOG,
     MARK_IN_VIEW,
     Stack,
+    answered,
     ask,
     asked_for_a_command,
     axe_findings,
@@ -239,13 +240,10 @@ ACTIVE_HOLDS_A_MARK = (
 def followed_citation(new_page: Any, stack: Stack, width: int) -> Any:
     """A page ``width`` px wide whose reader asked which failures are not retried and
     followed the answer's first citation with the keyboard."""
-    stack.llm.template = (
-        "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
-    )
-    page = new_page(viewport={"width": width, "height": 800})
-    open_page(page, stack.site + "/guides/retries/")
-    page.keyboard.press("Control+k")
-    ask(page, "Which failures are not retried?")
+    template = "Status 78 is never retried {{Retries and backoff > What counts as a failure}}."
+    question = "Which failures are not retried?"
+    viewport = {"width": width, "height": 800}
+    page = answered(new_page, stack, template, question, "/guides/retries/", viewport=viewport)
     page.locator("a.kbq-cite").first.focus()
     page.keyboard.press("Enter")
     return page
@@ -309,11 +307,8 @@ def style(locator: Any, prop: str) -> str:
 def test_focus_rings_chips_and_inputs_stand_out(new_page: Any, stack: Stack) -> None:
     """The focus ring was the site's accent (Material's amber: 1.9:1 on the panel), chips in
     the slate palette 4.2:1, and the feedback reason box's border 1.2:1."""
-    stack.llm.template = "Retries back off {{Retries and backoff > Default retry policy}}."
-    page = new_page(color_scheme="light")
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do retries back off?")
+    template = "Retries back off {{Retries and backoff > Default retry policy}}."
+    page = answered(new_page, stack, template, "How do retries back off?", color_scheme="light")
     panel_bg = style(page.locator(".kbq-panel"), "backgroundColor")
     head_bg = style(page.locator(".kbq-head"), "backgroundColor")
     for selector, under in (
@@ -358,11 +353,8 @@ def test_copying_is_announced(new_page: Any, stack: Stack) -> None:
 def test_the_pointer_may_move_onto_a_tooltip(new_page: Any, stack: Stack) -> None:
     """The passage preview let pointer events through and hid 150 ms after the pointer left
     the chip, so it could not be kept open to read or magnify (WCAG 1.4.13, hoverable)."""
-    stack.llm.template = "Retries back off {{Retries and backoff > Default retry policy}}."
-    page = new_page()
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do retries back off?")
+    template = "Retries back off {{Retries and backoff > Default retry policy}}."
+    page = answered(new_page, stack, template, "How do retries back off?")
     page.locator("a.kbq-cite").first.hover()
     tip = page.locator(".kbq-tip")
     sync_api.expect(tip).to_be_visible()

@@ -316,24 +316,28 @@ def ask(page: Any, question: str) -> None:
 def asked_for_a_command(new_page: Callable[..., Any], stack: Stack) -> Any:
     """A page whose reader asked how to replay a dead job and got a command in a code block
     (the clipboard allowed, to check what the copy buttons copy)."""
-    stack.llm.template = (
+    template = (
         "Replay a dead job with the CLI {{The dead-letter queue > Replaying dead jobs}}:\n\n"
         "```bash\nlumen jobs retry 01HV7R0ZK3Q9M2W8E6T4Y1U5I7\n```\n"
     )
-    page = new_page()
+    page = answered(new_page, stack, template, "How do I replay a dead job?")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    open_page(page, stack.site + "/")
-    page.keyboard.press("Control+k")
-    ask(page, "How do I replay a dead job?")
     return page
 
 
-def answered(new_page: Callable[..., Any], stack: Stack, template: str, question: str) -> Any:
-    """A fresh page of the site's home with the panel open and ``question`` answered from
-    ``template`` (see :class:`ScriptedLLM`)."""
+def answered(
+    new_page: Callable[..., Any],
+    stack: Stack,
+    template: str,
+    question: str,
+    at: str = "/",
+    **options: Any,
+) -> Any:
+    """A fresh page of the site (its home, or ``at``; ``options`` for the browser context)
+    with the panel open and ``question`` answered from ``template`` (see :class:`ScriptedLLM`)."""
     stack.llm.template = template
-    page = new_page()
-    open_page(page, stack.site + "/")
+    page = new_page(**options)
+    open_page(page, stack.site + at)
     page.keyboard.press("Control+k")
     ask(page, question)
     return page
