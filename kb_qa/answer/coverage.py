@@ -40,25 +40,7 @@ UNREAD_MATCHED = 0.5
 _ASKING_WORDS = frozenset(
     "איך כמה למה מתי איפה האם איזה איזו באיזה באיזו מהו מהי كيف لماذا متى أين ماذا هل".split()
 )
-_PREFIXES = (
-    "וה",
-    "וב",
-    "ול",
-    "ו",
-    "ה",
-    "ב",
-    "ל",
-    "מ",
-    "כ",
-    "ש",
-    "وال",
-    "بال",
-    "لل",
-    "ال",
-    "و",
-    "ب",
-    "ل",
-)
+_PREFIXES = tuple("וה וב ול ו ה ב ל מ כ ש وال بال لل ال و ب ل".split())
 CJK_MATCHED = 0.5  # share of its character pairs the best passages must contain ...
 CJK_PAIRS = 2  # ... or this many of them, the pairs that only ask (多少, 怎么) aside
 # Pairs too common to say what a question is about.

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from kb_qa.errors import ConfigError, IndexStateError, VaultError
+from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 
@@ -39,13 +39,10 @@ def open_index(args: argparse.Namespace) -> Any:
     """``open_kb`` for the commands that only read an index (search, ask, eval): where
     there is none yet they say so and create nothing in the vault."""
     settings = settings_for(args)
-    from kb_qa.index.store import MANIFEST
+    from kb_qa.index.store import MANIFEST, check_vault
 
     if not settings.chroma_url and not (settings.index_path / MANIFEST).is_file():
-        if settings.index_dir is None and not settings.vault.is_dir():
-            raise VaultError(
-                f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
-            )
+        check_vault(settings)
         if settings.index_path.exists() and not settings.index_path.is_dir():
             raise IndexStateError(
                 f"The index folder {settings.index_path} is a file. Check --index-dir."

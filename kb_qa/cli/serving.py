@@ -83,8 +83,14 @@ def _close(kb: Any, watcher: Any, wait: float | None = 30.0) -> None:
             os._exit(130)
         kb.close()
     except KeyboardInterrupt:
-        print("\nkb-qa: stopped.", file=sys.stderr, flush=True)
-        os._exit(130)
+        _stop_now()
+
+
+def _stop_now(*_signal: object) -> None:
+    """End the process at once (exit 130), as a kill would: the index keeps what it wrote
+    and the next run finishes it. Also a SIGINT handler."""
+    print("\nkb-qa: stopped.", file=sys.stderr, flush=True)
+    os._exit(130)
 
 
 def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
@@ -242,14 +248,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             first.done.set()
             ran.set()
 
-    def interrupted(signum: int, frame: object) -> None:
-        # Ctrl-C in a terminal: stop now. The protocol's reader waits on stdin in a thread no
-        # cancellation reaches, so a clean exit would wait for Ctrl-D; the index keeps what
-        # it wrote, as after a kill, and the next run finishes it.
-        print("\nkb-qa: stopped.", file=sys.stderr, flush=True)
-        os._exit(130)
-
-    signal.signal(signal.SIGINT, interrupted)  # before asyncio installs its own
+    # Ctrl-C in a terminal stops now: the protocol's reader waits on stdin in a thread no
+    # cancellation reaches, so a clean exit would wait for Ctrl-D. Set before asyncio's own.
+    signal.signal(signal.SIGINT, _stop_now)
     threading.Thread(target=index_first, name="kb-qa-first-index", daemon=True).start()
     left = False
     try:

@@ -48,6 +48,14 @@ VECTOR_SAMPLE = 20  # chunk ids checked in Chroma on every index run
 LOCK_GRACE = 1.0  # seconds a writer waits for the write lock before saying it is busy
 
 
+def check_vault(settings: Settings) -> None:
+    """Refuse a vault that is not a folder before <vault>/.kb-qa could conjure it up."""
+    if settings.index_dir is None and not settings.vault.is_dir():
+        raise VaultError(
+            f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
+        )
+
+
 def _check_own_folder(folder: Path, vault: Path) -> None:
     """Refuse an index folder that holds the vault or its pages, before anything is made in
     it: every page inside the index folder is skipped, so the index would be empty, and its
@@ -82,11 +90,7 @@ class Store(Manifest, WorkspaceClaim):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.folder = settings.index_path
-        if settings.index_dir is None and not settings.vault.is_dir():
-            # Checked before anything is created: <vault>/.kb-qa must not conjure up the vault.
-            raise VaultError(
-                f"Vault folder {settings.vault} does not exist or is not a folder. Check the path."
-            )
+        check_vault(settings)
         _check_own_folder(self.folder, settings.vault)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []

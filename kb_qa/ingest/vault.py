@@ -262,13 +262,18 @@ def shown_path(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def is_binary(data: bytes) -> bool:
+    """Whether a file's bytes are not text (a NUL in its first 8 KB)."""
+    return b"\x00" in data[:8192]
+
+
 def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
     """Read and decode one file (inside the vault only); split off its front matter."""
     try:
         data = boundary.read_bytes(site.root / info.path)
     except VaultError as exc:
         return ReadResult(None, str(exc))
-    if b"\x00" in data[:8192]:
+    if is_binary(data):
         return ReadResult(
             None, "binary file with a Markdown extension (contains NUL bytes)", refused=True
         )

@@ -75,7 +75,7 @@ class PageRoutes:
             data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
         except VaultError as exc:
             return exc
-        if b"\x00" in data[:8192]:  # as indexing refuses it: no page of random bytes
+        if vault.is_binary(data):  # as indexing refuses it: no page of random bytes
             return VaultError("it is a binary file now, not Markdown.")
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
         notes_vault = self.kb.store.meta("link_style") != "site"
