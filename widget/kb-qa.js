@@ -1505,7 +1505,8 @@
         const said = statusText(bot.status);
         bot.status = data;
         updateMessage(w, bot);
-        if (statusText(data) && statusText(data) !== said) announce(w.ui.announcer, statusText(data));
+        const now = statusText(data);
+        if (now && now !== said) announce(w.ui.announcer, now);
       } else if (ev.event === "delta") {
         if (!timing.delta) timing.delta = performance.now();
         if (bot.text.length <= MAX_ANSWER_CHARS) bot.text += data.text || "";

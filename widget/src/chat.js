@@ -124,7 +124,8 @@ function stream(w, question, history, bot) {
       const said = statusText(bot.status);
       bot.status = data;
       updateMessage(w, bot); // at once: the status line is the first sign of life
-      if (statusText(data) && statusText(data) !== said) announce(w.ui.announcer, statusText(data));
+      const now = statusText(data);
+      if (now && now !== said) announce(w.ui.announcer, now);
     } else if (ev.event === "delta") {
       if (!timing.delta) timing.delta = performance.now();
       // What could never be shown is not kept either (a model may stream megabytes).
