@@ -24,6 +24,7 @@ from kb_qa.answer.prepare import (
     follow_up_queries,
     key_terms,
     leans_on_conversation,
+    may_stand_alone,
     without_markup,
 )
 from kb_qa.answer.prompt import Turn
@@ -449,6 +450,26 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
         _, alone = ask(kb, question)
         assert after.citations[0] == alone.citations[0]
         assert "retries.md" not in after.citations[0].path
+    # A question that points back to what it names itself is a new question too, when the
+    # docs cover it alone.
+    history = [Turn("user", "How do I install Lumen with Docker?"), Turn("assistant", "[1]")]
+    for question in (
+        "The dashboard shows a job stuck in the running state. How do I find out why it hangs?",
+        "We rotate the API token every month. Do old clients keep working while they switch?",
+    ):
+        assert leans_on_conversation(question) and may_stand_alone(question), question
+        _, after = ask(kb, question, history=history)
+        _, alone = ask(kb, question)
+        assert after.citations[0] == alone.citations[0], question
+        assert after.citations[0].path == "docs/faq.md"
+    # One that names nothing before its pronoun, opens as a continuation or names too
+    # little is searched with the conversation.
+    for question in (
+        "Can they show in the local preview but not in the real build?",
+        "And if I want only torch to come from the pytorch index?",
+        "How do I keep the .py scripts out of it?",
+    ):
+        assert not may_stand_alone(question), question
     # Pointing back, opening as a continuation or a bare fragment: a follow-up.
     for question in ("Should I cache it?", "And for pip?", "What about Windows?", "Per job?"):
         assert leans_on_conversation(question), question
