@@ -296,3 +296,69 @@ def test_a_404_page_served_under_a_sub_path_reaches_the_widget_from_there(tmp_pa
     # Nothing says where the root is (a hand-written site, relative links): no guess, the
     # widget's links stay relative as the page's own are (a site under /proj/ keeps working).
     assert root_path('<link href="style.css"><p>nothing linked</p>', tmp_path) == ""
+
+
+DOTTED_EXTRA = """\
+[project]
+site_name = "Dotted"
+# Material's own way to hide "Made with": a dotted key under [project].
+extra.generator = false
+nav = [
+  { "Home" = "index.md" },
+  { "Guide" = "guide.md" },
+]
+extra.status.new = "Recently added"
+extra_css = ["extra.css"]
+
+[project.theme]
+features = ["navigation.instant"]
+"""
+
+
+@needs_zensical
+def test_init_adds_to_dotted_extra_keys_without_moving_the_settings_after_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``extra.generator = false`` under ``[project]``: a ``[extra.kb_qa]`` table inserted
+    after it took every setting below it (``nav``, ``extra_css``) out of ``[project]``, so
+    Zensical built the site without its nav and without the widget, and ``--check`` failed."""
+    (tmp_path / "docs").mkdir()
+    for name in ("index", "guide"):
+        (tmp_path / "docs" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+    (tmp_path / "docs" / "extra.css").write_text("", encoding="utf-8")
+    config = tmp_path / "zensical.toml"
+    config.write_text(DOTTED_EXTRA, encoding="utf-8")
+    wanted = tomlkit.parse(DOTTED_EXTRA).unwrap()
+
+    assert init(capsys, str(tmp_path), "--title", "Ask")[0] == 0
+    after = config.read_text(encoding="utf-8")
+    only_added(DOTTED_EXTRA, after, edited=('extra_css = ["extra.css"]',))
+    data = tomlkit.parse(after).unwrap()
+    assert set(data) == {"project"}, after
+    project = data["project"]
+    assert project["extra"].pop("kb_qa")["title"] == "Ask"
+    assert project.pop("extra_javascript") == [LOADER_PATH]
+    assert project["extra_css"] == ["extra.css", "kb-qa/kb-qa.css"]
+    project["extra_css"].pop()
+    assert data == wanted
+    assert init(capsys, str(tmp_path), "--title", "Ask")[1].endswith("nothing to change.\n")
+    assert init(capsys, str(tmp_path), "--check")[0] == 0
+
+    site = zensical_build(tmp_path)
+    assert_every_page_loads_the_widget(site)
+    # The nav is the site's own ("Guide", not the page's title "guide").
+    text = re.sub(r"\s+", " ", (site / "index.html").read_text(encoding="utf-8"))
+    assert re.search(r'href="./guide/" class="md-nav__link">.*?Guide', text)
+    assert ">guide<" not in text.replace(" ", "")
+
+
+def test_init_leaves_a_blank_line_between_its_table_and_the_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    before = '[project]\nsite_name = "A"\n\n[project.extra]\ngenerator = false\n\n[project.theme]\n'
+    (tmp_path / "zensical.toml").write_text(before, encoding="utf-8")
+    assert init(capsys, str(tmp_path))[0] == 0
+    after = (tmp_path / "zensical.toml").read_text(encoding="utf-8")
+    assert "suggested_questions = []\n\n[project.theme]\n" in after
+    assert after.endswith("[project.theme]\n")

@@ -199,49 +199,18 @@ def _asset_changes(target: Path, options: WidgetOptions, site_url: str) -> list[
 def _plan_toml(
     path: Path, options: dict[str, Any]
 ) -> tuple[Change | None, Path, WidgetOptions, str]:
-    import tomlkit
-    import tomlkit.exceptions
-    from tomlkit.items import InlineTable
+    """zensical.toml edited with tomlkit and read back (``toml_edit``)."""
+    from kb_qa.wiring import toml_edit
 
     before, encoding = read_text(path)
-    try:
-        document = tomlkit.parse(before)
-    except tomlkit.exceptions.TOMLKitError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}. Fix it and run again.") from exc
-    project: Any = document["project"] if "project" in document else document
-    extra = project.get("extra")
-    if extra is not None and not isinstance(extra, dict):
-        raise ConfigError(f"{path}: extra must be a table. Fix it and run again.")
-    wanted = options_from(extra.unwrap() if extra is not None else None) or WidgetOptions()
+    document = toml_edit.parse(before, str(path))
+    wanted = options_from(toml_edit.current_extra(document, str(path))) or WidgetOptions()
     wanted = wanted.merged(**options)
-    for key, item in (("extra_css", CSS_PATH), ("extra_javascript", LOADER_PATH)):
-        entries = project.get(key)
-        if entries is None:
-            entries = tomlkit.array()
-            project[key] = entries
-        if not isinstance(entries, list):
-            raise ConfigError(f"{path}: {key} must be a list. Fix it and run again.")
-        if not any(entry_path(e) == item for e in entries):
-            entries.append(item)
-    if extra is None:
-        extra = tomlkit.table(is_super_table=True)
-        project["extra"] = extra
-    current = extra.get(EXTRA_KEY)
-    if current is None or _unwrapped(current) != wanted.as_config():
-        # Inside an inline table (`extra = {...}`) only an inline table may stand.
-        inline = isinstance(extra, InlineTable)
-        table: Any = tomlkit.inline_table() if inline else tomlkit.table()
-        for key, value in wanted.as_config().items():
-            table[key] = value
-        extra[EXTRA_KEY] = table
-    after = tomlkit.dumps(document)
+    after = toml_edit.wired(before, str(path), wanted)
+    project = toml_edit.project_of(document)
     docs_dir = path.parent / str(project.get("docs_dir") or "docs")
     site_url = str(project.get("site_url") or "")
     return change_of(path, before, after, encoding), docs_dir, wanted, site_url
-
-
-def _unwrapped(item: Any) -> Any:
-    return item.unwrap() if hasattr(item, "unwrap") else item
 
 
 # --- mkdocs.yml ------------------------------------------------------------------------------
