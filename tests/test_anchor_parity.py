@@ -263,3 +263,38 @@ def test_index_matches_a_build_with_the_sites_hooks(name: str) -> None:
         f"{name}: {result.covered}/{result.ids} rendered ids have a chunk; "
         f"without one: {result.uncovered[:20]}"
     )
+
+
+@pytest.mark.skipif(not parity.zensical_installed(), reason="zensical is not installed")
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        "[project.plugins.offline]\n",
+        'plugins = ["search", "material/offline"]\n',
+        "[project.plugins.offline]\nenabled = false\n",
+    ],
+)
+def test_zensical_offline_plugin_urls(tmp_path: Path, plugins: str) -> None:
+    """Zensical's offline plugin builds ``page.html`` (use_directory_urls off); kb-qa linked
+    citations to ``page/``, which that build does not have."""
+    import subprocess
+
+    from kb_qa.ingest.site import load_site
+
+    for page in ("index.md", "guide/setup.md"):
+        (tmp_path / "docs" / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / page).write_text("# Page\n\n## Section\n", encoding="utf-8")
+    if plugins.startswith("plugins"):
+        config = f'[project]\nsite_name = "X"\n{plugins}'
+    else:
+        config = f'[project]\nsite_name = "X"\n\n{plugins}'
+    (tmp_path / "zensical.toml").write_text(config, encoding="utf-8")
+    subprocess.run(
+        [parity.zensical_command(), "build"], cwd=tmp_path, check=True, capture_output=True
+    )
+    site = load_site(tmp_path)
+    for doc_path in ("index.md", "guide/setup.md"):
+        url = site.url_for(doc_path)
+        built = parity.built_page(tmp_path / "site", url)
+        assert built.is_file(), f"{doc_path}: {url} was not built"
+        assert url.endswith(".html") == ("enabled = false" not in plugins), url

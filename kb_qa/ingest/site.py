@@ -158,7 +158,11 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         root=root,
         docs_dir=docs_dir,
         site_url=plain_site_url(config.get("site_url"), config_file, warnings),
-        use_directory_urls=bool(config.get("use_directory_urls", True)),
+        use_directory_urls=(
+            zensical.directory_urls(config)
+            if generator == "zensical"
+            else bool(config.get("use_directory_urls", True))
+        ),
         is_mkdocs=True,
         generator=generator,
         config_name=config_file.name,

@@ -86,6 +86,26 @@ def read_project(path: Path) -> dict[str, Any]:
     return project
 
 
+def directory_urls(config: dict[str, Any]) -> bool:
+    """``use_directory_urls`` as Zensical builds with it: its offline plugin (``[project.plugins.
+    offline]``, on unless ``enabled = false``) turns it off, so that pages open from disk."""
+    plugins = config.get("plugins")
+    items: list[tuple[Any, Any]] = []
+    if isinstance(plugins, dict):
+        items = list(plugins.items())
+    elif isinstance(plugins, list):
+        for item in plugins:
+            if isinstance(item, str):
+                items.append((item, {}))
+            elif isinstance(item, dict) and len(item) == 1:
+                items.append(next(iter(item.items())))
+    offline = False
+    for name, options in items:
+        if str(name).removeprefix("material/") == "offline":
+            offline = not isinstance(options, dict) or options.get("enabled", True) is not False
+    return bool(config.get("use_directory_urls", True)) and not offline
+
+
 def extension_entries(config: dict[str, Any]) -> list[Any]:
     """The site's markdown_extensions as MkDocs writes them (names, or one-key mappings),
     with Zensical's defaults when the setting is absent and superfences added last."""
