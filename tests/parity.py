@@ -511,6 +511,7 @@ def page_headings(html_text: str) -> list[Heading]:
 
 def built_page(site_dir: Path, url: str) -> Path:
     """The built HTML file at a page URL ("setup/", "setup.html", "" for the home page)."""
+    url = unquote(url)  # a URL: "%C3%BC/" is the folder "ü"
     return site_dir / url if url.endswith(".html") else site_dir / url / "index.html"
 
 

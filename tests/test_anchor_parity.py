@@ -298,3 +298,66 @@ def test_zensical_offline_plugin_urls(tmp_path: Path, plugins: str) -> None:
         built = parity.built_page(tmp_path / "site", url)
         assert built.is_file(), f"{doc_path}: {url} was not built"
         assert url.endswith(".html") == ("enabled = false" not in plugins), url
+
+
+BLOG_POSTS = {
+    "hello.md": "---\ndate: 2024-03-01\n---\n\n# Hello post\n\n## Details\n",
+    "u.md": "---\ndate:\n  created: 2024-05-02\n---\n\n# Ünïcode: C++ & more!\n\n## Why\n",
+    "s.md": "---\ndate: 2024-06-03\nslug: custom-slug\n---\n\n# Whatever\n\n## More\n",
+    "t.md": "---\ndate: 2024-07-04\ntitle: Meta title\n---\n\n# H1 differs\n\n## Body\n",
+    "c.md": "---\ndate: 2024-09-06 10:00:00\ncategories:\n  - Big News\n---\n\n# Cat post\n",
+    "d.md": "---\ndate: 2024-08-05\ndraft: true\n---\n\n# Draft post\n\nUnpublished.\n",
+}
+
+
+@pytest.mark.skipif(not parity.zensical_installed(), reason="zensical is not installed")
+@pytest.mark.parametrize(
+    "blog",
+    [
+        "[project.plugins.blog]\n",
+        '[project.plugins.blog]\nblog_dir = "news"\npost_url_format = "{categories}/{slug}"\n'
+        'post_url_date_format = "yyyy/MM"\n',
+        "use_directory_urls = false\n"
+        'plugins = [{ blog = { post_url_format = "{date}/{file}" } }]\n',
+    ],
+)
+def test_zensical_blog_posts_are_cited_where_the_build_publishes_them(
+    tmp_path: Path, blog: str
+) -> None:
+    """Zensical's blog publishes ``blog/posts/hello.md`` at ``blog/2024/03/01/hello-post/``
+    and leaves drafts out; kb-qa linked ``blog/posts/hello/`` (a 404) and quoted drafts."""
+    import re
+    import subprocess
+    from urllib.parse import unquote
+
+    blog_dir = "news" if "news" in blog else "blog"
+    (tmp_path / "docs" / blog_dir / "posts").mkdir(parents=True)
+    (tmp_path / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (tmp_path / "docs" / blog_dir / "index.md").write_text("# Blog\n", encoding="utf-8")
+    for name, text in BLOG_POSTS.items():
+        (tmp_path / "docs" / blog_dir / "posts" / name).write_text(text, encoding="utf-8")
+    sep = "" if blog.startswith("use_") else "\n"
+    config = f'[project]\nsite_name = "B"\n{sep}{blog}'
+    (tmp_path / "zensical.toml").write_text(config, encoding="utf-8")
+    subprocess.run(
+        [parity.zensical_command(), "build"], cwd=tmp_path, check=True, capture_output=True
+    )
+    chunks = parity.kbqa_chunks(tmp_path)
+    assert {c.path.rsplit("/", 1)[-1] for c in chunks} == {"index.md", *BLOG_POSTS} - {"d.md"}
+    assert not [c for c in chunks if "Unpublished" in c.text]  # the draft is not built
+    for chunk in chunks:
+        page = parity.built_page(tmp_path / "site", chunk.url)
+        assert page.is_file(), f"{chunk.path}: {chunk.url} was not built"
+        # Any id of the page: the blog's index lists its posts outside the main article.
+        ids = re.findall(r'\sid="([^"]*)"', page.read_text(encoding="utf-8"))
+        assert unquote(chunk.anchor) in ids, f"{chunk.link}: no such id"
+    urls = {c.path.rsplit("/", 1)[-1]: c.url for c in chunks}
+    if "{categories}" in blog:
+        assert urls["c.md"] == "news/big-news/cat-post/"
+        assert urls["hello.md"] == "news/hello-post/"  # no categories: no folder
+    elif "{file}" in blog:
+        assert urls["hello.md"] == "blog/2024/03/01/hello.html"
+    else:
+        assert urls["hello.md"] == "blog/2024/03/01/hello-post/"
+        assert urls["s.md"] == "blog/2024/06/03/custom-slug/"
+        assert urls["t.md"] == "blog/2024/07/04/meta-title/"

@@ -26,7 +26,7 @@ import markdown
 import yaml
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest import safe_config, snippet_guard, zensical
+from kb_qa.ingest import safe_config, snippet_guard, zensical, zensical_blog
 from kb_qa.settings import GENERATORS
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ class Site:
     extensions: list[Any] = field(default_factory=list)
     extension_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    blog: zensical_blog.Blog | None = None  # a Zensical blog: its posts' URLs
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
@@ -175,6 +176,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     )
     site.warnings += warnings
     if generator == "zensical":
+        site.blog = zensical_blog.blog_of(config)
         entries = zensical.extension_entries(config)
         _set_extensions(site, entries, root, zensical.BUILTIN_EXTENSIONS, trusted)
     else:

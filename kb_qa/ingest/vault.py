@@ -18,6 +18,7 @@ from typing import NamedTuple
 import yaml
 
 from kb_qa.errors import VaultError
+from kb_qa.ingest import zensical_blog
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE, without_comments
@@ -291,10 +292,12 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         front = _page_properties(text)  # Logseq writes them where others write YAML
     if front.warning:
         warnings.append(front.warning)
+    if (url := zensical_blog.url_of(site, info.doc_path, text, front)) is None:
+        return ReadResult(None, zensical_blog.DRAFT, refused=True)
     doc = Document(
         path=info.path,
         doc_path=info.doc_path,
-        url=site.url_for(info.doc_path),
+        url=url,
         title=front.title,
         source=text,
         body_start=front.body_start,

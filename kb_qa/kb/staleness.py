@@ -104,6 +104,8 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
     }
     if site.generator == "zensical":  # only then, so that existing indexes stay current
         data["generator"] = site.generator
+    if site.blog is not None:  # where its posts are published
+        data["blog"] = repr(site.blog)
     rendering = render_config.inputs_key(site, settings)
     if rendering:  # a hook edited, a plugin installed: every page renders differently
         data["render"] = rendering
@@ -128,11 +130,12 @@ _PARTS = {
     "extensions": "the site config's Markdown extensions changed",
     "configs": "the site config's Markdown extension settings changed",
     "generator": "the site generator changed",
+    "blog": "the site config's blog settings changed",
     "render": "the site config or its hooks changed",
 }
 # Parts read from the site config: when one of them says what changed, "render" (the
 # config's bytes) adds nothing.
-_FROM_CONFIG = {"use_directory_urls", "exclude", "extensions", "configs", "docs_dir"}
+_FROM_CONFIG = {"use_directory_urls", "exclude", "extensions", "configs", "docs_dir", "blog"}
 
 
 def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
