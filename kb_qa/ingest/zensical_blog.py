@@ -16,8 +16,14 @@ import datetime as dt
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+
+import yaml
+
+if TYPE_CHECKING:
+    from kb_qa.ingest.site import Site
+    from kb_qa.ingest.vault import FrontMatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _ATTRS = re.compile(r"\s*\{[^}]*\}\s*$")
@@ -105,16 +111,14 @@ def blog_of(config: dict[str, Any]) -> Blog | None:
     )
 
 
-def url_of(site: Any, doc_path: str, text: str, front: Any) -> str | None:
+def url_of(site: Site, doc_path: str, text: str, front: FrontMatter) -> str | None:
     """The page URL of ``doc_path`` as the site publishes it (``site.url_for`` unless it is a
-    post of the site's blog); None for a draft post the build leaves out. ``front``: what
-    ``vault`` read of the front matter (its ``title``, and ``body_start`` where it ends)."""
-    blog: Blog | None = getattr(site, "blog", None)
+    post of the site's blog); None for a draft post the build leaves out. ``front`` is what
+    ``vault`` read of the front matter (its title, and where the body starts)."""
+    title, body_start = front.title, front.body_start
+    blog = site.blog
     if blog is None or not blog.is_post(doc_path):
-        return str(site.url_for(doc_path))
-    import yaml
-
-    title, body_start = str(front.title), int(front.body_start)
+        return site.url_for(doc_path)
     block = "\n".join(text[:body_start].splitlines()[1:-1])
     try:
         meta = yaml.safe_load(block) if block.strip() else {}
@@ -126,7 +130,7 @@ def url_of(site: Any, doc_path: str, text: str, front: Any) -> str | None:
     stem = posixpath.splitext(posixpath.basename(doc_path))[0]
     path = blog.post_url(meta, text[body_start:], title, stem)
     if path is None:
-        return str(site.url_for(doc_path))
+        return site.url_for(doc_path)
     return quote(path + ("/" if site.use_directory_urls else ".html"))
 
 
