@@ -319,7 +319,10 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
 
 def _log_problems(report: IndexReport) -> None:
-    """What ``kb-qa index`` lists: files skipped and warnings, each with its reason."""
+    """What ``kb-qa index`` lists: a rebuild and why (news, not a warning: ``--strict``
+    must not abort on it), files skipped and warnings, each with its reason."""
+    if report.rebuilt:
+        log.info("kb-qa: Rebuilt: %s", report.rebuilt)
     for path, reason in report.skipped:
         log.warning("kb-qa: skipped %s: %s", path, reason)
     for path, message in report.warnings:

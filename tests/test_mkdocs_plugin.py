@@ -402,3 +402,22 @@ def test_serve_api_port_must_be_a_number(
     _, stderr = server.communicate(timeout=120)
     assert server.returncode != 0
     assert "kb-qa: KBQA_PORT must be a port number, not 'eighty'." in stderr, stderr
+
+
+def test_a_strict_build_after_a_kb_qa_upgrade_rebuilds_the_index_and_passes(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """The first `mkdocs build --strict` after upgrading kb-qa (an index an older version
+    chunked) logged the expected rebuild as a WARNING, and MkDocs aborted the build ("Aborted
+    with 1 warnings in strict mode"): CI failed once per upgrade, and whenever chunk_chars
+    changed. The rebuild is said once, as news, and the build passes."""
+    vault = tmp_path / "vault"
+    assert build_site(vault, {"index_on_build": True}, cli_env()).returncode == 0
+    with KnowledgeBase(vault) as kb:  # what an index of an earlier kb-qa holds
+        kb.store.set_meta(fingerprint="0" * 40, fingerprint_parts="")
+    upgraded = build_site(vault, {"index_on_build": True}, cli_env(), quiet=False)
+    assert upgraded.returncode == 0, upgraded.stderr
+    said = [line for line in upgraded.stderr.splitlines() if "re-chunking every file" in line]
+    assert len(said) == 1 and said[0].startswith("INFO") and "kb-qa: Rebuilt: " in said[0], said
+    resized = build_site(vault, {"index_on_build": True}, cli_env(KBQA_CHUNK_CHARS="600"))
+    assert resized.returncode == 0, resized.stderr
