@@ -321,3 +321,39 @@ def test_output_read_only_in_part_ends_quietly(
     stderr = search.stderr.read().decode()
     assert search.wait(120) == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+
+def test_search_and_ask_on_an_index_an_older_kb_qa_built_say_it_needs_rebuilding(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """After an upgrade, search and ask (which only read the index) answered from chunks the
+    old version made, without a word: a notes vault's %% comments, which kb-qa no longer
+    indexes, were quoted until something ran `kb-qa index`. They say so in one line, still
+    answer, and stop saying it once the index is rebuilt."""
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    vault = write_files(tmp_path / "vault", {"wifi.md": "# Wifi\n\nThe guest network is Lumen.\n"})
+    assert run_cli("index", str(vault)).returncode == 0
+    with KnowledgeBase(vault, embed_model="hash") as kb:  # what an older kb-qa's index holds
+        kb.store.set_meta(fingerprint="0" * 40, fingerprint_parts="")
+    questions = tmp_path / "q.jsonl"
+    commands = (["search", "guest network"], ["ask", "guest network"], ["eval", str(questions)])
+    questions.write_text(
+        json.dumps({"question": "guest network", "gold": [{"path": "wifi.md", "anchor": "wifi"}]})
+        + "\n",
+        encoding="utf-8",
+    )
+    for command in commands:
+        result = run_cli(*command, "--vault", str(vault))
+        assert result.returncode == 0, result.stderr
+        said = [line for line in result.stderr.splitlines() if "rebuil" in line]
+        assert len(said) == 1, result.stderr
+        assert said[0].startswith("kb-qa: the index needs rebuilding") and "kb-qa index" in said[0]
+        assert "kb-qa was updated" in said[0]
+    for setting in ({}, {"KBQA_CHUNK_CHARS": "600"}):  # a setting changed since: said too
+        index = run_cli("index", str(vault), env=setting)
+        assert index.returncode == 0 and "Rebuilt:" in index.stdout, index.stdout
+        search = run_cli("search", "guest network", "--vault", str(vault), env=setting)
+        assert search.returncode == 0 and "rebuil" not in search.stderr, search.stderr
+    changed = run_cli("search", "guest network", "--vault", str(vault))
+    assert "the index needs rebuilding: chunk_chars changed." in changed.stderr, changed.stderr

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 
@@ -75,7 +75,9 @@ def report_summary(report: IndexReport) -> str:
 
 def require_index(chunks: int, kb: Any = None) -> None:
     """Refuse an empty index; while another process writes it (``kb``'s write lock is
-    held), say so, and that results may be incomplete."""
+    held), say so, and that results may be incomplete; when the next index run will
+    rebuild it (an older kb-qa built it, a setting changed), say so too: these commands
+    read it as it is."""
     busy = kb is not None and kb.store.being_written()
     if not chunks and busy:
         raise IndexStateError(
@@ -88,6 +90,17 @@ def require_index(chunks: int, kb: Any = None) -> None:
             "kb-qa: another kb-qa process is updating the index: results may be incomplete.",
             file=sys.stderr,
         )
+    elif kb is not None:
+        try:
+            why = kb.pending_rebuild()
+        except KbQaError:  # a site config that cannot load now: the index run will say so
+            why = ""
+        if why:
+            print(
+                f"kb-qa: the index needs rebuilding: {why}. These results come from it as "
+                "it was built; `kb-qa index` rebuilds it.",
+                file=sys.stderr,
+            )
 
 
 def check_inputs(args: argparse.Namespace, settings: Settings) -> None:

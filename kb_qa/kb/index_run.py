@@ -156,16 +156,9 @@ class IndexRun:
         """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
         parts = staleness.fingerprint_parts(site, self.settings)
         fingerprint = staleness.fingerprint(parts)
-        stored_model = self.store.meta("embed_model")
-        wanted = self.settings.embed_model
-        build = embeddings.MODEL_BUILDS.get(stored_model, "")
-        if stored_model and wanted != "auto" and wanted != stored_model:
-            changed = f"embedding model changed from {stored_model} to {wanted}"
-        elif stored_model and self.store.meta("embed_build") != build:
-            changed = f"the {stored_model} model was updated (build {build or 'original'})"
-        else:
-            changed = ""
-        if changed:
+        why, re_embed = staleness.rebuild_reason(self.store, self.settings, parts)
+        stored_model, wanted = self.store.meta("embed_model"), self.settings.embed_model
+        if re_embed:
             fresh = None
             if wanted not in ("auto", stored_model):
                 # The new model runs before anything is deleted: one that cannot (a typo, an
@@ -173,16 +166,11 @@ class IndexRun:
                 # they were, so unsetting the setting is all it takes to go back.
                 fresh = embeddings.load_embedder(wanted, self.settings.embed_api_base)
                 fresh.embed_passages(["kb-qa"])
-            report.rebuilt = f"{changed}: rebuilding the index and re-embedding everything"
+            report.rebuilt = f"{why}: rebuilding the index and re-embedding everything"
             self.store.reset(keep_vectors=False)
             self.store.set_meta(embed_model="", fingerprint=fingerprint)
             self._embedder = fresh
-        elif self.store.meta("fingerprint") not in ("", fingerprint):
-            before = json.loads(self.store.meta("fingerprint_parts") or "{}")
-            why = (before and staleness.what_changed(before, parts)) or (
-                "kb-qa was updated, or the chunking settings or the site config's heading/URL "
-                "rules changed"
-            )
+        elif why:
             report.rebuilt = f"{why}: re-chunking every file (cached embeddings are reused)"
             self.store.reset(keep_vectors=True)
         self.store.set_meta(fingerprint=fingerprint, fingerprint_parts=json.dumps(parts))
@@ -191,6 +179,13 @@ class IndexRun:
             # watcher's and the MkDocs plugin's log lines), so a `mkdocs build --strict`
             # after an upgrade or a chunk_chars change does not abort on it.
             log.debug("%s", report.rebuilt)
+
+    def pending_rebuild(self) -> str:
+        """Why the next index run will rebuild this index ("" when it will not): until it
+        runs, searches read the index as an older kb-qa, or other settings, built it."""
+        site = load_site(self.settings.vault, self.settings.generator, render=self.settings.render)
+        parts = staleness.fingerprint_parts(site, self.settings)
+        return staleness.rebuild_reason(self.store, self.settings, parts)[0]
 
     def _read_changed(
         self,

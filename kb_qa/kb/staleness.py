@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION
 from kb_qa.index.store import Store
 from kb_qa.ingest import page_includes, render_config
@@ -110,6 +111,26 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
     if rendering:  # a hook edited, a plugin installed: every page renders differently
         data["render"] = rendering
     return {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()}
+
+
+def rebuild_reason(store: Store, settings: Settings, parts: Mapping[str, str]) -> tuple[str, bool]:
+    """Why the next index run rebuilds the index ("" when it will not), and whether it
+    re-embeds everything (a model changed) or only re-chunks (``parts`` changed: an older
+    kb-qa built it, or a setting or the site config changed since)."""
+    stored_model = store.meta("embed_model")
+    wanted = settings.embed_model
+    build = embeddings.MODEL_BUILDS.get(stored_model, "")
+    if stored_model and wanted != "auto" and wanted != stored_model:
+        return f"embedding model changed from {stored_model} to {wanted}", True
+    if stored_model and store.meta("embed_build") != build:
+        return f"the {stored_model} model was updated (build {build or 'original'})", True
+    if store.meta("fingerprint") in ("", fingerprint(parts)):
+        return "", False
+    before = json.loads(store.meta("fingerprint_parts") or "{}")
+    why = (before and what_changed(before, parts)) or (
+        "kb-qa was updated, or the chunking settings or the site config's heading/URL rules changed"
+    )
+    return why, False
 
 
 def _relative(path: Path, root: Path) -> str:
