@@ -89,6 +89,13 @@ def stream(text: str, n: int, cuts: list[int]) -> tuple[str, CitationRenumberer]
         ("Ends with a marker [3]", "Ends with a marker [1]", {1: 3}, 0),
         ("Ends open [3", "Ends open [3", {}, 0),
         ("Trailing spaces [3]   ", "Trailing spaces [1]   ", {1: 3}, 0),
+        # A range of given numbers cites each of them (shown as the raw text "[1-3]").
+        ("A [2-4].", "A [1][2][3].", {1: 2, 2: 3, 3: 4}, 0),
+        ("A [5–6] and [3 - 4].", "A [1][2] and [3][4].", {1: 5, 2: 6, 3: 3, 4: 4}, 0),
+        ("A [2, 4-5][7].", "A [1][2][3][4].", {1: 2, 2: 4, 3: 5, 4: 7}, 0),
+        ("A 【2–3】.", "A [1][2].", {1: 2, 2: 3}, 0),
+        # ... but a range reaching a number never given, or running backwards, is text.
+        ("Digits [0-9], pages [8-12], [4-2], [3-3] and [1-2-3].", None, {}, 0),
     ],
 )
 def test_renumber(text: str, expected: str | None, order: dict[int, int], dropped: int) -> None:
@@ -118,7 +125,7 @@ def test_every_single_split_matches_unsplit() -> None:
 
 
 def test_every_pair_of_splits_matches_unsplit() -> None:
-    text = "A [12]. B [3, 12][4]. 【5】 `a[1]` [99] [x](u) end [3"
+    text = "A [12]. B [3, 12][4]. 【5】 `a[1]` [99] [x](u) [2-4] end [3"
     expected, _ = stream(text, 12, [])
     for a in range(len(text) + 1):
         for b in range(a, len(text) + 1):

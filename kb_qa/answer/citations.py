@@ -6,7 +6,11 @@ order of first appearance, drops numbers that were never given, and leaves other
 
 Recognised (a *group* is one or more markers written back to back, e.g. ``[3][4]``)::
 
-    [3]   [3, 70]   [3,70]   [3][4]   【3】   ［3］   [3，4]   [3、4]   [3; 4]
+    [3]   [3, 70]   [3,70]   [3][4]   【3】   ［3］   [3，4]   [3、4]   [3; 4]   [2-4]   [2–4]
+
+A range (``[2-4]``, ``[2–4]``, ``[1, 3-5]``) stands for each number in it, but only when every
+number of its group was given and it runs forwards over at most ``MAX_RANGE`` numbers: else it
+is left as text (``[0-9]``, ``[8-12]`` of 10 excerpts).
 
 Normal form of the output: one bracket per citation, ``[1][2]``, numbers ascending inside a group,
 duplicates removed. One bracket per number keeps the client trivial (each ``[n]`` is one chip).
@@ -38,6 +42,8 @@ OPENERS = "[【［"
 CLOSERS = "]】］"
 SEPARATORS = ",，、;；"
 SPACES = " \t\u3000"
+DASHES = "-\u2013\u2014"  # hyphen, en dash, em dash: "[2-4]"
+MAX_RANGE = 10  # a longer range ("[1-150]") is not one a reader can check: left as text
 MAX_DIGITS = 3  # prompts give at most a few hundred excerpts; [2023] is a year, not a citation
 MAX_MARKER = 48  # longest marker held back while streaming; longer is treated as plain text
 # Longest group of back-to-back markers: a longer run ("[1][1][1]…" for a megabyte) is cut
@@ -76,65 +82,98 @@ def _is_ident(ch: str) -> bool:
     return ch == "_" or ch == "]" or (ch.isascii() and ch.isalnum())
 
 
-def _parse_marker(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
-    """Parse one marker starting at ``s[i]`` (an opener); return (result, end, numbers)."""
+def _parse_marker(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int], bool]:
+    """Parse one marker starting at ``s[i]`` (an opener); return (result, end, numbers,
+    whether it holds a range)."""
     numbers: list[int] = []
     digits = ""
-    want_number = True  # after the opener or a separator
+    want_number = True  # after the opener, a separator or a range's dash
+    ranged = False
+    low: int | None = None  # the first number of a range whose dash was read
+    closed = False  # the last number read ended a range
+
+    def take() -> bool:
+        """Add the number just read (or the range it ends); False if that range is none."""
+        nonlocal low, closed
+        number = int(digits)
+        closed = low is not None
+        if low is None:
+            numbers.append(number)
+            return True
+        first, low = low, None
+        if not 1 <= first < number <= first + MAX_RANGE:
+            return False  # "[0-9]", "[4-2]", "[1-150]": not a range of citations
+        numbers.extend(range(first, number + 1))
+        return True
+
     j = i + 1
     while j < len(s):
         if j - i > MAX_MARKER:
-            return _Parse.NO, j, []
+            return _Parse.NO, j, [], False
         ch = s[j]
         if ch.isdecimal():
             if not want_number and not digits:
-                return _Parse.NO, j, []  # "[3 4]": two numbers without a separator
+                return _Parse.NO, j, [], False  # "[3 4]": two numbers without a separator
             digits += ch
             if len(digits) > MAX_DIGITS:
-                return _Parse.NO, j, []
+                return _Parse.NO, j, [], False
             want_number = False
         elif ch in SPACES:
             if digits:
-                numbers.append(int(digits))
+                if not take():
+                    return _Parse.NO, j, [], False
                 digits = ""
+        elif ch in DASHES:
+            if digits:
+                if not take():
+                    return _Parse.NO, j, [], False
+                digits = ""
+            if want_number or not numbers or low is not None or closed:
+                return _Parse.NO, j, [], False  # "[-3]", "[3,-4]", "[1-2-3]"
+            low, ranged, want_number = numbers.pop(), True, True
         elif ch in SEPARATORS:
             if digits:
-                numbers.append(int(digits))
+                if not take():
+                    return _Parse.NO, j, [], False
                 digits = ""
             if want_number:
-                return _Parse.NO, j, []  # "[,3]" or "[3,,4]"
+                return _Parse.NO, j, [], False  # "[,3]" or "[3,,4]"
             want_number = True
         elif ch in CLOSERS:
-            if digits:
-                numbers.append(int(digits))
+            if digits and not take():
+                return _Parse.NO, j, [], False
             if want_number or not numbers:
-                return _Parse.NO, j, []  # "[]", "[3,]"
-            return _Parse.YES, j + 1, numbers
+                return _Parse.NO, j, [], False  # "[]", "[3,]"
+            return _Parse.YES, j + 1, numbers, ranged
         else:
-            return _Parse.NO, j, []
+            return _Parse.NO, j, [], False
         j += 1
-    return (_Parse.NO if final else _Parse.INCOMPLETE), j, []
+    return (_Parse.NO if final else _Parse.INCOMPLETE), j, [], False
 
 
-def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int]]:
-    """Parse back-to-back markers from ``s[i]``; return (result, end, numbers in written order)."""
+def _parse_group(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int], bool]:
+    """Parse back-to-back markers from ``s[i]``; return (result, end, numbers in written order,
+    whether a marker of them holds a range)."""
     numbers: list[int] = []
+    ranged = False
     j = i
     while True:
-        result, end, found = _parse_marker(s, j, final)
+        result, end, found, has_range = _parse_marker(s, j, final)
         if result is _Parse.INCOMPLETE:
-            return result, j, []
+            return result, j, [], False
         if result is _Parse.NO:
             break
         if end == len(s) and not final:
-            return _Parse.INCOMPLETE, j, []  # the next character may be "(" or another marker
+            # the next character may be "(" or another marker
+            return _Parse.INCOMPLETE, j, [], False
         if end < len(s) and s[end] == "(":
             break  # link text, "[3](url)": this marker is not a citation
         numbers.extend(found)
+        ranged = ranged or has_range
         j = end
         if j == len(s) or s[j] not in OPENERS or j - i > MAX_GROUP:
             break
-    return (_Parse.YES if numbers else _Parse.NO), j, numbers
+    return (_Parse.YES if numbers else _Parse.NO), j, numbers, ranged
 
 
 _BACKTICKS = re.compile(r"`+")
@@ -187,11 +226,11 @@ class CitationRenumberer:
                     self._buf = s[i:]
                     break
             if ch in OPENERS and not self._in_code() and self._prev != "\\":
-                result, end, numbers = _parse_group(s, i, final)
+                result, end, numbers, ranged = _parse_group(s, i, final)
                 if result is _Parse.INCOMPLETE:
                     self._buf = s[i:]
                     break
-                if result is _Parse.YES and self._cite(numbers, out):
+                if result is _Parse.YES and self._cite(numbers, out, ranged):
                     self._prev = s[end - 1]
                     self._line_start = False
                     i = end
@@ -200,8 +239,9 @@ class CitationRenumberer:
             i += 1
         return "".join(out)
 
-    def _cite(self, numbers: list[int], out: list[str]) -> bool:
-        """Write one citation group; False if it should stay plain text."""
+    def _cite(self, numbers: list[int], out: list[str], ranged: bool = False) -> bool:
+        """Write one citation group; False if it should stay plain text. A group holding a
+        range ("[2-4]") is a citation only when every number of it was given."""
         if self._strip:
             if _is_ident(self._prev):
                 return False  # "arr[0]": indexing, not a citation
@@ -209,8 +249,8 @@ class CitationRenumberer:
             return True
         valid = [n for n in numbers if 1 <= n <= self.n_excerpts]
         invalid = len(numbers) - len(valid)
-        if invalid and _is_ident(self._prev):
-            return False  # "arr[0]": indexing, not a citation
+        if invalid and (ranged or _is_ident(self._prev)):
+            return False  # "arr[0]": indexing; "[8-12]" of 10 excerpts: not citations
         self.dropped += invalid
         shown: list[int] = []
         for n in valid:
