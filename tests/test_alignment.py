@@ -129,3 +129,39 @@ def test_two_sentences_from_passages_apart_highlight_both(
     assert source_of(kb, citation)[citation.start : citation.end] == citation.text
     assert "| `exponential` |" in citation.text  # the first sentence's row ...
     assert "The cap is applied **before** jitter" in citation.text  # ... and the second's note
+
+
+def test_citations_at_a_paragraphs_end_cover_its_uncited_sentences(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    """A model that cites once, at the end of its paragraph, drew every sentence of it from
+    there: the highlight holds the first sentence's passage too, not only the last's."""
+    assert claims("A is one. B is two. C is three. [1][2]\nD is four [3].") == [
+        ("A is one.", [1, 2]),
+        ("B is two.", [1, 2]),
+        ("C is three", [1, 2]),
+        ("D is four", [3]),
+    ]
+    # After a marker inside a sentence, the rest of that sentence is not the next one's.
+    assert claims("Jobs retry [1], up to five times. Then they die [2].") == [
+        ("Jobs retry", [1]),
+        ("Then they die", [2]),
+    ]
+    assert claims("Jobs retry.[1] They back off. Then they die [2].") == [
+        ("Jobs retry", [1]),
+        ("They back off.", [2]),
+        ("Then they die", [2]),
+    ]
+    (citation,) = ask(
+        kb,
+        scripted,
+        "How is the backoff delay computed?",
+        "The result is capped at `max_backoff`, then jitter is applied. Jitter prevents a "
+        "burst of failed jobs from retrying in lockstep. The cap is applied before jitter, "
+        "so a delay can exceed `max_backoff` by up to the jitter fraction. "
+        "{{How the backoff delay is computed}}",
+    )
+    assert source_of(kb, citation)[citation.start : citation.end] == citation.text
+    assert citation.text.startswith("The result is capped at `max_backoff`")  # the first ...
+    assert "The cap is applied **before** jitter" in citation.text  # ... to the last
+    assert "| Strategy |" not in citation.text  # the table above them is not highlighted

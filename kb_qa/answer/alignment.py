@@ -12,6 +12,7 @@ citation on the section.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -40,14 +41,19 @@ _BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
 
 def claims(reply: str) -> list[tuple[str, list[int]]]:
     """Each citation group of a renumbered reply with the sentence it closes: ("Lumen
-    retries a failed job five times", [2]). Markers inside code are code, not citations."""
+    retries a failed job five times", [2]), and before it the sentences of its paragraph
+    that cite nothing themselves: a model that cites once at a paragraph's end ("A. B. C.
+    [1][2]") drew all three from those excerpts. Markers inside code are code, not
+    citations."""
     found: list[tuple[str, list[int]]] = []
     # Code blanked, its line breaks kept: they still end the sentence before a fence.
     prose = "".join(
         part if not is_code else blanked(part) for is_code, part in code_segments(reply)
     )
     start = 0
+    closed = True  # the text since the last marker starts a sentence (it ended one)
     for m in _MARKERS.finditer(prose):
+        numbers = [int(n) for n in _NUMBER.findall(m.group())]
         before = reply[start : m.start()]
         # The sentence runs from the last boundary before the marker (a period right before
         # the marker ends the sentence it cites: "... five times.[1]"); a colon or ". "
@@ -55,10 +61,21 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
         head = before.rstrip()
         head = head[:-1] if head.endswith((".", "!", "?")) else head
         spoken = prose[start : start + len(head)]
-        cut = max((b.end() for b in _BOUNDARY.finditer(spoken)), default=0)
+        ends = [b.end() for b in _BOUNDARY.finditer(spoken)]
+        cut = max(ends, default=0)
+        # The uncited sentences before it on its line (a model's paragraph is one line);
+        # right after a marker that closed no sentence ("[1], up to five times. B [2]"),
+        # the first piece is the rest of the sentence that marker cites.
+        line = spoken.rfind("\n") + 1
+        bounds = [line, *(e for e in ends if e > line)]
+        for a, b in itertools.pairwise(bounds):
+            uncited = head[a:b].strip()
+            if (a > 0 or closed) and any(ch.isalnum() for ch in uncited):
+                found.append((uncited, numbers))
         sentence = head[cut:].strip()
         if sentence:
-            found.append((sentence, [int(n) for n in _NUMBER.findall(m.group())]))
+            found.append((sentence, numbers))
+        closed = before.rstrip().endswith((".", "!", "?"))
         start = m.end()
     return found
 
