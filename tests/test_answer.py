@@ -164,6 +164,37 @@ def test_invalid_citations_are_dropped_and_counted(
     assert done.counts["citations"] == 2
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "A failing job is attempted five times by default.",
+        "I don't know: the excerpts do not say how often a failing job is attempted.",
+    ],
+    ids=["facts-without-citations", "i-dont-know"],
+)
+def test_a_reply_citing_nothing_is_followed_by_the_best_sections(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer, reply: str
+) -> None:
+    """A reply with no [n] (a model that forgot them, or said it does not know although
+    the excerpts cover it) left the reader an answer with no source to check or open: it
+    is followed by the sections that match the question best, each cited."""
+    llm.script(Reply(text=reply))
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.text.startswith(reply + "\n\n*(This answer cites none of your sources")
+    assert done.text == text_of(events)
+    (citations,) = [e for e in events if isinstance(e, Citations)]
+    listed = citations.citations
+    assert [c.number for c in listed] == [1, 2, 3]
+    assert "retries.md" in listed[0].path
+    for c in listed:  # each line names its section and cites it; each opens all of it
+        assert f"- **{' › '.join(c.heading_path)}** [{c.number}]" in done.text
+        chunk = kb.search(" ".join(c.heading_path), k=50)
+        assert c.text == next(h.chunk.text for h in chunk if h.chunk.anchor == c.anchor)
+    assert done.counts["citations"] == 3
+
+
 def test_history_reaches_the_llm_before_the_new_question(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

@@ -118,7 +118,9 @@ def test_a_long_ordinary_answer_still_renders_whole(page_and_llm: tuple[Any, LLM
         "() => [...document.getElementById('kb-qa').shadowRoot"
         ".querySelectorAll('.kbq-answer p')].map(p => p.textContent)"
     )
-    assert texts == [f"Paragraph {i} about otters and code." for i in range(300)]
+    # ... then the note an answer citing nothing gets, over the sections to check it against.
+    assert texts[:300] == [f"Paragraph {i} about otters and code." for i in range(300)]
+    assert texts[300].startswith("(This answer cites none of your sources")
     assert page.locator(".kbq-truncated").count() == 0
 
 

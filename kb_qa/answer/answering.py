@@ -60,6 +60,11 @@ log = logging.getLogger(__name__)
 
 NO_ANSWER = "The language model returned no answer. Ask again, or rephrase the question."
 TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
+UNCITED = (
+    "\n\n*(This answer cites none of your sources: check it against the sections that "
+    "match the question best.)*\n\n"
+)
+NEAREST = 3  # sections listed under an answer that cites none
 
 
 async def answer(
@@ -156,10 +161,17 @@ async def answer(
         log.warning("the model %s returned no text", settings.model)
         yield Error(NO_ANSWER, "llm_error")
         return
+    order, by_model = renumberer.order, bool(settings.model)
+    if settings.model and not order and prepared.ranked and not cut:
+        # A reply citing nothing ("I don't know", or facts with no [n]) would leave the
+        # reader nothing to check it against: the best sections follow it, each cited
+        # (not after a reply cut at max_reply_chars: the widget shows little more).
+        order, note = _nearest(prepared.ranked)
+        text.append(note)
+        yield Delta(note)
+        by_model = False  # the sections are listed, not drawn from: each keeps all of it
 
-    citations = _citations(
-        kb, "".join(text), renumberer.order, prompt, quoted, bool(settings.model)
-    )
+    citations = _citations(kb, "".join(text), order, prompt, quoted, by_model)
     yield Citations(citations)
     ended = time.perf_counter()
     timings = {
@@ -220,6 +232,25 @@ def _citations(
         )
         for c in resolve(order, prompt.excerpts)
     )
+
+
+def _nearest(ranked: Sequence[tuple[int, Any]]) -> tuple[dict[int, int], str]:
+    """The best sections of ``ranked`` ((excerpt number, hit), best first) as citations
+    1..NEAREST (display number -> excerpt number), and the note that lists them."""
+    order: dict[int, int] = {}
+    lines = []
+    seen: set[tuple[str, str]] = set()
+    for number, hit in ranked:
+        chunk = hit.chunk
+        if (chunk.path, chunk.anchor) in seen:
+            continue
+        seen.add((chunk.path, chunk.anchor))
+        order[len(order) + 1] = number
+        where = " › ".join(chunk.heading_path) or chunk.path
+        lines.append(f"- **{where}** [{len(order)}]\n")
+        if len(order) == NEAREST:
+            break
+    return order, UNCITED + "".join(lines)
 
 
 async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:
