@@ -43,6 +43,7 @@ from kb_qa.answer.prompt import Prompt, Turn
 from kb_qa.answer.rewrite import rewrite
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
+from kb_qa.types import Hit
 
 __all__ = [
     "Citations",
@@ -234,7 +235,7 @@ def _citations(
     )
 
 
-def _nearest(ranked: Sequence[tuple[int, Any]]) -> tuple[dict[int, int], str]:
+def _nearest(ranked: Sequence[tuple[int, Hit]]) -> tuple[dict[int, int], str]:
     """The best sections of ``ranked`` ((excerpt number, hit), best first) as citations
     1..NEAREST (display number -> excerpt number), and the note that lists them."""
     order: dict[int, int] = {}
