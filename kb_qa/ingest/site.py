@@ -73,6 +73,17 @@ class Site:
         patterns = list(DEFAULT_EXCLUDES) + list(self.exclude_patterns) if self.is_mkdocs else []
         return pathspec.GitIgnoreSpec.from_lines(patterns)
 
+    def page_url(self, doc_path: str, text: str, title: str, body_start: int) -> str | None:
+        """``url_for``, but where a Zensical blog publishes a post (by its date and slug), and
+        None for a draft post its build leaves out (``zensical_blog``)."""
+        if self.blog is None or not self.blog.is_post(doc_path):
+            return self.url_for(doc_path)
+        stem = posixpath.splitext(posixpath.basename(doc_path))[0]
+        path = zensical_blog.post_path(self.blog, text, title, body_start, stem)
+        if not path:
+            return None if path is None else self.url_for(doc_path)
+        return quote(path + ("/" if self.use_directory_urls else ".html"))
+
     def url_for(self, doc_path: str) -> str:
         """Page URL relative to the site root, the way MkDocs computes it ("" is the home page),
         percent-encoded as MkDocs does: a note named "C# notes 100%.md" opens from a link."""

@@ -292,7 +292,7 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         front = _page_properties(text)  # Logseq writes them where others write YAML
     if front.warning:
         warnings.append(front.warning)
-    if (url := zensical_blog.url_of(site, info.doc_path, text, front)) is None:
+    if (url := site.page_url(info.doc_path, text, front.title, front.body_start)) is None:
         return ReadResult(None, zensical_blog.DRAFT, refused=True)
     doc = Document(
         path=info.path,

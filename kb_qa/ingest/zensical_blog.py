@@ -16,14 +16,9 @@ import datetime as dt
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from typing import Any
 
 import yaml
-
-if TYPE_CHECKING:
-    from kb_qa.ingest.site import Site
-    from kb_qa.ingest.vault import FrontMatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _ATTRS = re.compile(r"\s*\{[^}]*\}\s*$")
@@ -111,14 +106,11 @@ def blog_of(config: dict[str, Any]) -> Blog | None:
     )
 
 
-def url_of(site: Site, doc_path: str, text: str, front: FrontMatter) -> str | None:
-    """The page URL of ``doc_path`` as the site publishes it (``site.url_for`` unless it is a
-    post of the site's blog); None for a draft post the build leaves out. ``front`` is what
-    ``vault`` read of the front matter (its title, and where the body starts)."""
-    title, body_start = front.title, front.body_start
-    blog = site.blog
-    if blog is None or not blog.is_post(doc_path):
-        return site.url_for(doc_path)
+def post_path(blog: Blog, text: str, title: str, body_start: int, stem: str) -> str | None:
+    """Where the build publishes a post of ``blog`` (its path under the site root, without
+    the page's suffix): "" when that is not known here, None for a draft the build leaves
+    out. ``body_start`` is where the front matter of ``text`` ends; ``stem`` the file's
+    name without its suffix."""
     block = "\n".join(text[:body_start].splitlines()[1:-1])
     try:
         meta = yaml.safe_load(block) if block.strip() else {}
@@ -127,11 +119,7 @@ def url_of(site: Site, doc_path: str, text: str, front: FrontMatter) -> str | No
     meta = meta if isinstance(meta, dict) else {}
     if meta.get("draft") is True and not blog.drafts_built:
         return None
-    stem = posixpath.splitext(posixpath.basename(doc_path))[0]
-    path = blog.post_url(meta, text[body_start:], title, stem)
-    if path is None:
-        return site.url_for(doc_path)
-    return quote(path + ("/" if site.use_directory_urls else ".html"))
+    return blog.post_url(meta, text[body_start:], title, stem) or ""
 
 
 def _first_h1(body: str) -> str:
