@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kb_qa import Settings
+from kb_qa.index.store import Store
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -96,6 +97,22 @@ def test_search_on_empty_index_exits_1(
         assert "index is empty" in result.stderr and "kb-qa index" in result.stderr
         no_traceback(result)
     assert not (vault / ".kb-qa").exists()  # a command that reads writes nothing
+
+
+def test_a_rebuild_stopped_half_way_is_named_and_the_next_run_finishes_it(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    vault = write_files(tmp_path / "vault", {"a.md": "# Apple\n\nApples grow on trees.\n"})
+    assert run_cli("index", str(vault)).returncode == 0
+    # What a rebuild (an upgrade, chunk_chars changed) does first, and a Ctrl+C leaves.
+    Store(Settings.from_env(vault)).reset(keep_vectors=True)
+    result = run_cli("search", "apples", "--vault", str(vault))
+    assert result.returncode == 1
+    assert "stopped before it finished" in result.stderr and "kb-qa index" in result.stderr
+    no_traceback(result)
+    assert run_cli("index", str(vault)).returncode == 0
+    result = run_cli("search", "apples", "--vault", str(vault))
+    assert result.returncode == 0 and "Apple" in result.stdout
 
 
 def test_eval_metrics_match_hand_computed_ranks(

@@ -83,6 +83,11 @@ def require_index(chunks: int, kb: Any = None) -> None:
         raise IndexStateError(
             "another kb-qa process is building the index right now: try again when it is done."
         )
+    if not chunks and kb is not None and kb.store.meta("rebuilding") == "1":
+        raise IndexStateError(
+            "the index is empty: a rebuild of it was stopped before it finished. Run "
+            "`kb-qa index` to finish it."
+        )
     if not chunks:
         raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
     if busy:

@@ -329,10 +329,10 @@ class Store(Manifest, WorkspaceClaim):
         """Empty the index (and the embedding cache unless ``keep_vectors``)."""
         self.vectors.drop()
         self.mark_writing()  # a rebuild: replicas say so instead of "never indexed"
+        self.set_meta(rebuilding="1")  # until a run finishes writing (cli.require_index)
         with self._writing():
-            self.db.execute("DELETE FROM chunks")
-            self.db.execute("DELETE FROM files")
-            self.db.execute("DELETE FROM outlines")
+            for table in ("chunks", "files", "outlines"):
+                self.db.execute(f"DELETE FROM {table}")  # noqa: S608 - names of our own
             if not keep_vectors:
                 self.db.execute("DELETE FROM vectors")
 

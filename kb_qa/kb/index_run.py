@@ -114,7 +114,7 @@ class IndexRun:
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
             if docs or removed:  # only a run that replaced chunks can leave vectors unused
                 self.store.prune_vectors()
-            self.store.set_meta(writing="0")
+            self.store.set_meta(writing="0", rebuilding="")
             phase.done("writing")
             if touched:
                 self.store.touch(touched)
