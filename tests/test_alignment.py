@@ -104,6 +104,40 @@ def test_a_table_row_cited_highlights_that_row_only(
     assert source_of(kb, citation)[citation.start : citation.end] == citation.text
 
 
+def test_a_list_item_cited_highlights_that_item_only(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    question = "When does an attempt count as failed?"
+    (citation,) = ask(
+        kb,
+        scripted,
+        question,
+        "An attempt also fails when the worker stops sending heartbeats for longer than "
+        "`workers.lease_timeout`, for example after a crash {{What counts as a failure}}.",
+    )
+    assert citation.text.startswith("- The worker stops sending heartbeats")
+    assert "non-zero status" not in citation.text  # the list's other items are not marked
+    assert source_of(kb, citation)[citation.start : citation.end] == citation.text
+    # Two sentences of two items: the run of both; a sentence of the whole list: all of it.
+    (both,) = ask(
+        kb,
+        scripted,
+        question,
+        "It fails when the handler exits with a non-zero status {{What counts as a failure}}. "
+        "It also fails when the attempt exceeds the job's timeout {{What counts as a failure}}.",
+    )
+    assert both.text.startswith("- The handler exits") and "`timeout`" in both.text
+    assert "heartbeats" not in both.text
+    (whole,) = ask(
+        kb,
+        scripted,
+        question,
+        "A handler's non-zero exit, a timeout and missed heartbeats all fail an attempt "
+        "{{What counts as a failure}}.",
+    )
+    assert "non-zero status" in whole.text and "heartbeats" in whole.text
+
+
 def test_a_sentence_of_no_single_passage_keeps_the_whole_section(
     kb: KnowledgeBase, scripted: ScriptedLLM
 ) -> None:

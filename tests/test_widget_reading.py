@@ -13,7 +13,7 @@ from typing import Any
 
 from browser import sync_playwright_or_skip
 from llm_server import Reply
-from widget_stack import Stack, answered, ask, in_shadow, open_page, shot
+from widget_stack import MARKS, MARKS_TEXT, Stack, answered, ask, in_shadow, open_page, shot
 
 sync_api = sync_playwright_or_skip()
 
@@ -32,8 +32,12 @@ def test_an_index_in_brackets_is_not_a_citation(new_page: Any, stack: Stack) -> 
 
 
 def test_tooltips_join_the_lines_a_writer_wrapped(new_page: Any, stack: Stack) -> None:
-    template = "Clocks jumping forward skip a run {{Daylight saving time}}."
-    page = answered(new_page, stack, template, "What happens when clocks jump forward?")
+    # A sentence from each item: the citation quotes the run of both.
+    template = (
+        "Clocks jumping forward move a run to the next valid minute {{Daylight saving time}}. "
+        "Clocks jumping back fire a time that occurs twice only once {{Daylight saving time}}."
+    )
+    page = answered(new_page, stack, template, "What happens when clocks change?")
     page.locator("a.kbq-cite").first.hover()
     tip = page.locator(".kbq-tip-text")
     sync_api.expect(tip).to_be_visible()
@@ -43,6 +47,19 @@ def test_tooltips_join_the_lines_a_writer_wrapped(new_page: Any, stack: Stack) -
     assert "(for example 02:30 on the spring transition in Europe/Berlin)" in lines[0]
     assert lines[1].startswith("When clocks jump back, a time that occurs twice fires only once")
     shot(page, "20-tooltip-wrapped-lines")
+
+
+def test_a_sentence_drawn_from_one_list_item_highlights_that_item(
+    new_page: Any, stack: Stack
+) -> None:
+    template = "Clocks jumping forward move a run to the next valid minute {{Daylight saving time}}"
+    page = answered(new_page, stack, template, "What happens when clocks jump forward?")
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_function(f"{MARKS}.length > 0")
+    marked = page.evaluate(MARKS_TEXT)
+    assert "a time that does not exist" in marked and "03:00" in marked
+    assert "jump back" not in marked and "occurs twice" not in marked  # the other item
+    shot(page, "21-list-item-highlighted")
 
 
 def test_a_long_answer_is_shown_from_its_start(new_page: Any, stack: Stack) -> None:

@@ -96,15 +96,18 @@ def aligned(
         if not 1 <= excerpt <= len(excerpts):
             continue
         chunk = excerpts[excerpt - 1].chunk
-        span = _passage_of(passages(chunk.text, table_header(chunk.context)), list(sentences))
+        blocks = passages(chunk.text, table_header(chunk.context))
+        span = _passage_of(blocks, list(sentences), chunk.text)
         if span is not None:
             spans[excerpt] = span
     return spans
 
 
-def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int] | None:
-    """The span of the blocks ``sentences`` were drawn from (from the first to the last),
-    if any."""
+def _passage_of(
+    blocks: Sequence[Block], sentences: list[str], markdown: str
+) -> tuple[int, int] | None:
+    """The span of the blocks of ``markdown`` that ``sentences`` were drawn from (from the
+    first to the last; in a table its rows, in a list its items), if any."""
     if not blocks:
         return None
     df: dict[str, int] = {}
@@ -134,4 +137,25 @@ def _passage_of(blocks: Sequence[Block], sentences: list[str]) -> tuple[int, int
             weight.update(w)
         table = blocks[indexes[0]]
         return rows_span(table, matching_rows(table.text, weight)[1])
+    if len(indexes) == 1 and blocks[indexes[0]].kind == "list":
+        return _items_of(blocks[indexes[0]], [w for _, w in chosen], markdown)
     return blocks[indexes[0]].span[0], blocks[indexes[-1]].span[1]
+
+
+def _items_of(listed: Block, weights: Sequence[dict[str, float]], markdown: str) -> tuple[int, int]:
+    """The run of a list's items that sentences (their words' ``weights``) were drawn from:
+    each sentence's item holds ``MIN_WORDS`` of its words, more of them than any other item
+    and ``MIN_SHARE`` of what the whole list holds of them. The whole list when a sentence
+    points at no item alone (a summary of the list)."""
+    items = [set(keyword_tokens(markdown[a:b], camel_parts=True)) for a, b in listed.rows]
+    picked: list[int] = []
+    for weight in weights:
+        scores = [weight_of(tokens, weight) for tokens in items]
+        best = max(range(len(items)), key=lambda i: scores[i], default=0)
+        rest = max((score for i, score in enumerate(scores) if i != best), default=math.inf)
+        held = weight_of(set().union(*items), weight)
+        alone = scores[best] > rest and scores[best] >= MIN_SHARE * held
+        if not alone or len(items[best] & weight.keys()) < MIN_WORDS:
+            return listed.span
+        picked.append(best)
+    return listed.rows[min(picked)][0], listed.rows[max(picked)][1]

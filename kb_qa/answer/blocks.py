@@ -5,6 +5,7 @@ against) and its verbatim Markdown (what it quotes).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -52,7 +53,8 @@ class Block:
     text: str
     tokens: frozenset[str]
     # Where the block is in the section's Markdown: character offsets of its first and
-    # last source lines (what a citation of it highlights); a table's rows each have one.
+    # last source lines (what a citation of it highlights); a table's rows each have one,
+    # and so do a list's items.
     span: tuple[int, int] = (0, 0)
     rows: tuple[tuple[int, int], ...] = ()
 
@@ -145,7 +147,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         return [span(i, i + 1) for i in range(first, first + len(raw.split("\n")))]
 
     blocks: list[Block] = []
-    for token in _PARSER.parse(source):
+    parsed = _PARSER.parse(source)
+    for at, token in enumerate(parsed):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
@@ -159,6 +162,10 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             kind, text = "prose", _reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             kind, text = "list", _reading_text(raw)
+            items = itertools.takewhile(lambda t: t.level > 0, parsed[at + 1 :])
+            rows = tuple(
+                span(*t.map) for t in items if t.type == "list_item_open" and t.level == 1 and t.map
+            )
         elif token.type in ("fence", "code_block"):
             if len(raw) > MAX_CODE_CHARS:
                 continue
