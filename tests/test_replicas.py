@@ -8,6 +8,7 @@ The topology of compose.yaml without Docker: `chroma run` on a temporary path, o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -231,6 +232,29 @@ def test_a_replica_reloads_a_new_generation_and_keeps_old_snapshots(
             assert replica.stats()["generation"] == writer.store.meta("generation")
             with pytest.raises(IndexStateError, match="read-only replica"):
                 replica.index()
+
+
+def test_a_replica_says_when_the_writer_embedded_with_another_build_of_the_model(
+    chroma_url: str,
+    tmp_path: Path,
+    write_files: Callable[..., Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    vault = write_files(tmp_path / "builds", {"a.md": "# Alpha\n\n## Install\n\nquokka\n"})
+    with KnowledgeBase(vault, embed_model="hash", chroma_url=chroma_url) as writer:
+        writer.index()
+        record = writer.store.vectors.record()
+        assert record.embed_build == writer.store.meta("embed_build")  # published with it
+        with Replica(_settings(chroma_url, "builds", replica_poll=60)) as same:
+            same.start()
+        assert "another build" not in caplog.text and "with build" not in caplog.text
+        # A writer on an older kb-qa, whose model build was another.
+        writer.store.vectors.publish(dataclasses.replace(record, embed_build="int8-old"))
+        with Replica(_settings(chroma_url, "builds", replica_poll=60)) as other:
+            other.start()
+            assert {h.chunk.path for h in other.search("quokka", 5)} == {"a.md"}  # it serves
+        assert "with build int8-old of hash" in caplog.text
+        assert "run the same kb-qa version on both" in caplog.text
 
 
 def test_a_replica_never_loads_records_while_the_writer_changes_them(

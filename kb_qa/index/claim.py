@@ -148,6 +148,7 @@ class WorkspaceClaim:
             site_url=site_url,
             link_style=link_style,
             embed_model=self.meta("embed_model"),
+            embed_build=self.meta("embed_build"),
             writer=self.writer_id,
             source=writer_source(self.settings.vault),
             vault=str(self.settings.vault),

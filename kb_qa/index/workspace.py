@@ -61,6 +61,7 @@ class WorkspaceRecord:
     site_url: str = ""
     link_style: str = ""  # the writer's automatic link style ("site" or "file")
     embed_model: str = ""
+    embed_build: str = ""  # embeddings.MODEL_BUILDS: another build of a model, other vectors
     writer: str = ""  # id of the writer's manifest: two vaults cannot share a workspace
     source: str = ""  # host:/path of the writer's vault, for messages
     vault: str = ""  # the writer's vault path (file-style links point there)
