@@ -598,3 +598,28 @@ def test_feedback_from_before_the_log_still_reads(tmp_path: Path) -> None:
         conn.execute("INSERT INTO feedback VALUES (1, 1.0, 'up', 'q', 'a', '', '[]')")
     items = FeedbackStore(tmp_path).all()
     assert [(f.question, f.question_id) for f in items] == [("q", "")]
+
+
+ASKED_ABROAD = ("¿Cómo instalo Widgetron?", "如何安装 Widgetron？", "=1+1")
+
+
+def test_the_csv_download_opens_in_a_spreadsheet_as_utf8(tmp_path: Path) -> None:
+    """Excel reads a CSV file without a byte order mark in the system's code page: the
+    download "all as CSV" showed "¿CÃ³mo instalo Widgetron?" for "¿Cómo instalo Widgetron?"."""
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash", rate_limit=0)
+    kb.index()
+    with UvicornThread(create_app(kb, kb.settings.replace(admin_token=ADMIN))) as server:
+        for question in ASKED_ABROAD:
+            ask(server.url, question)
+        response = httpx.get(
+            server.url + "/insights?format=csv",
+            headers={"Authorization": f"Bearer {ADMIN}"},
+            timeout=60,
+        )
+    kb.close()
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    assert response.content.startswith(b"\xef\xbb\xbfrank,question,")  # UTF-8's BOM
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert {r["question"] for r in rows} == {*ASKED_ABROAD[:2], "'=1+1"}

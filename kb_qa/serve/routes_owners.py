@@ -115,7 +115,10 @@ class OwnerRoutes:
             rows = await anyio.to_thread.run_sync(
                 partial(self._top_questions, since), limiter=self.page_limiter
             )
-            buffer = io.StringIO()
+            # A byte order mark first: without one, Excel reads the file in the system's
+            # code page and shows "¿CÃ³mo" for "¿Cómo" (other programs skip it).
+            buffer = io.StringIO("\ufeff")
+            buffer.seek(0, io.SEEK_END)
             insights_csv.write_questions_csv(rows, buffer)
             disposition = 'attachment; filename="kb-qa-top-questions.csv"'
             return Response(
