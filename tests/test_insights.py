@@ -623,3 +623,39 @@ def test_the_csv_download_opens_in_a_spreadsheet_as_utf8(tmp_path: Path) -> None
     assert response.content.startswith(b"\xef\xbb\xbfrank,question,")  # UTF-8's BOM
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert {r["question"] for r in rows} == {*ASKED_ABROAD[:2], "'=1+1"}
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+@pytest.mark.parametrize("logging", [True, False])
+def test_an_empty_report_page_says_why_it_is_empty(tmp_path: Path, logging: bool) -> None:
+    """An owner opening /insights before any reader asked, or with question_log off, saw
+    zeros and blank charts, and nothing saying whether nobody asked or nothing was kept."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash", rate_limit=0)
+    kb.index()
+    settings = kb.settings.replace(admin_token=ADMIN, question_log=logging)
+    with (
+        UvicornThread(create_app(kb, settings)) as server,
+        sync_api.sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(extra_http_headers={"Authorization": f"Bearer {ADMIN}"})
+            page = context.new_page()
+            page.goto(server.url + "/insights?since=7d")
+            notice = page.get_by_role("status")
+            assert notice.count() == 1
+            if logging:
+                assert "No questions were logged in this window" in notice.inner_text()
+                assert "since=" in notice.inner_text()  # a longer window is one way on
+            else:
+                assert "The question log is off" in notice.inner_text()
+                assert "KBQA_QUESTION_LOG" in notice.inner_text()
+            assert notice.is_visible()
+            ask(server.url, ON_TOPIC[0])
+            page.goto(server.url + "/insights?since=7d")
+            assert page.get_by_role("status").count() == (0 if logging else 1)
+        finally:
+            browser.close()
+    kb.close()

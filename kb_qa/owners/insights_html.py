@@ -64,6 +64,7 @@ header form { float: right; margin: 0; }
 button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); border-radius: 6px;
          background: var(--bg); cursor: pointer; }
 a { color: var(--accent); }
+.notice { border-left: 4px solid #9a6700; background: #fff8c5; padding: 8px 12px; margin: 8px 0 0; }
 @media (max-width: 600px) { header { padding: 16px 12px 8px; } main { padding: 0 12px 32px; } }
 """
 
@@ -193,6 +194,32 @@ def _citations_html(c: dict[str, Any]) -> str:
     )
 
 
+def _notice(report: dict[str, Any]) -> str:
+    """Why the report holds nothing, or holds only the past: the question log is off, or
+    no reader asked in this window."""
+    t = report["totals"]
+    if not report["question_log"]:
+        said = (
+            "The question log is off (question_log, KBQA_QUESTION_LOG=false): readers' "
+            "questions are not recorded, so this report shows only what was logged before it "
+            "was switched off, and readers' ratings."
+        )
+    elif not t["questions"] and not (t["thumbs_up"] + t["thumbs_down"]):
+        said = (
+            "No questions were logged in this window. The API (kb-qa serve, or the MkDocs "
+            "plugin under mkdocs serve) records each question as a reader asks it"
+            + (
+                "; a longer window (?since=30d here, --since 30d for kb-qa insights, or none for "
+                "everything kept) may hold some."
+                if report["since"] is not None
+                else "."
+            )
+        )
+    else:
+        return ""
+    return f'<p class="notice" role="status">{_e(said)}</p>'
+
+
 def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
     """The report as one HTML document that needs nothing else to display.
 
@@ -261,7 +288,7 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 <header>{out}<h1>What readers asked: {_e(report["vault"])}</h1>
 <div class="muted">{_e(window_text(report))} · {t["distinct"]:,} distinct questions,
 {t["follow_ups"]:,} follow-ups · {t["llm"]:,} model answers, {t["extractive"]:,} extractive</div>
-</header><main>
+{_notice(report)}</header><main>
 <div class="cards">{cards}</div>
 <h2>Questions over time (per {_e(report["volume"]["unit"])}, UTC)</h2>
 {drawn["volume"]}
