@@ -659,3 +659,35 @@ def test_an_empty_report_page_says_why_it_is_empty(tmp_path: Path, logging: bool
         finally:
             browser.close()
     kb.close()
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_the_top_questions_table_leaves_room_for_the_sections(tmp_path: Path) -> None:
+    """One long question took the table's width and left the sections cited a 156 px
+    column, one word a line: 36 questions made a page 23,000 px tall."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    log = QuestionLog(kb.settings.index_path)
+    cited = tuple(Cited(c.path, c.anchor, c.heading_path) for c in kb.store.chunks())
+    for question in ("How do I retry " + "very " * 300 + "often?", *ON_TOPIC):
+        log.record(Entry(new_ref(), time.time(), question, 1, "extractive", "", True, cited))
+    log.close()
+    report = insights.build(kb, kb.settings, log=QuestionLog(kb.settings.index_path))
+    kb.close()
+    written = tmp_path / "report.html"
+    written.write_text(insights_html.page(report), encoding="utf-8")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(written.as_uri())
+            widths = page.evaluate(
+                "[...document.querySelectorAll('#top-questions thead th')]"
+                ".map(t => t.getBoundingClientRect().width)"
+            )
+        finally:
+            browser.close()
+    assert widths[5] >= 300, widths  # "sections cited"
+    assert widths[1] <= 0.45 * sum(widths), widths  # "question"

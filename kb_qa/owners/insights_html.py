@@ -60,6 +60,9 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 .topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: break-word; }
 .q { font-style: italic; }
 td ul { margin: 0; padding-left: 16px; }
+/* A long question must not squeeze the sections cited into a column one word wide */
+#top-questions th:nth-child(2) { width: 42%; }
+#top-questions th:nth-child(6) { width: 36%; min-width: 240px; }
 header form { float: right; margin: 0; }
 button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); border-radius: 6px;
          background: var(--bg); cursor: pointer; }
