@@ -691,3 +691,38 @@ def test_the_top_questions_table_leaves_room_for_the_sections(tmp_path: Path) ->
             browser.close()
     assert widths[5] >= 300, widths  # "sections cited"
     assert widths[1] <= 0.45 * sum(widths), widths  # "question"
+
+
+def _keys(value: Any, at: str = "") -> set[str]:
+    """Every key of a JSON value, as dotted paths (a list's items under ``[]``)."""
+    if isinstance(value, dict):
+        found: set[str] = set()
+        for key, item in value.items():
+            found |= {f"{at}{key}"} | _keys(item, f"{at}{key}.")
+        return found
+    if isinstance(value, list):
+        return set().union(*(_keys(item, at.rstrip(".") + "[].") for item in value))
+    return set()
+
+
+def test_the_json_report_keeps_its_shape_and_is_documented(
+    report: dict[str, Any], tmp_path: Path
+) -> None:
+    """A script reading report["gaps"]["more_topics"] failed on a window with no gaps (the
+    key was missing), and no page said what the JSON holds."""
+    vault = write_files(tmp_path / "vault", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp_path / "index", embed_model="hash")
+    kb.index()
+    empty = insights.build(kb, kb.settings, log=QuestionLog(kb.settings.index_path))
+    kb.close()
+    assert report["report_version"] == empty["report_version"] == 1
+    for part in ("totals", "volume", "feedback", "questions", "gaps", "citations"):
+        assert set(empty[part]) <= set(report[part]), part
+    assert set(empty["gaps"]) == set(report["gaps"])
+    assert empty["gaps"]["more_topics"] == 0
+    documented = (ROOT / "docs" / "pages" / "http-api.md").read_text(encoding="utf-8")
+    section = documented.split("### The report as JSON", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(
+        k for k in _keys(report) | _keys(empty) if f"`{k.rsplit('.', 1)[-1]}`" not in section
+    )
+    assert missing == [], missing

@@ -250,6 +250,7 @@ def gap_topics(
     items = sorted(asked.values(), key=lambda i: -(i["not_covered"] + i["down"]))
     kept = items[:MAX_GAP_TEXTS]
     result: dict[str, Any] = {"questions": len(items), "clustered": len(kept), "topics": []}
+    result["more_topics"] = 0  # the same keys for an empty window, for scripts
     if not kept:
         return result
     try:

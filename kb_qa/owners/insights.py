@@ -48,6 +48,9 @@ MAX_NEVER_CITED = 200
 SLOW_MS = 2000.0  # first text later than this counts as a slow answer
 LATENCY_BINS = (0, 50, 100, 200, 500, 1000, 2000, 5000, 10_000)
 MAX_BUCKETS = 1000  # of the volume chart; older questions fall in the first one
+# The JSON's shape (docs/pages/http-api.md, "The report as JSON"): raised when a key is
+# renamed, removed or changes meaning; new keys may come without it.
+REPORT_VERSION = 1
 
 _DURATION = re.compile(r"([0-9]{1,6})([mhdw])")
 _UNITS = {"m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -85,6 +88,7 @@ def build(
     vectors = Vectors(kb, log)
     chunks = chunks_by_section(kb)
     return {
+        "report_version": REPORT_VERSION,
         "vault": settings.vault.name,
         "generated_at": now,
         "since": since,
