@@ -726,3 +726,34 @@ def test_the_json_report_keeps_its_shape_and_is_documented(
         k for k in _keys(report) | _keys(empty) if f"`{k.rsplit('.', 1)[-1]}`" not in section
     )
     assert missing == [], missing
+
+
+def test_a_reader_can_be_forgotten(tmp_path: Path, run_cli: Any) -> None:
+    """A reader who typed their e-mail address into a question asked to be forgotten: the
+    owner had no way to delete it short of editing SQLite by hand (or deleting everything)."""
+    vault = write_files(tmp_path / "vault", NOTES)
+    index = tmp_path / "index"
+    kb = KnowledgeBase(vault, index_dir=index, embed_model="hash", rate_limit=0)
+    kb.index()
+    mine = "I am Jane.Doe@example.com, how do I install Widgetron?"
+    with UvicornThread(create_app(kb, kb.settings.replace(admin_token=ADMIN))) as server:
+        rate(server.url, mine, "down", "", ask(server.url, mine)["question_id"])
+        rate(server.url, ON_TOPIC[0], "down", "mail jane.doe@example.com back", "")
+        ask(server.url, ON_TOPIC[1])
+        where = [str(vault), "--index-dir", str(index)]
+        assert run_cli("insights", *where, "--forget", "ja").returncode == 1  # too short
+        # Forgotten while the server runs (and keeps logging).
+        result = run_cli("insights", *where, "--forget", "JANE.DOE@example.com")
+        assert result.returncode == 0, result.stderr
+        assert "1 logged question(s) and 2 rating(s)" in result.stdout
+        ask(server.url, ON_TOPIC[1])
+        report = httpx.get(
+            server.url + "/insights?format=json",
+            headers={"Authorization": f"Bearer {ADMIN}"},
+            timeout=60,
+        ).json()
+    kb.close()
+    assert report["totals"]["questions"] == 2 and report["totals"]["thumbs_down"] == 0
+    assert "jane" not in json.dumps(report).lower()
+    files = b"".join(p.read_bytes() for p in index.glob("feedback.sqlite3*"))
+    assert b"jane.doe" not in files.lower()  # overwritten, not only unlinked

@@ -203,6 +203,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the top questions (near-duplicates merged) as CSV",
     )
+    printed.add_argument(
+        "--forget",
+        default=None,
+        metavar="TEXT",
+        help="delete every logged question and rating that contains TEXT (case aside), "
+        "e.g. a reader's e-mail address",
+    )
     _common(p)
     p.set_defaults(func=cmd_insights)
 

@@ -102,6 +102,8 @@ def cmd_insights(args: argparse.Namespace) -> int:
     from kb_qa.owners.feedback import FeedbackStore
     from kb_qa.owners.questionlog import QuestionLog, prune_logged
 
+    if args.forget is not None:
+        return _forget(args)
     if args.html and (args.csv or args.questions_csv):
         raise ConfigError(
             "--html writes the report, --csv and --questions-csv print rows of the log: run "
@@ -147,4 +149,26 @@ def cmd_insights(args: argparse.Namespace) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     elif not args.html:
         print(insights_render.text(report, safe_text))
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    """kb-qa insights --forget TEXT"""
+    from kb_qa.owners.forget import forget
+
+    if args.html or args.since:
+        raise ConfigError("--forget deletes from the whole log: it takes no --html or --since.")
+    settings = settings_for(args)
+    _index_folder(settings)
+    gone = forget(settings.index_path, args.forget)
+    print(
+        f"Deleted {gone.questions} logged question(s) and {gone.ratings} rating(s) holding "
+        f"{safe_text(args.forget.strip())!r} from {settings.index_path}."
+    )
+    if not gone.log_emptied:
+        print(
+            "The database's write-ahead log is in use (a server is reading it): the deleted "
+            "text leaves it at the server's next checkpoint, or when it stops.",
+            file=sys.stderr,
+        )
     return 0

@@ -4,7 +4,8 @@ Takes the readers' ratings (``feedback``, in SQLite) and the log of answered que
 (``questionlog``, written by one background thread) and gives the owner's report
 (``insights``): the questions as asked and the gaps, grouped and merged by their embeddings
 (``asked``, ``topics``), printed as text (``insights_render``), as one HTML page
-(``insights_html``, its charts and tables in ``insights_parts``) or as CSV (``insights_csv``).
+(``insights_html``, its charts and tables in ``insights_parts``) or as CSV (``insights_csv``);
+``forget`` deletes what a reader asks to have deleted.
 
 Imports only the shared top-level modules.
 """

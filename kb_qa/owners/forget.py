@@ -1,0 +1,68 @@
+"""Deleting what readers wrote: every logged question and rating that contains a text.
+
+For a reader who asks to be forgotten (an e-mail address or a name typed into a question),
+``kb-qa insights --forget TEXT`` deletes, from ``<index folder>/feedback.sqlite3``, each
+logged question holding TEXT (case aside), each rating whose question, reason or rated
+answer holds it, and the stored embeddings of those questions. SQLite overwrites what it
+deletes (``secure_delete``), and the write-ahead log is emptied when no other connection
+reads it, so the text does not linger in the files either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb_qa.errors import ConfigError
+from kb_qa.owners.questionlog import DB_NAME
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What ``forget`` deleted."""
+
+    questions: int
+    ratings: int
+    # Whether the write-ahead log could be emptied (not while a server reads the file).
+    log_emptied: bool
+
+
+def _holds(needle: str) -> Callable[..., bool]:
+    def holds(*values: str | None) -> bool:
+        return any(needle in v.casefold() for v in values if isinstance(v, str))
+
+    return holds
+
+
+def forget(folder: Path, text: str) -> Forgotten:
+    """Delete every question, rating and embedding in ``folder``'s log that holds ``text``."""
+    needle = text.strip().casefold()
+    if len(needle) < 3:
+        raise ConfigError(
+            "--forget needs the text to delete, three characters or more (an e-mail address, "
+            "a name): a shorter one would match most questions."
+        )
+    path = folder / DB_NAME
+    if not path.is_file():
+        return Forgotten(0, 0, True)
+    with contextlib.closing(sqlite3.connect(path, timeout=10)) as conn:
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.create_function("kbqa_holds", -1, _holds(needle), deterministic=True)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        questions = ratings = 0
+        with conn:
+            if "questions" in tables:
+                questions = conn.execute(
+                    "DELETE FROM questions WHERE kbqa_holds(question)"
+                ).rowcount
+            if "question_vectors" in tables:
+                conn.execute("DELETE FROM question_vectors WHERE kbqa_holds(question)")
+            if "feedback" in tables:
+                ratings = conn.execute(
+                    "DELETE FROM feedback WHERE kbqa_holds(question, reason, answer)"
+                ).rowcount
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return Forgotten(questions, ratings, not busy or busy[0] == 0)
