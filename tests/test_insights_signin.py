@@ -362,3 +362,19 @@ def test_the_sign_in_form_fits_a_320_px_window(served: Served) -> None:
             assert 1.05 / (luminance + 0.05) >= 3.0, border  # against the white page
         finally:
             browser.close()
+
+
+def test_a_short_admin_token_is_warned_about_at_start(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An owner who set KBQA_ADMIN_TOKEN=hunter2 was told nothing: six guesses a minute
+    from each address find a word from a list, and it opens every reader's questions."""
+    with caplog.at_level("WARNING", logger="kb_qa"):
+        for token in ("hunter2", ADMIN):
+            settings = served.kb.settings.replace(admin_token=token)
+            with UvicornThread(create_app(served.kb, settings)) as server:
+                assert httpx.get(server.url + "/api/health").status_code == 200
+    warned = [r.getMessage() for r in caplog.records if "admin_token" in r.getMessage()]
+    assert len(warned) == 1, warned  # the 30-character one is long enough
+    assert "7 characters" in warned[0] and "secrets.token_urlsafe" in warned[0]
+    assert "hunter2" not in caplog.text

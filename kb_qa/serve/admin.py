@@ -38,6 +38,9 @@ MAX_SESSIONS = 200  # signed-in browsers kept at once; the oldest go first
 MAX_FORM_BYTES = 4096
 SIGN_IN_PER_MINUTE = 6.0  # attempts per client address, after a burst of SIGN_IN_BURST
 SIGN_IN_BURST = 5
+# Shorter admin tokens are warned about at start: one from a word list falls to the guesses
+# the rate limit still lets through (six a minute from each address).
+MIN_TOKEN_CHARS = 20
 
 
 def token_matches(given: str, token: str) -> bool:

@@ -116,6 +116,15 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
             else str(self.settings.vault)
         )
         log.info("serving %s (%s)", what, mode)
+        token = self.settings.admin_token
+        if token and len(token) < admin.MIN_TOKEN_CHARS:
+            log.warning(
+                "admin_token is %d characters: a short token can be guessed, and it opens every "
+                "reader's questions at /insights; use %d or more, e.g. from python -c \"import "
+                'secrets; print(secrets.token_urlsafe(32))"',
+                len(token),
+                admin.MIN_TOKEN_CHARS,
+            )
         try:
             await anyio.to_thread.run_sync(self.feedback_store.prune)
         except (OSError, sqlite3.Error) as exc:
