@@ -757,3 +757,21 @@ def test_a_reader_can_be_forgotten(tmp_path: Path, run_cli: Any) -> None:
     assert "jane" not in json.dumps(report).lower()
     files = b"".join(p.read_bytes() for p in index.glob("feedback.sqlite3*"))
     assert b"jane.doe" not in files.lower()  # overwritten, not only unlinked
+
+
+def test_csv_cells_carry_no_terminal_or_bidi_controls(tmp_path: Path, run_cli: Any) -> None:
+    """`kb-qa insights --csv` printed a reader's "\\x1b[2J" raw: reading it in a terminal
+    cleared the screen (escape codes can also retitle it or write the clipboard), and a
+    "\\u202e" reversed the cell in a spreadsheet, which the HTML page already prevents."""
+    log = QuestionLog(tmp_path / "index")
+    asked = ("\x1b[2J\x1b]52;c;ZXZpbA==\x07How do I install?", "\u202etxt.exe", "a\tb\nc")
+    for question in asked:
+        log.record(Entry(new_ref(), time.time(), question, 1, "extractive", "", False))
+    log.close()
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    where = [str(vault), "--index-dir", str(tmp_path / "index")]
+    for export in ("--csv", "--questions-csv"):
+        result = run_cli("insights", *where, export)
+        assert result.returncode == 0, result.stderr
+        questions = {r["question"] for r in csv.DictReader(io.StringIO(result.stdout))}
+        assert questions == {"[2J]52;c;ZXZpbA==How do I install?", "txt.exe", "a\tb\nc"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -117,7 +118,13 @@ def _num(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
+# Control characters but tab, newline and carriage return (which CSV quotes): a reader's
+# ESC would drive the terminal the export is read in; and bidi embeddings, overrides and
+# isolates, which would show a cell reversed (the HTML page drops them too).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def _cell(value: object) -> str:
     """A cell a spreadsheet will not run: text starting like a formula gets a quote."""
-    text = str(value)
+    text = _CONTROLS.sub("", str(value))
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
