@@ -775,3 +775,15 @@ def test_csv_cells_carry_no_terminal_or_bidi_controls(tmp_path: Path, run_cli: A
         assert result.returncode == 0, result.stderr
         questions = {r["question"] for r in csv.DictReader(io.StringIO(result.stdout))}
         assert questions == {"[2J]52;c;ZXZpbA==How do I install?", "txt.exe", "a\tb\nc"}
+
+
+def test_the_text_report_shows_no_question_reversed(tmp_path: Path, run_cli: Any) -> None:
+    """Privacy and security says bidi controls are dropped from every string of the report:
+    the terminal report printed a reader's "\\u202e" and showed "txt.exe" as "exe.txt"."""
+    log = QuestionLog(tmp_path / "index")
+    log.record(Entry(new_ref(), time.time(), "\u202etxt.exe", 1, "extractive", "", False))
+    log.close()
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    result = run_cli("insights", str(vault), "--index-dir", str(tmp_path / "index"))
+    assert result.returncode == 0, result.stderr
+    assert "“txt.exe”" in result.stdout and "\u202e" not in result.stdout
