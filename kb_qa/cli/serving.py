@@ -255,7 +255,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     left = False
     try:
         serve_stdio(kb, first)
-        left = True  # the client closed the stream (an error or Ctrl-C is raised as it is)
+        left = True  # the client closed the stream or died (an error or Ctrl-C is raised)
     finally:
         if left and not ran.is_set():
             # The client left mid-run: end now, as a kill would (the index keeps what it

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any
@@ -156,5 +157,18 @@ def _hit(kb: KnowledgeBase, hit: Any) -> dict[str, Any]:
 
 
 def serve_stdio(kb: KnowledgeBase, first: FirstIndex | None = None) -> None:
-    """Run the MCP server on stdin/stdout until the client closes the stream."""
-    build_server(kb, first).run("stdio")
+    """Run the MCP server on stdin/stdout until the client leaves: it closes the stream,
+    or it died and the next reply meets a broken pipe (which is no error of the server's)."""
+    try:
+        build_server(kb, first).run("stdio")
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or groups nothing but, the client's end of the pipe closing."""
+    if isinstance(exc, BrokenPipeError | ConnectionResetError):
+        return True
+    group: Sequence[BaseException] = getattr(exc, "exceptions", ())
+    return bool(group) and all(_client_gone(e) for e in group)
