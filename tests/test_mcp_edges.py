@@ -10,12 +10,64 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 from conftest import cli_env
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.mcp_server import PROGRESS_SECONDS
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
+
+
+async def _calls(
+    vault: Path, index_dir: Path, calls: list[tuple[str, dict[str, object]]]
+) -> tuple[list[tuple[bool, str]], dict[str, dict[str, object]]]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
+        env=cli_env(),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        results = [await session.call_tool(name, arguments) for name, arguments in calls]
+    described = {t.name: t.model_dump(mode="json", by_alias=True) for t in tools.tools}
+    return [(r.is_error, r.content[0].text) for r in results], described
+
+
+def test_a_huge_section_does_not_flood_the_assistant(tmp_path: Path) -> None:
+    """A note holding a pasted 5 MB log in one code block came back whole: one search_docs
+    call of k=5 answered 4.8 MB, which clients refuse (or which fills the model's whole
+    context). Each passage is cut, the whole result kept within a budget, and a cut
+    passage says so and where the section is, so the assistant can read the rest."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    dump = "\n".join(f"frame_{i} = decode({i}, 'payload {i}')" for i in range(20_000))
+    (vault / "dump.md").write_text(
+        f"# Frobnicator dump\n\nThe frobnicator crash dump.\n\n```text\n{dump}\n```\n",
+        encoding="utf-8",
+    )
+    for n in range(60):  # many ordinary sections: k=100 of them is still one bounded reply
+        body = "\n\n".join(
+            f"Frame {n}.{j} of the decoder notes, payload and frame." for j in range(25)
+        )
+        (vault / f"note{n}.md").write_text(f"# Decoder note {n}\n\n{body}\n", encoding="utf-8")
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("search_docs", {"query": "frame_4000 decode payload", "k": 1}),
+        ("search_docs", {"query": "decoder frame payload", "k": 100}),
+    ]
+    (one, many), described = anyio.run(_calls, vault, tmp_path / "idx", calls)
+    assert not one[0] and not many[0]
+    assert len(one[1]) < 10_000, len(one[1])
+    [hit] = json.loads(one[1])
+    assert hit["path"] == "dump.md" and hit["truncated"] is True
+    assert hit["passage"].startswith("```text\nframe_0 = decode(0")
+    assert hit["line_end"] > 20_000  # where the rest is: the file, to its last line
+    hits = json.loads(many[1])
+    assert len(hits) > 50 and len(many[1]) <= 60_000, (len(hits), len(many[1]))
+    assert all(h["link"] and h["file"] for h in hits)  # every hit can still be cited
+    assert "truncated" in str(described["search_docs"]["description"])
 
 
 def test_a_client_that_dies_while_a_call_waits_ends_the_server_cleanly(tmp_path: Path) -> None:

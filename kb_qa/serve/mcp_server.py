@@ -26,6 +26,7 @@ from kb_qa.answer.events import Error
 from kb_qa.errors import KbQaError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import inputs
+from kb_qa.types import Hit
 
 INSTRUCTIONS = (
     "Search and answer questions from the user's Markdown knowledge base. Prefer search_docs "
@@ -33,10 +34,16 @@ INSTRUCTIONS = (
     "Cite the returned links when you use a passage."
 )
 
+PASSAGE_CHARS = 4_000  # one passage at most: a section can hold a whole pasted log
+RESULT_CHARS = 48_000  # one search_docs reply at most: clients refuse or cut bigger ones
+
 SEARCH_DOCS = (
-    "Find the heading sections of the knowledge base that best match a query. Returns JSON: "
-    "a list of {heading_path, link, file, path, line_start, line_end, passage}; file is the "
-    "section's file and line on this machine, link its page on the site."
+    "Find the heading sections of the knowledge base that best match a query, best first. "
+    "Returns JSON: a list of {heading_path, link, file, path, line_start, line_end, passage, "
+    "truncated}; file is the section's file and line on this machine, link its page on the "
+    f"site, path what include and exclude match. A passage is cut at {PASSAGE_CHARS:,} "
+    f"characters, and the later ones when the reply reaches {RESULT_CHARS:,} (truncated: "
+    "true): the whole section is lines line_start to line_end of its file."
 )
 ASK_DOCS = (
     "Answer a question from the knowledge base; every claim cites a numbered source. Returns "
@@ -99,7 +106,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
             hits = await anyio.to_thread.run_sync(search)
         except (inputs.InputError, KbQaError) as exc:
             raise ToolError(str(exc)) from None
-        return json.dumps([_hit(kb, h) for h in hits], ensure_ascii=False, indent=1)
+        return json.dumps(_fitted([_hit(kb, h) for h in hits]), ensure_ascii=False, indent=1)
 
     @server.tool(description=ASK_DOCS, structured_output=False)
     async def ask_docs(
@@ -140,7 +147,7 @@ def _file(kb: KnowledgeBase, path: str, line: int) -> str:
     return f"{kb.settings.vault / path}:{line}"
 
 
-def _hit(kb: KnowledgeBase, hit: Any) -> dict[str, Any]:
+def _hit(kb: KnowledgeBase, hit: Hit) -> dict[str, Any]:
     c = hit.chunk
     link = kb.url(c)
     if "://" not in link and not link.startswith("/"):  # a site without site_url: no URL
@@ -153,7 +160,37 @@ def _hit(kb: KnowledgeBase, hit: Any) -> dict[str, Any]:
         "line_start": c.line_start,
         "line_end": c.line_end,
         "passage": c.text,
+        "truncated": False,
     }
+
+
+def _fitted(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``hits`` with each passage cut to :data:`PASSAGE_CHARS` and the reply to about
+    :data:`RESULT_CHARS`, best hit first: a later hit keeps its heading path, link, file
+    and lines, with less passage or none."""
+    room = RESULT_CHARS - len(json.dumps([{**h, "passage": ""} for h in hits], indent=1))
+    for h in hits:
+        text = h["passage"]
+        allowed = max(0, min(PASSAGE_CHARS, room))
+        cut = _cut(text, allowed)
+        while (excess := _chars(cut) - allowed) > 0:  # escapes (\n, \") count too
+            cut = _cut(cut, len(cut) - excess)
+        h["passage"], h["truncated"] = cut, cut != text
+        room -= _chars(cut)
+    return hits
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, at a line's end when one is in its second half."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, limit + 1)
+    return text[: end if end > limit // 2 else limit].rstrip()
+
+
+def _chars(text: str) -> int:
+    """What ``text`` adds to the JSON reply, quotes and escapes included, minus the quotes."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
 
 
 def serve_stdio(kb: KnowledgeBase, first: FirstIndex | None = None) -> None:
