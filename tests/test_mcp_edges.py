@@ -70,6 +70,31 @@ def test_a_huge_section_does_not_flood_the_assistant(tmp_path: Path) -> None:
     assert "truncated" in str(described["search_docs"]["description"])
 
 
+def test_a_path_filter_that_matches_no_page_says_so(tmp_path: Path) -> None:
+    """An assistant that left out docs_dir (include ["guides/*"]) got [] and told the user
+    the docs say nothing about it. Now the call fails with how paths are written."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("search_docs", {"query": "retries", "include": ["guides/*"]}),
+        ("search_docs", {"query": "retries", "exclude": ["docs"]}),
+        ("search_docs", {"query": "retries", "include": ["../../etc/*"]}),
+        ("search_docs", {"query": "retries", "include": ["docs/guides"], "k": 2}),
+    ]
+    results, described = anyio.run(_calls, vault, tmp_path / "idx", calls)
+    (wrong, wrong_text), (everything, everything_text), (outside, _), (right, right_text) = results
+    assert wrong and "include" in wrong_text and "docs/guides/" in wrong_text, wrong_text
+    assert everything and "exclude" in everything_text, everything_text
+    assert outside  # a path out of the vault matches nothing in it either
+    assert not right and len(json.loads(right_text)) == 2
+    # The schema states k's range and that the tools only read.
+    search = described["search_docs"]
+    k = search["inputSchema"]["properties"]["k"]  # type: ignore[index]
+    assert (k["minimum"], k["maximum"]) == (1, 100)
+    for tool in described.values():
+        assert tool["annotations"]["readOnlyHint"] is True  # type: ignore[index]
+
+
 def test_a_client_that_dies_while_a_call_waits_ends_the_server_cleanly(tmp_path: Path) -> None:
     """An editor that crashed (both pipes closed) while a call waited for the first index
     run: the next progress report hit a broken pipe and the server died with a 60-line

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kb_qa.errors import KbQaError
+from kb_qa.index.retrieval import path_matches
 from kb_qa.settings import MAX_TOP_K, Settings
 from kb_qa.text import SURROGATE
 
@@ -69,3 +70,31 @@ def patterns(values: Any, name: str) -> tuple[str, ...]:
     if any(not p.strip() for p in given):  # an empty pattern matches no page, silently
         raise InputError(f"{name} holds an empty path: give a vault path or glob, or leave it out.")
     return tuple(given)
+
+
+def unmatched(paths: Sequence[str], include: Sequence[str], exclude: Sequence[str]) -> str:
+    """Why path filters left none of the index's ``paths``, with how paths are written (an
+    AI assistant tends to leave docs_dir out: ``guides/*`` for ``docs/guides/*``); empty
+    when they leave some page, or the index holds none."""
+    if not paths:
+        return ""
+    kept = [p for p in paths if not include or path_matches(p, include)]
+    if not kept:
+        guess = sorted({g for pattern in include for p in paths if (g := _within(p, pattern))})
+        hint = f"; did you mean {', '.join(guess[:3])}?" if guess else f" (such as {paths[0]})."
+        return (
+            f"include {list(include)} matches no page of the knowledge base. Paths are "
+            f"relative to the vault, as the path of a search result shows them{hint}"
+        )
+    if all(path_matches(p, exclude) for p in kept):
+        return f"exclude {list(exclude)} leaves out every page that include leaves in."
+    return ""
+
+
+def _within(path: str, pattern: str) -> str:
+    """``pattern`` under the folder of ``path`` it matches below the vault's top, or ''."""
+    pattern = pattern.strip().removeprefix("./").lstrip("/")
+    for i, char in enumerate(path):
+        if char == "/" and pattern and path_matches(path[i + 1 :], [pattern]):
+            return path[: i + 1] + pattern
+    return ""

@@ -19,7 +19,8 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.types import ToolAnnotations
+from pydantic import Field, JsonValue
 
 from kb_qa import __version__
 from kb_qa.answer.events import Error
@@ -49,6 +50,10 @@ ASK_DOCS = (
     "Answer a question from the knowledge base; every claim cites a numbered source. Returns "
     "the answer followed by its numbered sources (heading path, link and file)."
 )
+K = f"How many sections to return, 1 to {inputs.MAX_K}."
+# In the schema a model reads; the rule itself is inputs.count's, with its own words.
+K_RANGE: dict[str, JsonValue] = {"minimum": 1, "maximum": inputs.MAX_K}
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
 INCLUDE = "Only pages matching these vault paths or globs (docs_dir included: docs/guides/*)."
 EXCLUDE = "Leave out pages matching these vault paths or globs."
 
@@ -88,10 +93,13 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         if first.error:
             raise ToolError(first.error)
 
-    @server.tool(description=SEARCH_DOCS, structured_output=False)
+    @server.tool(
+        title="Search the docs", description=SEARCH_DOCS, annotations=READ_ONLY,
+        structured_output=False,
+    )  # fmt: skip
     async def search_docs(
         query: Annotated[str, Field(description="What to look for, in the user's words.")],
-        k: Annotated[int, Field(description="How many sections to return, 1 to 100.")] = 8,
+        k: Annotated[int, Field(description=K, json_schema_extra=K_RANGE)] = 8,
         include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
         exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
         ctx: Context | None = None,
@@ -106,9 +114,17 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
             hits = await anyio.to_thread.run_sync(search)
         except (inputs.InputError, KbQaError) as exc:
             raise ToolError(str(exc)) from None
+        if not hits and (only or skip):  # say which filter left nothing, and how paths go
+            paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
+            unmatched = inputs.unmatched(paths, only, skip)
+            if unmatched:
+                raise ToolError(unmatched)
         return json.dumps(_fitted([_hit(kb, h) for h in hits]), ensure_ascii=False, indent=1)
 
-    @server.tool(description=ASK_DOCS, structured_output=False)
+    @server.tool(
+        title="Ask the docs", description=ASK_DOCS, annotations=READ_ONLY,
+        structured_output=False,
+    )  # fmt: skip
     async def ask_docs(
         question: Annotated[str, Field(description="The user's question, as they asked it.")],
         ctx: Context | None = None,
