@@ -29,6 +29,7 @@ _TOKEN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W_]+(?:_[^\W_]+)*",
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_WHITE = re.compile(r"\s")  # one whitespace character
 # A name written in CamelCase ("PermanentError", "HTTPException", "APIRouter"): its parts.
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -212,11 +213,13 @@ def unread_share(text: str) -> float:
 
 
 def cjk_share(text: str) -> float:
-    """Fraction of non-space characters that are CJK."""
-    letters = [ch for ch in text if not ch.isspace()]
+    """Fraction of non-space characters that are CJK (counted by the regex engine: a whole
+    vault's text, read once to choose its model, took 3.5 s a character at a time for 3,000
+    notes)."""
+    letters = len(text) - len(_WHITE.findall(text))
     if not letters:
         return 0.0
-    return sum(1 for ch in letters if _CJK.match(ch)) / len(letters)
+    return len(_CJK.findall(text)) / letters
 
 
 _FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")

@@ -302,8 +302,9 @@ class IndexRun:
     def _ensure_model(self, docs: Sequence[Document]) -> None:
         if self.store.meta("embed_model"):
             return
-        sample = "".join(d.source for d in docs)
-        name = embeddings.choose_model(self.settings.embed_model, cjk_share(sample))
+        auto = self.settings.embed_model == "auto"  # only then does the text choose it
+        share = cjk_share("".join(d.source for d in docs)) if auto else 0.0
+        name = embeddings.choose_model(self.settings.embed_model, share)
         self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
         if getattr(self._embedder, "name", None) != name:  # the probe's model is kept
             self._embedder = None
