@@ -19,7 +19,7 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.ingest import anchors
+from kb_qa.ingest import anchors, note_names
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
@@ -144,16 +144,17 @@ def _rendered_headings(
 
 def page_title(doc_title: str, tokens_title: str, doc_path: str, note: bool = False) -> str:
     """Front matter title, else the first H1, else a title made from the file name: a
-    note's name as written, as Obsidian shows it ("2024-03-10", "Network Plan"); a site
-    page's as MkDocs makes it (dashes and underscores as spaces, capitalised only when all
-    lower case: "network-plan" -> "Network plan", "Network-Plan" -> "Network Plan")."""
+    note's name as written, as Obsidian shows it ("2024-03-10", "Network Plan"; Logseq's
+    file "a___b" as its page "a/b"); a site page's as MkDocs makes it (dashes and
+    underscores as spaces, capitalised only when all lower case: "network-plan" ->
+    "Network plan", "Network-Plan" -> "Network Plan")."""
     if doc_title:
         return doc_title
     if tokens_title:
         return tokens_title
     stem = doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if note:
-        return stem.strip() or "Home"
+    if note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook"
+        return note_names.page_name(stem).strip() or "Home"
     if stem in ("index", "README"):
         parent = doc_path.rsplit("/", 2)
         stem = parent[-2] if len(parent) > 1 else "Home"

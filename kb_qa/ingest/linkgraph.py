@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from kb_qa.ingest import note_names
 from kb_qa.ingest.anchors import match_text
 from kb_qa.text import WIKILINK
 from kb_qa.types import Chunk
@@ -167,6 +168,7 @@ class _Resolver:
         self.by_url: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_heading: dict[tuple[str, str], str] = {}
+        titles: dict[str, str] = {}
         for c in chunks:
             self.sections.add((c.path, c.anchor))
             if c.path not in self.paths:
@@ -174,7 +176,10 @@ class _Resolver:
                 self.by_url.setdefault(unquote(c.url).strip("/"), c.path)
                 stem = c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
                 self.by_stem.setdefault(stem, []).append(c.path)
+                titles[c.path] = c.heading_path[0] if c.heading_path else ""
             self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+        # Logseq's namespaced pages and titles, Zettelkasten IDs (``note_names``)
+        self.by_name = note_names.by_other_name(titles.items())
 
     def target(self, chunk: Chunk, href: str) -> Section | None:
         found = self.address(chunk, href)
@@ -213,9 +218,13 @@ class _Resolver:
         """The note an Obsidian link's page names (``chunk``'s own when empty), if one only."""
         if not page.strip():
             return chunk.path
-        stem = page.strip().rsplit("/", 1)[-1].removesuffix(".md").casefold()
-        paths = self.by_stem.get(stem, [])
-        return paths[0] if len(paths) == 1 else None
+        name = page.strip().removesuffix(".md").casefold()
+        if "/" in name and name in self.by_name:  # Logseq's "Project Alpha/Runbook"
+            return self.by_name[name]
+        paths = self.by_stem.get(name.rsplit("/", 1)[-1], [])
+        if paths:
+            return paths[0] if len(paths) == 1 else None
+        return self.by_name.get(name)
 
     def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
         path = self.note(chunk, page)

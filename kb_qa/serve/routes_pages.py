@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from kb_qa.errors import VaultError
-from kb_qa.ingest import vault
+from kb_qa.ingest import note_names, vault
 from kb_qa.ingest.anchors import match_text
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
@@ -90,11 +90,18 @@ class PageRoutes:
         if gone():
             return None
         chunks = self.kb.store.chunks(path)
-        # Wikilinks name a note by file name, or by its path without ".md".
+        # Wikilinks name a note by file name, or by its path without ".md" ...
         notes = {}
         for p in indexed:
             notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
             notes[p["path"].removesuffix(".md").lower()] = p["path"]
+        # ... or as Logseq (a namespaced page, a title::) or a Zettelkasten (an ID) names it
+        others = note_names.by_other_name((p["path"], p["title"]) for p in indexed)
+        for name, found in others.items():
+            if "/" in name:  # "Project Alpha/Runbook" is that page, whatever "Runbook.md" is
+                notes[name] = found
+            else:
+                notes.setdefault(name, found)
         headings = self._link_targets()
         page = pages.view_page(
             path, source, chunks, notes, headings, gone, self.settings.parse_timeout

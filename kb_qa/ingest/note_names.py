@@ -1,0 +1,56 @@
+"""The names other note apps give a note besides its file name, for ``[[links]]`` to find it.
+
+Obsidian, Foam and Dendron link a note by its file name (``[[Home Server]]``,
+``[[project.alpha]]``). Others name it otherwise:
+
+- Logseq stores the page "Project Alpha/Runbook" as ``Project Alpha___Runbook.md`` (older
+  graphs: ``Project Alpha%2FRunbook.md``) and names a page by its ``title::`` property;
+- a Zettelkasten (Zettlr, The Archive) links ``[[202403011200]]`` to the note whose file
+  name starts with that ID, ``202403011200 Write-skew anomalies.md``.
+
+A link's file name comes first; these names are tried only when no file name matches, and
+only a name that one note alone has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Logseq's namespace separator in file names: "___" (:file/name-format :triple-lowbar) or
+# "%2F" (the format before it).
+_NAMESPACE = re.compile(r"___|%2F", re.IGNORECASE)
+# A Zettelkasten ID opening a file name: a timestamp of 12 or 14 digits (Zettlr's default
+# is %Y%M%D%h%m%s, The Archive's 12 digits), then a space, a dash or nothing.
+_ZETTEL_ID = re.compile(r"^(\d{12}|\d{14})(?=$|[ \t_-])")
+
+
+def stem(path: str) -> str:
+    """A note's file name without its folder and extension."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def page_name(file_stem: str) -> str:
+    """The page a Logseq file name stands for: "Project Alpha___Runbook" ->
+    "Project Alpha/Runbook" (any other name as it is)."""
+    return _NAMESPACE.sub("/", file_stem)
+
+
+def other_names(path: str, title: str) -> list[str]:
+    """The names, casefolded, a link may give the note at ``path`` titled ``title`` other
+    than its file name."""
+    name = stem(path)
+    names = [page_name(name), title]
+    if m := _ZETTEL_ID.match(name):
+        names.append(m.group(1))
+    return [n.strip().casefold() for n in names if n.strip() and n != name]
+
+
+def by_other_name(notes: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each name of ``other_names`` that one note of ``notes`` (path, title) alone has, and
+    that note's path."""
+    found: dict[str, set[str]] = {}
+    for path, title in notes:
+        for name in other_names(path, title):
+            found.setdefault(name, set()).add(path)
+    return {name: paths.pop() for name, paths in found.items() if len(paths) == 1}
