@@ -46,9 +46,23 @@ STOPWORDS = frozenset(
 BLOCK_ID = re.compile(r"(?:^|(?<=[ \t]))\^([A-Za-z0-9-]+)[ \t]*$", re.M)
 
 
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# Logseq's hidden block properties, each on a line of its own under its block's first line:
+# "id:: <uuid>" (the address a "((uuid))" reference points to) and "collapsed:: true".
+LOGSEQ_ID = re.compile(rf"^([^\n]*)\n[ \t]*id::[ \t]*({_UUID})[ \t]*$", re.M)
+_HIDDEN_PROPERTY = re.compile(
+    rf"^[ \t]*(?:id::[ \t]*{_UUID}|collapsed::[ \t]*(?:true|false))[ \t]*(?:\n|$)", re.M
+)
+# A Logseq block reference, shown by Logseq as the text of the block it points to.
+BLOCK_REF = re.compile(rf"\(\(({_UUID})\)\)")
+
+
 def without_block_ids(text: str) -> str:
-    """``text`` without Obsidian's block ids (Obsidian does not show them)."""
-    return BLOCK_ID.sub("", text) if "^" in text else text
+    """``text`` without Obsidian's block ids and Logseq's ``id::`` and ``collapsed::``
+    lines (neither app shows them)."""
+    if "^" in text:
+        text = BLOCK_ID.sub("", text)
+    return _HIDDEN_PROPERTY.sub("", text) if "::" in text else text
 
 
 def normalize(text: str) -> str:

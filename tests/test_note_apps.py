@@ -108,3 +108,44 @@ def test_logseq_and_zettel_links_open_the_note_they_name_in_view(
             assert page.locator("h1").inner_text() == "Write-skew anomalies"
         finally:
             context.close()
+
+
+LOGSEQ_BLOCKS = {
+    "pages/Project Alpha.md": (
+        "- ## Goals\n\t- Ship the billing migration to Stripe by **June 14**\n"
+        "\t  id:: 6601e0b7-2c1e-4f0a-9d2b-7a3e2c1b0d11\n"
+        "\t- [[Tom Okafor]] reviews database changes\n\t  collapsed:: true\n"
+        "\t\t- He is out on leave until April 2\n"
+    ),
+    "journals/2024_03_01.md": (
+        "- Called the plumber about the boiler valve\n"
+        "- ((6601e0b7-2c1e-4f0a-9d2b-7a3e2c1b0d11)) is now at risk\n"
+    ),
+}
+
+
+def test_logseq_block_properties_are_hidden_and_block_references_read_as_their_block(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], browser: Any
+) -> None:
+    """/view and the quoted answer showed "id:: 6601e0b7-…" and "collapsed:: true", which
+    Logseq hides, and a journal's "((6601e0b7-…)) is now at risk" as the bare id."""
+    base = kb(make_vault(LOGSEQ_BLOCKS), rate_limit=0)
+    base.index()
+    question = "When is the billing migration to Stripe due?"
+    prepared = prepare(base, base.settings, question)
+    quoted = "".join(extractive.quote(question, prepared.ranked, prepared.covered).pieces)
+    assert "June 14" in quoted and "id::" not in quoted and "collapsed::" not in quoted
+    with UvicornThread(create_app(base)) as server:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/view/" + quote("pages/Project Alpha.md"))
+            shown = page.locator("body").inner_text()
+            assert "June 14" in shown and "id::" not in shown and "collapsed::" not in shown
+            page.goto(server.url + "/view/journals/2024_03_01.md")
+            ref = page.locator("a", has_text="Ship the billing migration to Stripe by June 14")
+            assert "6601e0b7" not in page.locator("body").inner_text()
+            ref.click()
+            page.wait_for_url("**/view/pages/Project%20Alpha.md#goals")
+        finally:
+            context.close()

@@ -91,6 +91,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.views_lock = threading.Lock()
         # Where a wikilink's #heading or #^block leads, for one index generation
         self.link_targets: tuple[str, dict[tuple[str, str], str]] = ("", {})
+        self.block_refs: tuple[str, dict[str, tuple[str, str]]] = ("", {})
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.
         self.sessions = admin.Sessions(settings.admin_session_hours * 3600)

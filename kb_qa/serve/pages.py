@@ -20,7 +20,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 
 from kb_qa.ingest.anchors import match_text
 from kb_qa.ingest.deadline import ParseTimeout, deadline
-from kb_qa.text import HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
+from kb_qa.text import BLOCK_REF, HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
 from kb_qa.types import Chunk
 
 # html=False: raw HTML in a note is escaped, never interpreted. "- [ ] task" items show
@@ -88,6 +88,7 @@ def view_page(
     headings: Mapping[tuple[str, str], str] | None = None,
     gone: Callable[[], bool] = lambda: False,
     parse_timeout: float = 0,
+    refs: Mapping[str, tuple[str, str]] | None = None,
 ) -> str | None:
     """``/view/<path>``: one note rendered, its headings carrying the indexed anchors.
 
@@ -96,7 +97,7 @@ def view_page(
     """
     try:
         with deadline(parse_timeout, "rendering the note"):
-            return _view_page(path, source, chunks, notes, headings, gone)
+            return _view_page(path, source, chunks, notes, headings, gone, refs or {})
     except ParseTimeout:
         notice = (
             f"<p><strong>This note took longer than {parse_timeout:g} s to render "
@@ -113,13 +114,15 @@ def _view_page(
     notes: Mapping[str, str] | None,
     headings: Mapping[tuple[str, str], str] | None,
     gone: Callable[[], bool],
+    refs: Mapping[str, tuple[str, str]],
 ) -> str | None:
     """:func:`view_page` without its time limit.
 
     ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
     so Obsidian ``[[wikilinks]]`` open the other note's view; ``headings`` maps (path,
     ``anchors.match_text(heading)``) to the heading's indexed anchor, which a
-    ``[[note#heading]]`` opens. Callouts render as callouts. ``gone()`` is asked between
+    ``[[note#heading]]`` opens; ``refs`` maps a Logseq block's id to the link and text a
+    ``((id))`` reference shows. Callouts render as callouts. ``gone()`` is asked between
     stages: when it says the reader has left, the render stops and returns None.
     """
     # Each heading's anchor by the file line it is on: the view's parser (raw HTML off, so
@@ -138,8 +141,10 @@ def _view_page(
             token.children = _highlights(
                 _wikilinks(token.children, notes or {}, headings or {}, path)
             )
-            for child in token.children:  # block ids ("^quorum-rule") are not shown
-                if child.type == "text" and "^" in child.content:
+            if refs:
+                token.children = _block_refs(token.children, refs)
+            for child in token.children:  # block ids ("^quorum-rule", "id:: …") are not shown
+                if child.type == "text" and ("^" in child.content or "::" in child.content):
                     child.content = without_block_ids(child.content)
     for token in tokens:
         if token.type in _OWN_DIRECTION:  # a Hebrew or Arabic line reads right to left
@@ -183,6 +188,20 @@ def _wikilinks(
         return [opened, _text(shown), Token("link_close", "a", -1)]
 
     return _replaced(children, WIKILINK, "[[", link)
+
+
+def _block_refs(children: list[Token], refs: Mapping[str, tuple[str, str]]) -> list[Token]:
+    """Logseq's ``((block id))`` as Logseq shows it, the text of that block, linked to the
+    section holding it (an id no indexed block has stays as written)."""
+
+    def link(m: re.Match[str]) -> list[Token]:
+        found = refs.get(m.group(1).lower())
+        if found is None:
+            return [_text(m.group(0))]
+        opened = Token("link_open", "a", 1, attrs={"href": found[0]})
+        return [opened, _text(found[1]), Token("link_close", "a", -1)]
+
+    return _replaced(children, BLOCK_REF, "((", link)
 
 
 def _highlights(children: list[Token]) -> list[Token]:

@@ -5,9 +5,11 @@ widget's files (/kb-qa/kb-qa.js, kb-qa.css).
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable
 from functools import partial
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -17,9 +19,12 @@ from kb_qa.ingest import note_names, vault
 from kb_qa.ingest.anchors import match_text
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
-from kb_qa.text import BLOCK_ID
+from kb_qa.text import BLOCK_ID, LOGSEQ_ID, as_shown
 
-VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
+VIEWS_KEPT = 32
+_BULLET = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?"
+)  # "\t- ## " opening a block  # rendered notes kept (the most recently viewed)
 
 
 class PageRoutes:
@@ -104,7 +109,14 @@ class PageRoutes:
                 notes.setdefault(name, found)
         headings = self._link_targets()
         page = pages.view_page(
-            path, source, chunks, notes, headings, gone, self.settings.parse_timeout
+            path,
+            source,
+            chunks,
+            notes,
+            headings,
+            gone,
+            self.settings.parse_timeout,
+            self._block_refs(),
         )
         if page is not None:
             with self.views_lock:
@@ -138,6 +150,22 @@ class PageRoutes:
         )
         self.link_targets = (generation, targets)
         return targets
+
+    def _block_refs(self) -> dict[str, tuple[str, str]]:
+        """Logseq block id -> (the link to the section holding the block, the block's first
+        line as shown), once per index generation: what a ``((id))`` reference shows."""
+        generation, every = self.kb.view_chunks()
+        made, refs = self.block_refs
+        if made == generation:
+            return refs
+        refs = {}
+        for c in every:
+            for m in LOGSEQ_ID.finditer(c.text) if "id::" in c.text else ():
+                block = _BULLET.sub("", m.group(1))
+                href = "/view/" + quote(c.path) + (f"#{c.anchor}" if c.anchor else "")
+                refs[m.group(2).lower()] = (href, as_shown(block).replace("**", ""))
+        self.block_refs = (generation, refs)
+        return refs
 
     async def asset(self, request: Request) -> Response:
         """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
