@@ -29,7 +29,8 @@ from kb_qa.types import Document
 # 5: an outline's long list item may be cut before its sub-items (chunking._list_units).
 # 6: a note's headings are shown as Obsidian shows them (wikilinks as labels, no ==marks==).
 # 7: text holding ==marks== is embedded without them (manifest.embed_key).
-# 8: a note's title from a Logseq namespace file name reads "a/b", not "a___b" (note_names).
+# 8: a note's title from a Logseq namespace file name reads "a/b", not "a___b" (note_names);
+#    each language of a translated site renders at its URL (render_files.other_languages).
 CHUNKER_VERSION = "8"
 
 

@@ -1,0 +1,88 @@
+"""What a render of an MkDocs site lists: its files (walking only what kb-qa reads) and the
+passes it is built in, one per language of a site translated with mkdocs-static-i18n.
+
+mkdocs-static-i18n builds the default language, then, from its ``on_post_build``, builds
+the site again for each other language it builds (``languages[].build``), its pages at
+``/<locale>/...``: ``page.fr.md`` (its suffix layout) or ``docs/fr/page.md`` (its folder
+layout) is published at ``fr/page/``. kb-qa runs no ``on_post_build``, so
+``other_languages`` sets the plugin on each other language in turn, as it does itself, and
+the render lists the pages of each pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def other_languages(config: Any) -> Iterator[str]:
+    """The locales mkdocs-static-i18n builds after the first (none without it), setting its
+    plugin on each before yielding it: the caller then runs the build's events again."""
+    plugin = _i18n(config)
+    first = getattr(plugin, "current_language", None)
+    if plugin is None or first is None:
+        return
+    locales = plugin.build_languages
+    try:
+        for locale in locales:
+            if locale != first:
+                plugin.current_language = locale
+                yield str(locale)
+    finally:
+        plugin.current_language = first
+
+
+def get_files(config: Any, inside: Callable[[Path], str]) -> Any:
+    """MkDocs' ``get_files``, walking only what kb-qa reads: it follows every folder
+    symlink, so a link to ``/`` made it walk the whole disk (killed at 150 s and 3.5 GB).
+    Here a symlinked folder is followed only when ``inside`` allows its target (inside the
+    vault, not hidden) and it was not walked yet (no loops); the rest is MkDocs' own code."""
+    from mkdocs.structure.files import File, Files, _file_sort_key, set_exclusions
+
+    docs_dir = str(config["docs_dir"])
+    top = Path(docs_dir).resolve()
+    seen: set[Path] = {top}
+    files: list[Any] = []
+    conflicting: list[tuple[Any, Any]] = []
+    for source_dir, dirnames, filenames in os.walk(docs_dir, followlinks=True):
+        relative_dir = os.path.relpath(source_dir, docs_dir)
+        keep = []
+        for name in sorted(dirnames):
+            sub = Path(source_dir) / name
+            real = sub.resolve()
+            if sub.is_symlink() and (
+                inside(sub) or real in seen or real.is_relative_to(top) or top.is_relative_to(real)
+            ):
+                continue
+            seen.add(real)
+            keep.append(name)
+        dirnames[:] = keep
+        filenames.sort(key=_file_sort_key)
+        by_dest: dict[str, Any] = {}
+        for filename in filenames:
+            file = File(
+                os.path.join(relative_dir, filename),
+                docs_dir,
+                config["site_dir"],
+                config["use_directory_urls"],
+            )
+            previous = by_dest.setdefault(file.dest_uri, file)
+            if previous is not file:
+                conflicting.append((previous, file))
+            files.append(file)
+    set_exclusions(files, config)
+    # README.md is left out when the folder has an index file too (as MkDocs does).
+    for a, b in conflicting:
+        drop = a if b.inclusion.is_included() else b
+        with contextlib.suppress(ValueError):
+            files.remove(drop)
+    return Files(files)
+
+
+def _i18n(config: Any) -> Any:
+    """The mkdocs-static-i18n plugin of the build, if it builds languages; else None."""
+    plugin = config.plugins.get("i18n")
+    return plugin if isinstance(getattr(plugin, "build_languages", None), list) else None

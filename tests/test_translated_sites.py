@@ -1,0 +1,116 @@
+"""Translated and versioned MkDocs sites, built for real: every citation opens a page and an
+id the build has, in the reader's language and version.
+
+Translations are made with mkdocs-static-i18n (both its layouts: ``docs/fr/page.md`` and
+``page.fr.md``), versions with mike (``mike deploy`` runs ``mkdocs build`` with
+``MIKE_DOCS_VERSION`` set and its plugin first). Each test skips when its plugin is not
+installed. Nothing of kb-qa is mocked: real ``mkdocs build``, a real KnowledgeBase (hash
+embedder), the widget options exactly as the build wrote them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+from widget_stack import mkdocs_build
+
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+KB = Callable[..., KnowledgeBase]
+Files = Mapping[str, str]
+
+RETRIES_EN = (
+    "# Retries\n\nLumen retries failed jobs.\n\n"
+    "## Default policy\n\nEvery job is attempted five times (`retry.max_attempts`).\n"
+)
+RETRIES_FR = (
+    "# Nouvelles tentatives\n\nLumen relance les tâches en échec.\n\n"
+    "## Politique par défaut\n\nChaque tâche est tentée cinq fois (`retry.max_attempts`).\n"
+)
+HOME_EN = "# Lumen\n\n## Where to start\n\nRead the retries guide.\n"
+HOME_FR = "# Lumen\n\n## Par où commencer\n\nLisez le guide des nouvelles tentatives.\n"
+ONLY_EN = "# Install\n\n## Requirements\n\nLinux only, for now.\n"
+
+
+def i18n_config(structure: str) -> str:
+    return (
+        "site_name: Lumen\n"
+        "site_url: https://lumen.example.com/\n"
+        "plugins:\n"
+        "  - search\n"
+        "  - i18n:\n"
+        f"      docs_structure: {structure}\n"
+        "      languages:\n"
+        "        - {locale: en, default: true, name: English}\n"
+        "        - {locale: fr, name: Français}\n"
+        "  - kb-qa\n"
+        "markdown_extensions:\n"
+        "  - toc:\n"
+        "      permalink: true\n"
+    )
+
+
+SUFFIX_SITE: Files = {
+    "mkdocs.yml": i18n_config("suffix"),
+    "docs/index.md": HOME_EN,
+    "docs/index.fr.md": HOME_FR,
+    "docs/guides/retries.md": RETRIES_EN,
+    "docs/guides/retries.fr.md": RETRIES_FR,
+    "docs/install.md": ONLY_EN,  # not translated: the French site shows it in English
+}
+FOLDER_SITE: Files = {
+    "mkdocs.yml": i18n_config("folder"),
+    "docs/en/index.md": HOME_EN,
+    "docs/fr/index.md": HOME_FR,
+    "docs/en/guides/retries.md": RETRIES_EN,
+    "docs/fr/guides/retries.md": RETRIES_FR,
+    "docs/en/install.md": ONLY_EN,
+}
+# What a French reader must be cited: the French page's URL, the French heading's id.
+FRENCH = {
+    "guides/retries": ("fr/guides/retries/", {"nouvelles-tentatives", "politique-par-defaut"}),
+    "index": ("fr/", {"lumen", "par-ou-commencer"}),
+}
+
+
+def page_ids(site: Path, url: str) -> set[str]:
+    """The ids of the built page at ``url`` (empty when the build has no such page)."""
+    page = site / url / "index.html" if url == "" or url.endswith("/") else site / url
+    if not page.is_file():
+        return set()
+    return set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(("layout", "files"), [("suffix", SUFFIX_SITE), ("folder", FOLDER_SITE)])
+def test_translated_pages_are_cited_at_their_language_url(
+    layout: str,
+    files: Files,
+    make_vault: Callable[..., Path],
+    kb: KB,
+    tmp_path: Path,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    """``page.fr.md`` was cited at ``page.fr/``, a page the build does not have: every French
+    section of a suffix-layout site opened a 404."""
+    pytest.importorskip("mkdocs_static_i18n")
+    vault = make_vault(dict(files), name=layout)
+    result = mkdocs_build(vault, tmp_path / "site", cli_env(), "--quiet")
+    assert result.returncode == 0, result.stderr
+    instance = kb(vault)
+    report = instance.index()
+    assert report.skipped == []
+    chunks = instance.store.chunks()
+    assert {c.path for c in chunks} == {p for p in files if p.endswith(".md")}
+    for chunk in chunks:
+        assert chunk.anchor in page_ids(tmp_path / "site", chunk.url), (chunk.path, chunk.link)
+    french = [c for c in chunks if ".fr." in c.path or "/fr/" in c.path]
+    for stem, (url, anchors) in FRENCH.items():
+        mine = [c for c in french if stem in c.path]
+        assert {c.url for c in mine} == {url}, [c.link for c in mine]
+        assert {c.anchor for c in mine} == anchors
+    assert all(c.url.startswith("fr/") for c in french)
+    assert not any(c.url.startswith("fr/") for c in chunks if c not in french)
+    assert instance.url(french[0]).startswith("https://lumen.example.com/fr/")
