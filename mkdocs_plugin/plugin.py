@@ -31,7 +31,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest import render
+from kb_qa.ingest import render, render_files
 from kb_qa.types import IndexReport
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
@@ -122,7 +122,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
                 # the site_url of mkdocs.yml, and that is the prefix its citations carry.
                 self._site_url = self._api.kb.store.meta("site_url") or self._site_url
-        self._pages = {}
+        if not render_files.later_language(config):
+            self._pages = {}  # a translated site's later languages add theirs
         return config
 
     def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
@@ -208,13 +209,17 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
     ) -> dict[str, Any] | None:
         if self.config.enabled and self.config.index_on_build and page.file.abs_src_path:
             # The page as this build rendered it, for the index: its URL, content and
-            # whether the Markdown changed on its way (hooks, plugins, includes).
-            self._pages[page.file.abs_src_path] = render.RenderedPage(
-                path=page.file.abs_src_path,
-                url=page.url,
-                title=str(page.title or ""),
-                html=page.content or "",
-                transformed=render.transformed(_source(page), page.markdown or ""),
+            # whether the Markdown changed on its way (hooks, plugins, includes). A page a
+            # translation falls back to keeps its own language's URL (the first build's).
+            self._pages.setdefault(
+                page.file.abs_src_path,
+                render.RenderedPage(
+                    path=page.file.abs_src_path,
+                    url=page.url,
+                    title=str(page.title or ""),
+                    html=page.content or "",
+                    transformed=render.transformed(_source(page), page.markdown or ""),
+                ),
             )
         return context
 
@@ -259,6 +264,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         target.mkdir(parents=True, exist_ok=True)
         for name in FILES:
             shutil.copyfile(ASSETS / name, target / name)
+        if render_files.languages_to_come(config):
+            return  # indexed once, after the last language of a translated site
         if self.config.index_on_build:
             self._index(config)
         elif self._api is not None:

@@ -114,3 +114,31 @@ def test_translated_pages_are_cited_at_their_language_url(
     assert all(c.url.startswith("fr/") for c in french)
     assert not any(c.url.startswith("fr/") for c in chunks if c not in french)
     assert instance.url(french[0]).startswith("https://lumen.example.com/fr/")
+
+
+def test_index_on_build_keeps_each_page_at_its_own_language_url(
+    make_vault: Callable[..., Path], tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """mkdocs-static-i18n builds the site again for French, the untranslated page included
+    (at fr/install/, in English): ``index_on_build`` indexed each language's build in turn,
+    the last one winning, so an English page was cited at the French site's copy of it."""
+    pytest.importorskip("mkdocs_static_i18n")
+    files = dict(SUFFIX_SITE)
+    files["mkdocs.yml"] = files["mkdocs.yml"].replace(
+        "  - kb-qa\n", "  - kb-qa:\n      index_on_build: true\n"
+    )
+    vault = make_vault(files)
+    env = cli_env(KBQA_INDEX_DIR=str(tmp_path / "idx"))
+    result = mkdocs_build(vault, tmp_path / "site", env)
+    assert result.returncode == 0, result.stderr
+    # Indexed once, after the last language's build
+    assert result.stderr.count("kb-qa: indexed") == 1, result.stderr
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as instance:
+        urls = {c.path: c.url for c in instance.store.chunks()}
+    assert urls == {
+        "docs/index.md": "",
+        "docs/index.fr.md": "fr/",
+        "docs/guides/retries.md": "guides/retries/",
+        "docs/guides/retries.fr.md": "fr/guides/retries/",
+        "docs/install.md": "install/",
+    }

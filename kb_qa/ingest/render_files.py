@@ -82,6 +82,25 @@ def get_files(config: Any, inside: Callable[[Path], str]) -> Any:
     return Files(files)
 
 
+def later_language(config: Any) -> bool:
+    """Whether this build is one mkdocs-static-i18n runs for a language after the first (from
+    its ``on_post_build``): the pages of the whole build are those of every language's."""
+    plugin = _i18n(config)
+    return plugin is not None and bool(getattr(plugin, "building", False))
+
+
+def languages_to_come(config: Any) -> bool:
+    """Whether mkdocs-static-i18n builds another language after this build ends."""
+    plugin = _i18n(config)
+    if plugin is None:
+        return False
+    first = getattr(plugin, "default_language", None)
+    others = [locale for locale in plugin.build_languages if locale != first]
+    if not later_language(config):
+        return bool(others)
+    return getattr(plugin, "current_language", None) != others[-1]
+
+
 def _i18n(config: Any) -> Any:
     """The mkdocs-static-i18n plugin of the build, if it builds languages; else None."""
     plugin = config.plugins.get("i18n")
