@@ -26,7 +26,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
@@ -87,7 +87,14 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if _FORWARD not in _KB_QA_LOG.handlers:
             _KB_QA_LOG.addHandler(_FORWARD)
 
-    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+    @event_priority(100)
+    def _written_site_url(self, config: MkDocsConfig) -> None:
+        """The site_url of mkdocs.yml, read before other plugins' ``on_config`` changes it:
+        ``mike deploy 2.0`` makes it ``…/2.0``, while the index's citations carry the
+        config's own, which is the prefix the widget must map onto the page's root."""
+        self._site_url = config.site_url or ""
+
+    def _on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
             return config
         try:
@@ -113,8 +120,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if not endpoint and wired:
             self._endpoint = wired.rstrip("/")
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
-        # onto the site it runs on (a local `mkdocs serve`, a preview deploy).
-        self._site_url = config.site_url or ""
+        # onto the site it runs on (a local `mkdocs serve`, a preview deploy, a version):
+        # self._site_url is the config's, as the index has it (_written_site_url).
         if self.command == "serve" and self.config.serve_api and not endpoint:
             self._port = self._api_port()
             self._endpoint = self._start_api(config)
@@ -125,6 +132,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if not render_files.later_language(config):
             self._pages = {}  # a translated site's later languages add theirs
         return config
+
+    on_config = CombinedEvent(_written_site_url, _on_config)
 
     def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
         """The widget's title and questions: the plugin's own, or on a site wired by

@@ -10,6 +10,8 @@ embedder), the widget options exactly as the build wrote them.
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -142,3 +144,46 @@ def test_index_on_build_keeps_each_page_at_its_own_language_url(
         "docs/guides/retries.fr.md": "fr/guides/retries/",
         "docs/install.md": "install/",
     }
+
+
+def widget_options(page: Path) -> dict[str, object]:
+    [raw] = re.findall(r'data-kb-qa-options="([^"]*)"', page.read_text(encoding="utf-8"))
+    return dict(json.loads(html.unescape(raw)))
+
+
+def test_a_mike_version_maps_citations_onto_its_own_folder(
+    make_vault: Callable[..., Path],
+    kb: KB,
+    tmp_path: Path,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    """``mike deploy 2.0`` builds with site_url rewritten to ``…/2.0``: the widget was told
+    that prefix, the index's citations carry the site_url of mkdocs.yml, so no citation
+    matched and each opened ``https://lumen.example.com/guides/retries/``, outside any
+    version (a 404 on a mike site; the live site from a local ``mike serve``)."""
+    pytest.importorskip("mike")
+    vault = make_vault(
+        {
+            # `mike deploy` puts its plugin first when mkdocs.yml does not list it
+            "mkdocs.yml": (
+                "site_name: Lumen\nsite_url: https://lumen.example.com/\n"
+                "plugins:\n  - mike\n  - search\n  - kb-qa\n"
+            ),
+            "docs/index.md": HOME_EN,
+            "docs/guides/retries.md": RETRIES_EN,
+        }
+    )
+    site = tmp_path / "site"
+    result = mkdocs_build(vault, site, cli_env(MIKE_DOCS_VERSION="2.0"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    instance = kb(vault)
+    instance.index()
+    [chunk] = [c for c in instance.store.chunks() if c.anchor == "default-policy"]
+    cited = instance.url(chunk)
+    assert cited == "https://lumen.example.com/guides/retries/#default-policy"
+    options = widget_options(site / "guides" / "retries" / "index.html")
+    # The widget opens a citation under its site_url at the page's root (`../..`, which is
+    # /2.0/ or /latest/ where mike publishes the build): the prefix must be the index's.
+    site_url = str(options["site_url"]).rstrip("/") + "/"
+    assert cited.startswith(site_url), (cited, options)
+    assert options["root"] == "../.."
