@@ -3,9 +3,9 @@ id the build has, in the reader's language and version.
 
 Translations are made with mkdocs-static-i18n (both its layouts: ``docs/fr/page.md`` and
 ``page.fr.md``), versions with mike (``mike deploy`` runs ``mkdocs build`` with
-``MIKE_DOCS_VERSION`` set and its plugin first). Each test skips when its plugin is not
-installed. Nothing of kb-qa is mocked: real ``mkdocs build``, a real KnowledgeBase (hash
-embedder), the widget options exactly as the build wrote them.
+``MIKE_DOCS_VERSION`` set and its plugin first). Both are in the test extra; each test
+skips when its plugin is not installed. Nothing of kb-qa is mocked: real ``mkdocs build``,
+a real KnowledgeBase (hash embedder), the widget options exactly as the build wrote them.
 """
 
 from __future__ import annotations
