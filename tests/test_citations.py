@@ -7,6 +7,7 @@ import pytest
 
 from kb_qa.answer.citations import (
     MAX_MARKER,
+    MAX_RANGE,
     Citation,
     CitationRenumberer,
     renumber,
@@ -209,3 +210,11 @@ def test_a_lone_backtick_holds_the_stream_back_a_bounded_way() -> None:
     shown = r.feed("Set `retry.multiplier to change " + "the growth of each delay " * 20)
     assert len(shown) > 400
     assert (r.feed(" [2] and on.") + r.finish()).strip() == "[1] and on."
+
+
+def test_a_range_cites_at_most_max_range_numbers() -> None:
+    """``[1-10]`` is ten numbers, the most a range may cite (``MAX_RANGE``); ``[1-11]``,
+    eleven of them, was cited too, one more than the rule and the docs allow."""
+    out, order, _ = renumber("A [1-10]. B [1-11].", 50)
+    assert out == "A " + "".join(f"[{n}]" for n in range(1, 11)) + ". B [1-11]."
+    assert len(order) == MAX_RANGE == 10

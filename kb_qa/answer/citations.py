@@ -101,7 +101,7 @@ def _parse_marker(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int], 
             numbers.append(number)
             return True
         first, low = low, None
-        if not 1 <= first < number <= first + MAX_RANGE:
+        if not 1 <= first < number < first + MAX_RANGE:  # MAX_RANGE numbers at most
             return False  # "[0-9]", "[4-2]", "[1-150]": not a range of citations
         numbers.extend(range(first, number + 1))
         return True
