@@ -21,10 +21,8 @@ from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
 from kb_qa.text import BLOCK_ID, LOGSEQ_ID, as_shown
 
-VIEWS_KEPT = 32
-_BULLET = re.compile(
-    r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?"
-)  # "\t- ## " opening a block  # rendered notes kept (the most recently viewed)
+VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
+_BULLET = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?")  # "\t- ## " opening a block
 
 
 class PageRoutes:
