@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from kb_qa.owners.feedback import Feedback
 from kb_qa.owners.questionlog import Entry
+from kb_qa.text import BIDI_CONTROLS
 
 
 def utc(at: float, fmt: str) -> str:
@@ -121,7 +122,7 @@ def _num(value: float | None) -> str:
 # Control characters but tab, newline and carriage return (which CSV quotes): a reader's
 # ESC would drive the terminal the export is read in; and bidi embeddings, overrides and
 # isolates, which would show a cell reversed (the HTML page drops them too).
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|" + BIDI_CONTROLS.pattern)
 
 
 def _cell(value: object) -> str:

@@ -4,10 +4,11 @@ chart with its numbers as a table, drawn by the vendored Chart.js and the script
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
+
+from kb_qa.text import BIDI_CONTROLS
 
 CHART_JS = "chart.umd.min.js"
 
@@ -67,14 +68,9 @@ def chart_js() -> str:
     return (resources.files("kb_qa") / "data" / CHART_JS).read_text(encoding="utf-8")
 
 
-# Bidi embeddings, overrides and isolates: a reader's "\u202e" would reverse the rest of a
-# cell of the owner's report (marks, LRM and RLM, only nudge neutral characters and stay).
-_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
 def escaped(value: object) -> str:
     """Text from the log as HTML text, shown in the order it was written."""
-    return html.escape(_BIDI_CONTROLS.sub("", str(value)), quote=True)
+    return html.escape(BIDI_CONTROLS.sub("", str(value)), quote=True)
 
 
 def table(

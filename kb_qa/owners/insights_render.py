@@ -5,21 +5,18 @@ window, percentages and milliseconds, section labels.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
-# Bidi embeddings, overrides and isolates: a reader's "\u202e" would print the rest of its
-# line reversed (the HTML page and the CSV drop them too).
-_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+from kb_qa.text import BIDI_CONTROLS
 
 
 def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
     """The report for a terminal; ``clean`` cleans strings from the log (control characters)."""
 
     def safe(value: str) -> str:
-        return clean(_BIDI_CONTROLS.sub("", value))
+        return clean(BIDI_CONTROLS.sub("", value))
 
     t = report["totals"]
     lines = [f"kb-qa insights: {safe(report['vault'])} ({window_text(report)})", ""]
