@@ -54,7 +54,7 @@ _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 # Logseq's hidden block properties, each on a line of its own under its block's first line:
 # "id:: <uuid>" (the address a "((uuid))" reference points to) and "collapsed:: true".
 LOGSEQ_ID = re.compile(rf"^([^\n]*)\n[ \t]*id::[ \t]*({_UUID})[ \t]*$", re.M)
-_HIDDEN_PROPERTY = re.compile(
+HIDDEN_PROPERTY = re.compile(
     rf"^[ \t]*(?:id::[ \t]*{_UUID}|collapsed::[ \t]*(?:true|false))[ \t]*(?:\n|$)", re.M
 )
 # A Logseq block reference, shown by Logseq as the text of the block it points to.
@@ -66,7 +66,7 @@ def without_block_ids(text: str) -> str:
     lines (neither app shows them)."""
     if "^" in text:
         text = BLOCK_ID.sub("", text)
-    return _HIDDEN_PROPERTY.sub("", text) if "::" in text else text
+    return HIDDEN_PROPERTY.sub("", text) if "::" in text else text
 
 
 def normalize(text: str) -> str:

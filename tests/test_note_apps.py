@@ -3,6 +3,7 @@ Archive), as those apps write them, asked about and shown."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from widget_stack import loopback_context
 
 from kb_qa.answer import extractive
 from kb_qa.answer.answering import prepare
+from kb_qa.index.manifest import EMBED_TEXT_VERSION, embed_key
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
@@ -149,3 +151,27 @@ def test_logseq_block_properties_are_hidden_and_block_references_read_as_their_b
             page.wait_for_url("**/view/pages/Project%20Alpha.md#goals")
         finally:
             context.close()
+
+
+def test_a_text_holding_logseq_properties_is_embedded_anew_once(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Since Logseq's id:: and collapsed:: lines are hidden, the embedder no longer sees
+    them (text.normalize), but a text holding one kept the cache key an older kb-qa stored
+    its vector under (the text alone): an upgraded index reused the vector of the text with
+    the uuid in it, unlike a fresh one. Only such texts are keyed anew; the rest keep theirs."""
+    base = kb(make_vault(LOGSEQ_BLOCKS))
+    base.index()
+    chunks = [
+        *base.store.chunks("pages/Project Alpha.md"),
+        *base.store.chunks("journals/2024_03_01.md"),
+    ]
+    keys = base.store.embed_keys()
+    for chunk in chunks:
+        # The key kb-qa gave every unmarked text before it hid those lines.
+        before = hashlib.sha1(f"{EMBED_TEXT_VERSION}\0{chunk.index_text}".encode()).hexdigest()
+        hidden = "id::" in chunk.index_text or "collapsed::" in chunk.index_text
+        assert (keys[chunk.id] != before) == hidden, chunk.index_text
+        assert keys[chunk.id] == embed_key(chunk)
+    assert any("id::" in c.index_text for c in chunks)  # the vault exercises both kinds
+    assert any("::" not in c.index_text for c in chunks)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from kb_qa.text import HIGHLIGHT, code_segments
+from kb_qa.text import HIDDEN_PROPERTY, HIGHLIGHT, code_segments
 from kb_qa.types import Chunk, Heading, Outline
 
 SCHEMA_VERSION = "1"
@@ -54,6 +54,9 @@ EMBED_TEXT_VERSION = "2"
 # Texts holding an ==highlight== are seen without its marks since normalize's version 3: only
 # they are keyed anew (embedded again once); every other text keeps its cached vector.
 _MARKED_TEXT_VERSION = "3"
+# Texts holding Logseq's id:: or collapsed:: lines are seen without them since version 4
+# (text.without_block_ids): only they are keyed anew, as marked texts were.
+_PROPERTY_TEXT_VERSION = "4"
 
 
 def _prose(text: str) -> str:
@@ -66,6 +69,8 @@ def embed_key(chunk: Chunk) -> str:
     # As normalize sees it: after NFKC ("＝＝" is "==") and outside code.
     marked = ("==" in text or "＝" in text) and HIGHLIGHT.search(_prose(text)) is not None
     version = _MARKED_TEXT_VERSION if marked else EMBED_TEXT_VERSION
+    if "::" in text and HIDDEN_PROPERTY.search(unicodedata.normalize("NFKC", text)):
+        version = _PROPERTY_TEXT_VERSION
     return hashlib.sha1(f"{version}\0{text}".encode()).hexdigest()
 
 
