@@ -7,11 +7,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kb_qa.errors import ConfigError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
+
+if TYPE_CHECKING:  # imported by the commands that open one, not by every command
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
 def settings_for(args: argparse.Namespace) -> Settings:
@@ -29,13 +32,13 @@ def settings_for(args: argparse.Namespace) -> Settings:
     )
 
 
-def open_kb(args: argparse.Namespace) -> Any:
+def open_kb(args: argparse.Namespace) -> KnowledgeBase:
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
     return KnowledgeBase(settings=settings_for(args))
 
 
-def open_index(args: argparse.Namespace) -> Any:
+def open_index(args: argparse.Namespace) -> KnowledgeBase:
     """``open_kb`` for the commands that only read an index (search, ask, eval): where
     there is none yet they say so and create nothing in the vault."""
     settings = settings_for(args)
@@ -73,7 +76,7 @@ def report_summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
-def require_index(chunks: int, kb: Any = None) -> None:
+def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
     """Refuse an empty index; while another process writes it (``kb``'s write lock is
     held), say so, and that results may be incomplete; when the next index run will
     rebuild it (an older kb-qa built it, a setting changed), say so too: these commands
