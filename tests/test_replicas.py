@@ -253,8 +253,14 @@ def test_a_replica_says_when_the_writer_embedded_with_another_build_of_the_model
         with Replica(_settings(chroma_url, "builds", replica_poll=60)) as other:
             other.start()
             assert {h.chunk.path for h in other.search("quokka", 5)} == {"a.md"}  # it serves
-        assert "with build int8-old of hash" in caplog.text
-        assert "run the same kb-qa version on both" in caplog.text
+            assert "with build int8-old of hash" in caplog.text
+            assert "run the same kb-qa version on both" in caplog.text
+            # Said once, not again at each generation the writer publishes (each save).
+            caplog.clear()
+            newer = dataclasses.replace(record, embed_build="int8-old", generation="2")
+            writer.store.vectors.publish(newer)
+            assert other.reload() is True
+            assert "with build" not in caplog.text
 
 
 def test_a_replica_never_loads_records_while_the_writer_changes_them(

@@ -59,6 +59,7 @@ class Replica(KnowledgeBase):
         self._lock = threading.Lock()  # one load at a time
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
+        self._warned_build = ""  # the writer's model build last warned of (said once)
 
     @property
     def store(self) -> Collection:  # type: ignore[override]
@@ -111,7 +112,8 @@ class Replica(KnowledgeBase):
             if model_changed:  # after the record: a search meanwhile loads the new model
                 self._embedder = None
             self.loaded_seconds = time.perf_counter() - started
-            _warn_of_another_build(record)
+            if record.embed_build != self._warned_build:  # once, not at each generation
+                self._warned_build = _warn_of_another_build(record)
         log.info(
             "loaded workspace %s generation %s: %d pages, %d chunks in %.2f s",
             self.workspace,
@@ -243,17 +245,20 @@ class Replica(KnowledgeBase):
             self._poller.join(timeout=self.settings.replica_poll + 5)
 
 
-def _warn_of_another_build(record: WorkspaceRecord) -> None:
+def _warn_of_another_build(record: WorkspaceRecord) -> str:
     """A writer on another kb-qa version may have embedded the records with another build
     of the model than this replica embeds questions with: ranking then suffers unseen (on a
-    CPU without VNNI the 8-bit and 7-bit MiniLM builds differ by R@5 0.579 against 0.628)."""
+    CPU without VNNI the 8-bit and 7-bit MiniLM builds differ by R@5 0.579 against 0.628).
+    Returns the writer's build when it warned of it, else ""."""
     own = embeddings.MODEL_BUILDS.get(record.embed_model, "")
-    if record.embed_build and record.embed_build != own:
-        log.warning(
-            "the writer embedded this workspace with build %s of %s, this replica embeds "
-            "questions with build %s: run the same kb-qa version on both (or re-index with "
-            "this one), or search ranks worse",
-            record.embed_build,
-            record.embed_model,
-            own or "original",
-        )
+    if not record.embed_build or record.embed_build == own:
+        return ""
+    log.warning(
+        "the writer embedded this workspace with build %s of %s, this replica embeds "
+        "questions with build %s: run the same kb-qa version on both (or re-index with "
+        "this one), or search ranks worse",
+        record.embed_build,
+        record.embed_model,
+        own or "original",
+    )
+    return record.embed_build
