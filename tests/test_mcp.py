@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 from conftest import cli_env
 from llm_server import LLMServer, Reply
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
+from mcp_client import mcp_session, raw_server, server_params
 
 from kb_qa import __version__
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -24,13 +25,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
 
 
 async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
-        env=cli_env(),
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with mcp_session(vault, index_dir) as session:
         tools = await session.list_tools()
         search = await session.call_tool(
             "search_docs", {"query": "How do I rotate an API token?", "k": 3}
@@ -99,11 +94,7 @@ WAITING = "another kb-qa process is updating this index; waiting for it to finis
 async def _while_another_process_writes(
     vault: Path, index_dir: Path, log: Path, reported: threading.Event | None = None
 ) -> tuple[str, bool, str]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
-        env=cli_env(),
-    )
+    params = server_params(vault, index_dir)
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
         if reported is not None and message:
@@ -201,14 +192,8 @@ def test_a_client_that_leaves_while_a_call_waits_for_the_first_index_ends_the_se
     log = tmp_path / "mcp.log"
     with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
         with other.store.writer_lock(), log.open("w") as errlog:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "kb_qa.cli", "mcp", str(vault), "--index-dir",
-                 str(tmp_path / "idx")],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=cli_env(),
-            )  # fmt: skip
+            server = raw_server(vault, tmp_path / "idx", errlog, messages)
             assert server.stdin is not None and server.stdout is not None
-            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-            server.stdin.flush()
             assert b'"id":1' in server.stdout.readline().replace(b" ", b"")  # initialized
             deadline = time.monotonic() + 60
             while WAITING not in log.read_text():  # the call now waits for the index
@@ -247,13 +232,7 @@ def test_ctrl_c_in_a_terminal_stops_the_server(tmp_path: Path) -> None:
 
 
 async def _ask_with(vault: Path, index_dir: Path, env: dict[str, str]) -> tuple[bool, str]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
-        env=env,
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with mcp_session(vault, index_dir, env) as session:
         ask = await session.call_tool("ask_docs", {"question": "What is the retry backoff?"})
     return ask.is_error, ask.content[0].text
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import anyio
-from conftest import cli_env
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_client import mcp_session, raw_server
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.mcp_server import PROGRESS_SECONDS
@@ -23,13 +20,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
 async def _calls(
     vault: Path, index_dir: Path, calls: list[tuple[str, dict[str, object]]]
 ) -> tuple[list[tuple[bool, str]], dict[str, dict[str, object]]]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
-        env=cli_env(),
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with mcp_session(vault, index_dir) as session:
         tools = await session.list_tools()
         results = [await session.call_tool(name, arguments) for name, arguments in calls]
     described = {t.name: t.model_dump(mode="json", by_alias=True) for t in tools.tools}
@@ -112,14 +103,8 @@ def test_a_client_that_dies_while_a_call_waits_ends_the_server_cleanly(tmp_path:
     log = tmp_path / "mcp.log"
     with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as other:
         with other.store.writer_lock(), log.open("w") as errlog:  # the first run waits
-            server = subprocess.Popen(
-                [sys.executable, "-m", "kb_qa.cli", "mcp", str(vault), "--index-dir",
-                 str(tmp_path / "idx")],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=cli_env(),
-            )  # fmt: skip
+            server = raw_server(vault, tmp_path / "idx", errlog, messages)
             assert server.stdin is not None and server.stdout is not None
-            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-            server.stdin.flush()
             assert b'"id":1' in server.stdout.readline().replace(b" ", b"")
             assert b"notifications/progress" in server.stdout.readline()  # the call waits
             server.stdout.close()  # the client is gone: nobody reads the next report,

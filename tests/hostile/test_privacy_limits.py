@@ -22,7 +22,7 @@ import httpx
 import pytest
 from chroma_server import chroma_server
 from conftest import cli_env, write_files
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_client import mcp_session
 from uvicorn_thread import serve_kb
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -199,13 +199,7 @@ def test_the_cli_applies_the_apis_question_rules(
 
 
 async def _mcp_calls(vault: Path, index_dir: Path) -> tuple[str, str]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kb_qa.cli", "mcp", str(vault), "--index-dir", str(index_dir)],
-        env=cli_env(),
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with mcp_session(vault, index_dir) as session:
         search = await session.call_tool("search_docs", {"query": "x" * 3_000})
         ask = await session.call_tool("ask_docs", {"question": "y" * 3_000})
     assert search.is_error and ask.is_error  # failed calls, not results
