@@ -359,6 +359,18 @@ def _note(n: int, heading: str, body: str) -> Chunk:
     )  # fmt: skip
 
 
+def test_a_heading_is_shown_as_its_text_not_read_as_markup() -> None:
+    # Real headings: cibuildwheel's "manylinux-*-image, musllinux-*-image" showed half in
+    # italics, "Step [2]" made a chip of source 2, and "__init__" a bold "init".
+    heading = "manylinux-*-image, step [2] of __init__"
+    chunk = dataclasses.replace(
+        _note(1, "Images", "Pick the manylinux image with the image option."),
+        heading_path=("Options", heading),
+    )
+    shown = "".join(quote("Which manylinux image?", [(1, Hit(chunk, 0.6))]).pieces)
+    assert r"**Options › manylinux-\*-image, step \[2\] of \_\_init\_\_** [1]" in shown
+
+
 def test_a_question_for_an_amount_leads_with_the_passage_that_states_one() -> None:
     intro = _note(1, "About", "Saturday buttermilk pancakes, makes about 12.")
     ingredients = _note(2, "Ingredients", "250 g flour, 2 eggs, 450 ml buttermilk.")

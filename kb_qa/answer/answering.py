@@ -247,8 +247,7 @@ def _nearest(ranked: Sequence[tuple[int, Hit]]) -> tuple[dict[int, int], str]:
             continue
         seen.add((chunk.path, chunk.anchor))
         order[len(order) + 1] = number
-        where = " › ".join(chunk.heading_path) or chunk.path
-        lines.append(f"- **{where}** [{len(order)}]\n")
+        lines.append(f"- **{extractive.where(hit)}** [{len(order)}]\n")
         if len(order) == NEAREST:
             break
     return order, UNCITED + "".join(lines)

@@ -36,7 +36,7 @@ from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
-__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote"]
+__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "where"]
 
 LABEL = "No language model is configured; this is what your sources say:"
 NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
@@ -156,8 +156,16 @@ def _compounds(question: str) -> set[str]:
     return set(keyword_tokens(" ".join(a + b for a, b in itertools.pairwise(words))))
 
 
-def _where(hit: Hit) -> str:
-    return " › ".join(hit.chunk.heading_path) or hit.chunk.path
+# What a heading's text may hold that the answer's Markdown would read as markup: the
+# heading "manylinux-*-image, musllinux-*-image" showed half in italics, "Step [2]" a
+# citation chip of source 2, "The __init__ method" a bold "init".
+_MARKUP = re.compile(r"([\\`*_\[\]<])")
+
+
+def where(hit: Hit) -> str:
+    """A section's heading path (its file when it has none), as the answer's Markdown shows
+    it: text, with what would read as markup escaped."""
+    return _MARKUP.sub(r"\\\1", " › ".join(hit.chunk.heading_path) or hit.chunk.path)
 
 
 def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> list[str]:
@@ -182,7 +190,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     if not sections:
         return Extract([f"{LABEL}\n\n", NOTHING], {})
     if not covered:
-        nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
+        nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{NOT_COVERED}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _CONTRACTION.sub("", normalize(question))
@@ -201,7 +209,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
         if text:
             scored.append((n, h, text, words, span))
     if not scored:
-        nearest = "".join(f"- **{_where(h)}** [{n}]\n" for n, h in sections[:3])
+        nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{LABEL}\n\n", nearest], {})
     # Which section leads: what its passage says of the question's words and how close
     # the whole section is to it (retrieval's order is the tie-break).
@@ -238,10 +246,10 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
         shown.append(runner)
     pieces = [f"{LABEL}\n\n"]
     for c in shown:
-        pieces.append(f"**{_where(c.hit)}** [{c.number}]\n\n{c.text}\n\n")
+        pieces.append(f"**{where(c.hit)}** [{c.number}]\n\n{c.text}\n\n")
     # The other strong sections, one click away: retrieval's top 5 are all worth a look.
     others = [c for c in choices if c not in shown][: CANDIDATES - len(shown)]
     if others:
-        listed = "; ".join(f"{_where(c.hit)} [{c.number}]" for c in others)
+        listed = "; ".join(f"{where(c.hit)} [{c.number}]" for c in others)
         pieces.append(f"See also: {listed}.\n")
     return Extract(pieces, {c.number: c.span for c in shown})

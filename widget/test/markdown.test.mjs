@@ -205,3 +205,16 @@ test("bidi overrides and isolates from a reply are dropped; marks stay", () => {
   });
   assert.equal(text(frag), "Run exe.txt now [1] and this, \u200Fok\u200E.");
 });
+
+test("a heading label the server escaped shows as its text: no chip, no emphasis", () => {
+  const seen = [];
+  const frag = render("**Options › manylinux-\\*-image, step \\[2\\] of \\_\\_init\\_\\_** [1]", {
+    cite: (n) => {
+      seen.push(n);
+      return fakeDocument.createTextNode(`[${n}]`);
+    },
+  });
+  assert.deepEqual(seen, [1]);
+  assert.deepEqual(tags(frag), ["p", "strong"]);
+  assert.equal(text(frag), "Options › manylinux-*-image, step [2] of __init__ [1]");
+});
