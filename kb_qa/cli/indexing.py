@@ -65,6 +65,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         check_inputs(args, kb.settings)
         require_index(kb.stats()["chunks"], kb)
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
+        if not hits and (args.include or args.exclude):  # say so, as the MCP tool does
+            from kb_qa.serve.inputs import unmatched
+
+            why = unmatched(sorted(kb.store.files()), args.include or (), args.exclude or ())
+            if why:
+                print(f"kb-qa: {why}", file=sys.stderr)
         if args.json:
             from kb_qa.serve.protocol import hit_json
 
