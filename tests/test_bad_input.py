@@ -350,3 +350,35 @@ def test_a_full_disk_is_one_line_and_the_next_run_recovers(
     again = run_cli("index", str(vault), "--index-dir", index_dir)
     assert again.returncode == 0, again.stderr
     assert "Indexed 60 files, 540 chunks" in again.stdout
+
+
+def test_one_missing_python_tag_keeps_the_others(
+    make_vault: Callable[..., Path], kb: KB, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Textual's mkdocs.yml: its emoji settings name Material's functions (installed), its
+    # SuperFences formatter names textual._doc (not installed where kb-qa runs). Reading
+    # the config printed "while constructing a Python object; ignoring that value" three
+    # times and dropped every Python tag, so pymdownx.emoji "could not be loaded
+    # ('NoneType' object is not callable)". Now only the missing value is dropped, and the
+    # cause is said once, in the run's warnings.
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: T\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+            "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+            "      emoji_generator: !!python/name:material.extensions.emoji.to_svg\n"
+            "  - pymdownx.superfences:\n      custom_fences:\n        - name: textual\n"
+            "          class: textual\n"
+            "          format: !!python/name:no_such_module_xyz.format_svg\n",
+            "docs/a.md": GOOD,
+        }
+    )
+    index = kb(vault)
+    with caplog.at_level("WARNING"):
+        report = index.index()
+    assert indexed_paths(index) == ["docs/a.md"]
+    messages = reasons(report.warnings, "mkdocs.yml")
+    assert not [m for m in messages if "pymdownx.emoji" in m], messages
+    [cause] = [m for m in messages if "no_such_module_xyz" in m]
+    assert "line 10" in cause
+    assert not [r for r in caplog.records if "no_such_module_xyz" in r.getMessage()]
+    assert not [r for r in caplog.records if "constructing a Python object" in r.getMessage()]

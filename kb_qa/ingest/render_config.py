@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_qa.ingest.site import MKDOCS_FILES, Site, read_config
+from kb_qa.ingest.mkdocs_yaml import read_config
+from kb_qa.ingest.site import MKDOCS_FILES, Site
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ own loader and its markdown extensions are imported as listed. Otherwise, and al
 
 from __future__ import annotations
 
-import logging
 import posixpath
 import re
 from collections.abc import Callable
@@ -23,16 +22,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import markdown
-import yaml
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import safe_config, snippet_guard, zensical, zensical_blog
+from kb_qa.ingest.mkdocs_yaml import read_config
 from kb_qa.settings import GENERATORS
 
 if TYPE_CHECKING:
     import pathspec
 
-log = logging.getLogger(__name__)
 
 BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
@@ -239,31 +237,6 @@ def site_name(root: Path) -> str:
     except (ConfigError, OSError):
         return ""  # indexing reports the broken file; the name falls back to the folder's
     return str(config.get("site_name") or "") if isinstance(config, dict) else ""
-
-
-def read_config(path: Path) -> Any:
-    """Load mkdocs.yml with MkDocs' own loader (``!ENV``, ``!!python/name``), leniently.
-
-    Its Python tags import and call what they name: only for a site that is trusted (see
-    ``load_site``); ``safe_config.load_yaml`` reads any other."""
-    from mkdocs.utils.yaml import get_yaml_loader
-
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        return yaml.load(text, Loader=get_yaml_loader())  # noqa: S506 - MkDocs' own loader
-    except yaml.YAMLError as exc:
-        if isinstance(exc, yaml.constructor.ConstructorError):
-            # A tag naming a module that is not installed: keep the rest of the config.
-            log.warning("%s: %s; ignoring that value", path, str(exc).splitlines()[0])
-            return yaml.load(text, Loader=_LenientLoader)  # noqa: S506
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
-
-
-class _LenientLoader(yaml.SafeLoader):
-    """A SafeLoader that turns every unknown tag into ``None``."""
-
-
-_LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
 _PROBE = "# Title\n\n## Part `code`\n\nText with a [link](other.md#part) and *emphasis*.\n"
