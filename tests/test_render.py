@@ -270,6 +270,26 @@ def test_blog_post_chunks_have_the_dated_url_of_the_build(
     assert not (site / "blog" / "posts" / "hello" / "index.html").exists()
 
 
+def test_a_click_page_whose_module_is_missing_is_reported_once_and_truly(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    # Hatch's docs/cli/reference.md documents hatch.cli, not importable where kb-qa runs.
+    # Its owner read "MkDocs could not render it (No module named 'hatch.cli'); the page is
+    # indexed from its source" and, below, the same page skipped: "could not be parsed as
+    # Markdown". Now one line, under the skipped files, says both and that it is not indexed.
+    files = dict(CLICK_SITE)
+    files["docs/cli.md"] = files["docs/cli.md"].replace("cli_app", "no_such_cli_xyz")
+    files["docs/a.md"] = "# A\n\nThe bilby digs.\n"
+    instance = kb(make_vault(files, name="missing-click"))
+    report = instance.index()
+    assert [p for p, _ in report.warnings] == []
+    [(path, reason)] = report.skipped
+    assert path == "docs/cli.md"
+    assert reason.startswith("MkDocs could not render it (No module named 'no_such_cli_xyz')")
+    assert "not indexed" in reason and "install" in reason
+    assert [p["path"] for p in instance.pages()] == ["docs/a.md"]
+
+
 # 4 -----------------------------------------------------------------------------------------
 
 

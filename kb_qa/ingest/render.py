@@ -234,7 +234,7 @@ def render_pages(
     # One warning per cause: a plugin that fails on every blog post says so once.
     for problem, paths in failed.items():
         if len(paths) == 1:
-            run.warnings.append((paths[0], f"{problem}; the page is indexed from its source"))
+            run.warnings.append((paths[0], f"{problem}{FROM_SOURCE}"))
             continue
         listed = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         run.warnings.append(
@@ -279,6 +279,21 @@ def _render_files(
 
 
 _FALLBACK = "pages are indexed from their Markdown sources"
+FROM_SOURCE = "; the page is indexed from its source"
+
+
+def unparsed(warnings: list[tuple[str, str]], path: str, exc: BaseException) -> str:
+    """Why ``path`` is skipped when its source cannot be parsed either, taking back the
+    warning that said it would be indexed from its source (mkdocs-click's page of a module
+    that is not installed fails both ways: one line says so)."""
+    parsed = f"{type(exc).__name__}: {exc}"
+    said = [w for w in warnings if w[0] == path and w[1].endswith(FROM_SOURCE)]
+    if not said:
+        return f"could not be parsed as Markdown ({parsed})"
+    warnings.remove(said[0])
+    hint = "; install what it imports where kb-qa runs" if isinstance(exc, ImportError) else ""
+    problem = said[0][1].removesuffix(FROM_SOURCE)
+    return f"{problem}, nor could its source be parsed ({parsed}): it is not indexed{hint}"
 
 
 def _short(exc: BaseException) -> str:

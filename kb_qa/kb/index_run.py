@@ -292,7 +292,7 @@ class IndexRun:
                 docs.remove(doc)
             except Exception as exc:  # a parser bug must not stop the run
                 log.debug("failed to parse %s", doc.path, exc_info=True)
-                reason = f"could not be parsed as Markdown ({type(exc).__name__}: {exc})"
+                reason = render.unparsed(report.warnings, doc.path, exc)
                 report.skipped.append((doc.path, reason))
                 failed[doc.path] = (doc.file_hash, reason)
                 docs.remove(doc)
