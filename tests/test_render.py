@@ -290,6 +290,22 @@ def test_a_click_page_whose_module_is_missing_is_reported_once_and_truly(
     assert [p["path"] for p in instance.pages()] == ["docs/a.md"]
 
 
+def test_a_missing_griffe_extension_is_named_not_cut_off(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    # FastAPI's owner read "MkDocs could not render it (Error while importing extension
+    # 'griffe_typingdoc': With sys.path = ['/srv/site', ... ] …)": griffe lists sys.path
+    # first, and the message was cut at 300 characters before the cause.
+    files = dict(DOCSTRING_SITE)
+    files["mkdocs.yml"] += "          options:\n            extensions: [no_such_griffe_ext_xyz]\n"
+    instance = kb(make_vault(files, name="griffe-ext"))
+    report = instance.index()
+    [(path, warning)] = report.warnings
+    assert path == "docs/api.md"
+    assert "No module named 'no_such_griffe_ext_xyz'" in warning
+    assert "sys.path" not in warning and len(warning) < 400
+
+
 # 4 -----------------------------------------------------------------------------------------
 
 

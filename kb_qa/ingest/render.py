@@ -280,6 +280,7 @@ def _render_files(
 
 _FALLBACK = "pages are indexed from their Markdown sources"
 FROM_SOURCE = "; the page is indexed from its source"
+_SEARCH_PATH = re.compile(r"With sys\.path = \[[^\]]*\],? ?")
 
 
 def unparsed(warnings: list[tuple[str, str]], path: str, exc: BaseException) -> str:
@@ -297,8 +298,12 @@ def unparsed(warnings: list[tuple[str, str]], path: str, exc: BaseException) -> 
 
 
 def _short(exc: BaseException) -> str:
+    """The error in one line of under 300 characters, its cause kept: griffe's search path
+    (``With sys.path = [...]``) is left out, and a longer text keeps its start and its end,
+    where Python's errors say what was missing."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) < 300 else text[:297] + "…"
+    text = _SEARCH_PATH.sub("", text)
+    return text if len(text) < 300 else text[:140] + " … " + text[-155:]
 
 
 def _load(
