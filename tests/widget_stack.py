@@ -94,6 +94,13 @@ PANEL_COVERS_MARKS = f"""() => {{
 
 
 class _QuietFiles(SimpleHTTPRequestHandler):
+    headers_to_send: dict[str, str] = {}  # noqa: RUF012 - set per server by serve_folder
+
+    def end_headers(self) -> None:
+        for name, value in self.headers_to_send.items():
+            self.send_header(name, value)
+        super().end_headers()
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -105,9 +112,13 @@ class _Files(ThreadingHTTPServer):
         pass  # the browser drops connections it no longer needs
 
 
-def serve_folder(folder: Path) -> tuple[str, _Files]:
-    """A static file server for ``folder`` on a free loopback port: (origin, server)."""
-    files = _Files(("127.0.0.1", 0), partial(_QuietFiles, directory=str(folder)))
+def serve_folder(folder: Path, headers: dict[str, str] | None = None) -> tuple[str, _Files]:
+    """A static file server for ``folder`` on a free loopback port, sending ``headers`` (read
+    at each reply: a Content-Security-Policy, say) with every reply: (origin, server)."""
+    handler = type(
+        "_Handler", (_QuietFiles,), {"headers_to_send": {} if headers is None else headers}
+    )
+    files = _Files(("127.0.0.1", 0), partial(handler, directory=str(folder)))
     threading.Thread(target=files.serve_forever, args=(0.05,), daemon=True).start()
     return f"http://127.0.0.1:{files.server_address[1]}", files
 

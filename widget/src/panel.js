@@ -44,9 +44,11 @@ export function buildPanel(options, shortcut, apple) {
   const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
   // In the frame, not the panel: it speaks after the panel closed too (a passage highlighted).
   const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
-  const frame = el("div", { class: "kbq", style: "visibility:hidden" }, [launcher, panel, tip, announcer]);
+  const frame = el("div", { class: "kbq" }, [launcher, panel, tip, announcer]);
+  // Through CSSOM, not a style attribute: a site's `style-src 'self'` refuses the attribute.
+  frame.style.visibility = "hidden";
   const styleLink = el("link", { rel: "stylesheet", href: options.css });
-  const show = () => frame.removeAttribute("style");
+  const show = () => frame.style.removeProperty("visibility");
   styleLink.addEventListener("load", show);
   styleLink.addEventListener("error", show);
   shadow.appendChild(styleLink);
