@@ -171,3 +171,35 @@ def test_the_widget_runs_under_a_strict_content_security_policy(site: Site, page
     expect(page.locator(".kbq-answer").last).to_contain_text("Concurrent job slots")
     shot(page, "dropin-csp")
     assert page.problems == []
+
+
+@pytest.mark.parametrize("ids", ["github", "none"])
+def test_a_citation_finds_its_section_by_heading_when_the_site_has_other_ids(
+    site: Site, page: Any, ids: str
+) -> None:
+    """The page was rebuilt from a newer text of the section than the index holds, and its
+    generator gave headings other ids (or none): the highlight found neither the id nor the
+    passage, and the reader was left at the top of the page. It now falls back to the section
+    (the heading whose words the id spells, the second "Options" for ``options_1``), as it does
+    on a MkDocs site."""
+    site.write(
+        "cli", CLI[: CLI.rindex("| Option")] + "Run `lumen worker --help` to list them.\n", ids
+    )
+    try:
+        open_page(page, site.origin + "/docs/")
+        page.keyboard.press("Control+k")
+        ask(page, QUESTION)
+        page.locator(".kbq-sources a").first.click()
+        page.wait_for_url(re.compile(r"/docs/cli/\?kbqa-hl=.*#options_1$"))
+        # (Playwright's wait_for_function evaluates strings, which this policy refuses.)
+        expect(page.locator("mark.kb-qa-highlight").first).to_be_in_viewport()
+        shot(page, f"dropin-section-by-heading-{ids}")
+        marked = page.evaluate(
+            "[...document.querySelectorAll('mark.kb-qa-highlight')].map(m => "
+            "[m.closest('h3') && [...document.querySelectorAll('h3')].indexOf(m.closest('h3')),"
+            " m.textContent])"
+        )
+        assert marked == [[1, "Options"]]
+        assert page.problems == []
+    finally:
+        site.write("cli", CLI)

@@ -14,9 +14,30 @@ function contentRoot() {
   return document.querySelector(".md-content__inner, article, main, [role=main]") || document.body;
 }
 
+function squash(text) {
+  return String(text).normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+/** On a page whose generator gave its headings other ids than MkDocs' (GitHub's and Hugo's
+ * ``options-1``, or none): the heading whose words ``anchor`` spells, the (n+1)th of them for
+ * MkDocs' repeat suffix ``_n`` (``options_1``: the second "Options"). */
+function headingNamed(anchor) {
+  let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), function (h) {
+    return !h.closest(SKIP);
+  });
+  let repeat = /^(.*\D)_(\d+)$/.exec(anchor);
+  let tries = repeat ? [[repeat[1], +repeat[2]], [anchor, 0]] : [[anchor, 0]];
+  for (let i = 0; i < tries.length; i++) {
+    let key = squash(tries[i][0]);
+    let same = key ? headings.filter((h) => squash(h.textContent) === key) : [];
+    if (same[tries[i][1]]) return same[tries[i][1]];
+  }
+  return null;
+}
+
 /** The heading with ``anchor`` and its section: siblings up to the next heading as high. */
 function section(anchor) {
-  let el = anchor ? document.getElementById(anchor) : null;
+  let el = anchor ? document.getElementById(anchor) || headingNamed(anchor) : null;
   if (!el) return { nodes: [contentRoot()], heading: null };
   let m = /^H([1-6])$/.exec(el.tagName);
   let level = m ? +m[1] : 7;
