@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -72,6 +74,47 @@ def embed_key(chunk: Chunk) -> str:
     if "::" in text and HIDDEN_PROPERTY.search(unicodedata.normalize("NFKC", text)):
         version = _PROPERTY_TEXT_VERSION
     return hashlib.sha1(f"{version}\0{text}".encode()).hexdigest()
+
+
+class PerThread:
+    """One connection to the manifest at ``path`` per thread.
+
+    With WAL, a reader (a search on a server thread) sees the last committed state and never
+    the middle of the indexer's transaction. A server's worker threads end when idle and new
+    ones start with the next readers: the connection of a thread that ended is closed when
+    another is opened, or every burst of readers would leave two open files behind for good.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._open: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            self._local.conn = conn
+            with self._lock:
+                for thread, other in self._open:
+                    if not thread.is_alive():
+                        other.close()
+                live = [(t, c) for t, c in self._open if t.is_alive()]
+                self._open = [*live, (threading.current_thread(), conn)]
+        return conn
+
+    def close(self) -> None:
+        """Close every thread's connection (a thread that asks again gets a new one)."""
+        with self._lock:
+            for _thread, conn in self._open:
+                conn.close()
+            self._open.clear()
+        self._local = threading.local()
 
 
 class Manifest:

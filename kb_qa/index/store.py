@@ -13,7 +13,6 @@ import fcntl
 import hashlib
 import logging
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +28,7 @@ from kb_qa.index.manifest import (
     SCHEMA,
     FileRow,
     Manifest,
+    PerThread,
     chunk_to_json,
     embed_key,
     headings_to_json,
@@ -92,9 +92,7 @@ class Store(Manifest, WorkspaceClaim):
         self.folder = settings.index_path
         check_vault(settings)
         _check_own_folder(self.folder, settings.vault)
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self._connections = PerThread(self.folder / MANIFEST)
         self._create_manifest()
         self.workspace = workspace_name(
             settings.workspace, site_name(settings.vault), settings.vault
@@ -158,21 +156,8 @@ class Store(Manifest, WorkspaceClaim):
 
     @property
     def db(self) -> sqlite3.Connection:
-        """This thread's connection to the manifest.
-
-        One connection per thread: with WAL, a reader (a search on a server thread) sees
-        the last committed state and never the middle of the indexer's transaction.
-        """
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.folder / MANIFEST, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=10000")
-            self._local.conn = conn
-            with self._connections_lock:
-                self._connections.append(conn)
-        return conn
+        """This thread's connection to the manifest (one per thread: see ``PerThread``)."""
+        return self._connections.get()
 
     # -- manifest ---------------------------------------------------------------------------
 
@@ -389,11 +374,7 @@ class Store(Manifest, WorkspaceClaim):
 
     def close(self) -> None:
         """Close the manifest connections."""
-        with self._connections_lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._connections.close()
 
     def reopen(self) -> None:
         """Reconnect to Chroma to see what other processes wrote (embedded mode)."""
