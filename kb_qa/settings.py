@@ -151,6 +151,9 @@ class Settings:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 500
+    # On SIGTERM or Ctrl-C, answers still streaming get this many seconds to end, then they
+    # are cut and the server stops (0 waits for every one, however long its model takes)
+    shutdown_timeout: float = 5.0
     # uvicorn's access log (one INFO line per request with the client's address and port and
     # the request line, query string included); off, the log holds no address or question
     access_log: bool = False

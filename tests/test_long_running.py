@@ -4,12 +4,16 @@ behind (open files, threads, connections), and how it stops with answers still s
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from api_helpers import indexed_sample
+from api_helpers import indexed_sample, serve_process
+from llm_server import LLMServer, Reply
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
@@ -49,3 +53,42 @@ def test_threads_that_end_leave_no_manifest_connection_open(kb: KnowledgeBase) -
     # and up to a burst's more that SQLite keeps to reuse (it defers closing a file while
     # another connection holds a lock on it): 41 when none was closed.
     assert open_files("manifest.sqlite3") <= 10
+
+
+def test_serve_stops_within_shutdown_timeout_while_answers_stream(
+    kb: KnowledgeBase, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """SIGTERM (systemctl stop, docker stop, a pod ending) waited for every answer still
+    streaming, however long the model took, and a second SIGTERM did not help: the process
+    outlived its grace period and was killed. Now the answers get shutdown_timeout seconds
+    to end, then they are cut and the server stops."""
+    vault = Path(kb.settings.vault)
+    slow = Reply(text="Failing jobs are attempted five times [1]. " * 10, chunk_delay=1.0)
+    with LLMServer(slow) as llm:
+        env = cli_env(
+            KBQA_RATE_LIMIT="0",
+            KBQA_MODEL="openai/test",
+            KBQA_API_BASE=llm.url,
+            OPENAI_API_KEY="sk-test",
+            KBQA_SHUTDOWN_TIMEOUT="2",
+        )
+        index = str(vault.parent / "index")
+        serving = serve_process(vault, env, "--index-dir", index)
+        url, proc = next(serving)
+        try:
+            with httpx.Client(timeout=30) as client:
+                with client.stream("POST", url + "/api/ask", json={"question": QUESTION}) as r:
+                    lines = r.iter_lines()
+                    while "event: delta" not in next(lines):  # the answer is streaming
+                        pass
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        output, _ = proc.communicate(timeout=20)  # the answer takes 100 s
+                    except subprocess.TimeoutExpired:
+                        pytest.fail("kb-qa serve was still running 20 s after SIGTERM")
+            # uvicorn re-raises the signal once it has shut down, so the status tells why.
+            assert proc.returncode in (0, -signal.SIGTERM)
+            assert "timeout graceful shutdown exceeded" in output
+            assert "Finished server process" in output
+        finally:
+            serving.close()

@@ -113,6 +113,9 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "http": limited_protocol(settings),
         "h11_max_incomplete_event_size": settings.max_header_bytes,
         "limit_concurrency": settings.max_connections or None,
+        # uvicorn waits for every open response by default: a slow model's answers kept a
+        # stopping server alive past its grace period, until it was killed.
+        "timeout_graceful_shutdown": settings.shutdown_timeout or None,
         "access_log": settings.access_log,
     }
 
