@@ -203,3 +203,36 @@ def test_a_citation_finds_its_section_by_heading_when_the_site_has_other_ids(
         assert page.problems == []
     finally:
         site.write("cli", CLI)
+
+
+def test_the_panel_follows_the_sites_own_dark_switch(site: Site, page: Any) -> None:
+    """A site with its own light/dark switch (Docusaurus' data-theme, Bootstrap's
+    data-bs-theme, a "dark" class as Tailwind and VitePress set) got a light panel on its
+    dark pages: the widget followed only Material's attribute and the system setting."""
+    open_page(page, site.origin + "/docs/")
+    scheme = "document.getElementById('kb-qa').getAttribute('data-scheme')"
+    assert page.evaluate(scheme) is None  # no switch: the system setting decides
+    for change, expected in (
+        ("document.documentElement.setAttribute('data-theme', 'dark')", "dark"),
+        ("document.documentElement.setAttribute('data-theme', 'light')", "light"),
+        ("document.documentElement.removeAttribute('data-theme')", None),
+        ("document.documentElement.setAttribute('data-bs-theme', 'dark')", "dark"),
+        ("document.documentElement.removeAttribute('data-bs-theme')", None),
+        ("document.documentElement.classList.add('dark')", "dark"),
+    ):
+        page.evaluate(change)
+        host = page.locator("#kb-qa")
+        if expected:
+            expect(host).to_have_attribute("data-scheme", expected)
+        else:
+            expect(host).not_to_have_attribute("data-scheme", re.compile("."))
+    page.keyboard.press("Control+k")
+    shot(page, "dropin-dark-class")
+    # Dark by the widget's own fallbacks: this site sets none of Material's colours.
+    background = page.evaluate(
+        "getComputedStyle(document.getElementById('kb-qa').shadowRoot"
+        ".querySelector('.kbq-panel')).backgroundColor"
+    )
+    red, green, blue = (int(v) for v in re.findall(r"\d+", background)[:3])
+    assert red + green + blue < 3 * 80, background
+    assert page.problems == []

@@ -2026,9 +2026,17 @@
   }
 
   // src/main.js
+  var SCHEME_ATTRIBUTES = ["data-md-color-scheme", "data-theme", "data-bs-theme"];
   function syncScheme(host) {
-    const scheme = document.body.getAttribute("data-md-color-scheme") || document.documentElement.getAttribute("data-md-color-scheme");
-    if (scheme) host.setAttribute("data-scheme", scheme === "slate" || /dark/.test(scheme) ? "dark" : "light");
+    const places = [document.body, document.documentElement];
+    for (const name of SCHEME_ATTRIBUTES) {
+      const place = places.find((p) => p.hasAttribute(name));
+      if (!place) continue;
+      const scheme = place.getAttribute(name);
+      host.setAttribute("data-scheme", scheme === "slate" || /dark/i.test(scheme) ? "dark" : "light");
+      return;
+    }
+    if (places.some((p) => p.classList.contains("dark"))) host.setAttribute("data-scheme", "dark");
     else host.removeAttribute("data-scheme");
   }
   function create() {
@@ -2065,7 +2073,10 @@
     if (!document.body.contains(host)) document.body.appendChild(host);
     if (!document.querySelector("link[data-kb-qa]")) document.head.appendChild(el("link", { rel: "stylesheet", href: w.options.css, "data-kb-qa": "" }));
     syncScheme(host);
-    new MutationObserver(() => syncScheme(host)).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+    const watched = { attributes: true, attributeFilter: [...SCHEME_ATTRIBUTES, "class"] };
+    const observer = new MutationObserver(() => syncScheme(host));
+    observer.observe(document.body, watched);
+    observer.observe(document.documentElement, watched);
     if (w.state.open) w.setOpen(true, false);
     else w.renderAll();
     w.autosize();

@@ -28,10 +28,22 @@ import { parseSSE } from "./sse.js";
 import { createStore } from "./state.js";
 import { initTooltip, preview, sourceTarget } from "./tooltip.js";
 
-/** Material: data-md-color-scheme="slate" is dark; elsewhere the CSS follows prefers-color-scheme. */
+/** Where sites' own light/dark switches write the scheme: Material's data-md-color-scheme
+ * ("slate" is dark), data-theme (Docusaurus and many others), Bootstrap's data-bs-theme. */
+const SCHEME_ATTRIBUTES = ["data-md-color-scheme", "data-theme", "data-bs-theme"];
+
+/** The widget follows the page's scheme: one of SCHEME_ATTRIBUTES on <body> or <html>, or a
+ * "dark" class on either (Tailwind, VitePress); elsewhere its CSS follows prefers-color-scheme. */
 function syncScheme(host) {
-  const scheme = document.body.getAttribute("data-md-color-scheme") || document.documentElement.getAttribute("data-md-color-scheme");
-  if (scheme) host.setAttribute("data-scheme", scheme === "slate" || /dark/.test(scheme) ? "dark" : "light");
+  const places = [document.body, document.documentElement];
+  for (const name of SCHEME_ATTRIBUTES) {
+    const place = places.find((p) => p.hasAttribute(name));
+    if (!place) continue;
+    const scheme = place.getAttribute(name);
+    host.setAttribute("data-scheme", scheme === "slate" || /dark/i.test(scheme) ? "dark" : "light");
+    return;
+  }
+  if (places.some((p) => p.classList.contains("dark"))) host.setAttribute("data-scheme", "dark");
   else host.removeAttribute("data-scheme");
 }
 
@@ -72,7 +84,10 @@ function mount(w) {
   // Light-DOM styles (the passage highlight, docking) for drop-in use without the <link> tag.
   if (!document.querySelector("link[data-kb-qa]")) document.head.appendChild(el("link", { rel: "stylesheet", href: w.options.css, "data-kb-qa": "" }));
   syncScheme(host);
-  new MutationObserver(() => syncScheme(host)).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+  const watched = { attributes: true, attributeFilter: [...SCHEME_ATTRIBUTES, "class"] };
+  const observer = new MutationObserver(() => syncScheme(host));
+  observer.observe(document.body, watched);
+  observer.observe(document.documentElement, watched);
   if (w.state.open) w.setOpen(true, false);
   else w.renderAll();
   w.autosize();
