@@ -41,12 +41,12 @@ STOPWORDS = frozenset(
 )
 
 
-# Obsidian's block id, "^quorum-rule" ending a line (or alone on one): an address that
-# ``[[Note#^quorum-rule]]`` links to, hidden in reading view.
 # Bidi embeddings, overrides and isolates: a reader's "\u202e" would show the rest of a
 # line reversed ("txt.exe" read "exe.txt") wherever the owner reads it (marks, LRM and RLM,
 # only nudge neutral characters and stay).
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Obsidian's block id, "^quorum-rule" ending a line (or alone on one): an address that
+# ``[[Note#^quorum-rule]]`` links to, hidden in reading view.
 BLOCK_ID = re.compile(r"(?:^|(?<=[ \t]))\^([A-Za-z0-9-]+)[ \t]*$", re.M)
 
 
