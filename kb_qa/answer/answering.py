@@ -238,19 +238,9 @@ def _citations(
 def _nearest(ranked: Sequence[tuple[int, Hit]]) -> tuple[dict[int, int], str]:
     """The best sections of ``ranked`` ((excerpt number, hit), best first) as citations
     1..NEAREST (display number -> excerpt number), and the note that lists them."""
-    order: dict[int, int] = {}
-    lines = []
-    seen: set[tuple[str, str]] = set()
-    for number, hit in ranked:
-        chunk = hit.chunk
-        if (chunk.path, chunk.anchor) in seen:
-            continue
-        seen.add((chunk.path, chunk.anchor))
-        order[len(order) + 1] = number
-        lines.append(f"- **{extractive.where(hit)}** [{len(order)}]\n")
-        if len(order) == NEAREST:
-            break
-    return order, UNCITED + "".join(lines)
+    sections = list(enumerate(extractive.sections_of(ranked, NEAREST), 1))
+    lines = "".join(f"- **{extractive.where(hit)}** [{shown}]\n" for shown, (_, hit) in sections)
+    return {shown: number for shown, (number, _) in sections}, UNCITED + lines
 
 
 async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:

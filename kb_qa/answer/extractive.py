@@ -36,7 +36,7 @@ from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
-__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "where"]
+__all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
 
 LABEL = "No language model is configured; this is what your sources say:"
 NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
@@ -168,6 +168,19 @@ def where(hit: Hit) -> str:
     return _MARKUP.sub(r"\\\1", " › ".join(hit.chunk.heading_path) or hit.chunk.path)
 
 
+def sections_of(ranked: Sequence[tuple[int, Hit]], limit: int) -> list[tuple[int, Hit]]:
+    """The first ``limit`` distinct sections of ``ranked`` ((excerpt number, hit), best
+    first): a section's later pieces are left out."""
+    sections: list[tuple[int, Hit]] = []
+    for number, hit in ranked:
+        key = (hit.chunk.path, hit.chunk.anchor)
+        if all((h.chunk.path, h.chunk.anchor) != key for _, h in sections):
+            sections.append((number, hit))
+        if len(sections) == limit:
+            break
+    return sections
+
+
 def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> list[str]:
     """The answer, as pieces to stream (``quote`` says what each citation quotes)."""
     return quote(question, ranked, covered).pieces
@@ -180,13 +193,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     passage comes first, a second one when it matches about as well; each is introduced by
     its heading path and its number in brackets, like an LLM's citation.
     """
-    sections: list[tuple[int, Hit]] = []
-    for number, hit in ranked:
-        key = (hit.chunk.path, hit.chunk.anchor)
-        if all((h.chunk.path, h.chunk.anchor) != key for _, h in sections):
-            sections.append((number, hit))
-        if len(sections) == CANDIDATES:
-            break
+    sections = sections_of(ranked, CANDIDATES)
     if not sections:
         return Extract([f"{LABEL}\n\n", NOTHING], {})
     if not covered:
