@@ -62,10 +62,12 @@ def prepare(
 
     with kb.pinned():  # every query of this answer searches one index generation
         rankings = []
+        stood_alone = False  # searched alone and covered so: judged below already
         if follow and may_stand_alone(queries[0]):
             alone = ranked_for(queries[0], reader=True)
             if covered(queries[0], alone[:10], kb.embedder.name):
                 rankings = [alone]  # it says what it asks and the docs answer it: a new question
+                stood_alone = True
         if follow and not rankings:
             queries = follow
         rankings = rankings or [ranked_for(q, reader=True) for q in queries]
@@ -96,7 +98,7 @@ def prepare(
     # Judged on what was searched: a rewrite written out in full covers a follow-up whose
     # bare words ("and how do I change it?") cover nothing.
     judged = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
-    is_covered = any(covered(q, r[:10], kb.embedder.name) for q, r in judged)
+    is_covered = stood_alone or any(covered(q, r[:10], kb.embedder.name) for q, r in judged)
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
 
 
