@@ -101,11 +101,13 @@ class PerThread:
             conn.execute("PRAGMA busy_timeout=10000")
             self._local.conn = conn
             with self._lock:
+                live = [(threading.current_thread(), conn)]
                 for thread, other in self._open:
-                    if not thread.is_alive():
+                    if thread.is_alive():
+                        live.append((thread, other))
+                    else:
                         other.close()
-                live = [(t, c) for t, c in self._open if t.is_alive()]
-                self._open = [*live, (threading.current_thread(), conn)]
+                self._open = live
         return conn
 
     def close(self) -> None:
