@@ -74,6 +74,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def __init__(self) -> None:
         self.command = "build"
+        self.dirty = False
         self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
         self._api: Any = None  # kb_qa.serve.serving.BackgroundServer while `mkdocs serve` runs
         self._endpoint = ""
@@ -84,6 +85,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
+        self.dirty = dirty  # a `mkdocs serve --dirty` rebuild renders the changed pages only
         if _FORWARD not in _KB_QA_LOG.handlers:
             _KB_QA_LOG.addHandler(_FORWARD)
 
@@ -314,7 +316,9 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             rendered[rel] = dataclasses.replace(page, path=rel)
         try:
             with KnowledgeBase(vault, generator="mkdocs") as kb:
-                report = kb.index(rendered=rendered, progress=progress_logger(log, "kb-qa: "))
+                report = kb.index(
+                    progress_logger(log, "kb-qa: "), rendered, complete=not self.dirty
+                )
         except KbQaError as exc:
             raise PluginError(f"kb-qa: indexing failed: {exc}") from exc
         log.info(
@@ -340,7 +344,9 @@ def _log_problems(report: IndexReport) -> None:
     if report.rebuilt:
         log.info("kb-qa: Rebuilt: %s", report.rebuilt)
     for path, reason in report.skipped:
-        log.warning("kb-qa: skipped %s: %s", path, reason)
+        # A draft left out is what the author asked for: news, not a problem
+        level = logging.INFO if reason == render_files.UNPUBLISHED else logging.WARNING
+        log.log(level, "kb-qa: skipped %s: %s", path, reason)
     for path, message in report.warnings:
         log.warning("kb-qa: %s: %s", path, message)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.ingest import render_config
+from kb_qa.ingest import render_config, render_files
 from kb_qa.ingest import vault as vault_files
 from kb_qa.ingest.chunking import chunk_document
 from kb_qa.ingest.site import load_site
@@ -84,6 +85,9 @@ BLOG_SITE: Files = {
         "---\ndate: 2024-01-02\n---\n\n"
         "# Hello world\n\nThe first post talks about the bilby.\n\n"
         "## Details\n\nMore bilby facts.\n"
+    ),
+    "docs/blog/posts/draft.md": (
+        "---\ndate: 2024-01-03\ndraft: true\n---\n\n# Not yet\n\nThe unpublished quoll plan.\n"
     ),
 }
 
@@ -268,6 +272,37 @@ def test_blog_post_chunks_have_the_dated_url_of_the_build(
     assert {c.anchor for c in post} <= html_ids(site / url / "index.html")
     # The folder the source sits in is no URL of the site.
     assert not (site / "blog" / "posts" / "hello" / "index.html").exists()
+
+
+def test_a_draft_the_build_leaves_out_is_not_indexed_until_it_is_published(
+    built: Callable[[str, Files], tuple[Path, Path]], kb: KB, tmp_path: Path
+) -> None:
+    """Material's blog builds no page for a ``draft: true`` post: kb-qa indexed it from its
+    source, so answers quoted unpublished text and cited ``blog/posts/draft/``, a 404."""
+    vault, site = built("blog", BLOG_SITE)
+    assert not list(site.rglob("*quoll*")) and "quoll" not in "".join(
+        p.read_text(encoding="utf-8") for p in site.rglob("*.html")
+    )
+    draft = "docs/blog/posts/draft.md"
+    instance = kb(vault)
+    report = instance.index()
+    assert not chunks_of(instance, draft)
+    assert [why for path, why in report.skipped if path == draft] == [render_files.UNPUBLISHED]
+    # Unchanged, it is not rendered again to find that out (nor is anything else)
+    again = instance.index()
+    assert "rendering" not in again.phases
+    assert [why for path, why in again.skipped if path == draft] == [render_files.UNPUBLISHED]
+    # Published, it is indexed where the build puts it
+    copy = tmp_path / "vault"
+    shutil.copytree(vault, copy)
+    fresh = kb(copy)
+    fresh.index()
+    post = copy / draft
+    post.write_text(post.read_text(encoding="utf-8").replace("draft: true\n", ""), "utf-8")
+    report = fresh.index()
+    assert not report.skipped
+    [url] = {c.url for c in chunks_of(fresh, draft)}
+    assert re.fullmatch(r"blog/2024/01/03/[a-z-]+/", url), url
 
 
 def test_a_click_page_whose_module_is_missing_is_reported_once_and_truly(
@@ -541,6 +576,31 @@ def test_index_on_build_writes_the_hook_anchor(
         assert lang.heading == "lang"
         assert "wombat" in lang.text
         # The in-process render agrees with what the build handed over: nothing to redo.
+        assert instance.index().changed_files == 0
+
+
+def test_index_on_build_leaves_out_the_drafts_the_build_leaves_out(
+    tmp_path: Path,
+    write_files: WriteFiles,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    files = dict(BLOG_SITE)
+    files["mkdocs.yml"] += "  - kb-qa:\n      index_on_build: true\n"
+    vault = write_files(tmp_path / "vault", files)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-d", str(tmp_path / "site")],
+        cwd=vault,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    # Said once, as news: a draft is what the author asked for (--strict must not abort)
+    assert "WARNING" not in result.stderr, result.stderr
+    with KnowledgeBase(vault, embed_model="hash") as instance:
+        assert chunks_of(instance, "docs/blog/posts/hello.md")
+        assert not chunks_of(instance, "docs/blog/posts/draft.md")
         assert instance.index().changed_files == 0
 
 

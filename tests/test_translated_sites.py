@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from widget_stack import mkdocs_build
 
+from kb_qa.ingest import render_files
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
@@ -116,6 +117,40 @@ def test_translated_pages_are_cited_at_their_language_url(
     assert all(c.url.startswith("fr/") for c in french)
     assert not any(c.url.startswith("fr/") for c in chunks if c not in french)
     assert instance.url(french[0]).startswith("https://lumen.example.com/fr/")
+
+
+def test_a_language_the_site_does_not_build_is_not_indexed_until_it_is_built(
+    make_vault: Callable[..., Path],
+    kb: KB,
+    tmp_path: Path,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    """``build: false`` keeps French out of the site: kb-qa indexed the ``.fr.md`` files
+    from their sources, citing each at ``page.fr/`` (a 404) in answers to English readers."""
+    pytest.importorskip("mkdocs_static_i18n")
+    files = dict(SUFFIX_SITE)
+    files["mkdocs.yml"] = files["mkdocs.yml"].replace(
+        "name: Français}", "name: Français, build: false}"
+    )
+    vault = make_vault(files)
+    result = mkdocs_build(vault, tmp_path / "site", cli_env(), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "site" / "fr").exists()
+    instance = kb(vault)
+    report = instance.index()
+    french = {"docs/index.fr.md", "docs/guides/retries.fr.md"}
+    assert {c.path for c in instance.store.chunks()} == {
+        p for p in files if p.endswith(".md")
+    } - french
+    assert dict(report.skipped) == dict.fromkeys(french, render_files.UNPUBLISHED)
+    for chunk in instance.store.chunks():
+        assert chunk.anchor in page_ids(tmp_path / "site", chunk.url), chunk.link
+    # Built after all: the config changed, so the French pages are indexed at fr/
+    (vault / "mkdocs.yml").write_text(SUFFIX_SITE["mkdocs.yml"], encoding="utf-8")
+    report = instance.index()
+    assert report.skipped == []
+    urls = {c.path: c.url for c in instance.store.chunks()}
+    assert urls["docs/guides/retries.fr.md"] == "fr/guides/retries/"
 
 
 def test_index_on_build_keeps_each_page_at_its_own_language_url(

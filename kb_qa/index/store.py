@@ -316,7 +316,7 @@ class Store(Manifest, WorkspaceClaim):
         self.mark_writing()  # a rebuild: replicas say so instead of "never indexed"
         self.set_meta(rebuilding="1")  # until a run finishes writing (cli.require_index)
         with self._writing():
-            for table in ("chunks", "files", "outlines"):
+            for table in ("chunks", "files", "outlines", "failures"):
                 self.db.execute(f"DELETE FROM {table}")  # noqa: S608 - names of our own
             if not keep_vectors:
                 self.db.execute("DELETE FROM vectors")

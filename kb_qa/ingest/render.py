@@ -68,6 +68,7 @@ class RenderRun:
 
     pages: dict[str, RenderedPage] = field(default_factory=dict)  # by vault path
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path or config, message)
+    listed: set[str] | None = None  # vault paths of the pages any pass lists (None: unknown)
 
 
 class _Failure(Exception):
@@ -123,8 +124,7 @@ def _quiet_mkdocs() -> Iterator[list[str]]:
 def _in_site_folder(root: Path) -> Iterator[None]:
     """Render as ``python -m mkdocs build`` run in the site's folder does: hooks read files
     relative to it, and directives that import the site's own modules (mkdocs-click's
-    ``:module:``) find them on ``sys.path``. Modules imported stay loaded, so the source
-    parse of the page finds them too. (Not ``contextlib.chdir``: Python 3.10 lacks it.)"""
+    ``:module:``) find them on ``sys.path``; they stay loaded for the source parse too."""
     import sys
 
     before, entry = os.getcwd(), str(root)
@@ -219,6 +219,7 @@ def render_pages(
             )
             return run
         failed: dict[str, list[str]] = {}
+        published = render_files.listed(files, root)
         _render_files(run, config, files, root, wanted, parse_timeout, failed)
         # mkdocs-static-i18n builds the other languages after the first (their pages at
         # /fr/...): render each as it does, its pages at the URLs that build gives them.
@@ -227,8 +228,11 @@ def render_pages(
                 config, files = _site_events(config, inside, again=True)
             except Exception as exc:  # noqa: BLE001 - that language falls back to its sources
                 run.warnings.append((where, f"{_short(exc)}; {_FALLBACK}"))
-                break
+                break  # what that language publishes is not known: nothing is left out
+            published |= render_files.listed(files, root)
             _render_files(run, config, files, root, wanted, parse_timeout, failed)
+        else:
+            run.listed = published
         with contextlib.suppress(Exception):
             _run(config, "shutdown")
     # One warning per cause: a plugin that fails on every blog post says so once.

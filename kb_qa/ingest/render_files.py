@@ -17,6 +17,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# Why a Markdown file of the site is not indexed when no pass of its build lists it
+UNPUBLISHED = (
+    "the site's build leaves it out (a draft, a page of a language the site does not "
+    "build, or a plugin excludes it): it is not indexed"
+)
+
 
 def other_languages(config: Any) -> Iterator[str]:
     """The locales mkdocs-static-i18n builds after the first (none without it), setting its
@@ -80,6 +86,18 @@ def get_files(config: Any, inside: Callable[[Path], str]) -> Any:
         with contextlib.suppress(ValueError):
             files.remove(drop)
     return Files(files)
+
+
+def listed(files: Any, root: Path) -> set[str]:
+    """The vault paths of the pages a build of ``files`` publishes: MkDocs' documentation
+    pages after every plugin's ``on_files``, without a Material blog's drafts or the pages of
+    a language mkdocs-static-i18n does not build."""
+    paths: set[str] = set()
+    for file in files.documentation_pages():
+        if file.abs_src_path:
+            with contextlib.suppress(ValueError):
+                paths.add(Path(file.abs_src_path).resolve().relative_to(root).as_posix())
+    return paths
 
 
 def later_language(config: Any) -> bool:

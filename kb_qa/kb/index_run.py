@@ -11,7 +11,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from kb_qa.errors import EmbeddingError
@@ -22,7 +21,7 @@ from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import chunk_rendered
 from kb_qa.ingest.site import Site, load_site
-from kb_qa.kb import staleness
+from kb_qa.kb import published, staleness
 from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, IndexReport, Outline
 
@@ -44,13 +43,16 @@ class IndexRun:
         self,
         progress: Progress | None = None,
         rendered: Mapping[str, RenderedPage] | None = None,
+        complete: bool = False,
     ) -> IndexReport:
         """Bring the index up to date with the vault; only new or changed text is embedded.
 
         The changed pages of an MkDocs site are rendered with the site's hooks and plugins
         first (``render.py``). ``rendered`` maps vault paths to pages a real MkDocs build
         rendered (the plugin's ``index_on_build``): they are used as they are, and a page in
-        it is re-chunked when its ids or URL differ from what the index holds.
+        it is re-chunked when its ids or URL differ from what the index holds; when
+        ``complete``, it holds every page the build publishes, and a file it lacks is left out
+        (``kb.published``: a draft, a language the site does not build).
         """
         started = time.perf_counter()
         report = IndexReport()
@@ -93,8 +95,12 @@ class IndexRun:
             removed += refused
             phase = _Phases(report.phases, started)
             phase.done("reading")
-            pages = dict(rendered) if rendered is not None else self._render(site, docs, report)
-            docs = [replace(d, url=pages[d.path].url) if d.path in pages else d for d in docs]
+            if rendered is not None:
+                pages, listed = dict(rendered), (set(rendered) if complete else None)
+            else:
+                pages, listed = published.render_changed(site, docs, self.settings, report)
+            kept = published.published(docs, pages, listed, known, self.store, report)
+            docs, removed = kept.docs, removed + kept.dropped
             if pages:
                 phase.done("rendering")
             outlines: dict[str, Outline] = {}
@@ -130,27 +136,6 @@ class IndexRun:
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
         return report
-
-    def _render(
-        self, site: Site, docs: Sequence[Document], report: IndexReport
-    ) -> dict[str, RenderedPage]:
-        """The changed pages of an MkDocs site as it renders them ({} for other vaults)."""
-        config_file = render_config.config_file(site, self.settings)
-        if config_file is None or not docs:
-            return {}
-        wanted = {d.path for d in docs}
-        run = render.render_pages(
-            site.root,
-            config_file,
-            wanted.__contains__,
-            skip_plugins=self.settings.skip_plugins,
-            inside=vault.Boundary.of(self.settings).refuse,
-            extensions=site.extensions,
-            parse_timeout=self.settings.parse_timeout,
-            site_url=site.site_url,
-        )
-        report.warnings += run.warnings
-        return run.pages
 
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
         """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
@@ -226,7 +211,12 @@ class IndexRun:
             failed = self.store.failure(doc.path, doc.file_hash)
             if failed:
                 # Parsing it again would fail again (and can take long): report, move on.
-                report.skipped.append((doc.path, f"{failed} (unchanged since; not parsed again)"))
+                again = (
+                    ""
+                    if failed == published.UNPUBLISHED
+                    else " (unchanged since; not parsed again)"
+                )
+                report.skipped.append((doc.path, failed + again))
                 continue
             if row and row.hash == doc.file_hash and info.path not in stale_anchors:
                 touched.append(

@@ -97,10 +97,11 @@ class KnowledgeBase(IndexRun):
         self,
         progress: Progress | None = None,
         rendered: Mapping[str, RenderedPage] | None = None,
+        complete: bool = False,
     ) -> IndexReport:
         """Bring the index up to date (``IndexRun.index``); a process that searches gets its
         new view built here, by the writer, not by the first reader after it."""
-        report = super().index(progress, rendered)
+        report = super().index(progress, rendered, complete)
         if self._loaded.keyword is not None:
             self._view()
         return report

@@ -31,7 +31,9 @@ from kb_qa.types import Document
 # 7: text holding ==marks== is embedded without them (manifest.embed_key).
 # 8: a note's title from a Logseq namespace file name reads "a/b", not "a___b" (note_names);
 #    each language of a translated site renders at its URL (render_files.other_languages).
-CHUNKER_VERSION = "8"
+# 9: a page the site's build leaves out (a Material blog draft, a language not built) is
+#    not indexed (kb.published).
+CHUNKER_VERSION = "9"
 
 
 @dataclass
