@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from kb_qa_widget import ASSETS, FILES
+from kb_qa_widget import ASSETS, FILES, version
 from ruamel.yaml import YAML
 
 from kb_qa.cli import main
@@ -123,6 +123,7 @@ def test_init_on_a_zensical_new_project(tmp_path: Path, capsys: pytest.CaptureFi
     options = json.loads(re.search(r"var options = (\{.*\});", loader).group(1))
     assert options["title"] == "Ask us" and options["suggested"] == ["How?"]
     assert options["site_url"] == "https://www.example.com/"
+    assert f'"kb-qa.js?v={version()}"' in loader  # this widget's version, not a cached one
 
     # A changed setting replaces kb-qa's own table and nothing else.
     code, _ = init(capsys, str(root), "--endpoint", "https://api.example.com")
@@ -210,7 +211,7 @@ def test_sample_site_wired_builds_with_zensical_and_with_mkdocs(
     for page in built_pages(tmp_path / "mk"):
         text = page.read_text(encoding="utf-8")
         assert not LOADER_RE.search(text), page
-        assert len(re.findall(r'href="[^"]*kb-qa/kb-qa\.css"', text)) == 1, page
+        assert len(re.findall(r'href="[^"]*kb-qa/kb-qa\.css(\?v=\w+)?"', text)) == 1, page
         raw = re.findall(r'data-kb-qa-options="([^"]*)"', text)
         assert len(raw) == 1, page
         assert json.loads(html.unescape(raw[0]))["title"] == "Ask Lumen"
@@ -233,7 +234,8 @@ def test_init_on_a_folder_of_html_pages(tmp_path: Path, capsys: pytest.CaptureFi
         assert len(raw) == 1, page
         options = json.loads(html.unescape(raw[0]))
         assert options["endpoint"] == "https://api.example.com"
-        src = re.search(r'<script src="([^"]+kb-qa\.js)"', text).group(1)
+        src, v = re.search(r'<script src="([^"]+kb-qa\.js)\?v=(\w+)"', text).groups()
+        assert v == version()
         if page.name == "404.html":  # served at any path: from the root, as its own links
             assert src == "/kb-qa/kb-qa.js" and options["root"] == "/"
             continue

@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 import yaml
-from kb_qa_widget import ASSETS, FILES
+from kb_qa_widget import ASSETS, FILES, version
 from processes import stop, wait_for
 from widget_stack import mkdocs_build
 
@@ -104,8 +104,10 @@ def test_every_page_gets_the_widget_once(built: Path) -> None:
         if page.name == "404.html":
             base = "http://host/any/missing/page/"
         # Relative URLs from each page reach the copied assets and the site root.
-        assert urljoin(base, srcs[0]) == "http://host/kb-qa/kb-qa.js", page
-        assert urljoin(base, links[0]) == "http://host/kb-qa/kb-qa.css", page
+        # ... at this widget's version: a cached older one is not used after an upgrade
+        v = f"?v={version()}"
+        assert urljoin(base, srcs[0]) == f"http://host/kb-qa/kb-qa.js{v}", page
+        assert urljoin(base, links[0]) == f"http://host/kb-qa/kb-qa.css{v}", page
         opts = options[0]
         assert urljoin(base, opts["root"]) == "http://host/", page
         assert opts["endpoint"] == "https://api.example.com"

@@ -15,6 +15,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 from conftest import cli_env
+from kb_qa_widget import version
 from uvicorn_thread import UvicornThread
 
 from kb_qa.ingest.vault import source_text
@@ -67,9 +68,14 @@ def test_home_lists_pages_with_the_widget(server: tuple[str, KnowledgeBase, Path
     sources = httpx.get(url + "/api/sources", headers={"Accept-Encoding": "identity"})
     assert "content-encoding" not in sources.headers and sources.json()["pages"]
     assert '/view/garden.md"' in response.text and "My garden" in response.text
-    assert '<script src="/kb-qa/kb-qa.js"' in response.text
+    assert f'<script src="/kb-qa/kb-qa.js?v={version()}"' in response.text
     js = httpx.get(url + "/kb-qa/kb-qa.js")
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    # Unversioned, revalidated; at this version (as the pages ask), kept for good
+    assert js.headers["cache-control"] == "no-cache"
+    pinned = httpx.get(url + f"/kb-qa/kb-qa.css?v={version()}")
+    assert "immutable" in pinned.headers["cache-control"]
+    assert httpx.get(url + "/kb-qa/kb-qa.js?v=0ld").headers["cache-control"] == "no-cache"
     assert httpx.get(url + "/kb-qa/secret.txt").status_code == 404
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urljoin
 
 import httpx
 import pytest
+from kb_qa_widget import version
 from processes import stop, wait_for
 from test_mkdocs_plugin import assert_progress_and_ready, pages, widget_tags
 
@@ -56,7 +57,7 @@ def test_properdocs_build_puts_the_widget_on_every_page(
         assert len(links) == 1 and len(srcs) == 1, page
         if page.name != "404.html":
             base = "http://host/" + page.relative_to(site).as_posix()
-            assert urljoin(base, srcs[0]) == "http://host/kb-qa/kb-qa.js", page
+            assert urljoin(base, srcs[0]) == f"http://host/kb-qa/kb-qa.js?v={version()}", page
         assert options[0]["title"] == "Ask the Lumen docs"
     assert (site / "kb-qa" / "kb-qa.js").is_file()
 

@@ -5,7 +5,19 @@ find the files; ``ASSETS`` is the folder that holds them. The wheel ships the bu
 ``kb-qa.js`` and ``kb-qa.css`` only: the modules, tests and build tools stay in the repository.
 """
 
+import hashlib
+from functools import cache
 from pathlib import Path
 
 ASSETS = Path(__file__).resolve().parent
 FILES = ("kb-qa.js", "kb-qa.css")
+
+
+@cache
+def version() -> str:
+    """A short hash of the built files: pages load ``kb-qa.js?v=…``, so a browser or CDN that
+    cached an older widget fetches this one after an upgrade, not days later."""
+    digest = hashlib.sha256()
+    for name in FILES:
+        digest.update((ASSETS / name).read_bytes())
+    return digest.hexdigest()[:12]

@@ -30,7 +30,7 @@ _RENDERER = (
     .enable(["table", "strikethrough"])
     .use(tasklists_plugin)
 )
-WIDGET = '<script src="/kb-qa/kb-qa.js" defer data-endpoint="" data-root="/view/"></script>'
+WIDGET = '<script src="/kb-qa/kb-qa.js?v={v}" defer data-endpoint="" data-root="/view/"></script>'
 _STYLE = """
 body{font:16px/1.6 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;
 color:#1f2328;background:#fff}
@@ -55,12 +55,15 @@ CSP = (
 
 
 def _page(title: str, body: str) -> str:
+    from kb_qa_widget import version
+
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'  # no /favicon.ico request (a 404 in the console)
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
-        f'<link rel="stylesheet" href="/kb-qa/kb-qa.css">{WIDGET}</head>'
+        f'<link rel="stylesheet" href="/kb-qa/kb-qa.css?v={version()}">'
+        f"{WIDGET.format(v=version())}</head>"
         f"<body>{body}</body></html>"
     )
 

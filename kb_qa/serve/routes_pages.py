@@ -166,11 +166,15 @@ class PageRoutes:
         return refs
 
     async def asset(self, request: Request) -> Response:
-        """GET /kb-qa/kb-qa.js and kb-qa.css: the widget."""
-        from kb_qa_widget import ASSETS, FILES
+        """GET /kb-qa/kb-qa.js and kb-qa.css: the widget. Asked for by this version
+        (``?v=``, as the tags kb-qa writes do), it may be cached for good; else revalidated."""
+        from kb_qa_widget import ASSETS, FILES, version
 
         name = request.path_params["name"]
         if name not in FILES:
             raise reject(404, "No such file.")
         media = "text/javascript" if name.endswith(".js") else "text/css"
-        return Response((ASSETS / name).read_bytes(), media_type=media)
+        pinned = request.query_params.get("v") == version()
+        cache = "public, max-age=31536000, immutable" if pinned else "no-cache"
+        headers = {"Cache-Control": cache, "ETag": f'"{version()}"'}
+        return Response((ASSETS / name).read_bytes(), media_type=media, headers=headers)

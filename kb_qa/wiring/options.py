@@ -107,7 +107,10 @@ def loader_script(options: WidgetOptions, site_url: str) -> str:
         "suggested": list(options.suggested_questions),
         "site_url": site_url,
     }
-    return _LOADER_JS.replace("OPTIONS", json.dumps(data, ensure_ascii=False))
+    from kb_qa_widget import version
+
+    loaded = _LOADER_JS.replace("VERSION", version())
+    return loaded.replace("OPTIONS", json.dumps(data, ensure_ascii=False))
 
 
 _LOADER_JS = """\
@@ -123,7 +126,7 @@ _LOADER_JS = """\
   // (Previewed on this machine without an endpoint, kb-qa.js calls preview_endpoint.)
   options.root = new URL("..", src).href;
   var script = document.createElement("script");
-  script.src = src.replace(/kb-qa-options\\.js(\\?.*)?$/, "kb-qa.js");
+  script.src = src.replace(/kb-qa-options\\.js(\\?.*)?$/, "kb-qa.js?v=VERSION");
   script.setAttribute("data-kb-qa-options", JSON.stringify(options));
   document.head.appendChild(script);
 })();

@@ -39,11 +39,15 @@ def page_tags(page: str, options: WidgetOptions, base: str = "") -> str:
 
 
 def widget_tags(css: str, js: str, options: dict[str, Any]) -> str:
-    """The stylesheet and script tags that put the widget on a page, its options as JSON."""
+    """The stylesheet and script tags that put the widget on a page, its options as JSON;
+    the files' URLs carry their version (``kb_qa_widget.version``)."""
+    from kb_qa_widget import version
+
     data = html.escape(json.dumps(options, ensure_ascii=False), quote=True)
+    v = f"?v={version()}"
     return (
-        f'<link rel="stylesheet" href="{html.escape(css)}" data-kb-qa>\n'
-        f'<script src="{html.escape(js)}" defer data-kb-qa-options="{data}"></script>\n'
+        f'<link rel="stylesheet" href="{html.escape(css + v)}" data-kb-qa>\n'
+        f'<script src="{html.escape(js + v)}" defer data-kb-qa-options="{data}"></script>\n'
     )
 
 
