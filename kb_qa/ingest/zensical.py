@@ -89,6 +89,14 @@ def read_project(path: Path) -> dict[str, Any]:
 def directory_urls(config: dict[str, Any]) -> bool:
     """``use_directory_urls`` as Zensical builds with it: its offline plugin (``[project.plugins.
     offline]``, on unless ``enabled = false``) turns it off, so that pages open from disk."""
+    offline = plugin_options(config, "offline") is not None
+    return bool(config.get("use_directory_urls", True)) and not offline
+
+
+def plugin_options(config: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The options of plugin ``name`` (or ``material/name``) when the config turns it on:
+    ``[project.plugins.name]`` (a table), ``plugins = ["name"]`` or ``[{name = {...}}]``;
+    None when it is absent, ``false`` or ``enabled = false``."""
     plugins = config.get("plugins")
     items: list[tuple[Any, Any]] = []
     if isinstance(plugins, dict):
@@ -99,11 +107,15 @@ def directory_urls(config: dict[str, Any]) -> bool:
                 items.append((item, {}))
             elif isinstance(item, dict) and len(item) == 1:
                 items.append(next(iter(item.items())))
-    offline = False
-    for name, options in items:
-        if str(name).removeprefix("material/") == "offline":
-            offline = not isinstance(options, dict) or options.get("enabled", True) is not False
-    return bool(config.get("use_directory_urls", True)) and not offline
+    found: dict[str, Any] | None = None
+    for key, value in items:
+        if str(key).removeprefix("material/") != name:
+            continue
+        if value is False or (isinstance(value, dict) and value.get("enabled", True) is False):
+            found = None
+        else:
+            found = dict(value) if isinstance(value, dict) else {}
+    return found
 
 
 def extension_entries(config: dict[str, Any]) -> list[Any]:

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from kb_qa.ingest import zensical
+
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _ATTRS = re.compile(r"\s*\{[^}]*\}\s*$")
 _DATE_TOKENS = {"yyyy": "%Y", "MM": "%m", "dd": "%d"}
@@ -78,21 +80,8 @@ class Blog:
 
 def blog_of(config: dict[str, Any]) -> Blog | None:
     """The blog plugin's settings in a Zensical config (None when it is not on)."""
-    plugins = config.get("plugins")
-    options: Any = None
-    if isinstance(plugins, dict):
-        options = plugins.get("blog", plugins.get("material/blog", None))
-        if options is None and ({"blog", "material/blog"} & set(plugins)):
-            options = {}
-    elif isinstance(plugins, list):
-        for item in plugins:
-            if item in ("blog", "material/blog"):
-                options = {}
-            elif isinstance(item, dict) and len(item) == 1:
-                name, value = next(iter(item.items()))
-                if name in ("blog", "material/blog"):
-                    options = value if isinstance(value, dict) else {}
-    if not isinstance(options, dict) or options.get("enabled", True) is False:
+    options = zensical.plugin_options(config, "blog")
+    if options is None:
         return None
     blog_dir = str(options.get("blog_dir", "blog")).strip("/") or "."
     post_dir = str(options.get("post_dir", "{blog}/posts")).format(blog=blog_dir)
