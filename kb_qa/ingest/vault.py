@@ -1,8 +1,7 @@
 """Finding and reading the Markdown files of a vault, reporting every file it cannot use.
 
 Bad input never stops a run: unreadable, binary, oversized and badly encoded files are
-skipped or repaired, and each is reported with its path and the reason.
-"""
+skipped or repaired, and each is reported with its path and the reason."""
 
 from __future__ import annotations
 
@@ -28,6 +27,7 @@ MISSING = "file disappeared before it could be read"
 UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
 _FRONT_MATTER = re.compile(
     r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
 )
@@ -230,7 +230,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
-            if not name.lower().endswith(MARKDOWN_SUFFIXES):
+            if not name.lower().endswith(MARKDOWN_SUFFIXES) or name.startswith(NOT_NOTES):
                 continue
             path = here / name
             if SURROGATE.search(name):

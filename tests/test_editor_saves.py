@@ -1,0 +1,40 @@
+"""What editors leave beside a note while it is open or being saved, and what the watcher
+says (and indexes) meanwhile: Emacs' lock links, macOS' AppleDouble files, saves faster than
+the file system's clock."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+from watching import settle
+
+from kb_qa.ingest.watch import Watcher
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+
+def test_an_emacs_lock_or_an_appledouble_file_is_not_reported_as_a_skipped_note(
+    watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Emacs links ``.#note.md`` to user@host.pid while a note is being edited, macOS writes
+    ``._note.md`` beside it on a USB stick or a network share: neither is a note, and each
+    was logged as "skipped .#alpha.md: hidden file" whenever a save found it there."""
+    folder, kb, watcher = watched
+    with caplog.at_level(logging.WARNING, logger="kb_qa.ingest.watch"):
+        os.symlink("audit@host.1234:1700000000", folder / ".#alpha.md")
+        (folder / "notes" / "._beta.md").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+        since = time.time()
+        (folder / "alpha.md").write_text("# Alpha\n\nThe boiler runs at 5 bar.\n", "utf-8")
+        settle(watcher, since)
+        (folder / ".draft.md").write_text("# Draft\n\nNot ready.\n", "utf-8")
+        since = time.time()
+        (folder / "alpha.md").write_text("# Alpha\n\nThe boiler runs at 6 bar.\n", "utf-8")
+        settle(watcher, since)
+    assert "6 bar" in "\n".join(c.text for c in kb.store.chunks())
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if ".#alpha.md" in m or "._beta.md" in m], said
+    # A note the user hid is still said once: they may wonder why it is not found.
+    assert len([m for m in said if ".draft.md" in m]) == 1, said
