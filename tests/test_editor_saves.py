@@ -7,10 +7,11 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from watching import settle
+from watching import PAGES, settle
 
 from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -38,3 +39,24 @@ def test_an_emacs_lock_or_an_appledouble_file_is_not_reported_as_a_skipped_note(
     assert not [m for m in said if ".#alpha.md" in m or "._beta.md" in m], said
     # A note the user hid is still said once: they may wonder why it is not found.
     assert len([m for m in said if ".draft.md" in m]) == 1, said
+
+
+def test_a_save_of_the_same_size_in_the_same_tick_of_the_clock_is_indexed(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A file system's clock ticks coarsely (FAT on a USB stick every 2 s, ext3 and HFS+
+    every second, Linux before 6.13 every few ms): a save in the same tick as the last index
+    run's read keeps the mtime, and one that turns "3 bar" into "7 bar" keeps the size too.
+    The index, seeing size and mtime unchanged, kept answering "3 bar" for good."""
+    folder = make_vault(dict(PAGES))
+    base = kb(folder)
+    base.index()
+    alpha = folder / "alpha.md"
+    read = alpha.stat()
+    alpha.write_text(PAGES["alpha.md"].replace("3 bar", "7 bar"), "utf-8")
+    os.utime(alpha, ns=(read.st_atime_ns, read.st_mtime_ns))  # the same tick of the clock
+    assert alpha.stat().st_size == read.st_size
+    base.index()
+    said = "\n".join(c.text for c in base.store.chunks())
+    assert "7 bar" in said and "3 bar" not in said
+    assert base.index().changed_files == 0  # once the tick is past, nothing is read again

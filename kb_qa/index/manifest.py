@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -49,6 +50,18 @@ class FileRow:
     hash: str
     title: str
     url: str
+
+
+# A file system's clock ticks coarsely (FAT every 2 s, ext3 and HFS+ every second, Linux
+# before 6.13 every few ms): a save in the tick the file was read in keeps its mtime.
+RACY_NS = 3_000_000_000
+UNSETTLED = -1  # an mtime no file has: the next run reads the file and compares its hash
+
+
+def settled_mtime(mtime_ns: int) -> int:
+    """The mtime to remember of a file read just now: ``UNSETTLED`` while a save of the same
+    size could still get the same mtime (as git treats a "racily clean" file)."""
+    return UNSETTLED if mtime_ns >= time.time_ns() - RACY_NS else mtime_ns
 
 
 # Bump when kb_qa.text.normalize changes what the embedder sees for the same text.

@@ -33,6 +33,7 @@ from kb_qa.index.manifest import (
     embed_key,
     headings_to_json,
     in_file_order,
+    settled_mtime,
 )
 from kb_qa.index.workspace import MANIFEST, chunk_record, collection_name, workspace_name
 from kb_qa.ingest.site import site_name
@@ -207,7 +208,10 @@ class Store(Manifest, WorkspaceClaim):
             )
             self.db.executemany(
                 "INSERT INTO files(path, size, mtime_ns, hash, title, url) VALUES (?,?,?,?,?,?)",
-                [(f.path, f.size, f.mtime_ns, f.hash, f.title, f.url) for f in files],
+                [
+                    (f.path, f.size, settled_mtime(f.mtime_ns), f.hash, f.title, f.url)
+                    for f in files
+                ],
             )
             self.db.executemany(
                 "INSERT OR REPLACE INTO chunks(id, path, ord, embed_key, data) VALUES (?,?,?,?,?)",
@@ -220,7 +224,7 @@ class Store(Manifest, WorkspaceClaim):
         with self._writing():
             self.db.executemany(
                 "UPDATE files SET mtime_ns=?, size=? WHERE path=?",
-                [(r.mtime_ns, r.size, r.path) for r in rows],
+                [(settled_mtime(r.mtime_ns), r.size, r.path) for r in rows],
             )
 
     def reconcile(self) -> set[str]:
