@@ -105,6 +105,7 @@ class IndexReport:
     reused: int = 0
     deleted: int = 0
     changed_files: int = 0
+    removed_files: int = 0  # indexed before, gone now (deleted, renamed, moved, refused)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was

@@ -60,3 +60,21 @@ def test_a_save_of_the_same_size_in_the_same_tick_of_the_clock_is_indexed(
     said = "\n".join(c.text for c in base.store.chunks())
     assert "7 bar" in said and "3 bar" not in said
     assert base.index().changed_files == 0  # once the tick is past, nothing is read again
+
+
+def test_the_log_says_how_many_notes_went_not_only_how_many_sections(
+    watched: tuple[Path, KnowledgeBase, Watcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Deleting a folder of notes was logged as "re-indexed 0 changed file(s): 0 embedded,
+    0 reused, 1 deleted": 1 of what, and were notes deleted by kb-qa?"""
+    folder, _kb, watcher = watched
+    with caplog.at_level(logging.INFO, logger="kb_qa.ingest.watch"):
+        since = time.time()
+        (folder / "notes" / "beta.md").unlink()
+        settle(watcher, since)
+        since = time.time()
+        (folder / "alpha.md").rename(folder / "boilers.md")
+        settle(watcher, since)
+    said = [r.getMessage() for r in caplog.records if "re-indexed" in r.getMessage()]
+    assert said[0].startswith("re-indexed 0 changed file(s), 1 removed: 0 section(s) "), said
+    assert said[1].startswith("re-indexed 1 changed file(s), 1 removed: 0 section(s) embedded")

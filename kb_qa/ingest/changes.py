@@ -11,6 +11,7 @@ from typing import Any
 
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
+from kb_qa.types import IndexReport
 
 IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
 
@@ -82,4 +83,18 @@ def limit_message(folder: str, instances: bool) -> str:
         f"cannot watch {folder}: the system's limit of watched folders is reached, so "
         "edits there are not followed. Raise it (sysctl fs.inotify.max_user_watches="
         "524288) and restart, or keep big folders such as node_modules out of the vault"
+    )
+
+
+def reindexed(report: IndexReport) -> str:
+    """The watcher's line for an index run that changed something ("" for one that did
+    not): notes changed and removed, then what happened to their sections."""
+    r = report
+    if not (r.changed_files or r.removed_files or r.deleted or r.rebuilt or r.repaired):
+        return ""
+    removed = f", {r.removed_files} removed" if r.removed_files else ""
+    return (
+        f"re-indexed {r.changed_files} changed file(s){removed}: {r.embedded} section(s) "
+        f"embedded, {r.reused} reused, {r.deleted} deleted ({r.seconds * 1000:.0f} ms)"
+        + (f". Rebuilt: {r.rebuilt}" if r.rebuilt else "")  # said here alone
     )

@@ -297,16 +297,8 @@ class Watcher:
             self._indexing = False
             self._indexed = started
             self._error = ""
-        if report.changed_files or report.deleted or report.rebuilt or report.repaired:
-            log.info(
-                "re-indexed %d changed file(s): %d embedded, %d reused, %d deleted (%.0f ms)%s",
-                report.changed_files,
-                report.embedded,
-                report.reused,
-                report.deleted,
-                report.seconds * 1000,
-                f". Rebuilt: {report.rebuilt}" if report.rebuilt else "",  # said here alone
-            )
+        if said_done := changes.reindexed(report):
+            log.info("%s", said_done)
         # Bad UTF-8, front matter that is not YAML, a site config's extension that cannot
         # load: said once while it lasts, not again on every save.
         said = {("", *w) for w in report.warnings} | {("skipped ", *w) for w in report.skipped}

@@ -124,7 +124,7 @@ class IndexRun:
             phase.done("writing")
             if touched:
                 self.store.touch(touched)
-            report.changed_files = len(docs)
+            report.changed_files, report.removed_files = len(docs), len(removed)
             report.files = len(self.store.files())
             report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             link_style = "site" if site.is_mkdocs else "file"
