@@ -320,3 +320,36 @@ def test_logseq_page_properties_name_the_page_as_front_matter_does(
     base.index()
     first = base.store.chunks("pages/Kubernetes.md")[0]
     assert "Also called: k8s, kube" in first.index_text and "Tags: infra" in first.index_text
+
+
+def test_obsidian_templates_are_not_notes(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], tmp_path: Path
+) -> None:
+    """The folders Obsidian's Templates and Templater plugins take templates from, and the
+    daily notes' template, were indexed: "# {{date}}" was offered as the nearest section."""
+    vault = make_vault(
+        {
+            ".obsidian/templates.json": '{"folder": "Meta/Templates", "dateFormat": "YYYY"}',
+            ".obsidian/plugins/templater-obsidian/data.json": '{"templates_folder": "_tpl"}',
+            ".obsidian/daily-notes.json": '{"folder": "Daily", "template": "Daily template"}',
+            "Meta/Templates/Meeting.md": "# {{date}} meeting\n\n## Attendees\n\n- {{title}}\n",
+            "_tpl/Book.md": "# <% tp.file.title %>\n\n## Rating\n\n<% tp.system.prompt() %>\n",
+            "Daily template.md": "# {{date}}\n\n## Tasks\n",
+            "Meta/Templates.md": "# Templates\n\nHow I use templates: sparingly.\n",
+            "Daily/2025-03-01.md": "# 2025-03-01\n\n## Tasks\n\n- Call the plumber.\n",
+        }
+    )
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"templates_folder": "Daily"}', encoding="utf-8")
+    base = kb(vault)
+    report = base.index()
+    assert {c.path for c in base.store.chunks()} == {"Meta/Templates.md", "Daily/2025-03-01.md"}
+    assert not report.skipped
+    # Settings that lead out of the vault are not read
+    (vault / ".obsidian/plugins/templater-obsidian/data.json").unlink()
+    (vault / ".obsidian/plugins/templater-obsidian/data.json").symlink_to(outside)
+    (vault / ".obsidian/templates.json").unlink()
+    report = base.index()
+    paths = {c.path for c in base.store.chunks()}
+    assert "Daily/2025-03-01.md" in paths and "_tpl/Book.md" in paths
+    assert "Meta/Templates/Meeting.md" in paths and "Daily template.md" not in paths

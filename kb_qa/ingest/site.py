@@ -24,7 +24,7 @@ from urllib.parse import quote
 import markdown
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest import safe_config, snippet_guard, zensical, zensical_blog
+from kb_qa.ingest import note_templates, safe_config, snippet_guard, zensical, zensical_blog
 from kb_qa.ingest.mkdocs_yaml import read_config
 from kb_qa.settings import GENERATORS
 
@@ -65,10 +65,12 @@ class Site:
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
-        """gitignore-style patterns of files MkDocs would not render."""
+        """gitignore-style patterns of files MkDocs would not render (of a notes vault: its
+        Obsidian templates, ``note_templates``)."""
         import pathspec  # here, not at the top: a search never walks the vault
 
-        patterns = list(DEFAULT_EXCLUDES) + list(self.exclude_patterns) if self.is_mkdocs else []
+        defaults = list(DEFAULT_EXCLUDES) if self.is_mkdocs else []
+        patterns = defaults + list(self.exclude_patterns)
         return pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def page_url(self, doc_path: str, text: str, title: str, body_start: int) -> str | None:
@@ -140,7 +142,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     """
     config_file = find_config(root, generator)
     if config_file is None:
-        site = Site(root=root, docs_dir=root)
+        site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         return site
     is_toml = config_file.name == zensical.CONFIG_FILE

@@ -151,7 +151,7 @@ _PARTS = {
     "docs_dir": "the docs folder is now {new} (it was {old})",
     "use_directory_urls": "the site config's use_directory_urls changed",
     "is_mkdocs": "the vault is now read {how}",
-    "exclude": "the site config's excluded files changed",
+    "exclude": "the files left out changed (exclude_docs, or the folder of Obsidian's templates)",
     "extensions": "the site config's Markdown extensions changed",
     "configs": "the site config's Markdown extension settings changed",
     "generator": "the site generator changed",
