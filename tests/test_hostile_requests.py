@@ -118,6 +118,37 @@ def test_a_configured_proxy_is_believed(kb: KnowledgeBase) -> None:
         assert _rotating_forwarded_for(server.url) == [200] * 6
 
 
+def _rotating_ipv6(url: str, network: str = "2001:db8:1:2") -> list[int]:
+    """Status codes of six searches, each from another address of one IPv6 network (/64)."""
+    return [
+        httpx.get(
+            url + "/api/search",
+            params={"q": "retry"},
+            headers={"X-Forwarded-For": f"{network}::{n + 1:x}"},
+        ).status_code
+        for n in range(6)
+    ]
+
+
+def test_the_addresses_of_one_ipv6_network_share_one_limit(kb: KnowledgeBase) -> None:
+    # An IPv6 client holds a whole /64 (2^64 addresses): one bucket per address let it
+    # pick a fresh one for every request and never be limited.
+    with _limited_app(kb, forwarded_allow_ips="127.0.0.1") as server:
+        assert 429 in _rotating_ipv6(server.url)
+        # Another network, another reader: its own bucket.
+        assert _rotating_ipv6(server.url, "2001:db8:9:9")[:3] == [200] * 3
+        # The same address written as an IPv4-mapped IPv6 one is the same client.
+        codes = [
+            httpx.get(
+                server.url + "/api/search",
+                params={"q": "retry"},
+                headers={"X-Forwarded-For": address},
+            ).status_code
+            for address in ["198.51.100.7", "::ffff:198.51.100.7"] * 2
+        ]
+        assert 429 in codes
+
+
 @pytest.fixture
 def kb_factory(tmp_path: Path) -> Iterator[Callable[..., KnowledgeBase]]:
     opened: list[KnowledgeBase] = []

@@ -25,6 +25,7 @@ from uvicorn_thread import UvicornThread
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import admin
 from kb_qa.serve.app import create_app
+from kb_qa.serve.serving import uvicorn_options
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -268,6 +269,21 @@ def test_sign_in_attempts_are_rate_limited(served: Served) -> None:
         limited = httpx.post(server.url + "/insights/sign-in", data={"token": ADMIN}, headers=own)
         assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
         assert "Too many sign-in attempts" in limited.text
+
+
+def test_guesses_from_one_ipv6_network_are_limited_together(served: Served) -> None:
+    # Behind a proxy, a client on IPv6 can send each guess from another address of its /64.
+    settings = served.kb.settings.replace(admin_token=ADMIN, forwarded_allow_ips=("127.0.0.1",))
+    with UvicornThread(create_app(served.kb, settings), **uvicorn_options(settings)) as server:
+        statuses = [
+            httpx.post(
+                server.url + "/insights/sign-in",
+                data={"token": f"guess-{n}"},
+                headers={"Origin": server.url, "X-Forwarded-For": f"2001:db8:5:6::{n + 1:x}"},
+            ).status_code
+            for n in range(admin.SIGN_IN_BURST + 1)
+        ]
+    assert statuses == [401] * admin.SIGN_IN_BURST + [429]
 
 
 def test_wrong_tokens_in_the_header_are_limited_and_logged_like_sign_ins(

@@ -26,6 +26,22 @@ MAX_CLIENTS = 10_000  # buckets kept before full (idle) ones are forgotten
 UNLIMITED_PATHS = frozenset({"/api/health", "/api/ready"})
 
 
+def client_key(address: str) -> str:
+    """Whose bucket a client address spends from: an IPv4 address its own, an IPv6 address
+    its /64 network (one client holds all of it, 2^64 addresses to pick a new one from for
+    every request), an IPv4-mapped IPv6 address (``::ffff:198.51.100.7``) its IPv4 address.
+    Anything else (a Unix socket's name, "unknown") as given."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])  # fe80::1%eth0: no zone
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 class RateLimiter:
     """A token bucket per client: ``per_minute`` sustained, bursts of up to ``burst``."""
 
@@ -37,7 +53,9 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def take(self, client: str) -> float:
-        """Spend one token; 0.0 if allowed, else the seconds until a token is available."""
+        """Spend one token of ``client``'s bucket (its IPv6 network: :func:`client_key`);
+        0.0 if allowed, else the seconds until a token is available."""
+        client = client_key(client)
         now = self.clock()
         with self._lock:
             tokens, updated = self._buckets.get(client, (float(self.burst), now))
