@@ -146,3 +146,35 @@ test("a footnote's text is text the page shows; a link definition is not", () =>
   assert.ok(plain.includes("Last drill: 14 January, all green."), plain);
   assert.ok(!plain.includes("example.com"), plain);
 });
+
+// A cited section is as long as the page made it (a paragraph of 60,000 "[" is one 60 KB
+// section), and the widget reads it for the link's fingerprint as soon as the answer shows:
+// patterns that scanned from every "[", "<", "{" or blank to the line's end froze the
+// reader's tab (60 KB of "[": 13 s). Each reaches a bounded distance now.
+for (const opener of ["[", "[[", "![", "[^", " ", "\t", "<a ", "{#", "[a](", "|---|", "a #"]) {
+  test(`a 60 KB run of ${JSON.stringify(opener)} is read in linear time`, () => {
+    const text = "Widgets " + opener.repeat(Math.ceil(60000 / opener.length)) + " end";
+    const started = performance.now();
+    const fp = kbqa.fingerprint(text);
+    kbqa.stripMarkdown(text);
+    const took = performance.now() - started;
+    assert.ok(took < 1000, `${Math.round(took)} ms`);
+    assert.ok(fp.startsWith("widgets"), fp.slice(0, 40));
+  });
+}
+
+test("links, images, footnotes, tags, attribute lists and heading marks read as before", () => {
+  const cases = [
+    ["See [the retry guide](retries.md#backoff) first.", "See the retry guide first."],
+    ["Read [Lisp](https://en.wikipedia.org/wiki/Lisp_(language) \"Lisp\").", "Read Lisp."],
+    ["Logo ![Lumen](logo.png) here.", "Logo here."],
+    ["A [ref][r] and a note[^1].", "A ref and a note."],
+    ["Press <kbd>Ctrl</kbd> <b class=\"x\">K</b>.", "Press Ctrl K ."],
+    ["## Retries {#retries .big} ##", "Retries"],
+    ["Defaults {: .note } apply.", "Defaults apply."],
+    ["<https://example.com/x>", "https://example.com/x"],
+    ["| a | b |\n|---|:--:|\n| 1 | 2 |", "a b\n1 2"],
+    ["|  ---  |  ---  |   ", ""],
+  ];
+  for (const [md, shown] of cases) assert.equal(kbqa.stripMarkdown(md), shown, md);
+});
