@@ -288,9 +288,10 @@
     let head;
     let tail = null;
     if (typeof spec === "string") {
+      let most = FP_WORDS * 2 + 4;
       let cut = spec.indexOf("..");
-      head = words(cut === -1 ? spec : spec.slice(0, cut));
-      if (cut !== -1) tail = words(spec.slice(cut + 2));
+      head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
+      if (cut !== -1) tail = words(spec.slice(cut + 2).slice(-most * 64)).slice(-most);
     } else {
       head = words(stripMarkdown(spec && spec.passage));
     }

@@ -247,9 +247,12 @@ export function findPassage(text, spec) {
   let head;
   let tail = null;
   if (typeof spec === "string") {
+    // From a link anyone can write: no more words than a fingerprint holds, or the
+    // alignment (words of spec times words of the section) holds the page for seconds.
+    let most = FP_WORDS * 2 + 4;
     let cut = spec.indexOf("..");
-    head = words(cut === -1 ? spec : spec.slice(0, cut));
-    if (cut !== -1) tail = words(spec.slice(cut + 2));
+    head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
+    if (cut !== -1) tail = words(spec.slice(cut + 2).slice(-most * 64)).slice(-most);
   } else {
     head = words(stripMarkdown(spec && spec.passage));
   }

@@ -178,3 +178,20 @@ test("links, images, footnotes, tags, attribute lists and heading marks read as 
   ];
   for (const [md, shown] of cases) assert.equal(kbqa.stripMarkdown(md), shown, md);
 });
+
+test("a link's fingerprint is read for at most the words a fingerprint holds", () => {
+  // ?kbqa-hl= comes from whatever link a reader followed: 50,000 words in it made the
+  // alignment over a long section take 6 s. A fingerprint holds 28 words at most.
+  const page = Array.from({ length: 5000 }, (_, i) => "word" + (i % 97)).join(" ");
+  const huge = Array.from({ length: 50000 }, (_, i) => "word" + (i % 89)).join(" ");
+  const started = performance.now();
+  kbqa.findPassage(page, huge);
+  kbqa.findPassage(page, huge + ".." + huge);
+  const took = performance.now() - started;
+  assert.ok(took < 1000, `${Math.round(took)} ms`);
+  // A real fingerprint still finds its passage.
+  const text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi";
+  const fp = kbqa.fingerprint(text);
+  const found = kbqa.findPassage("Intro words. " + text + " More words.", fp);
+  assert.deepEqual(found, { start: 13, end: 13 + text.length });
+});
