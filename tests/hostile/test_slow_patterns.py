@@ -10,8 +10,10 @@ Now a number is read once from the start of its run of digits and separators.
 
 from __future__ import annotations
 
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -79,3 +81,24 @@ def test_a_page_of_digits_does_not_hold_a_question_for_an_amount(kb: KnowledgeBa
     assert response.status_code == 200, response.text
     assert response.json()["citations"][0]["path"] == "widgets.md"
     assert took < 5.0, f"the answer took {took:.1f} s"
+
+
+def test_a_line_of_blanks_does_not_hold_kb_qa_search(
+    make_vault: Callable[..., Path], run_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    # kb-qa search prints each hit's opening words; its table-rule pattern paired two runs
+    # of blanks, so one line of 30,000 blanks in a section took 19 s to print.
+    blanks = " " * 30_000 + "x"
+    vault = make_vault(
+        {
+            "crates.md": f"# Widgets\n\n## Crates\n\nwidgets crates\n{blanks}\n",
+            "rules.md": f"# Rules\n\n## Widget rules\n\nwidgets rules\n|---{blanks}\n",
+        }
+    )
+    assert run_cli("index", str(vault)).returncode == 0
+    started = time.perf_counter()
+    searched = run_cli("search", "widgets", "--vault", str(vault))
+    took = time.perf_counter() - started
+    assert searched.returncode == 0, searched.stderr
+    assert "crates.md" in searched.stdout and "rules.md" in searched.stdout
+    assert took < 10.0, f"kb-qa search took {took:.1f} s"
