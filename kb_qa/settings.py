@@ -123,9 +123,11 @@ class Settings:
     max_history_chars: int = 20_000
     max_body_bytes: int = 65_536
     # Record every question the API answers (kb_qa.owners.questionlog), for `kb-qa insights`; rows
-    # older than question_log_days are deleted (0 keeps them). No address or agent is kept.
+    # older than question_log_days are deleted, and all but the newest question_log_max (0
+    # keeps them). No address or agent is kept.
     question_log: bool = True
     question_log_days: int = 90
+    question_log_max: int = 100_000
     # Readers' ratings (POST /api/feedback) older than feedback_days are deleted, and all but
     # the newest feedback_max (0 keeps them)
     feedback_days: int = 365

@@ -491,6 +491,28 @@ def test_retention_deletes_old_rows(tmp_path: Path) -> None:
     log.close()
 
 
+def test_a_flood_of_questions_keeps_only_the_newest(tmp_path: Path, run_cli: Any) -> None:
+    """The log was pruned by age alone: anyone could fill the disk with questions for 90
+    days before the first of them went. ``question_log_max`` keeps the newest."""
+    now = time.time()
+    log = QuestionLog(tmp_path / "index", days=30, keep=3)
+    for i in range(6):
+        log.record(Entry(new_ref(), now - 60 + i, f"question {i}", 1, "llm"))
+    log.flush()
+    log.prune(now)  # the writer applies it too, after its first write and every hour
+    assert [e.question for e in log.entries()] == ["question 3", "question 4", "question 5"]
+    log.close()
+    # With logging off, a report applies the same (creating nothing)
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    env = {"KBQA_QUESTION_LOG": "false", "KBQA_QUESTION_LOG_MAX": "1"}
+    index = str(tmp_path / "index")
+    result = run_cli("insights", str(vault), "--index-dir", index, "--csv", env=env)
+    assert result.returncode == 0, result.stderr
+    kept = QuestionLog(tmp_path / "index", days=30)
+    assert [e.question for e in kept.entries()] == ["question 5"]
+    kept.close()
+
+
 def test_the_writer_embeds_not_covered_questions_as_they_come(tmp_path: Path) -> None:
     model = HashEmbedder()
     embedded: list[list[str]] = []

@@ -115,7 +115,8 @@ def cmd_insights(args: argparse.Namespace) -> int:
     _index_folder(settings)
     log = QuestionLog(settings.index_path, settings.question_log_days)
     try:  # a server that has not run for a while has not applied the retention
-        prune_logged(settings.index_path, settings.question_log_days, now)  # creating nothing
+        keep = settings.question_log_max
+        prune_logged(settings.index_path, settings.question_log_days, now, keep=keep)
     except (OSError, sqlite3.Error) as exc:
         logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
     if args.csv:

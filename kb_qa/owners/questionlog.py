@@ -103,11 +103,17 @@ def connect(folder: Path) -> sqlite3.Connection:
     return conn
 
 
-def _delete_older(conn: sqlite3.Connection, cutoff: float) -> sqlite3.Cursor:
-    """Delete the questions logged before ``cutoff``, and every stored vector no question
-    or rating names any more (a rating that expired may have kept one)."""
+def _delete_older(conn: sqlite3.Connection, cutoff: float, keep: int = 0) -> sqlite3.Cursor:
+    """Delete the questions logged before ``cutoff`` and, with ``keep``, all but the newest
+    ``keep`` (a flood of questions must not fill the disk before they age out), and every
+    stored vector no question or rating names any more (a rating that expired may have
+    kept one)."""
     with conn:
-        cursor = conn.execute("DELETE FROM questions WHERE at < ?", (cutoff,))
+        cursor = conn.execute(
+            "DELETE FROM questions WHERE at < ? OR (? > 0 AND rowid NOT IN "
+            "(SELECT rowid FROM questions ORDER BY at DESC, rowid DESC LIMIT ?))",
+            (cutoff, keep, keep),
+        )
         has_feedback = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'"
         ).fetchone()
@@ -122,18 +128,20 @@ def _delete_older(conn: sqlite3.Connection, cutoff: float) -> sqlite3.Cursor:
     return cursor
 
 
-def prune_logged(folder: Path, days: int, now: float | None = None) -> int:
-    """With question logging off: what was logged before still ages out after ``days``;
-    nothing is created (no database, no table) where nothing was logged."""
+def prune_logged(folder: Path, days: int, now: float | None = None, *, keep: int = 0) -> int:
+    """With question logging off: what was logged before still ages out after ``days``
+    (and all but the newest ``keep`` go); nothing is created (no database, no table) where
+    nothing was logged."""
     path = folder / DB_NAME
-    if not days or not path.is_file():
+    if not (days or keep) or not path.is_file():
         return 0
     with contextlib.closing(sqlite3.connect(path, timeout=10)) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"questions", "question_vectors"} <= tables:
             return 0
         now = time.time() if now is None else now
-        return _delete_older(conn, now - days * 86400).rowcount
+        cutoff = now - days * 86400 if days else float("-inf")
+        return _delete_older(conn, cutoff, keep).rowcount
 
 
 def _row(e: Entry) -> tuple[object, ...]:
@@ -175,9 +183,12 @@ def _entry(r: tuple, known: dict[tuple[str, str], Cited]) -> Entry:  # type: ign
 class QuestionLog:
     """The log of one index folder: writes in a background thread, reads on demand."""
 
-    def __init__(self, folder: Path, days: int = 90, embed: Embed | None = None) -> None:
+    def __init__(
+        self, folder: Path, days: int = 90, embed: Embed | None = None, *, keep: int = 0
+    ) -> None:
         self.folder = folder
         self.days = days  # 0 keeps rows forever
+        self.keep = keep  # all but the newest ``keep`` rows go (0: as many as days allow)
         # With ``embed`` (a server's loaded model), the writer embeds not-covered questions
         # as they come, so a report finds their vectors kept and need not embed them.
         self.embed = embed
@@ -285,21 +296,25 @@ class QuestionLog:
             )
 
     def prune(self, now: float | None = None) -> int:
-        """Delete rows older than ``days`` (none when days is 0); returns how many went."""
+        """Delete rows older than ``days`` (none when days is 0) and all but the newest
+        ``keep``; returns how many went."""
         with contextlib.closing(connect(self.folder)) as conn:
             return self._prune(conn, now)
 
     def _prune(self, conn: sqlite3.Connection, now: float | None = None) -> int:
         now = time.time() if now is None else now
         self._pruned = now
-        if not self.days:
+        if not (self.days or self.keep):
             return 0
-        cursor = _delete_older(conn, now - self.days * 86400)
+        cutoff = now - self.days * 86400 if self.days else float("-inf")
+        cursor = _delete_older(conn, cutoff, self.keep)
         if cursor.rowcount:
             log.info(
-                "question log: deleted %d question(s) older than %d days",
+                "question log: deleted %d question(s) older than %d days or beyond the "
+                "newest %d (question_log_days, question_log_max)",
                 cursor.rowcount,
                 self.days,
+                self.keep,
             )
         return cursor.rowcount
 

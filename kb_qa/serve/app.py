@@ -22,6 +22,7 @@ as JSON strings; the /view pages escape raw HTML and forbid any script but the w
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import threading
@@ -77,7 +78,10 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         )
         self.question_log = (
             questionlog.QuestionLog(
-                settings.index_path, settings.question_log_days, self._embed_questions
+                settings.index_path,
+                settings.question_log_days,
+                self._embed_questions,
+                keep=settings.question_log_max,
             )
             if settings.question_log
             else None
@@ -139,9 +143,12 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         else:  # not logging now: what was logged before still ages out
             try:
                 await anyio.to_thread.run_sync(
-                    questionlog.prune_logged,
-                    self.settings.index_path,
-                    self.settings.question_log_days,
+                    functools.partial(
+                        questionlog.prune_logged,
+                        self.settings.index_path,
+                        self.settings.question_log_days,
+                        keep=self.settings.question_log_max,
+                    )
                 )
             except (OSError, sqlite3.Error) as exc:
                 log.error("the question log cannot be opened: %s", exc)
