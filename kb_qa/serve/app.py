@@ -173,7 +173,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    log.error("request failed: %s %s", request.method, request.url.path, exc_info=exc)
+    # %r: a "\n" in the path (percent-decoded) cannot forge a line of the log
+    log.error("request failed: %s %r", request.method, request.url.path, exc_info=exc)
     return JSONResponse({"error": "Internal server error; the server log has details."}, 500)
 
 
