@@ -322,6 +322,30 @@ def test_logseq_page_properties_name_the_page_as_front_matter_does(
     assert "Also called: k8s, kube" in first.index_text and "Tags: infra" in first.index_text
 
 
+def test_a_note_and_a_symlink_to_it_are_cited_once(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """``People/Alex.md -> Sam.md`` is indexed under both names (a link to a note is a page
+    Obsidian opens): an answer cited "Sam [1]" and "Sam [2]" for the one passage, and the
+    copy took the place of the next section."""
+    vault = make_vault(
+        {
+            "People/Sam.md": "# Sam\n\n## Contact\n\nSam's phone number is 0612 345 678.\n",
+            "People/Kim.md": "# Kim\n\n## Contact\n\nKim prefers e-mail, never calls.\n",
+        }
+    )
+    (vault / "People" / "Alex.md").symlink_to("Sam.md")
+    base = kb(vault)
+    assert base.index().files == 3
+    hits = base.search("What is Sam's phone number?", 5)
+    texts = [h.chunk.text for h in hits]
+    assert len(texts) == len(set(texts)), [h.chunk.path for h in hits]
+    assert {h.chunk.path for h in hits} >= {"People/Kim.md"}
+    prepared = prepare(base, base.settings, "What is Sam's phone number?")
+    said = [(h.chunk.heading_path, h.chunk.text) for _, h in prepared.ranked]
+    assert len(said) == len(set(said))
+
+
 def test_obsidian_templates_are_not_notes(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], tmp_path: Path
 ) -> None:

@@ -249,6 +249,20 @@ def _standard(values: dict[int, float], candidates: Sequence[int]) -> np.ndarray
     return (column - mean) / spread
 
 
+def distinct(hits: Sequence[Hit]) -> list[Hit]:
+    """One of the passages that say the same under the same headings in two files (a note
+    and a symlink to it, a sync tool's copy): an answer cited "Sam [1]" and "Sam [2]" for
+    one passage, and the copy took a place another section could have had."""
+    said: set[tuple[tuple[str, ...], str]] = set()
+    result = []
+    for hit in hits:
+        same = (tuple(hit.chunk.heading_path), hit.chunk.text)
+        if same not in said:
+            said.add(same)
+            result.append(hit)
+    return result
+
+
 def by_section(hits: Sequence[Hit]) -> list[Hit]:
     """Keep the best-ranked piece of each heading section."""
     seen: set[tuple[str, str]] = set()

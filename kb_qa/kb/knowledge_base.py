@@ -241,6 +241,7 @@ class KnowledgeBase(IndexRun):
             hits = retrieval.demote(
                 hits, view.history, self.settings.history_weight, self._history_only(view, question)
             )
+        hits = retrieval.distinct(hits)
         if sections:
             hits = retrieval.by_section(hits)
         return hits[:k]
