@@ -42,7 +42,7 @@ PAGES = DOCS / "pages"
 SETTING_ROW = re.compile(r"^\| `([a-z_]+)` \| `(KBQA_[A-Z_]+)` \| [^|]+ \| .+ \|$", re.M)
 # A row of the HTTP API page's route table: its first cell, e.g. `GET /api/search?q=&k=`
 # The widget's script tag as the plugin injects it (the pages also quote the drop-in tag)
-WIDGET_TAG = re.compile(r'<script src="[^"]*kb-qa/kb-qa\.js"')
+WIDGET_TAG = re.compile(r'<script src="[^"]*kb-qa/kb-qa\.js\?v=\w+"')
 # A path parameter as Starlette writes it, {path:anypath}, and as the page does, <path>
 PATH_PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 ROUTE_CELL = re.compile(r"^\| ((?:`[A-Z]+ [^`]+`(?:, )?)+) \|", re.M)
