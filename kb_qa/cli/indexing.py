@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_qa.cli.common import (
     check_inputs,
@@ -21,6 +21,9 @@ from kb_qa.cli.common import (
     snippet_of,
     terminal_link,
 )
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -50,12 +53,23 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
     try:
         report = kb.index(progress=progress)
+        if report.chunks and not kb.store.being_written():
+            _prepare_search(kb, report.chunks, args.quiet)
     finally:
         if bar is not None:
             bar.close()
         kb.close()
     print(report_summary(report))
     return 0
+
+
+def _prepare_search(kb: KnowledgeBase, sections: int, quiet: bool) -> None:
+    """Build the search view once here, so that each `kb-qa search` and `ask` reads it."""
+    from kb_qa.kb import saved_view
+
+    if not quiet and not saved_view.is_saved(kb.store.folder, kb.store.meta("generation")):
+        print(f"Preparing search over {sections:,} sections …", file=sys.stderr)
+    kb.prepare_search()
 
 
 def cmd_search(args: argparse.Namespace) -> int:

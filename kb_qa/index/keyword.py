@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -52,6 +53,26 @@ class KeywordIndex:
         # bm25s needs a token in every document: an empty one gets a word no query has.
         self._bm25.index([doc or ["\x00"] for doc in corpus], show_progress=False)
         self._vocab = self._bm25.vocab_dict
+
+    def save(self, folder: Path) -> None:
+        """Write the BM25 index to ``folder`` as bm25s writes it (JSON and NumPy arrays:
+        nothing in them runs code when read). The tokens are not written."""
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._vocab:
+            self._bm25.save(folder, show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path, size: int) -> KeywordIndex:
+        """The index ``save`` wrote for ``size`` documents; its ``tokens`` are empty (a
+        rebuild from it tokenises every text again). ValueError when it holds another size."""
+        index = cls([])
+        index.size = size
+        if (folder / "params.index.json").is_file():
+            index._bm25 = bm25s.BM25.load(folder, show_progress=False)
+            index._vocab = index._bm25.vocab_dict
+            if int(index._bm25.scores["num_docs"]) != size:
+                raise ValueError(f"a keyword index of {index._bm25.scores['num_docs']} documents")
+        return index
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""

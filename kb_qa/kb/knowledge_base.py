@@ -22,6 +22,7 @@ from kb_qa.index.manifest import embed_key
 from kb_qa.index.store import Store
 from kb_qa.ingest import links, vault
 from kb_qa.ingest.render import RenderedPage
+from kb_qa.kb import saved_view
 from kb_qa.kb.index_run import IndexRun, Progress
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
 from kb_qa.settings import Settings
@@ -86,9 +87,15 @@ class KnowledgeBase(IndexRun):
                     self._embedder = None
             refused = self._refused(self.store.files())
             chunks = [c for c in self.store.chunks() if c.path not in refused]
-            view = load_view(
-                generation, chunks, loaded, self.settings, refused, self.stored_vectors(chunks)
-            )
+            folder = self.store.folder
+            view = None
+            if loaded.keyword is None:  # a new process: the view another one saved, if current
+                view = saved_view.load(folder, generation, chunks, refused, self.settings)
+            if view is None:
+                vectors = self.stored_vectors(chunks)
+                view = load_view(generation, chunks, loaded, self.settings, refused, vectors)
+                if loaded.keyword is None:  # later rebuilds stay in memory (one per edit)
+                    saved_view.save(folder, view, self.settings)
             with self._lock:
                 self._loaded = view
             return view
@@ -105,6 +112,17 @@ class KnowledgeBase(IndexRun):
         if self._loaded.keyword is not None:
             self._view()
         return report
+
+    def prepare_search(self) -> bool:
+        """Build the search view of the index as it is now and save it in the index
+        folder, unless one is saved already; True when it was built. `kb-qa index` calls
+        it, so that the next `kb-qa search` or `ask` reads the view instead of building it."""
+        if saved_view.is_saved(self.store.folder, self.store.meta("generation")):
+            return False
+        view = self._view()  # saved when this process builds its first
+        if not view.saved:
+            saved_view.save(self.store.folder, view, self.settings)
+        return True
 
     def stored_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
         """The manifest's cached embedding of each chunk that has one, by chunk id (under

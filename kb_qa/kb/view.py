@@ -35,6 +35,7 @@ class Loaded:
     link_text: KeywordIndex | None = None  # the lines around those links, one text per chunk
     written_links: dict[str, list[linkgraph.Link]] = field(default_factory=dict)  # by hash
     refused: frozenset[str] = frozenset()  # indexed paths the vault boundary no longer allows
+    saved: bool = False  # read back from the index folder (kb_qa.kb.saved_view), not built
 
 
 def load_view(

@@ -1,0 +1,105 @@
+"""The search view saved in the index folder: a new process (each `kb-qa search` or `ask`)
+reads the view the last one built for the same index instead of building it again, and
+never one that does not match what the index holds now."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from kb_qa.kb import saved_view
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+KB = Callable[..., KnowledgeBase]
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+
+VAULT = {
+    "alpha.md": "# Alpha\n\n## Install\n\nDownload the installer and run it.\n\n"
+    "## Troubleshoot\n\nCheck the log file when the quokka fails. See [[beta#Backup]].\n",
+    "beta.md": "# Beta\n\n## Backup\n\nCopy the wombat folder every night.\n",
+    "notes/gamma.md": "# Gamma\n\n## Ideas\n\nPlatypus and echidna lay eggs.\n",
+    "CHANGELOG.md": "# Changelog\n\n## 1.2.0\n\nThe quokka no longer fails on a wombat folder.\n",
+}
+QUESTIONS = ["quokka fails", "copy the wombat folder", "echidna eggs", "install"]
+
+
+def _ranked(index: KnowledgeBase, question: str) -> list[tuple[str, float]]:
+    return [(h.chunk.id, round(h.score, 6)) for h in index.search(question, 10)]
+
+
+def test_a_new_process_reads_the_view_the_last_one_saved(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    assert first.prepare_search()  # what `kb-qa index` does after a run
+    assert not first.prepare_search()  # saved already: nothing to do
+    second = kb(vault)  # a new process: its first search finds the view saved
+    assert [_ranked(second, q) for q in QUESTIONS] == [_ranked(first, q) for q in QUESTIONS]
+    assert second._loaded.saved and not first._loaded.saved
+    hits = second.search("wombat", 10, include=["notes/*"])
+    assert hits == first.search("wombat", 10, include=["notes/*"])
+
+
+def test_a_view_saved_before_an_edit_is_not_read_after_it(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    first.prepare_search()
+    (vault / "beta.md").write_text("# Beta\n\n## Backup\n\nCopy the numbat folder weekly.\n")
+    first.index()  # a library run (or `kb-qa watch`) saves no view
+    later = kb(vault)
+    assert [h.chunk.path for h in later.search("numbat", 3)][:1] == ["beta.md"]
+    assert not later._loaded.saved
+    # The first search of a new process saved the view of this generation, and only it.
+    views = sorted(p.name for p in later.store.folder.glob(saved_view.PREFIX + "*"))
+    assert views == [saved_view.PREFIX + later.store.meta("generation")]
+    assert kb(vault).search("numbat", 3)[0].chunk.path == "beta.md"
+
+
+def test_a_damaged_saved_view_is_built_again(make_vault: Callable[..., Path], kb: KB) -> None:
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    first.prepare_search()
+    folder = saved_view.folder_of(first.store.folder, first.store.meta("generation"))
+    (folder / "vectors.npy").write_bytes(b"\x93NUMPY broken")
+    shutil.rmtree(folder / "keyword")
+    later = kb(vault)
+    assert [_ranked(later, q) for q in QUESTIONS] == [_ranked(first, q) for q in QUESTIONS]
+    assert not later._loaded.saved
+
+
+def test_a_file_that_became_an_outside_symlink_is_not_served_from_a_saved_view(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "notes").mkdir(parents=True)
+    (outside / "notes" / "gamma.md").write_text("# Gamma\n\n## Ideas\n\nPlatypus secrets.\n")
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    first.prepare_search()
+    # The folder is swapped for a symlink that leads out of the vault, after the view was saved.
+    shutil.rmtree(vault / "notes")
+    (vault / "notes").symlink_to(outside / "notes", target_is_directory=True)
+    later = kb(vault)
+    assert all(h.chunk.path != "notes/gamma.md" for h in later.search("platypus echidna", 10))
+    assert "notes/gamma.md" not in [p["path"] for p in later.pages()]
+
+
+def test_kb_qa_index_prepares_search_once(make_vault: Callable[..., Path], run_cli: CLI) -> None:
+    vault = make_vault(VAULT)
+    done = run_cli("index", str(vault))
+    assert done.returncode == 0, done.stderr
+    assert "Preparing search over 9 sections" in done.stderr
+    again = run_cli("index", str(vault))
+    assert again.returncode == 0 and "Preparing search" not in again.stderr
+    found = run_cli("search", "wombat folder", "--vault", str(vault))
+    assert found.returncode == 0 and "Backup" in found.stdout
+    assert len(list((vault / ".kb-qa").glob(saved_view.PREFIX + "*"))) == 1
