@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 from uvicorn_thread import UvicornThread
 
-from kb_qa.ingest.vault import Boundary
+from kb_qa.ingest.vault import MISSING, Boundary
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.kb.view import refused_paths
 from kb_qa.serve.app import create_app
 
 KB = Callable[..., KnowledgeBase]
@@ -124,3 +125,41 @@ def test_an_index_from_an_older_version_holding_an_outside_file_is_never_served(
         assert "leak.md" not in httpx.get(server.url + "/api/sources").text
     index.index()
     assert "zebracorn" not in _texts(index)
+
+
+def test_the_paths_a_search_view_refuses_are_the_ones_the_boundary_refuses(
+    tmp_path: Path,
+) -> None:
+    """The search view resolves each folder once instead of every path: it must refuse
+    exactly what ``Boundary.refuse`` refuses, one path at a time."""
+    out = _outside(tmp_path)
+    vault = tmp_path / "vault"
+    for folder in ("notes", "deep/er/still", ".git", "inner"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "notes" / "plain.md").write_text(GOOD)
+    (vault / "deep" / "er" / "still" / "plain.md").write_text(GOOD)
+    (vault / ".git" / "config.md").write_text(GOOD)
+    (vault / "inner" / "real.md").write_text(GOOD)
+    (vault / "notes" / "leak.md").symlink_to(out / "secret.md")
+    (vault / "notes" / "alias.md").symlink_to(vault / "inner" / "real.md")
+    (vault / "notes" / "hidden.md").symlink_to(vault / ".git" / "config.md")
+    (vault / "outdir").symlink_to(out / "dir", target_is_directory=True)
+    (vault / "indir").symlink_to(vault / "inner", target_is_directory=True)
+    (vault / "loop").symlink_to(vault / "loop")
+    paths = [
+        "notes/plain.md",
+        "deep/er/still/plain.md",
+        "notes/leak.md",
+        "notes/alias.md",
+        "notes/hidden.md",
+        "outdir/more.md",
+        "indir/real.md",
+        "notes/missing.md",
+        "gone/missing.md",
+        "loop/x.md",
+    ]
+    boundary = Boundary(vault.resolve(), (vault / ".kb-qa").resolve(), vault)
+    one_by_one = {p for p in paths if boundary.refuse(vault / p) not in ("", MISSING)}
+    assert refused_paths(boundary, vault, paths) == one_by_one
+    assert {"notes/leak.md", "notes/hidden.md", "outdir/more.md"} <= one_by_one
+    assert not {"notes/plain.md", "notes/alias.md", "indir/real.md"} & one_by_one

@@ -24,7 +24,7 @@ from kb_qa.ingest import links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
 from kb_qa.kb.index_run import IndexRun, Progress
-from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks
+from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE, keyword_tokens, question_title, unread_share
 from kb_qa.types import Chunk, Hit, IndexReport
@@ -178,10 +178,7 @@ class KnowledgeBase(IndexRun):
         file that is missing is kept until the next index run (a vault on a network drive
         that blinks keeps serving).
         """
-        boundary = vault.Boundary.of(self.settings)
-        return frozenset(
-            p for p in paths if boundary.refuse(self.settings.vault / p) not in ("", vault.MISSING)
-        )
+        return refused_paths(vault.Boundary.of(self.settings), self.settings.vault, paths)
 
     def search(
         self,
