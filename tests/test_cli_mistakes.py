@@ -105,6 +105,24 @@ def test_progress_in_a_log_is_one_line_not_a_bar(
     assert "Embedding 1 chunks …" in result.stderr and "\r" not in result.stderr
 
 
+def test_every_long_step_of_an_index_run_is_announced(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A 30,000-note vault spent minutes chunking and minutes writing after one line,
+    'Indexing …': only embedding said what it was doing."""
+    vault = write_files(
+        tmp_path / "notes",
+        {f"area {n}/note {n}.md": f"# Note {n}\n\n## Part\n\nWords {n}.\n" for n in range(3)},
+    )
+    result = run_cli("index", str(vault))
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    said = [line for line in lines if line.endswith(" …")]
+    assert said[1:4] == ["Chunking 3 files …", "Embedding 6 chunks …", "Writing 6 chunks …"]
+    again = run_cli("index", str(vault)).stderr  # nothing changed: nothing to announce
+    assert "Chunking" not in again and "Writing" not in again
+
+
 def test_search_snippets_read_as_text_not_markdown(
     tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
 ) -> None:

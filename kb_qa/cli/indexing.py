@@ -31,32 +31,38 @@ def cmd_index(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     kb = open_kb(args)
-    bar: tqdm | None = None
-    writing = False
+    bars: dict[str, tqdm] = {}
 
-    def progress(done: int, total: int) -> None:
-        nonlocal bar, writing
-        if args.quiet or total == 0 or writing:
+    def show(what: str, unit: str, done: int, total: int) -> None:
+        """A bar per step on a terminal; in a log, one line as each step starts."""
+        if args.quiet or total == 0:
             return
+        bar = bars.get(what)
         if bar is None:
-            # A bar on a terminal; in a log, one line (disable=None: off when not a tty)
-            bar = tqdm(total=total, unit="chunk", desc="Embedding", file=sys.stderr, disable=None)
+            for other in bars.values():
+                other.close()
+            bar = tqdm(total=total, unit=unit, desc=what, file=sys.stderr, disable=None)
+            bars[what] = bar
             if bar.disable:
-                print(f"Embedding {total} chunks …", file=sys.stderr)
+                print(f"{what} {total} {unit}s …", file=sys.stderr)
         bar.n = done
         bar.refresh()
-        if done == total:  # the bar's time is embedding's, not writing's
+        if done == total:  # each bar's time is its own step's
             bar.close()
-            writing = True
-            print("Writing the index …", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        show("Embedding", "chunk", done, total)
+
+    def steps(step: str, done: int, total: int) -> None:
+        show(step.capitalize(), "file" if step == "chunking" else "chunk", done, total)
 
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
     try:
-        report = kb.index(progress=progress)
+        report = kb.index(progress=progress, steps=steps)
         if report.chunks and not kb.store.being_written():
             _prepare_search(kb, report.chunks, args.quiet)
     finally:
-        if bar is not None:
+        for bar in bars.values():
             bar.close()
         kb.close()
     print(report_summary(report))

@@ -16,7 +16,7 @@ from typing import Any
 from kb_qa.errors import EmbeddingError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import FileRow, embed_key
-from kb_qa.ingest import anchors, chunking, render, render_config, vault
+from kb_qa.ingest import chunking, render, render_config, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import chunk_rendered
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 WRITE_GROUP = 400  # chunks written to Chroma + manifest per transaction
 
 Progress = Callable[[int, int], None]
+# (step, done, total) of the steps other than embedding: "chunking" files, "writing" chunks
+Steps = Callable[[str, int, int], None]
+STEP_EVERY = 200  # files chunked between two reports of the chunking step
 
 
 class IndexRun:
@@ -44,8 +47,11 @@ class IndexRun:
         progress: Progress | None = None,
         rendered: Mapping[str, RenderedPage] | None = None,
         complete: bool = False,
+        steps: Steps | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the vault; only new or changed text is embedded.
+        ``progress`` hears of embedding, ``steps`` of chunking and writing (a big vault
+        spends minutes in each).
 
         The changed pages of an MkDocs site are rendered with the site's hooks and plugins
         first (``render.py``). ``rendered`` maps vault paths to pages a real MkDocs build
@@ -104,7 +110,7 @@ class IndexRun:
             if pages:
                 phase.done("rendering")
             outlines: dict[str, Outline] = {}
-            chunks_by_doc = self._chunk(site, docs, report, pages, outlines)
+            chunks_by_doc = self._chunk(site, docs, report, pages, outlines, steps)
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             phase.done("chunking")
             self._ensure_model(docs)
@@ -117,7 +123,7 @@ class IndexRun:
             rendering = render_config.config_file(site, self.settings) is not None
             if includes.update(site, docs, removed, rendering):
                 self.store.set_meta(includes=includes.dumps())
-            report.deleted = self._write(docs, chunks_by_doc, removed, outlines)
+            report.deleted = self._write(docs, chunks_by_doc, removed, outlines, steps)
             if docs or removed:  # only a run that replaced chunks can leave vectors unused
                 self.store.prune_vectors()
             self.store.set_meta(writing="0", rebuilding="")
@@ -186,7 +192,7 @@ class IndexRun:
         docs: list[Document] = []
         touched: list[FileRow] = []
         refused: list[str] = []
-        stale_anchors = self._stale_anchor_paths(rendered) | includes.stale()
+        stale_anchors = staleness.stale_anchor_paths(self.store, rendered) | includes.stale()
         boundary = vault.Boundary.of(self.settings)
         for info in files:
             row = known.get(info.path)
@@ -226,22 +232,6 @@ class IndexRun:
             docs.append(doc)
         return docs, touched, refused
 
-    def _stale_anchor_paths(self, rendered: Mapping[str, RenderedPage]) -> set[str]:
-        """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
-        if not rendered:
-            return set()
-        indexed: dict[str, set[str]] = {}
-        urls: dict[str, str] = {}
-        for c in self.store.chunks():
-            indexed.setdefault(c.path, set()).add(c.anchor)
-            urls[c.path] = c.url
-        return {
-            path
-            for path, page in rendered.items()
-            if urls.get(path) != page.url
-            or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
-        }
-
     def _chunk(
         self,
         site: Site,
@@ -249,13 +239,17 @@ class IndexRun:
         report: IndexReport,
         pages: Mapping[str, RenderedPage],
         outlines: dict[str, Outline],
+        steps: Steps | None = None,
     ) -> dict[str, list[Chunk]]:
         md = site.markdown()
         result: dict[str, list[Chunk]] = {}
         failed: dict[str, tuple[str, str]] = {}
         size = self.settings.chunk_chars
         limit = self.settings.parse_timeout
-        for doc in list(docs):
+        total = len(docs)
+        for n, doc in enumerate(list(docs)):
+            if steps and n % STEP_EVERY == 0:
+                steps("chunking", n, total)
             outlines[doc.path] = outline = self.store.outline(doc.path)
             page = pages.get(doc.path)
             notes: list[str] = []
@@ -286,6 +280,8 @@ class IndexRun:
                 report.skipped.append((doc.path, reason))
                 failed[doc.path] = (doc.file_hash, reason)
                 docs.remove(doc)
+        if steps and total:
+            steps("chunking", total, total)
         self.store.set_failures(failed, cleared=result)
         return result
 
@@ -340,14 +336,19 @@ class IndexRun:
         chunks_by_doc: dict[str, list[Chunk]],
         removed: Sequence[str],
         outlines: Mapping[str, Outline],
+        steps: Steps | None = None,
     ) -> int:
         deleted = 0
+        written, total = 0, sum(len(chunks_by_doc[d.path]) for d in docs)
         group_rows: list[FileRow] = []
         group_chunks: list[Chunk] = []
         pending_removed = list(removed)
 
         def flush() -> None:
-            nonlocal deleted, group_rows, group_chunks, pending_removed
+            nonlocal deleted, group_rows, group_chunks, pending_removed, written
+            if steps and total:
+                steps("writing", written, total)
+            written += len(group_chunks)
             vectors = self.store.cached_vectors(embed_key(c) for c in group_chunks)
             group_outlines = [outlines[r.path] for r in group_rows if r.path in outlines]
             deleted += self.store.write(
@@ -367,6 +368,8 @@ class IndexRun:
                 flush()
         if group_rows or pending_removed:
             flush()
+        if steps and total:
+            steps("writing", total, total)
         return deleted
 
     def _bump_generation(self) -> None:

@@ -23,7 +23,7 @@ from kb_qa.index.store import Store
 from kb_qa.ingest import links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
-from kb_qa.kb.index_run import IndexRun, Progress
+from kb_qa.kb.index_run import IndexRun, Progress, Steps
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE, keyword_tokens, question_title, unread_share
@@ -105,10 +105,11 @@ class KnowledgeBase(IndexRun):
         progress: Progress | None = None,
         rendered: Mapping[str, RenderedPage] | None = None,
         complete: bool = False,
+        steps: Steps | None = None,
     ) -> IndexReport:
         """Bring the index up to date (``IndexRun.index``); a process that searches gets its
         new view built here, by the writer, not by the first reader after it."""
-        report = super().index(progress, rendered, complete)
+        report = super().index(progress, rendered, complete, steps)
         if self._loaded.keyword is not None:
             self._view()
         return report

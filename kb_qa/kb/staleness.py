@@ -18,8 +18,9 @@ from pathlib import Path
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION
 from kb_qa.index.store import Store
-from kb_qa.ingest import page_includes, render_config
+from kb_qa.ingest import anchors, page_includes, render_config
 from kb_qa.ingest.page_includes import PYTHON_FILES
+from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document
@@ -173,3 +174,20 @@ def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
         _PARTS[key].format(old=old.get(key), new=new.get(key), how=how)
         for key in sorted(changed, key=list(_PARTS).index)
     )
+
+
+def stale_anchor_paths(store: Store, rendered: Mapping[str, RenderedPage]) -> set[str]:
+    """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
+    if not rendered:
+        return set()
+    indexed: dict[str, set[str]] = {}
+    urls: dict[str, str] = {}
+    for c in store.chunks():
+        indexed.setdefault(c.path, set()).add(c.anchor)
+        urls[c.path] = c.url
+    return {
+        path
+        for path, page in rendered.items()
+        if urls.get(path) != page.url
+        or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
+    }
