@@ -137,6 +137,8 @@ def test_the_paths_a_search_view_refuses_are_the_ones_the_boundary_refuses(
     for folder in ("notes", "deep/er/still", ".git", "inner"):
         (vault / folder).mkdir(parents=True)
     (vault / "notes" / "plain.md").write_text(GOOD)
+    (vault / "notes" / ".hidden.md").write_text(GOOD)
+    (out / "dir" / ".more.md").write_text(GOOD)
     (vault / "deep" / "er" / "still" / "plain.md").write_text(GOOD)
     (vault / ".git" / "config.md").write_text(GOOD)
     (vault / "inner" / "real.md").write_text(GOOD)
@@ -157,6 +159,9 @@ def test_the_paths_a_search_view_refuses_are_the_ones_the_boundary_refuses(
         "notes/missing.md",
         "gone/missing.md",
         "loop/x.md",
+        ".git/config.md",
+        "notes/.hidden.md",
+        "outdir/.more.md",
     ]
     boundary = Boundary(vault.resolve(), (vault / ".kb-qa").resolve(), vault)
     one_by_one = {p for p in paths if boundary.refuse(vault / p) not in ("", MISSING)}

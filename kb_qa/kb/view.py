@@ -83,27 +83,26 @@ def load_view(
 
 def refused_paths(boundary: vault.Boundary, root: Path, paths: Iterable[str]) -> frozenset[str]:
     """The indexed ``paths`` the vault boundary refuses now (a missing file is kept), as
-    ``boundary.refuse`` says of each, with each folder resolved once: a file that is no
-    symlink is where its resolved folder is (resolving 30,000 paths one by one, a lookup
-    per folder of each, took longer than the rest of a search)."""
-    folders: dict[Path, Path | None] = {}
+    ``boundary.refuse`` says of each, with each folder resolved and judged once: a file
+    that is no symlink is where its resolved folder is, and its own name is the same on
+    both sides of the hidden-name rule (resolving 30,000 paths one by one, a lookup per
+    folder of each, took longer than the rest of a search)."""
+    folders: dict[Path, str | None] = {}  # the verdict on a plain file there; None: ask each
     refused = set()
     for rel in paths:
         path = root / rel
         if path.parent not in folders:
             try:
-                folders[path.parent] = path.parent.resolve(strict=True)
+                real = path.parent.resolve(strict=True)
+                folders[path.parent] = boundary.refuse_real(real / "_", path.parent / "_")
             except (OSError, RuntimeError):  # missing, unreadable, a loop: asked one by one
                 folders[path.parent] = None
-        folder = folders[path.parent]
+        verdict = folders[path.parent]
         try:
             link = stat.S_ISLNK(os.lstat(path).st_mode)
         except OSError:
             link = True  # missing or unreadable: the exact check says which
-        if folder is None or link:
-            why = boundary.refuse(path)
-        else:
-            why = boundary.refuse_real(folder / path.name, path)
+        why = boundary.refuse(path) if verdict is None or link else verdict
         if why not in ("", vault.MISSING):
             refused.add(rel)
     return frozenset(refused)
