@@ -9,6 +9,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from kb_qa.kb import saved_view
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
@@ -93,13 +95,41 @@ def test_a_file_that_became_an_outside_symlink_is_not_served_from_a_saved_view(
     assert "notes/gamma.md" not in [p["path"] for p in later.pages()]
 
 
-def test_kb_qa_index_prepares_search_once(make_vault: Callable[..., Path], run_cli: CLI) -> None:
+def test_kb_qa_index_prepares_search_once_searches_read_it(
+    make_vault: Callable[..., Path], run_cli: CLI
+) -> None:
     vault = make_vault(VAULT)
     done = run_cli("index", str(vault))
     assert done.returncode == 0, done.stderr
-    assert "Preparing search over 9 sections" in done.stderr
-    again = run_cli("index", str(vault))
-    assert again.returncode == 0 and "Preparing search" not in again.stderr
+    # Nothing searched this index from another process yet: no view is prepared for nothing
+    assert "Preparing search" not in done.stderr
+    assert not list((vault / ".kb-qa").glob(saved_view.PREFIX + "*"))
     found = run_cli("search", "wombat folder", "--vault", str(vault))
     assert found.returncode == 0 and "Backup" in found.stdout
+    assert len(list((vault / ".kb-qa").glob(saved_view.PREFIX + "*"))) == 1  # saved by it
+    (vault / "beta.md").write_text("# Beta\n\n## Backup\n\nCopy the numbat folder.\n")
+    edited = run_cli("index", str(vault))
+    assert edited.returncode == 0 and "Preparing search over 9 sections" in edited.stderr
+    again = run_cli("index", str(vault))
+    assert again.returncode == 0 and "Preparing search" not in again.stderr
+    found = run_cli("search", "numbat folder", "--vault", str(vault))
+    assert found.returncode == 0 and "Backup" in found.stdout
     assert len(list((vault / ".kb-qa").glob(saved_view.PREFIX + "*"))) == 1
+
+
+def test_a_view_saved_by_other_code_is_not_read(
+    make_vault: Callable[..., Path], kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that tokenises differently keeps the index's generation: the view the
+    older kb-qa saved would have answered with its tokens."""
+    vault = make_vault(VAULT)
+    first = kb(vault)
+    first.index()
+    first.prepare_search()
+    reader = kb(vault)
+    assert reader.search("install", 3) and reader._loaded.saved
+    saved_view._code.cache_clear()
+    monkeypatch.setattr(saved_view, "BUILT_BY", (*saved_view.BUILT_BY, "settings"))
+    later = kb(vault)
+    assert later.search("install", 3) and not later._loaded.saved
+    saved_view._code.cache_clear()

@@ -70,9 +70,13 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _prepare_search(kb: KnowledgeBase, sections: int, quiet: bool) -> None:
-    """Build the search view once here, so that each `kb-qa search` and `ask` reads it."""
+    """Build the search view once here, so that each `kb-qa search` and `ask` reads it:
+    when a process that searches (`search`, `ask`, `mcp`, `serve`) saved one before: an
+    index nothing else reads costs no view."""
     from kb_qa.kb import saved_view
 
+    if not saved_view.was_read(kb.store.folder):
+        return
     if not quiet and not saved_view.is_saved(kb.store.folder, kb.store.meta("generation")):
         print(f"Preparing search over {sections:,} sections …", file=sys.stderr)
     kb.prepare_search()

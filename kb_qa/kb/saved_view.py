@@ -14,6 +14,7 @@ anything that does not match, or cannot be read, is ignored and the view built a
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -33,7 +34,10 @@ from kb_qa.types import Chunk
 
 log = logging.getLogger(__name__)
 
-FORMAT = "1"  # bump when what a view holds, or how it is built, changes
+FORMAT = "1"  # bump when what a view holds changes
+# The modules that decide what a view holds (tokens, link counts, history pages): a view
+# saved by another version of them (an upgrade that tokenises differently) is not read.
+BUILT_BY = ("kb.view", "index.keyword", "index.retrieval", "text", "ingest.linkgraph")
 PREFIX = "view-"
 UNFINISHED = "view.unfinished-"
 STALE_UNFINISHED = 3600.0  # seconds after which a folder a killed process left is removed
@@ -60,12 +64,33 @@ def _meta(
         digest.update(f"{c.id}\0{c.hash}\n".encode())
     return {
         "format": FORMAT,
+        "code": _code(),
         "generation": generation,
         "chunks": digest.hexdigest(),
         "size": len(chunks),
         "refused": sorted(refused),
         "history_pages": list(settings.history_pages),
     }
+
+
+@functools.cache
+def _code() -> str:
+    """A hash of the source of the ``BUILT_BY`` modules ("" when it cannot be read)."""
+    digest = hashlib.sha1()
+    root = Path(__file__).resolve().parent.parent
+    for name in BUILT_BY:
+        try:
+            digest.update((root / (name.replace(".", "/") + ".py")).read_bytes())
+        except OSError:
+            return ""
+    return digest.hexdigest()
+
+
+def was_read(index: Path) -> bool:
+    """Whether a view of some generation is saved here: a process other than the writer
+    searched this index (``kb-qa search``, ``ask``, ``mcp``), so ``kb-qa index`` prepares
+    the next one; an index nobody searches that way costs no view."""
+    return any(p.is_dir() for p in index.glob(PREFIX + "*"))
 
 
 def save(index: Path, view: Loaded, settings: Settings) -> bool:
