@@ -214,7 +214,9 @@ class IndexRun:
                     refused.append(info.path)
                 continue
             doc = result.document
-            failed = self.store.failure(doc.path, doc.file_hash)
+            failed = self.store.failure(doc.path, doc.file_hash) or self.store.failure(
+                doc.path, _under(doc.file_hash, self.settings.parse_timeout)
+            )
             if failed:
                 # Parsing it again would fail again (and can take long): report, move on.
                 again = (
@@ -272,7 +274,8 @@ class IndexRun:
                     "raise parse_timeout"
                 )
                 report.skipped.append((doc.path, reason))
-                failed[doc.path] = (doc.file_hash, reason)
+                # Under this limit: raised as the reason advises, the file is parsed again
+                failed[doc.path] = (_under(doc.file_hash, limit), reason)
                 docs.remove(doc)
             except Exception as exc:  # a parser bug must not stop the run
                 log.debug("failed to parse %s", doc.path, exc_info=True)
@@ -375,6 +378,12 @@ class IndexRun:
     def _bump_generation(self) -> None:
         self._own_generation = f"{time.time_ns()}"
         self.store.set_meta(generation=self._own_generation)
+
+
+def _under(file_hash: str, parse_timeout: float) -> str:
+    """The key a file that ran out of ``parse_timeout`` is remembered by: that content, under
+    that limit."""
+    return f"{file_hash}:{parse_timeout:g}"
 
 
 class _Phases:

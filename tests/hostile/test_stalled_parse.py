@@ -79,6 +79,12 @@ def test_a_file_too_slow_even_by_its_headings_fails_once_and_the_rest_is_indexed
     again = run_cli("index", str(vault), env=env, timeout=HANG)
     assert again.returncode == 0, again.stderr
     assert "not parsed again" in again.stdout + again.stderr
+    # Given more time, as the reason advises, it is parsed again (it was not, until edited)
+    env["KBQA_PARSE_TIMEOUT"] = "1.5"
+    more = run_cli("index", str(vault), env=env, timeout=HANG)
+    out = more.stdout + more.stderr
+    assert more.returncode == 0 and "not parsed again" not in out, out
+    assert "took longer than 1.5 s" in out
 
 
 def test_deadline_stops_a_busy_thread_and_leaves_nothing_pending() -> None:
