@@ -26,9 +26,8 @@ UNPUBLISHED = render_files.UNPUBLISHED
 
 @dataclass
 class Published:
-    """The changed pages a build publishes: rendered (by vault path) and the rest."""
+    """The changed files a build publishes, and those it left out that were indexed."""
 
-    pages: dict[str, RenderedPage] = field(default_factory=dict)
     docs: list[Document] = field(default_factory=list)  # the changed files it publishes
     dropped: list[str] = field(default_factory=list)  # indexed before, left out now
 
@@ -66,7 +65,7 @@ def published(
 ) -> Published:
     """Split the changed files into those the build publishes and those it leaves out
     (skipped with ``UNPUBLISHED``; dropped from the index when it held them)."""
-    result = Published(pages=dict(pages))
+    result = Published()
     failed: dict[str, tuple[str, str]] = {}
     for doc in docs:
         if listed is None or doc.path in listed:
