@@ -188,3 +188,40 @@ def test_pages_a_passage_links_to_among_the_candidates() -> None:
         "docs/setup/install.md"
     }
     assert linkgraph.pages_linked(home, "No links here.", among) == set()
+
+
+def test_a_name_several_notes_have_is_the_one_in_the_linking_note_s_folder(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Two "Meeting.md" notes: ``[[Meeting#Decisions]]`` counted for neither in ranking,
+    while /view opened whichever came first; Obsidian opens the one beside the link."""
+    import httpx
+    from uvicorn_thread import UvicornThread
+
+    from kb_qa.serve.app import create_app
+
+    chunks = [
+        section("work/Meeting.md", "work/Meeting.md", "decisions", "## Decisions\n\nShip it."),
+        section("home/Meeting.md", "home/Meeting.md", "decisions", "## Decisions\n\nPaint."),
+        section("home/Plan.md", "home/Plan.md", "plan", "As agreed in [[Meeting#Decisions]]."),
+        section("Log.md", "Log.md", "log", "[[work/Meeting#Decisions]] [[x/Meeting#Decisions]]"),
+        section("Other.md", "Other.md", "other", "Which? [[Meeting#Decisions]]"),
+    ]
+    counts = dict(zip((c.path for c in chunks), linkgraph.inbound(chunks).counts.tolist()))
+    # home/Plan.md's link is to its neighbour; Log.md's names the folder (x/ is no folder);
+    # Other.md's is ambiguous: no note beside it has the name
+    assert counts["home/Meeting.md"] == 1 and counts["work/Meeting.md"] == 1
+    vault = make_vault(
+        {
+            "work/Meeting.md": "# Meeting\n\n## Decisions\n\nShip it.\n",
+            "home/Meeting.md": "# Meeting\n\n## Decisions\n\nPaint the fence.\n",
+            "home/Plan.md": "# Plan\n\nAs agreed in [[Meeting#Decisions]].\n",
+            "work/Plan.md": "# Plan\n\nAs agreed in [[Meeting#Decisions]].\n",
+        }
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        for folder in ("home", "work"):
+            page = httpx.get(f"{server.url}/view/{folder}/Plan.md").text
+            assert f'href="/view/{folder}/Meeting.md#decisions"' in page, page

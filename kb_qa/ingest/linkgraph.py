@@ -222,6 +222,13 @@ class _Resolver:
         if "/" in name and name in self.by_name:  # Logseq's "Project Alpha/Runbook"
             return self.by_name[name]
         paths = self.by_stem.get(name.rsplit("/", 1)[-1], [])
+        if "/" in name:  # [[folder/Name]]: the note whose path is, or ends with, that
+            paths = [
+                p for p in paths if ("/" + p.casefold().removesuffix(".md")).endswith("/" + name)
+            ]
+        elif len(paths) > 1:  # as Obsidian resolves a name several notes have: the one
+            here = posixpath.dirname(chunk.path)  # in the linking note's folder
+            paths = [p for p in paths if posixpath.dirname(p) == here] or paths
         if paths:
             return paths[0] if len(paths) == 1 else None
         return self.by_name.get(name)

@@ -93,9 +93,11 @@ class PageRoutes:
         if gone():
             return None
         chunks = self.kb.store.chunks(path)
-        # Wikilinks name a note by file name, or by its path without ".md" ...
+        # Wikilinks name a note by file name (one in this note's folder first, as Obsidian
+        # and the ranking's links resolve it), or by its path without ".md" ...
         notes = {}
-        for p in indexed:
+        here = path.rpartition("/")[0]
+        for p in sorted(indexed, key=lambda p: p["path"].rpartition("/")[0] != here):
             notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
             notes[p["path"].removesuffix(".md").lower()] = p["path"]
         # ... or as Logseq (a namespaced page, a title::) or a Zettelkasten (an ID) names it
