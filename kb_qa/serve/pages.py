@@ -22,6 +22,7 @@ from kb_qa.ingest.anchors import match_text
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.text import BLOCK_REF, HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
 from kb_qa.types import Chunk
+from kb_qa.wiring.tags import widget_tags
 
 # html=False: raw HTML in a note is escaped, never interpreted. "- [ ] task" items show
 # as checkboxes (disabled: the view does not edit the note), as Obsidian shows them.
@@ -30,7 +31,6 @@ _RENDERER = (
     .enable(["table", "strikethrough"])
     .use(tasklists_plugin)
 )
-WIDGET = '<script src="/kb-qa/kb-qa.js?v={v}" defer data-endpoint="" data-root="/view/"></script>'
 _STYLE = """
 body{font:16px/1.6 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;
 color:#1f2328;background:#fff}
@@ -55,15 +55,15 @@ CSP = (
 
 
 def _page(title: str, body: str) -> str:
-    from kb_qa_widget import version
-
+    # The widget this server serves, citing the notes under /view/: the tags every page kb-qa
+    # writes has, its files' version included
+    widget = widget_tags("/kb-qa/kb-qa.css", "/kb-qa/kb-qa.js", {"endpoint": "", "root": "/view/"})
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'  # no /favicon.ico request (a 404 in the console)
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
-        f'<link rel="stylesheet" href="/kb-qa/kb-qa.css?v={version()}">'
-        f"{WIDGET.format(v=version())}</head>"
+        f"{widget}</head>"
         f"<body>{body}</body></html>"
     )
 
