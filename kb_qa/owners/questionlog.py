@@ -103,11 +103,12 @@ def connect(folder: Path) -> sqlite3.Connection:
     return conn
 
 
-def _delete_older(conn: sqlite3.Connection, cutoff: float, keep: int = 0) -> sqlite3.Cursor:
-    """Delete the questions logged before ``cutoff`` and, with ``keep``, all but the newest
-    ``keep`` (a flood of questions must not fill the disk before they age out), and every
-    stored vector no question or rating names any more (a rating that expired may have
-    kept one)."""
+def _delete_older(conn: sqlite3.Connection, now: float, days: int, keep: int) -> sqlite3.Cursor:
+    """Delete the questions logged more than ``days`` before ``now`` (none when 0) and, with
+    ``keep``, all but the newest ``keep`` (a flood of questions must not fill the disk before
+    they age out), and every stored vector no question or rating names any more (a rating
+    that expired may have kept one)."""
+    cutoff = now - days * 86400 if days else float("-inf")
     with conn:
         cursor = conn.execute(
             "DELETE FROM questions WHERE at < ? OR (? > 0 AND rowid NOT IN "
@@ -140,8 +141,7 @@ def prune_logged(folder: Path, days: int, now: float | None = None, *, keep: int
         if not {"questions", "question_vectors"} <= tables:
             return 0
         now = time.time() if now is None else now
-        cutoff = now - days * 86400 if days else float("-inf")
-        return _delete_older(conn, cutoff, keep).rowcount
+        return _delete_older(conn, now, days, keep).rowcount
 
 
 def _row(e: Entry) -> tuple[object, ...]:
@@ -306,8 +306,7 @@ class QuestionLog:
         self._pruned = now
         if not (self.days or self.keep):
             return 0
-        cutoff = now - self.days * 86400 if self.days else float("-inf")
-        cursor = _delete_older(conn, cutoff, self.keep)
+        cursor = _delete_older(conn, now, self.days, self.keep)
         if cursor.rowcount:
             log.info(
                 "question log: deleted %d question(s) older than %d days or beyond the "
