@@ -176,10 +176,13 @@ class Manifest:
         rows = self.db.execute("SELECT id, embed_key FROM chunks WHERE embed_key IS NOT NULL")
         return {r[0]: r[1] for r in rows}
 
-    def failure(self, path: str, file_hash: str) -> str:
-        """Why this exact content of ``path`` could not be chunked last time ("" if it could)."""
+    def failure(self, path: str, *keys: str) -> str:
+        """Why ``path`` could not be chunked last time, when it was remembered under one of
+        ``keys`` (its content's hash, or that hash and the limit it ran out of); else ""."""
+        marks = ",".join("?" * len(keys))
         row = self.db.execute(
-            "SELECT reason FROM failures WHERE path=? AND hash=?", (path, file_hash)
+            f"SELECT reason FROM failures WHERE path=? AND hash IN ({marks})",  # noqa: S608
+            (path, *keys),
         ).fetchone()
         return row[0] if row else ""
 

@@ -16,7 +16,7 @@ from typing import Any
 from kb_qa.errors import EmbeddingError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import FileRow, embed_key
-from kb_qa.ingest import chunking, render, render_config, vault
+from kb_qa.ingest import chunking, render, render_config, render_files, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import chunk_rendered
@@ -214,14 +214,15 @@ class IndexRun:
                     refused.append(info.path)
                 continue
             doc = result.document
-            failed = self.store.failure(doc.path, doc.file_hash) or self.store.failure(
-                doc.path, _under(doc.file_hash, self.settings.parse_timeout)
+            # Its content failed, or ran out of this parse_timeout (a raised one tries again)
+            failed = self.store.failure(
+                doc.path, doc.file_hash, _under(doc.file_hash, self.settings.parse_timeout)
             )
             if failed:
                 # Parsing it again would fail again (and can take long): report, move on.
                 again = (
                     ""
-                    if failed == published.UNPUBLISHED
+                    if failed == render_files.UNPUBLISHED
                     else " (unchanged since; not parsed again)"
                 )
                 report.skipped.append((doc.path, failed + again))

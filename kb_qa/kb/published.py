@@ -5,8 +5,9 @@ A build leaves out more than ``exclude_docs`` says: a Material blog post marked
 ``draft: true``, the pages of a language mkdocs-static-i18n does not build (``build:
 false``), files a plugin drops in ``on_files``. Indexed from their sources, they were quoted
 (unpublished text) and cited at a URL the site does not have. Such a file is skipped with
-``UNPUBLISHED`` and remembered as a failure of its content, so an unchanged draft does not
-make every later run render the site again (a new config clears failures: ``Store.reset``).
+``render_files.UNPUBLISHED`` and remembered as a failure of its content, so an unchanged
+draft does not make every later run render the site again (a new config clears failures:
+``Store.reset``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document, IndexReport
-
-UNPUBLISHED = render_files.UNPUBLISHED
 
 
 @dataclass
@@ -64,7 +63,7 @@ def published(
     report: IndexReport,
 ) -> Published:
     """Split the changed files into those the build publishes and those it leaves out
-    (skipped with ``UNPUBLISHED``; dropped from the index when it held them)."""
+    (skipped with ``render_files.UNPUBLISHED``; dropped from the index when it held them)."""
     result = Published()
     failed: dict[str, tuple[str, str]] = {}
     for doc in docs:
@@ -72,8 +71,8 @@ def published(
             page = pages.get(doc.path)
             result.docs.append(doc if page is None else replace(doc, url=page.url))
             continue
-        report.skipped.append((doc.path, UNPUBLISHED))
-        failed[doc.path] = (doc.file_hash, UNPUBLISHED)
+        report.skipped.append((doc.path, render_files.UNPUBLISHED))
+        failed[doc.path] = (doc.file_hash, render_files.UNPUBLISHED)
         if doc.path in known:
             result.dropped.append(doc.path)
     if failed:
