@@ -4,9 +4,9 @@
 
 Indexes the vault once (so every later run finds nothing to do), then runs each command
 ``runs`` times as a new process, the way a shell does, and prints the median and best wall
-time and the largest peak RSS, with the load average (``--ask`` adds `kb-qa ask`, and
-``--index-dir`` reads an index built elsewhere, e.g. of a big notes vault) (run it on an idle machine; goals: search < 0.4 s, no-change
-index < 0.5 s). The commands run with Python's bytecode cache on, as an installed kb-qa
+time and the largest peak RSS, with the load average. ``--ask`` adds `kb-qa ask`;
+``--index-dir`` reads an index built elsewhere (of a big notes vault, say). Run it on an
+idle machine; goals: search < 0.4 s, no-change index < 0.5 s. The commands run with Python's bytecode cache on, as an installed kb-qa
 does (pip compiles it at install): with PYTHONDONTWRITEBYTECODE set, as on some CI
 machines, every run compiles kb-qa's ~90 modules again (+0.05-0.1 s).
 """
