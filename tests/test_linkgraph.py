@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -194,7 +195,8 @@ def test_a_name_several_notes_have_is_the_one_in_the_linking_note_s_folder(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:
     """Two "Meeting.md" notes: ``[[Meeting#Decisions]]`` counted for neither in ranking,
-    while /view opened whichever came first; Obsidian opens the one beside the link."""
+    while /view opened whichever came first; Obsidian opens the one beside the link, and
+    from elsewhere one of them (here the one nearest the top, then first by path)."""
     import httpx
     from uvicorn_thread import UvicornThread
 
@@ -209,8 +211,8 @@ def test_a_name_several_notes_have_is_the_one_in_the_linking_note_s_folder(
     ]
     counts = dict(zip((c.path for c in chunks), linkgraph.inbound(chunks).counts.tolist()))
     # home/Plan.md's link is to its neighbour; Log.md's names the folder (x/ is no folder);
-    # Other.md's is ambiguous: no note beside it has the name
-    assert counts["home/Meeting.md"] == 1 and counts["work/Meeting.md"] == 1
+    # Other.md's has no note of that name beside it: the first by path
+    assert counts["home/Meeting.md"] == 2 and counts["work/Meeting.md"] == 1
     vault = make_vault(
         {
             "work/Meeting.md": "# Meeting\n\n## Decisions\n\nShip it.\n",
@@ -225,3 +227,40 @@ def test_a_name_several_notes_have_is_the_one_in_the_linking_note_s_folder(
         for folder in ("home", "work"):
             page = httpx.get(f"{server.url}/view/{folder}/Plan.md").text
             assert f'href="/view/{folder}/Meeting.md#decisions"' in page, page
+
+
+def test_the_view_follows_a_wikilink_to_the_section_the_ranking_counted_it_for(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Ranking and /view resolved wikilinks apart: ``[[b/Note]]`` of ``a/b/Note.md`` was a
+    link for one and text for the other, a name two notes have was counted for neither
+    while the view opened the first by path, and a block's link counted for nothing."""
+    import re
+
+    import httpx
+    from uvicorn_thread import UvicornThread
+
+    from kb_qa.serve.app import create_app
+
+    links = "[[b/Note#Setup]] [[Twin#Steps]] [[Deep#^key-fact]]"
+    files = {
+        "Index.md": f"# Index\n\nSee {links}.\n",
+        "a/b/Note.md": "# Note\n\n## Setup\n\nInstall it.\n",
+        "c/Twin.md": "# Twin\n\n## Steps\n\nNear the top.\n",
+        "b/deep/Twin.md": "# Twin\n\n## Steps\n\nFirst by path.\n",
+        "Deep.md": "# Deep\n\n## Intro\n\nHello.\n\n## Facts\n\nThe key fact. ^key-fact\n",
+    }
+    base = kb(make_vault(files, name="obsidian"), rate_limit=0)
+    base.index()
+    chunks = base.store.chunks()
+    counted = {
+        target for origin, target, _ in linkgraph.resolved(chunks) if origin[0] == "Index.md"
+    }
+    assert counted == {("a/b/Note.md", "setup"), ("c/Twin.md", "steps"), ("Deep.md", "facts")}
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(f"{server.url}/view/Index.md").text
+    opened = {
+        (unquote(path), anchor)
+        for path, anchor in re.findall(r'href="/view/([^"#]+)#([^"]+)"', page)
+    }
+    assert opened == counted, page

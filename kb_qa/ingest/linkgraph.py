@@ -23,7 +23,7 @@ import numpy as np
 
 from kb_qa.ingest import note_names
 from kb_qa.ingest.anchors import match_text
-from kb_qa.text import WIKILINK
+from kb_qa.text import BLOCK_ID, WIKILINK
 from kb_qa.types import Chunk
 
 # Every repetition is bounded and a target holds no brackets or parentheses, so that text
@@ -90,7 +90,7 @@ def resolved(
 
     ``written`` maps chunk hashes to their links (read from the text when missing).
     """
-    resolve = _Resolver(chunks)
+    resolve = Resolver(chunks)
     found = written or {}
     for chunk in chunks:
         origin = (chunk.path, chunk.anchor)
@@ -108,11 +108,11 @@ def resolved(
 def pages_linked(chunk: Chunk, markdown: str, among: Sequence[Chunk]) -> set[str]:
     """The pages of ``among`` (other than ``chunk``'s) that ``markdown``, a passage of
     ``chunk``, links to."""
-    resolver = _Resolver(among)
+    resolver = Resolver(among)
     pages: set[str] = set()
     for link in _written(markdown):
         if link.wiki:
-            path = resolver.note(chunk, link.target)
+            path = resolver.note(chunk.path, link.target)
         else:
             found = resolver.address(chunk, link.target)
             path = found[0] if found is not None else None
@@ -159,8 +159,9 @@ def _line(text: str, start: int, end: int) -> str:
     return text[first : last if last >= 0 else len(text)].strip()
 
 
-class _Resolver:
-    """Link targets -> indexed sections, by file path, page URL or note name."""
+class Resolver:
+    """Link targets -> indexed sections, by file path, page URL or note name: what the
+    ranking counts and what ``/view`` pages link to, so both follow a link to one place."""
 
     def __init__(self, chunks: Sequence[Chunk]) -> None:
         self.sections: set[Section] = set()
@@ -174,10 +175,13 @@ class _Resolver:
             if c.path not in self.paths:
                 self.paths.add(c.path)
                 self.by_url.setdefault(unquote(c.url).strip("/"), c.path)
-                stem = c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
-                self.by_stem.setdefault(stem, []).append(c.path)
+                self.by_stem.setdefault(note_names.stem(c.path).casefold(), []).append(c.path)
                 titles[c.path] = c.heading_path[0] if c.heading_path else ""
-            self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+            if c.level > 0:
+                self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+            for m in BLOCK_ID.finditer(c.text) if "^" in c.text else ():
+                # [[note#^id]]: the section holding that block
+                self.by_heading.setdefault((c.path, "^" + m.group(1).lower()), c.anchor)
         # Logseq's namespaced pages and titles, Zettelkasten IDs (``note_names``)
         self.by_name = note_names.by_other_name(titles.items())
 
@@ -214,28 +218,38 @@ class _Resolver:
             return None
         return (path, anchor) if (path, anchor) in self.sections else None
 
-    def note(self, chunk: Chunk, page: str) -> str | None:
-        """The note an Obsidian link's page names (``chunk``'s own when empty), if one only."""
-        if not page.strip():
-            return chunk.path
-        name = page.strip().removesuffix(".md").casefold()
+    def note(self, here: str, page: str) -> str | None:
+        """The note an Obsidian link's ``page``, written in the note at ``here``, names
+        (``here`` when empty), as Obsidian resolves it: by file name, or by the end of its
+        path (``[[folder/Name]]``); of several notes with that name, the one in the linking
+        note's folder, else the one nearest the vault's top (then the first by path)."""
+        name = page.strip()
+        if not name:
+            return here
+        name = name.casefold().removesuffix(".md")
         if "/" in name and name in self.by_name:  # Logseq's "Project Alpha/Runbook"
             return self.by_name[name]
         paths = self.by_stem.get(name.rsplit("/", 1)[-1], [])
-        if "/" in name:  # [[folder/Name]]: the note whose path is, or ends with, that
-            paths = [
-                p for p in paths if ("/" + p.casefold().removesuffix(".md")).endswith("/" + name)
-            ]
-        elif len(paths) > 1:  # as Obsidian resolves a name several notes have: the one
-            here = posixpath.dirname(chunk.path)  # in the linking note's folder
-            paths = [p for p in paths if posixpath.dirname(p) == here] or paths
-        if paths:
-            return paths[0] if len(paths) == 1 else None
-        return self.by_name.get(name)
+        if "/" in name:
+            paths = [p for p in paths if ("/" + _without_md(p).casefold()).endswith("/" + name)]
+        if not paths:
+            return self.by_name.get(name)
+        folder = posixpath.dirname(here)
+        return min(paths, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
+
+    def heading(self, path: str, heading: str) -> str | None:
+        """The anchor of ``heading`` (or of the section holding block ``^id``) in ``path``."""
+        key = heading.strip()
+        key = key.lower() if key.startswith("^") else match_text(key)
+        return self.by_heading.get((path, key))
 
     def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
-        path = self.note(chunk, page)
+        path = self.note(chunk.path, page)
         if path is None or not heading.strip():
             return None
-        anchor = self.by_heading.get((path, match_text(heading)))
+        anchor = self.heading(path, heading)
         return (path, anchor) if anchor is not None else None
+
+
+def _without_md(path: str) -> str:
+    return path[:-3] if path.casefold().endswith(".md") else path

@@ -45,6 +45,7 @@ from starlette.routing import Route
 
 from kb_qa.answer.answering import warm_up
 from kb_qa.errors import KbQaError
+from kb_qa.ingest.linkgraph import Resolver
 from kb_qa.owners import feedback, questionlog
 from kb_qa.serve import admin
 from kb_qa.serve.guard import Guard, RateLimiter, RequestCheck
@@ -93,8 +94,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.model_problem = ""  # why written answers cannot work, found at start
         self.views: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # rendered notes
         self.views_lock = threading.Lock()
-        # Where a wikilink's #heading or #^block leads, for one index generation
-        self.link_targets: tuple[str, dict[tuple[str, str], str]] = ("", {})
+        # Where a wikilink leads (note, #heading, #^block), for one index generation
+        self.links: tuple[str, Resolver | None] = ("", None)
         self.block_refs: tuple[str, dict[str, tuple[str, str]]] = ("", {})
         self.replica = bool(getattr(kb, "replica", False))  # kb_qa.serve.replica.Replica
         # Browsers signed in to /insights, and the sign-in attempts per client address.

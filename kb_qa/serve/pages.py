@@ -18,8 +18,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from kb_qa.ingest.anchors import match_text
 from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.linkgraph import Resolver
 from kb_qa.text import BLOCK_REF, HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
 from kb_qa.types import Chunk
 from kb_qa.wiring.tags import widget_tags
@@ -87,8 +87,7 @@ def view_page(
     path: str,
     source: str,
     chunks: Sequence[Chunk],
-    notes: Mapping[str, str] | None = None,
-    headings: Mapping[tuple[str, str], str] | None = None,
+    links: Resolver,
     gone: Callable[[], bool] = lambda: False,
     parse_timeout: float = 0,
     refs: Mapping[str, tuple[str, str]] | None = None,
@@ -100,7 +99,7 @@ def view_page(
     """
     try:
         with deadline(parse_timeout, "rendering the note"):
-            return _view_page(path, source, chunks, notes, headings, gone, refs or {})
+            return _view_page(path, source, chunks, links, gone, refs or {})
     except ParseTimeout:
         notice = (
             f"<p><strong>This note took longer than {parse_timeout:g} s to render "
@@ -114,19 +113,17 @@ def _view_page(
     path: str,
     source: str,
     chunks: Sequence[Chunk],
-    notes: Mapping[str, str] | None,
-    headings: Mapping[tuple[str, str], str] | None,
+    links: Resolver,
     gone: Callable[[], bool],
     refs: Mapping[str, tuple[str, str]],
 ) -> str | None:
     """:func:`view_page` without its time limit.
 
-    ``notes`` maps a note's name (file name without ``.md``, lowercased) to its vault path,
-    so Obsidian ``[[wikilinks]]`` open the other note's view; ``headings`` maps (path,
-    ``anchors.match_text(heading)``) to the heading's indexed anchor, which a
-    ``[[note#heading]]`` opens; ``refs`` maps a Logseq block's id to the link and text a
-    ``((id))`` reference shows. Callouts render as callouts. ``gone()`` is asked between
-    stages: when it says the reader has left, the render stops and returns None.
+    ``links`` finds the note an Obsidian ``[[wikilink]]`` names, so it opens that note's
+    view, and the anchor the index gave a ``[[note#heading]]``'s heading; ``refs`` maps a
+    Logseq block's id to the link and text a ``((id))`` reference shows. Callouts render
+    as callouts. ``gone()`` is asked between stages: when it says the reader has left, the
+    render stops and returns None.
     """
     # Each heading's anchor by the file line it is on: the view's parser (raw HTML off, so
     # that it shows as text) sees headings inside an HTML block that the index's does not.
@@ -141,9 +138,7 @@ def _view_page(
         if n % 1000 == 0 and gone():
             return None
         if token.type == "inline" and token.children:
-            token.children = _highlights(
-                _wikilinks(token.children, notes or {}, headings or {}, path)
-            )
+            token.children = _highlights(_wikilinks(token.children, links, path))
             if refs:
                 token.children = _block_refs(token.children, refs)
             for child in token.children:  # block ids ("^quorum-rule", "id:: …") are not shown
@@ -163,12 +158,7 @@ def _view_page(
     return _page(title, nav + _RENDERER.renderer.render(tokens, _RENDERER.options, {}))
 
 
-def _wikilinks(
-    children: list[Token],
-    notes: Mapping[str, str],
-    headings: Mapping[tuple[str, str], str],
-    here: str,
-) -> list[Token]:
+def _wikilinks(children: list[Token], links: Resolver, here: str) -> list[Token]:
     """Text tokens holding ``[[note#heading|label]]`` become links to that note's view,
     labelled as Obsidian shows them: the alias, else the target as written (``Garden Plan >
     Garlic``, ``projects/Home Server``)."""
@@ -177,13 +167,11 @@ def _wikilinks(
         embed = m.group(0).startswith("!")
         target, heading, _ = m.groups()
         shown = wikilink_label(m)
-        name = target.strip().lower().removesuffix(".md")
-        found = notes.get(name) if name else here
+        found = links.note(here, target or "")
         if embed or found is None:  # embeds are never followed; unknown notes stay text
             return [_text(shown)]
-        block = heading.strip() if heading and heading.strip().startswith("^") else ""
-        key = block.lower() if block else match_text(heading or "")
-        anchor = headings.get((found, key)) if heading else None
+        block = bool(heading and heading.strip().startswith("^"))
+        anchor = links.heading(found, heading) if heading else None
         # A block's link opens the section holding it (or the note's top).
         fragment = anchor or (slugify(heading, "-") if heading and not block else "")
         href = "/view/" + quote(found) + (f"#{fragment}" if fragment else "")

@@ -15,11 +15,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from kb_qa.errors import VaultError
-from kb_qa.ingest import note_names, vault
-from kb_qa.ingest.anchors import match_text
+from kb_qa.ingest import linkgraph, vault
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
-from kb_qa.text import BLOCK_ID, LOGSEQ_ID, as_shown
+from kb_qa.text import LOGSEQ_ID, as_shown
 
 VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?")  # "\t- ## " opening a block
@@ -93,27 +92,11 @@ class PageRoutes:
         if gone():
             return None
         chunks = self.kb.store.chunks(path)
-        # Wikilinks name a note by file name (one in this note's folder first, as Obsidian
-        # and the ranking's links resolve it), or by its path without ".md" ...
-        notes = {}
-        here = path.rpartition("/")[0]
-        for p in sorted(indexed, key=lambda p: p["path"].rpartition("/")[0] != here):
-            notes.setdefault(p["path"].rsplit("/", 1)[-1].removesuffix(".md").lower(), p["path"])
-            notes[p["path"].removesuffix(".md").lower()] = p["path"]
-        # ... or as Logseq (a namespaced page, a title::) or a Zettelkasten (an ID) names it
-        others = note_names.by_other_name((p["path"], p["title"]) for p in indexed)
-        for name, found in others.items():
-            if "/" in name:  # "Project Alpha/Runbook" is that page, whatever "Runbook.md" is
-                notes[name] = found
-            else:
-                notes.setdefault(name, found)
-        headings = self._link_targets()
         page = pages.view_page(
             path,
             source,
             chunks,
-            notes,
-            headings,
+            self._links(),
             gone,
             self.settings.parse_timeout,
             self._block_refs(),
@@ -125,31 +108,19 @@ class PageRoutes:
                     self.views.popitem(last=False)
         return page
 
-    def _link_targets(self) -> dict[tuple[str, str], str]:
-        """(path, heading or "^block-id") -> anchor, made once per index generation from
-        the chunks in memory (reading and decoding every chunk made each new page of a
-        20,000-note vault take 2 s). A wikilink's #heading opens the anchor the index gave
-        that heading (``_3`` for a heading MkDocs' slugify empties), not a slug made here;
-        a block's ``[[note#^id]]`` the section its "^id" is in."""
+    def _links(self) -> linkgraph.Resolver:
+        """Where a wikilink leads, once per index generation from the chunks in memory
+        (reading and decoding every chunk made each new page of a 20,000-note vault take
+        2 s): the resolver the ranking's links use, so a link is followed to the note and
+        section it was counted for. A ``[[note#heading]]`` opens the anchor the index gave
+        that heading (``_3`` for a heading MkDocs' slugify empties), not a slug made here."""
         generation, every = self.kb.view_chunks()
-        made, targets = self.link_targets
-        if made == generation and targets:
-            return targets
-        targets = {
-            (c.path, match_text(c.heading)): c.anchor
-            for c in reversed(every)
-            if c.piece == 0 and c.level > 0
-        }
-        targets.update(
-            {
-                (c.path, "^" + m.group(1).lower()): c.anchor
-                for c in every
-                if "^" in c.text
-                for m in BLOCK_ID.finditer(c.text)
-            }
-        )
-        self.link_targets = (generation, targets)
-        return targets
+        made, resolver = self.links
+        if made == generation and resolver is not None:
+            return resolver
+        resolver = linkgraph.Resolver(every)
+        self.links = (generation, resolver)
+        return resolver
 
     def _block_refs(self) -> dict[str, tuple[str, str]]:
         """Logseq block id -> (the link to the section holding the block, the block's first
