@@ -143,6 +143,30 @@ def test_search_snippets_read_as_text_not_markdown(
     )
 
 
+def test_search_snippets_show_code_links_and_chinese_as_the_page_does(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A fenced block's ``` marks and a table cell's [link](target) showed as written, and
+    a Chinese line break as a blank in the middle of a sentence."""
+    notes = {
+        "tokens.md": (
+            "# Tokens\n\n## Revoke\n\n```bash\nlumen token revoke tok_1\n```\n\n"
+            "| Option | Description |\n|---|---|\n| `--scope` | see [scopes](scopes.md#list) |\n"
+        ),
+        "令牌.md": "# 令牌\n\n## 轮换\n\n在宽限期内，旧令牌和新令牌\n同时有效。\n",
+    }
+    vault = write_files(tmp_path / "notes", notes)
+    assert run_cli("index", str(vault)).returncode == 0
+    result = run_cli("search", "revoke token scope", "--vault", str(vault), "--k", "1")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "    lumen token revoke tok_1 Option · Description `--scope` · see scopes\n"
+        in result.stdout
+    ), result.stdout
+    result = run_cli("search", "旧令牌", "--vault", str(vault), "--k", "1")
+    assert "    在宽限期内，旧令牌和新令牌同时有效。\n" in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("where", ["question", "--include"])
 def test_an_argument_the_locale_cannot_read_is_said_in_words(
     tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, where: str

@@ -84,7 +84,7 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
     return "\n".join(out), origin
 
 
-def _reading_text(text: str) -> str:
+def reading_text(text: str) -> str:
     """Prose as plain reading text: links as their words, no HTML, no attribute lists.
 
     Code (inline spans and fenced blocks) is never touched: a quoted command keeps its
@@ -159,9 +159,9 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             # The header is context, not this piece's bytes: it has no span of its own.
             rows = ((where[0], where[0]), (where[0], where[0]), *row_spans(token.map[0], raw))
         elif token.type in _PROSE:
-            kind, text = "prose", _reading_text(raw)
+            kind, text = "prose", reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
-            kind, text = "list", _reading_text(raw)
+            kind, text = "list", reading_text(raw)
             items = itertools.takewhile(lambda t: t.level > 0, parsed[at + 1 :])
             rows = tuple(
                 span(*t.map) for t in items if t.type == "list_item_open" and t.level == 1 and t.map

@@ -148,14 +148,33 @@ def terminal_link(target: str, text: str, tty: bool) -> str:
 
 def snippet_of(markdown: str, limit: int = 200) -> str:
     """A section's opening words as a reader sees them: its heading (printed above it),
-    attribute lists such as ``{ #id }``, setext underlines, the marks of lists, tasks,
-    quotes and tables left out (a table's cells read "a · b")."""
-    from kb_qa.answer.blocks import passages
+    attribute lists such as ``{ #id }``, setext underlines, code fences, the marks of
+    lists, tasks, quotes and tables left out (a table's cells read "a · b", their links as
+    their words), and the lines of Chinese or Japanese text joined as the page joins them,
+    without a blank."""
+    from kb_qa.answer.blocks import passages, reading_text
 
-    lines = (_plain_line(line) for b in passages(markdown) for line in b.text.splitlines())
-    words = " ".join(" ".join(line.split()) for line in lines if line.strip())
+    lines: list[str] = []
+    for block in passages(markdown):
+        shown = block.text.splitlines()
+        if block.kind == "code" and shown and _FENCE_LINE.match(shown[0]):
+            shown = shown[1:-1] if len(shown) > 1 and _FENCE_LINE.match(shown[-1]) else shown[1:]
+        elif block.kind == "table":
+            shown = [reading_text(line) for line in shown]
+        lines += [" ".join(line.split()) for line in map(_plain_line, shown) if line.strip()]
+    words = ""
+    for line in lines:
+        apart = bool(words) and not (_CJK_END.search(words) and _CJK_START.match(line))
+        words += (" " if apart else "") + line
     return words[:limit]
 
+
+_FENCE_LINE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
+# Han, kana and their punctuation: a line break between two of them is no blank (Korean
+# puts blanks between its words, so its line breaks stay blanks)
+_CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_END = re.compile(f"[{_CJK}]$")
+_CJK_START = re.compile(f"[{_CJK}]")
 
 # Blanks belong to the "|" before them, never to two runs side by side ("\s*\|?\s*"): a
 # line of 30,000 blanks took 19 s to match.
