@@ -46,16 +46,17 @@ STOPWORDS = frozenset(
 # only nudge neutral characters and stay).
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # Obsidian's block id, "^quorum-rule" ending a line (or alone on one): an address that
-# ``[[Note#^quorum-rule]]`` links to, hidden in reading view.
-BLOCK_ID = re.compile(r"(?:^|(?<=[ \t]))\^([A-Za-z0-9-]+)[ \t]*$", re.M)
+# ``[[Note#^quorum-rule]]`` links to, hidden in reading view. These patterns read a file's
+# own text, whose lines may end in CRLF: "\r" is part of no line.
+BLOCK_ID = re.compile(r"(?:^|(?<=[ \t]))\^([A-Za-z0-9-]+)[ \t]*(?=\r?$)", re.M)
 
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # Logseq's hidden block properties, each on a line of its own under its block's first line:
 # "id:: <uuid>" (the address a "((uuid))" reference points to) and "collapsed:: true".
-LOGSEQ_ID = re.compile(rf"^([^\n]*)\n[ \t]*id::[ \t]*({_UUID})[ \t]*$", re.M)
+LOGSEQ_ID = re.compile(rf"^([^\r\n]*)\r?\n[ \t]*id::[ \t]*({_UUID})[ \t]*(?=\r?$)", re.M)
 HIDDEN_PROPERTY = re.compile(
-    rf"^[ \t]*(?:id::[ \t]*{_UUID}|collapsed::[ \t]*(?:true|false))[ \t]*(?:\n|$)", re.M
+    rf"^[ \t]*(?:id::[ \t]*{_UUID}|collapsed::[ \t]*(?:true|false))[ \t]*\r?(?:\n|$)", re.M
 )
 # A Logseq block reference, shown by Logseq as the text of the block it points to.
 BLOCK_REF = re.compile(rf"\(\(({_UUID})\)\)")

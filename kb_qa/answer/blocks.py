@@ -61,11 +61,12 @@ class Block:
 
 def _flatten(markdown: str) -> tuple[str, list[int]]:
     """Admonitions and tabs become a bold lead-in and their dedented content; with it, the
-    line of ``markdown`` each output line comes from."""
+    line of ``markdown`` each output line comes from. A CRLF line loses its CR: that is the
+    file's line ending, not text to quote."""
     out: list[str] = []
     origin: list[int] = []
     stack: list[int] = []  # content indent of each open container
-    for number, line in enumerate(markdown.split("\n")):
+    for number, line in enumerate(markdown.replace("\r\n", "\n").split("\n")):
         indent = len(line) - len(line.lstrip(" "))
         while stack and line.strip() and indent < stack[-1]:
             stack.pop()
@@ -117,8 +118,8 @@ def _callout(m: re.Match[str]) -> str:
 def table_header(context: str) -> str:
     """The header row and delimiter row a chunk's ``context`` repeats for a table split
     across pieces ("" when it holds none; a table without outer pipes is not recognised,
-    and its continued rows read as prose)."""
-    lines = context.split("\n")
+    and its continued rows read as prose; a CRLF file's CRs left out)."""
+    lines = [line.removesuffix("\r") for line in context.split("\n")]
     for i in range(len(lines) - 1, 0, -1):
         if _DELIMITER_ROW.fullmatch(lines[i].strip()) and lines[i - 1].lstrip().startswith("|"):
             return f"{lines[i - 1]}\n{lines[i]}"
@@ -132,7 +133,9 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     source, origin = _flatten(markdown)
     lines = source.split("\n")
     starts = [0]
+    ends: list[int] = []  # where each line's text ends: before its "\n", or its "\r\n"
     for line in markdown.split("\n"):
+        ends.append(starts[-1] + len(line.removesuffix("\r")))
         starts.append(starts[-1] + len(line) + 1)
 
     def span(first: int, last: int) -> tuple[int, int]:
@@ -140,7 +143,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         while last > first + 1 and not lines[last - 1].strip():
             last -= 1
         a, b = origin[first], origin[last - 1]
-        return starts[a], starts[b + 1] - 1
+        return starts[a], ends[b]
 
     def row_spans(first: int, raw: str) -> list[tuple[int, int]]:
         """The span of each line of a table's rows, the first on flattened line ``first``."""

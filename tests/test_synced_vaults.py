@@ -1,0 +1,95 @@
+"""Vaults written on Windows and macOS and carried by a sync tool (Dropbox, iCloud, OneDrive,
+Syncthing, git with autocrlf): CRLF and lone CR line endings, asked about over real HTTP,
+with every quoted range checked against the file's own text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from uvicorn_thread import UvicornThread
+
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
+
+KB = Callable[..., KnowledgeBase]
+
+# A note as Notepad, or git with core.autocrlf on Windows, writes it.
+BOILER = (
+    "# Boiler\r\n\r\n## Reset\r\n\r\nTo reset the boiler after a lockout, run this:\r\n\r\n"
+    "```bash\r\nboilerctl reset --force\r\n```\r\n\r\n## Pressure\r\n\r\n"
+    "Keep the boiler pressure at 1.5 bar when cold. ^pressure-rule\r\n"
+    "Top it up at the filling loop under the boiler.\r\n\r\n"
+    "## Service\r\n\r\n- Annual service by Gasco\r\n  id:: 6601e0b7-2c1e-4f0a-9d2b-7a3e2c1b0d11\r\n"
+    "- The flue is checked every other year\r\n"
+)
+# A table long enough to be split over chunks: its later rows carry its header as context.
+PARTS = "# Parts\r\n\r\n## Spares\r\n\r\n| part | supplier |\r\n|---|---|\r\n" + "".join(
+    f"| {name} | {supplier} |\r\n"
+    for name, supplier in [
+        ("thermocouple", "Gasco"),
+        ("ignition lead", "Gasco"),
+        ("pressure valve", "Heatline"),
+        ("expansion vessel", "Zilmet"),
+        ("diverter valve", "Heatline"),
+        ("fan assembly", "Vaillant"),
+        ("printed circuit board", "Vaillant"),
+        ("condensate trap", "Ideal"),
+    ]
+)
+
+
+def _ask(url: str, question: str) -> dict[str, Any]:
+    ask = {"question": question, "stream": False}
+    response = httpx.post(url + "/api/ask", json=ask, timeout=20)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_a_crlf_note_is_quoted_without_carriage_returns_and_cited_to_its_exact_range(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """An answer from a CRLF note carried "\\r\\n" into its text (a code fence closing on
+    "```\\r"), its citation's range ended on the line's "\\r", and an Obsidian block id or a
+    Logseq id:: line ending in CRLF was quoted, which the apps hide."""
+    vault = make_vault({"boiler.md": BOILER, "parts.md": PARTS})
+    base = kb(vault, rate_limit=0, chunk_chars=200)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        for question, said in [
+            ("How do I reset the boiler after a lockout?", "boilerctl reset --force\n```"),
+            ("What boiler pressure when cold?", "1.5 bar when cold."),
+            ("Who does the annual service?", "Annual service by Gasco"),
+            ("Who supplies the condensate trap?", "| part | supplier |\n|---|---|\n"),
+        ]:
+            body = _ask(server.url, question)
+            assert said in body["text"], repr(body["text"])
+            assert "\r" not in body["text"]
+            assert "^pressure-rule" not in body["text"] and "id::" not in body["text"]
+            for citation in body["citations"]:
+                source = (vault / citation["path"]).read_bytes().decode("utf-8")
+                text = citation["text"]
+                assert source[citation["start"] : citation["end"]] == text
+                assert not text.endswith(("\r", "\n")) and not text.startswith(("\r", "\n"))
+
+
+def test_block_ids_and_logseq_ids_of_a_crlf_note_are_addresses_in_view(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """In a CRLF note, "^pressure-rule" and "id:: <uuid>" lines end in CR: a link to
+    ``[[boiler#^pressure-rule]]`` opened the note's top instead of its section, and
+    ``((uuid))`` showed the bare id."""
+    journal = (
+        "- Rang Gasco about the boiler, see [[boiler#^pressure-rule]]\r\n"
+        "- ((6601e0b7-2c1e-4f0a-9d2b-7a3e2c1b0d11)) booked\r\n"
+    )
+    base = kb(make_vault({"boiler.md": BOILER, "journal.md": journal}), rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(server.url + "/view/journal.md", timeout=20).text
+    assert 'href="/view/boiler.md#pressure"' in page
+    assert '<a href="/view/boiler.md#service">Annual service by Gasco</a>' in page
+    assert "6601e0b7" not in page
