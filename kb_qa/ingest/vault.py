@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
-
-import yaml
 
 from kb_qa.errors import VaultError
-from kb_qa.ingest import zensical_blog
+from kb_qa.ingest import front_matter, zensical_blog
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE, without_comments
@@ -28,9 +24,6 @@ UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
-_FRONT_MATTER = re.compile(
-    r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
-)
 
 
 @dataclass(frozen=True)
@@ -287,9 +280,9 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
             f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
         )
     text = source_text(text, notes=not site.is_mkdocs)
-    front = _front_matter(text)
-    if not site.is_mkdocs and front == FrontMatter():
-        front = _page_properties(text)  # Logseq writes them where others write YAML
+    front = front_matter.parse(text)
+    if not site.is_mkdocs and front == front_matter.FrontMatter():
+        front = front_matter.page_properties(text)  # Logseq writes them where others write YAML
     if front.warning:
         warnings.append(front.warning)
     if (url := site.page_url(info.doc_path, text, front.title, front.body_start)) is None:
@@ -318,79 +311,9 @@ def source_text(text: str, notes: bool) -> str:
     text = text.removeprefix("\ufeff")
     if not notes:
         return text
-    front = _FRONT_MATTER.match(text)  # "%%" in front matter is a value, not a comment
+    front = front_matter.FRONT_MATTER.match(text)  # "%%" in front matter is a value, not a comment
     start = front.end() if front else 0
     return text[:start] + without_comments(text[start:])
-
-
-class FrontMatter(NamedTuple):
-    """What kb-qa reads of a note's YAML front matter."""
-
-    title: str = ""
-    aliases: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()  # Obsidian's ``tags`` (or ``tag``), without their "#"
-    body_start: int = 0  # offset where the body starts
-    warning: str = ""
-
-
-def _front_matter(text: str) -> FrontMatter:
-    """The title, aliases and tags of a YAML front matter block, and where the body starts."""
-    match = _FRONT_MATTER.match(text)
-    if not match:
-        return FrontMatter()
-    try:
-        meta = yaml.safe_load(match.group(1) or "") or {}
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 2}" if where is not None else ""
-        return FrontMatter(
-            body_start=match.end(), warning=f"front matter is not valid YAML{line}; it was ignored"
-        )
-    if not isinstance(meta, dict):
-        return FrontMatter(
-            body_start=match.end(),
-            warning="front matter is not a mapping of keys; it was ignored",
-        )
-    title = meta.get("title")
-    return FrontMatter(
-        str(title).strip() if title else "",
-        _names(meta.get("aliases"), split=False),
-        tuple(t.lstrip("#") for t in _names(meta.get("tags", meta.get("tag")), split=True)),
-        match.end(),
-    )
-
-
-_PROPERTY = re.compile(r"^(?:-[ \t]+)?([A-Za-z][\w-]*)::[ \t]*(.*?)[ \t]*$")
-
-
-def _page_properties(text: str) -> FrontMatter:
-    """Logseq's page properties, ``alias:: k8s, kube`` lines opening the page: its
-    ``title``, ``alias`` (aliases) and ``tags`` (the lines stay text of the page)."""
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        match = _PROPERTY.match(line)
-        if not match:
-            break
-        found[match.group(1).lower()] = match.group(2)
-    if not found:
-        return FrontMatter()
-    return FrontMatter(
-        found.get("title", ""),
-        tuple(a.strip().strip("[]") for a in found.get("alias", "").split(",") if a.strip()),
-        _names(found.get("tags", "").replace("[[", "").replace("]]", ""), split=True),
-    )
-
-
-def _names(value: object, split: bool) -> tuple[str, ...]:
-    """A front-matter list, or one string (with ``split``: names apart by commas or blanks,
-    as Obsidian reads ``tags: a, b``)."""
-    if isinstance(value, str):
-        items: list[object] = value.replace(",", " ").split() if split else [value]
-    elif isinstance(value, list):
-        items = value
-    else:
-        return ()
-    return tuple(str(item).strip() for item in items if item is not None and str(item).strip())
 
 
 def _size(n: int) -> str:

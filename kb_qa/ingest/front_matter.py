@@ -1,0 +1,83 @@
+"""What kb-qa reads of a page's front matter: a YAML block's title, aliases and tags, or
+Logseq's page properties (``alias:: k8s``) opening the page."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import yaml
+
+FRONT_MATTER = re.compile(
+    r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
+)
+
+
+class FrontMatter(NamedTuple):
+    """What kb-qa reads of a note's YAML front matter."""
+
+    title: str = ""
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # Obsidian's ``tags`` (or ``tag``), without their "#"
+    body_start: int = 0  # offset where the body starts
+    warning: str = ""
+
+
+def parse(text: str) -> FrontMatter:
+    """The title, aliases and tags of a YAML front matter block, and where the body starts."""
+    match = FRONT_MATTER.match(text)
+    if not match:
+        return FrontMatter()
+    try:
+        meta = yaml.safe_load(match.group(1) or "") or {}
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 2}" if where is not None else ""
+        return FrontMatter(
+            body_start=match.end(), warning=f"front matter is not valid YAML{line}; it was ignored"
+        )
+    if not isinstance(meta, dict):
+        return FrontMatter(
+            body_start=match.end(),
+            warning="front matter is not a mapping of keys; it was ignored",
+        )
+    title = meta.get("title")
+    return FrontMatter(
+        str(title).strip() if title else "",
+        _names(meta.get("aliases"), split=False),
+        tuple(t.lstrip("#") for t in _names(meta.get("tags", meta.get("tag")), split=True)),
+        match.end(),
+    )
+
+
+_PROPERTY = re.compile(r"^(?:-[ \t]+)?([A-Za-z][\w-]*)::[ \t]*(.*?)[ \t]*$")
+
+
+def page_properties(text: str) -> FrontMatter:
+    """Logseq's page properties, ``alias:: k8s, kube`` lines opening the page: its
+    ``title``, ``alias`` (aliases) and ``tags`` (the lines stay text of the page)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _PROPERTY.match(line)
+        if not match:
+            break
+        found[match.group(1).lower()] = match.group(2)
+    if not found:
+        return FrontMatter()
+    return FrontMatter(
+        found.get("title", ""),
+        tuple(a.strip().strip("[]") for a in found.get("alias", "").split(",") if a.strip()),
+        _names(found.get("tags", "").replace("[[", "").replace("]]", ""), split=True),
+    )
+
+
+def _names(value: object, split: bool) -> tuple[str, ...]:
+    """A front-matter list, or one string (with ``split``: names apart by commas or blanks,
+    as Obsidian reads ``tags: a, b``)."""
+    if isinstance(value, str):
+        items: list[object] = value.replace(",", " ").split() if split else [value]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return ()
+    return tuple(str(item).strip() for item in items if item is not None and str(item).strip())
