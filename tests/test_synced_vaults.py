@@ -76,6 +76,31 @@ def test_a_crlf_note_is_quoted_without_carriage_returns_and_cited_to_its_exact_r
                 assert not text.endswith(("\r", "\n")) and not text.startswith(("\r", "\n"))
 
 
+def test_a_note_with_classic_mac_line_endings_is_indexed_and_quoted(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A note whose lines end in a lone CR (classic Mac OS, some exporters) was skipped:
+    "could not be parsed as Markdown (IndexError: list index out of range)"."""
+    note = (
+        "# Quince Jelly\r\rThe quince jelly needs two kilograms of quinces.\r\r"
+        "## Setting\r\rBoil until the wrinkle test passes on a cold saucer.\r"
+    )
+    vault = make_vault({"jelly.md": note.encode("utf-8")})
+    base = kb(vault, rate_limit=0)
+    report = base.index()
+    assert not report.skipped, report.skipped
+    hit = base.search("wrinkle test cold saucer", 1)[0]
+    assert (hit.chunk.heading, hit.chunk.anchor, hit.chunk.line_start) == ("Setting", "setting", 5)
+    assert note[hit.chunk.start : hit.chunk.end].replace("\r", "\n") == hit.chunk.text
+    with UvicornThread(create_app(base)) as server:
+        body = _ask(server.url, "How long do I boil the quince jelly for the wrinkle test?")
+        assert "wrinkle test passes" in body["text"] and "\r" not in body["text"]
+        citation = body["citations"][0]
+        assert note[citation["start"] : citation["end"]].replace("\r", "\n") == citation["text"]
+        page = httpx.get(server.url + "/view/jelly.md", timeout=20).text
+        assert '<h2 id="setting">Setting</h2>' in page
+
+
 def test_block_ids_and_logseq_ids_of_a_crlf_note_are_addresses_in_view(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:

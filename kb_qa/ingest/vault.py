@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 @dataclass(frozen=True)
@@ -305,10 +307,13 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
 
 
 def source_text(text: str, notes: bool) -> str:
-    """A file's text as it is indexed, and as ``/view`` renders it: without a byte order mark
-    and, in a notes vault, with Obsidian's ``%% comments %%`` blanked (``text.without_comments``:
-    offsets stay the file's). A docs site's ``%%`` is its text: MkDocs shows it."""
+    """A file's text as it is indexed, and as ``/view`` renders it: without a byte order mark,
+    a lone CR (classic Mac OS's line ending) read as the line ending it is (LF), and, in a
+    notes vault, with Obsidian's ``%% comments %%`` blanked (``text.without_comments``):
+    offsets stay the file's. A docs site's ``%%`` is its text: MkDocs shows it."""
     text = text.removeprefix("\ufeff")
+    if "\r" in text:  # CRLF stays: every line is counted by its "\n"
+        text = _LONE_CR.sub("\n", text)
     if not notes:
         return text
     front = front_matter.FRONT_MATTER.match(text)  # "%%" in front matter is a value, not a comment
