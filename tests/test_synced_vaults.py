@@ -4,6 +4,7 @@ with every quoted range checked against the file's own text."""
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,48 @@ def test_block_ids_and_logseq_ids_of_a_crlf_note_are_addresses_in_view(
     assert 'href="/view/boiler.md#pressure"' in page
     assert '<a href="/view/boiler.md#service">Annual service by Gasco</a>' in page
     assert "6601e0b7" not in page
+
+
+def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A note Notepad saved as "Unicode" (UTF-16 with a byte order mark) was skipped as
+    "binary file with a Markdown extension (contains NUL bytes)", and one saved as "ANSI"
+    (Windows-1252) was indexed and shown as "Cr\ufffdme br\ufffdl\ufffde"."""
+    sourdough = "# Sourdough\r\n\r\nFeed the starter with rye flour twice a day.\r\n"
+    dessert = "# Crème brûlée\n\nThe crème brûlée needs a “blowtorch” and 5 € of sugar.\n"
+    vault = make_vault(
+        {
+            "le.md": codecs.BOM_UTF16_LE + sourdough.encode("utf-16-le"),
+            "be.md": codecs.BOM_UTF16_BE
+            + "# Aquarium\n\nChange a quarter weekly.\n".encode("utf-16-be"),
+            "nobom.md": "# Loose\n\nUTF-16 without a mark.\n".encode("utf-16-le"),
+            "ansi.md": dessert.encode("cp1252"),
+            # UTF-8 with one damaged byte stays UTF-8: only that byte is replaced.
+            "damaged.md": b"# Caf\xc3\xa9\n\nThe caf\xc3\xa9 roasts beans\xff on Fridays.\n",
+        }
+    )
+    base = kb(vault, rate_limit=0)
+    report = base.index()
+    assert [path for path, _ in report.skipped] == ["nobom.md"]
+    assert "UTF-16" in report.skipped[0][1] and "UTF-8" in report.skipped[0][1]
+    warned = dict(report.warnings)
+    assert "Windows-1252" in warned["ansi.md"] and "U+FFFD" in warned["damaged.md"]
+    assert {"le.md", "be.md"}.isdisjoint(warned)
+    hit = base.search("rye flour starter", 1)[0]
+    assert hit.chunk.path == "le.md" and hit.chunk.heading == "Sourdough"
+    assert sourdough[hit.chunk.start : hit.chunk.end] == hit.chunk.text
+    assert base.search("aquarium quarter", 1)[0].chunk.path == "be.md"
+    hit = base.search("crème brûlée blowtorch", 1)[0]
+    assert hit.chunk.path == "ansi.md" and hit.chunk.text == dessert.strip()
+    damaged = base.search("café roasts beans", 1)[0].chunk
+    assert damaged.text.endswith("The café roasts beans\ufffd on Fridays.")
+    with UvicornThread(create_app(base)) as server:
+        body = _ask(server.url, "What do I feed the sourdough starter?")
+        citation = body["citations"][0]
+        assert sourdough[citation["start"] : citation["end"]] == citation["text"]
+        assert "rye flour" in citation["text"]
+        le = httpx.get(server.url + "/view/le.md", timeout=20).text
+        assert "Feed the starter with rye flour twice a day." in le
+        ansi = httpx.get(server.url + "/view/ansi.md", timeout=20).text
+        assert "The crème brûlée needs a “blowtorch” and 5 € of sugar." in ansi

@@ -5,6 +5,7 @@ skipped or repaired, and each is reported with its path and the reason."""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
@@ -26,6 +27,8 @@ BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to in
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
 _LONE_CR = re.compile(r"\r(?!\n)")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_NOT_ASCII = re.compile("[^\x00-\x7f\ufffd]")  # a character UTF-8 decoded, not replaced
 
 
 @dataclass(frozen=True)
@@ -259,8 +262,44 @@ def shown_path(rel: str) -> str:
 
 
 def is_binary(data: bytes) -> bool:
-    """Whether a file's bytes are not text (a NUL in its first 8 KB)."""
-    return b"\x00" in data[:8192]
+    """Whether a file's bytes are not text: a NUL in its first 8 KB, unless it opens with
+    UTF-16's byte order mark (Notepad's "Unicode")."""
+    return b"\x00" in data[:8192] and not data.startswith(_UTF16_BOMS)
+
+
+def _binary_reason(data: bytes) -> str:
+    """Why a binary file is not read: UTF-16 without its byte order mark (ASCII's NULs on
+    every other byte) is told apart from bytes that are no text at all."""
+    head = data[:8192]
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    half = len(head) // 2
+    if len(head) >= 4 and ((even == 0 and odd * 2 >= half) or (odd == 0 and even * 2 >= half)):
+        return (
+            "UTF-16 text without a byte order mark: save it as UTF-8 (or as UTF-16 with a "
+            'byte order mark, Notepad\'s "Unicode") to index it'
+        )
+    return "binary file with a Markdown extension (contains NUL bytes)"
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """A file's text, and a warning when it is not UTF-8 ("" when it is), as indexing reads
+    it and ``/view`` shows it: UTF-16 by its byte order mark; bytes holding no UTF-8 at all
+    as Windows-1252 (Notepad's "ANSI" in Western Europe and the Americas); UTF-8 with a
+    damaged byte as UTF-8, that byte replaced with U+FFFD."""
+    codec = "utf-16" if data.startswith(_UTF16_BOMS) else "utf-8"
+    try:
+        return data.decode(codec), ""
+    except UnicodeDecodeError as exc:
+        text = data.decode(codec, errors="replace")
+        if codec == "utf-8" and not _NOT_ASCII.search(text):  # not one UTF-8 letter in it
+            return data.decode("cp1252", errors="replace"), (
+                "not UTF-8, read as Windows-1252 (Western European): if its letters show "
+                "wrong, save it as UTF-8"
+            )
+        return text, (
+            f"invalid {codec.upper()} at byte {exc.start}; undecodable bytes were "
+            "replaced with U+FFFD"
+        )
 
 
 def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
@@ -270,17 +309,9 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
     except VaultError as exc:
         return ReadResult(None, str(exc))
     if is_binary(data):
-        return ReadResult(
-            None, "binary file with a Markdown extension (contains NUL bytes)", refused=True
-        )
-    warnings: list[str] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        warnings.append(
-            f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
-        )
+        return ReadResult(None, _binary_reason(data), refused=True)
+    text, decoded = decode(data)
+    warnings = [decoded] if decoded else []
     text = source_text(text, notes=not site.is_mkdocs)
     front = front_matter.parse(text)
     if not site.is_mkdocs and front == front_matter.FrontMatter():

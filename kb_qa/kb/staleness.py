@@ -35,7 +35,8 @@ from kb_qa.types import Document
 # 9: a page the site's build leaves out (a Material blog draft, a language not built) is
 #    not indexed (kb.published).
 # 10: a lone CR ends a line (vault.source_text): such a note, remembered as failing, is read.
-CHUNKER_VERSION = "10"
+# 11: a file holding no UTF-8 at all is read as Windows-1252, not with U+FFFD (vault.decode).
+CHUNKER_VERSION = "11"
 
 
 @dataclass

@@ -81,7 +81,7 @@ class PageRoutes:
             return VaultError("it is a binary file now, not Markdown.")
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
         notes_vault = self.kb.store.meta("link_style") != "site"
-        source = vault.source_text(data.decode("utf-8", errors="replace"), notes_vault)
+        source = vault.source_text(vault.decode(data)[0], notes_vault)
         # The same note in the same index is the same page: a note that renders slowly (a
         # 50,000-row table hits parse_timeout) is not rendered again for every reader.
         key = (path, self.kb.store.meta("generation"), hashlib.sha1(data).hexdigest())
