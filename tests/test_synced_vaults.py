@@ -164,3 +164,44 @@ def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
         assert "Feed the starter with rye flour twice a day." in le
         ansi = httpx.get(server.url + "/view/ansi.md", timeout=20).text
         assert "The crème brûlée needs a “blowtorch” and 5 € of sugar." in ansi
+
+
+def test_a_sync_tool_s_conflicted_copy_beside_its_note_is_skipped_saying_so(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Dropbox's and Syncthing's conflicted copies were indexed beside the note, so every
+    answer from that note came twice; an iCloud placeholder (a note not downloaded) was
+    left out without a word. A copy whose note is gone is the note now, and names only
+    ambiguous tools write ("Meeting 2.md", "plan-DESKTOP-ABC.md") are notes."""
+    budget = "# Holiday\n\nThe holiday budget is four thousand euros.\n"
+    vault = make_vault(
+        {
+            "holiday.md": budget,
+            "holiday (conflicted copy 2024-01-02).md": budget,
+            "holiday (Sam Lee's conflicted copy 2024-01-02).md": budget,
+            "holiday.sync-conflict-20240102-123456-ABCDEFG.md": budget,
+            "orphan (conflicted copy 2024-01-02).md": "# Orphan\n\nIts note was deleted.\n",
+            "Meeting 2.md": "# Meeting 2\n\nThe roofer quoted in March.\n",
+            "plan-DESKTOP-ABC.md": "# Plan\n\nA plan.\n",
+            ".stversions/holiday~20240101-101010.md": budget,
+            "trips/.lisbon.md.icloud": b"bplist00\x00\x01",
+        }
+    )
+    base = kb(vault, rate_limit=0)
+    report = base.index()
+    assert sorted(p["path"] for p in base.pages()) == [
+        "Meeting 2.md",
+        "holiday.md",
+        "orphan (conflicted copy 2024-01-02).md",
+        "plan-DESKTOP-ABC.md",
+    ]
+    skipped = dict(report.skipped)
+    assert sorted(skipped) == [
+        "holiday (Sam Lee's conflicted copy 2024-01-02).md",
+        "holiday (conflicted copy 2024-01-02).md",
+        "holiday.sync-conflict-20240102-123456-ABCDEFG.md",
+        "trips/.lisbon.md.icloud",
+    ]
+    assert "conflicted copy of holiday.md" in skipped["holiday (conflicted copy 2024-01-02).md"]
+    assert "lisbon.md" in skipped["trips/.lisbon.md.icloud"]
+    assert "download" in skipped["trips/.lisbon.md.icloud"]

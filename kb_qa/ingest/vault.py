@@ -26,6 +26,15 @@ UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
+# A sync tool's copy of a note two devices changed at once, by the names only it writes:
+# Dropbox's (and Nextcloud's) "note (Sam's conflicted copy 2024-01-02).md", Syncthing's
+# "note.sync-conflict-20240102-123456-ABCDEFG.md". iCloud's "note 2.md" and OneDrive's
+# "note-DESKTOP-ABC.md" are names people give notes too: those are read.
+_CONFLICT = re.compile(
+    r"(.+?)(?: \((?:[^()]+['\u2019]s )?conflicted copy \d{4}-\d{2}-\d{2}(?: \d{6})?"
+    r"(?: \(\d+\))?\)|\.sync-conflict-\d{8}-\d{6}(?:-[0-9A-Z]{7})?)(\.[^.]+)"
+)
+_ICLOUD = ".icloud"  # iCloud's placeholder of a note not downloaded: ".note.md.icloud"
 _LONE_CR = re.compile(r"\r(?!\n)")
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _NOT_ASCII = re.compile("[^\x00-\x7f\ufffd]")  # a character UTF-8 decoded, not replaced
@@ -228,9 +237,12 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
+            path = here / name
+            if synced := _sync_file(name, filenames):
+                yield path, synced
+                continue
             if not name.lower().endswith(MARKDOWN_SUFFIXES) or name.startswith(NOT_NOTES):
                 continue
-            path = here / name
             if SURROGATE.search(name):
                 yield path, f"file {BAD_NAME}"
             elif name.startswith("."):
@@ -240,6 +252,24 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             else:
                 yield path, ""
     yield from _unlisted(unlisted)  # the folder walked last, too
+
+
+def _sync_file(name: str, names: Sequence[str]) -> str:
+    """Why a sync tool's file is not read as a note ("" for any other file): iCloud's
+    placeholder of a note not downloaded, or a conflicted copy of the note beside it."""
+    note = name[1 : -len(_ICLOUD)] if name.startswith(".") and name.endswith(_ICLOUD) else ""
+    if note.lower().endswith(MARKDOWN_SUFFIXES):
+        return (
+            f"iCloud placeholder of {note}, which is not downloaded: download it (Finder's "
+            "Download Now, or turn off Optimise Mac Storage) to index it"
+        )
+    conflict = _CONFLICT.fullmatch(name) if name.lower().endswith(MARKDOWN_SUFFIXES) else None
+    if conflict and (original := conflict.group(1) + conflict.group(2)) in names:
+        return (
+            f"a sync tool's conflicted copy of {original}: merge what it changed into that "
+            "note and delete it (it is read once that note is gone)"
+        )
+    return ""
 
 
 def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, str]]:
