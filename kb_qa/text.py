@@ -70,6 +70,17 @@ def without_block_ids(text: str) -> str:
     return HIDDEN_PROPERTY.sub("", text) if "::" in text else text
 
 
+def nfc(name: str) -> str:
+    """A file name or path as typed: macOS writes names decomposed ("e" and a combining
+    accent, NFD), keyboards and links compose them (NFC); both read the same."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+def name_key(name: str) -> str:
+    """How a link's note name is compared with file names: composed and case-folded."""
+    return nfc(name).casefold()
+
+
 def normalize(text: str) -> str:
     """NFKC, straight quotes, wikilinks as their words, no block ids or ``==marks==``,
     collapsed whitespace."""

@@ -8,6 +8,7 @@ import codecs
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from uvicorn_thread import UvicornThread
@@ -205,3 +206,36 @@ def test_a_sync_tool_s_conflicted_copy_beside_its_note_is_skipped_saying_so(
     assert "conflicted copy of holiday.md" in skipped["holiday (conflicted copy 2024-01-02).md"]
     assert "lisbon.md" in skipped["trips/.lisbon.md.icloud"]
     assert "download" in skipped["trips/.lisbon.md.icloud"]
+
+
+def test_a_note_macos_named_decomposed_is_found_by_a_name_typed_composed(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """macOS writes "Café.md" as "Cafe" and a combining accent (NFD); a link, a URL or a
+    path filter typed on a keyboard has "é" (NFC). The link stayed text in /view and
+    counted for nothing in search, the page's URL was a 404, and --include matched nothing."""
+    import unicodedata
+
+    from kb_qa.ingest import linkgraph
+
+    decomposed = unicodedata.normalize("NFD", "Café.md")
+    vault = make_vault(
+        {
+            decomposed: "# Menu\n\n## Crème brûlée\n\nBake at 150 °C for 40 minutes.\n",
+            "links.md": "# Links\n\nSee [[Café]] and [[Café#Crème brûlée]].\n",
+        },
+        name="obsidian",
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    targets = {t for o, t, _ in linkgraph.resolved(base.store.chunks()) if o[0] == "links.md"}
+    assert [path for path, _ in targets] == [decomposed]
+    hits = base.search("bake temperature", 5, include=["Café.md"])
+    assert hits and {h.chunk.path for h in hits} == {decomposed}
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(f"{server.url}/view/links.md").text
+        typed = httpx.get(f"{server.url}/view/Caf%C3%A9.md")
+    quoted = quote(decomposed)
+    assert f'<a href="/view/{quoted}">Café</a>' in page, page
+    assert f'<a href="/view/{quoted}#creme-brulee">Café &gt; Crème brûlée</a>' in page, page
+    assert typed.status_code == 200 and "Bake at 150" in typed.text

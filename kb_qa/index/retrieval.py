@@ -15,13 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from kb_qa.errors import ConfigError
+from kb_qa.text import nfc
 from kb_qa.types import Chunk, Hit
 
 
 def path_matches(path: str, patterns: Sequence[str]) -> bool:
-    """Whether a vault path equals, lies under, or glob-matches any of ``patterns``."""
+    """Whether a vault path equals, lies under, or glob-matches any of ``patterns`` (a name
+    macOS wrote decomposed matches a pattern typed composed)."""
+    path = nfc(path)
     for pattern in patterns:
-        pattern = pattern.strip().lstrip("./") if pattern.startswith("./") else pattern.strip()
+        pattern = nfc(pattern.strip().lstrip("./") if pattern.startswith("./") else pattern.strip())
         if not pattern:
             continue
         if path == pattern or path.startswith(pattern.rstrip("/") + "/"):

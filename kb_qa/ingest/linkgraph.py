@@ -23,7 +23,7 @@ import numpy as np
 
 from kb_qa.ingest import note_names
 from kb_qa.ingest.anchors import match_text
-from kb_qa.text import BLOCK_ID, WIKILINK
+from kb_qa.text import BLOCK_ID, WIKILINK, name_key
 from kb_qa.types import Chunk
 
 # Every repetition is bounded and a target holds no brackets or parentheses, so that text
@@ -175,7 +175,7 @@ class Resolver:
             if c.path not in self.paths:
                 self.paths.add(c.path)
                 self.by_url.setdefault(unquote(c.url).strip("/"), c.path)
-                self.by_stem.setdefault(note_names.stem(c.path).casefold(), []).append(c.path)
+                self.by_stem.setdefault(name_key(note_names.stem(c.path)), []).append(c.path)
                 titles[c.path] = c.heading_path[0] if c.heading_path else ""
             if c.level > 0:
                 self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
@@ -221,17 +221,18 @@ class Resolver:
     def note(self, here: str, page: str) -> str | None:
         """The note an Obsidian link's ``page``, written in the note at ``here``, names
         (``here`` when empty), as Obsidian resolves it: by file name, or by the end of its
-        path (``[[folder/Name]]``); of several notes with that name, the one in the linking
-        note's folder, else the one nearest the vault's top (then the first by path)."""
+        path (``[[folder/Name]]``), in any case and Unicode form; of several notes with that
+        name, the one in the linking note's folder, else the one nearest the vault's top
+        (then the first by path)."""
         name = page.strip()
         if not name:
             return here
-        name = name.casefold().removesuffix(".md")
+        name = name_key(name).removesuffix(".md")
         if "/" in name and name in self.by_name:  # Logseq's "Project Alpha/Runbook"
             return self.by_name[name]
         paths = self.by_stem.get(name.rsplit("/", 1)[-1], [])
         if "/" in name:
-            paths = [p for p in paths if ("/" + _without_md(p).casefold()).endswith("/" + name)]
+            paths = [p for p in paths if ("/" + name_key(_without_md(p))).endswith("/" + name)]
         if not paths:
             return self.by_name.get(name)
         folder = posixpath.dirname(here)

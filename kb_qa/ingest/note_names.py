@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kb_qa.text import name_key
+
 # Logseq's namespace separator in file names: "___" (:file/name-format :triple-lowbar) or
 # "%2F" (the format before it).
 _NAMESPACE = re.compile(r"___|%2F", re.IGNORECASE)
@@ -37,13 +39,13 @@ def page_name(file_stem: str) -> str:
 
 
 def other_names(path: str, title: str) -> list[str]:
-    """The names, casefolded, a link may give the note at ``path`` titled ``title`` other
-    than its file name."""
+    """The names, as ``text.name_key`` compares them, a link may give the note at ``path``
+    titled ``title`` other than its file name."""
     name = stem(path)
     names = [page_name(name), title]
     if m := _ZETTEL_ID.match(name):
         names.append(m.group(1))
-    return [n.strip().casefold() for n in names if n.strip() and n != name]
+    return [name_key(n.strip()) for n in names if n.strip() and n != name]
 
 
 def by_other_name(notes: Iterable[tuple[str, str]]) -> dict[str, str]:

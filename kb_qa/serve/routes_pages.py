@@ -18,7 +18,7 @@ from kb_qa.errors import VaultError
 from kb_qa.ingest import linkgraph, vault
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
-from kb_qa.text import LOGSEQ_ID, as_shown
+from kb_qa.text import LOGSEQ_ID, as_shown, nfc
 
 VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?")  # "\t- ## " opening a block
@@ -68,8 +68,9 @@ class PageRoutes:
         if gone():
             return None
         indexed = self.kb.pages()
-        known = {p["path"]: p["path"] for p in indexed}
-        known.update({p["url"]: p["path"] for p in indexed if p["url"]})
+        known = {nfc(p["path"]): p["path"] for p in indexed}  # a macOS name, typed composed
+        known.update({nfc(p["url"]): p["path"] for p in indexed if p["url"]})
+        wanted = nfc(wanted)
         path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
             return None
