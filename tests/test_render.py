@@ -629,14 +629,16 @@ def _settled(instance: KnowledgeBase) -> KnowledgeBase:
     return instance
 
 
-@pytest.mark.parametrize("options", [True, False], ids=["with-options", "without-options"])
+@pytest.mark.parametrize("form", ["with-options", "without-options", "crlf-block"])
 def test_editing_an_included_file_renders_the_page_again(
-    make_vault: Callable[..., Path], kb: KB, options: bool
+    make_vault: Callable[..., Path], kb: KB, form: str
 ) -> None:
     site = dict(SNIPPET_SITE)
-    if not options:  # "- pymdownx.snippets" with its defaults: paths from the site's folder
+    if form == "without-options":  # "- pymdownx.snippets" with its defaults: the site's folder
         site["mkdocs.yml"] = "site_name: Snippets\nmarkdown_extensions:\n  - pymdownx.snippets\n"
         site["docs/guide.md"] = site["docs/guide.md"].replace("part.md", "includes/part.md")
+    if form == "crlf-block":  # a Windows page listing its includes in a block: not tracked
+        site["docs/guide.md"] = "# Guide\r\n\r\nOwn words.\r\n\r\n--8<--\r\npart.md\r\n--8<--\r\n"
     vault = make_vault(site, name="snippet-edit")
     instance = _settled(kb(vault))
     assert "numbat" in " ".join(c.text for c in instance.store.chunks())

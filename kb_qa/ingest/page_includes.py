@@ -18,8 +18,8 @@ from kb_qa.ingest.vault import SKIP_DIRS
 # ``--8<-- "file.md"`` (inline) and a block of file names between two ``--8<--`` lines; a
 # leading ``;`` escapes it. A name may end in ``:5:10`` (lines) or ``:section``.
 _SNIPPET_INLINE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(["'])(.+?)\1""", re.M)
-_SNIPPET_BLOCK = re.compile(
-    r"^[ \t]*-{1,}8<-{1,}[ \t]*\n(.*?)^[ \t]*-{1,}8<-{1,}[ \t]*$", re.M | re.S
+_SNIPPET_BLOCK = re.compile(  # a CRLF page's lines end in "\r\n"
+    r"^[ \t]*-{1,}8<-{1,}[ \t]*\r?\n(.*?)^[ \t]*-{1,}8<-{1,}[ \t]*\r?$", re.M | re.S
 )
 
 
