@@ -256,9 +256,12 @@ def test_serve_on_a_taken_port_says_so_before_indexing(vault: Path, cli_env: Env
     assert not index.exists()  # nothing was indexed
 
 
-def test_version_is_printed(cli_env: Env) -> None:
+@pytest.mark.parametrize("module", ["kb_qa.cli", "kb_qa"])
+def test_version_is_printed(cli_env: Env, module: str) -> None:
+    """`python -m kb_qa`, what a user types without the console script on PATH, said
+    "No module named kb_qa.__main__"."""
     result = subprocess.run(
-        [sys.executable, "-m", "kb_qa.cli", "--version"],
+        [sys.executable, "-m", module, "--version"],
         env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (result.returncode, result.stdout.strip()) == (0, f"kb-qa {__version__}")

@@ -45,6 +45,8 @@ PLACED = {
     # The snippet guard's old path, kept because it names the Markdown extension in every
     # index's fingerprint: it only re-exports kb_qa.ingest.snippet_guard.
     "kb_qa.snippet_guard": "ingest",
+    # `python -m kb_qa`: the command line, as kb_qa/cli/__main__.py.
+    "kb_qa.__main__": "cli",
 }
 # The package itself: the public names, KnowledgeBase loaded lazily from kb_qa.kb.
 FACADE = "kb_qa"
