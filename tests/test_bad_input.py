@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -356,6 +357,30 @@ def test_a_full_disk_is_one_line_and_the_next_run_recovers(
     again = run_cli("index", str(vault), "--index-dir", index_dir)
     assert again.returncode == 0, again.stderr
     assert "Indexed 60 files, 540 chunks" in again.stdout
+
+
+def test_an_index_whose_disk_filled_up_since_says_the_disk_is_full(
+    tiny_disk: Path, make_vault: Callable[..., Path], run_cli: Callable[..., Any]
+) -> None:
+    """Once the disk under a working index was full, every command said "Cannot open the
+    index in DIR: disk I/O error. Check permissions", not that the disk was full (SQLite
+    could not make the database's shared-memory file)."""
+    vault = make_vault({"good.md": GOOD})
+    index_dir = str(tiny_disk / "idx")
+    assert run_cli("index", str(vault), "--index-dir", index_dir).returncode == 0
+    filler = tiny_disk / "filler"
+    with filler.open("wb") as out, contextlib.suppress(OSError):  # until the disk is full
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
+    for args in (["search", "otters", "--vault"], ["index"]):
+        result = run_cli(*args, str(vault), "--index-dir", index_dir)
+        assert result.returncode == 1
+        assert "is full" in result.stderr and "Free some space" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "Check permissions" not in result.stderr
+    filler.unlink()
+    again = run_cli("search", "otters", "--vault", str(vault), "--index-dir", index_dir)
+    assert again.returncode == 0 and "otters" in again.stdout, again.stderr
 
 
 def test_one_missing_python_tag_keeps_the_others(

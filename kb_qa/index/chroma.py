@@ -143,7 +143,7 @@ class Collection:
 
     def unusable(self, exc: Exception) -> IndexStateError:
         """The error for a Chroma that failed: what to check, never a traceback."""
-        if disk_full(exc) and not self.settings.chroma_url:
+        if not self.settings.chroma_url and disk_full(exc, self.folder):
             return disk_full_error(self.folder)
         failure = f"{type(exc).__name__}: {exc}"
         # Said once per outage, not on every poll or search while Chroma is away.
@@ -312,12 +312,21 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
     return client
 
 
-def disk_full(exc: BaseException) -> bool:
-    """Whether an error from SQLite, Chroma or the OS means the disk is full."""
+def disk_full(exc: BaseException, folder: Path | None = None) -> bool:
+    """Whether an error from SQLite, Chroma or the OS means the disk (of ``folder``) is full."""
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
     text = str(exc).lower()
-    return "disk is full" in text or "no space left" in text
+    if "disk is full" in text or "no space left" in text:
+        return True
+    # SQLite's word when it cannot make its shared-memory file: opening a database that
+    # was fine before the disk filled up.
+    if folder is None or "disk i/o error" not in text:
+        return False
+    try:
+        return shutil.disk_usage(folder).free < 1_000_000
+    except OSError:
+        return False
 
 
 def disk_full_error(folder: Path) -> IndexStateError:

@@ -129,6 +129,8 @@ class Store(Manifest, WorkspaceClaim):
                 )
             self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            if disk_full(exc, self.folder):
+                raise disk_full_error(self.folder) from exc
             raise IndexStateError(
                 f"Cannot open the index in {self.folder}: {exc}. Check permissions, or set "
                 "KBQA_INDEX_DIR to a writable folder."
@@ -310,7 +312,7 @@ class Store(Manifest, WorkspaceClaim):
             with self.db:
                 yield
         except (sqlite3.OperationalError, OSError) as exc:
-            if disk_full(exc):
+            if disk_full(exc, self.folder):
                 raise disk_full_error(self.folder) from exc
             raise
 
