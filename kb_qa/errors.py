@@ -17,6 +17,10 @@ from __future__ import annotations
 import os
 import re
 
+# What to do when this process's locale cannot decode what kb-qa is given or finds (a C
+# locale with Python's UTF-8 mode off reads every non-ASCII byte as undecodable).
+USE_UTF8_LOCALE = "use a UTF-8 locale (for example LANG=C.UTF-8)"
+
 
 class KbQaError(Exception):
     """Base class for errors a user can act on."""
@@ -78,3 +82,13 @@ def redacted(text: str) -> str:
         if value in text:
             text = text.replace(value, "[redacted]")
     return text
+
+
+def misread_by_locale(text: str) -> bool:
+    """Whether ``text`` (a file name, an argument) holds bytes this process's locale could
+    not decode (Python keeps them as lone surrogates) that are UTF-8 all the same: the
+    locale is at fault then, not the text."""
+    try:
+        return os.fsencode(text).decode("utf-8") != text
+    except UnicodeError:
+        return False

@@ -167,17 +167,43 @@ def test_search_snippets_show_code_links_and_chinese_as_the_page_does(
     assert "    在宽限期内，旧令牌和新令牌同时有效。\n" in result.stdout, result.stdout
 
 
-@pytest.mark.parametrize("where", ["question", "--include"])
+# A C locale with Python's UTF-8 mode off: file names and arguments are ASCII to Python.
+ASCII_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+@pytest.mark.parametrize("where", ["question", "--include", "vault path", "--title"])
 def test_an_argument_the_locale_cannot_read_is_said_in_words(
     tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, where: str
 ) -> None:
     """Under a C locale a Chinese argument arrives as undecodable bytes: the question was
-    refused as holding "a lone surrogate", a path filter was not checked at all."""
-    site = write_files(tmp_path / "site", PAGES)
+    refused as holding "a lone surrogate", a path filter was not checked at all, a vault in
+    a folder named in Chinese gave a traceback (search) or "the vector index cannot be used
+    right now" (index), and `init --title` said the UTF-8 mkdocs.yml "cannot hold" it."""
+    folder = "文档" if where == "vault path" else "site"
+    site = write_files(tmp_path / folder, PAGES)
     assert run_cli("index", str(site)).returncode == 0
-    args = ["令牌", "--vault", str(site)] if where == "question" else ["x", "--include", "文档/*"]
-    if where == "--include":
-        args += ["--vault", str(site)]
-    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    result = run_cli("search", *args, env=env)
+    args = {
+        "question": ["search", "令牌", "--vault", str(site)],
+        "--include": ["search", "x", "--include", "文档/*", "--vault", str(site)],
+        "vault path": ["search", "x", "--vault", str(site)],
+        "--title": ["init", str(site), "--title", "文档", "--dry-run"],
+    }[where]
+    result = run_cli(*args, env=ASCII_LOCALE)
     said(result, f"The {where} holds bytes this terminal's locale cannot read")
+    assert "LANG=C.UTF-8" in result.stderr
+
+
+def test_a_locale_that_cannot_read_the_vaults_file_names_leaves_the_index_as_it_was(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """Indexed in a UTF-8 locale, the vault's Chinese-named page was deleted from the index
+    by `kb-qa index` under a C locale ("file name is not valid UTF-8: rename it", though it
+    is), and `kb-qa search` there stopped with a UnicodeEncodeError traceback."""
+    site = write_files(tmp_path / "site", {**PAGES, "docs/令牌.md": "# Tokens\n\nRotate otters.\n"})
+    assert run_cli("index", str(site)).returncode == 0
+    for args in (["index", str(site)], ["search", "otters", "--vault", str(site)]):
+        result = run_cli(*args, env=ASCII_LOCALE)
+        said(result, "use a UTF-8 locale (for example LANG=C.UTF-8)")
+        assert "rename" not in result.stderr
+    found = run_cli("search", "otters", "--vault", str(site), "--json")
+    assert found.returncode == 0 and "docs/令牌.md" in found.stdout, found.stderr

@@ -14,6 +14,7 @@ is a file the system refuses (permissions, a full disk); Ctrl-C stops cleanly (e
 from __future__ import annotations
 
 import argparse
+import codecs
 import io
 import logging
 import os
@@ -23,10 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kb_qa import __version__
+from kb_qa.cli.common import check_arguments
 from kb_qa.cli.indexing import cmd_ask, cmd_eval, cmd_index, cmd_search
 from kb_qa.cli.owners import cmd_feedback, cmd_init, cmd_insights
 from kb_qa.cli.serving import cmd_mcp, cmd_serve, cmd_watch
-from kb_qa.errors import KbQaError
+from kb_qa.errors import USE_UTF8_LOCALE, KbQaError
 
 # What Ctrl-C leaves, by command
 _INTERRUPTED = {
@@ -52,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
     try:
+        check_arguments(args)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that stopped early is found here, not at exit
         return code
@@ -72,6 +75,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    except UnicodeEncodeError:
+        # A file name from the index that this locale cannot encode (indexed under UTF-8)
+        if codecs.lookup(sys.getfilesystemencoding()).name != "utf-8":
+            print(
+                f"kb-qa: this locale ({sys.getfilesystemencoding()}) cannot name some of the "
+                f"vault's files: {USE_UTF8_LOCALE}.",
+                file=sys.stderr,
+            )
+            return 1
+        raise
     except BrokenPipeError:
         # Whoever read the output stopped (`kb-qa insights --csv | head -1`): so do we,
         # quietly. stdout goes to /dev/null so that Python's own flush at exit is silent.

@@ -7,9 +7,16 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb_qa.errors import ConfigError, IndexStateError, KbQaError
+from kb_qa.errors import (
+    USE_UTF8_LOCALE,
+    ConfigError,
+    IndexStateError,
+    KbQaError,
+    misread_by_locale,
+)
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, IndexReport
 
@@ -111,19 +118,37 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
             )
 
 
+# The arguments that are not options, by their names in a message
+_POSITIONAL = {
+    "question": "question",
+    "questions": "questions file",
+    "vault": "vault path",
+    "site": "site path",
+}
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse an argument holding bytes the locale could not decode, by name, before it
+    reaches a file name, the index or a config: any argument when they are UTF-8 (a C
+    locale with Python's UTF-8 mode off decodes no byte beyond ASCII), and the words
+    searched for whatever they are."""
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            text = str(item) if isinstance(item, (str, Path)) else ""
+            # How Python keeps the bytes of an argument its locale could not decode
+            if re.search("[\udc80-\udcff]", text) and (
+                dest in ("question", "include", "exclude") or misread_by_locale(text)
+            ):
+                name = _POSITIONAL.get(dest, "--" + dest.replace("_", "-"))
+                raise ConfigError(
+                    f"The {name} holds bytes this terminal's locale cannot read: {USE_UTF8_LOCALE}."
+                )
+
+
 def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
     """The HTTP API's rules for a question, k and path filters (kb_qa.serve.inputs)."""
     from kb_qa.serve import inputs
 
-    # How Python keeps the bytes of an argument its locale could not decode
-    given = [("question", args.question or "")]
-    given += [("--include", p) for p in args.include] + [("--exclude", p) for p in args.exclude]
-    for name, value in given:
-        if re.search("[\udc80-\udcff]", value):
-            raise ConfigError(
-                f"The {name} holds bytes this terminal's locale cannot read: use a UTF-8 "
-                "locale (for example LANG=C.UTF-8)."
-            )
     args.question = inputs.question(args.question, settings)
     if getattr(args, "k", None) is not None:
         inputs.count(args.k)

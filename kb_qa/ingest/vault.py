@@ -18,7 +18,7 @@ from kb_qa.errors import VaultError
 from kb_qa.ingest import front_matter, zensical_blog
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
-from kb_qa.text import SURROGATE, without_comments
+from kb_qa.text import undecodable, without_comments
 from kb_qa.types import Document
 
 MISSING = "file disappeared before it could be read"
@@ -219,7 +219,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
         for d in sorted(dirnames):
             if d.startswith(".") or d in SKIP_DIRS:
                 continue
-            if SURROGATE.search(d):
+            if undecodable(d):
                 yield here / d, f"folder {BAD_NAME}"
                 continue
             sub = here / d
@@ -243,7 +243,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
                 continue
             if not name.lower().endswith(MARKDOWN_SUFFIXES) or name.startswith(NOT_NOTES):
                 continue
-            if SURROGATE.search(name):
+            if undecodable(name):
                 yield path, f"file {BAD_NAME}"
             elif name.startswith("."):
                 yield path, "hidden file (its name starts with '.')"
