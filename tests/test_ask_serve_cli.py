@@ -149,6 +149,43 @@ def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env:
     assert links.count("\x1b]8;;\x1b\\") == 2
 
 
+def _on_a_terminal(vault: Path, env: dict[str, str]) -> str:
+    """What `kb-qa ask` (extractive) shows on a terminal: its stdout and stderr both."""
+    main, secondary = pty.openpty()
+    where = ["--vault", str(vault), "--index-dir", str(vault.parent / "index")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "ask", QUESTION, *where],
+        env=env, stdout=secondary, stderr=secondary,
+    )  # fmt: skip
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    assert proc.wait(60) == 0
+    os.close(main)
+    return out.decode()
+
+
+@pytest.mark.parametrize("env", [{"TERM": "dumb"}, {"TERM": "xterm", "NO_COLOR": "1"}])
+def test_ask_on_a_terminal_without_colour_prints_none(
+    vault: Path, cli_env: Env, env: dict[str, str]
+) -> None:
+    """A dumb terminal (TERM=dumb: Emacs' shell, some CI logs) showed every status line
+    wrapped in ESC[2m ... ESC[0m; links became plain URLs there already."""
+    base = {k: v for k, v in cli_env().items() if k != "NO_COLOR"}
+    shown = _on_a_terminal(vault, {**base, **env})
+    assert "Reading" in shown and "extractive answer" in shown
+    assert "\x1b[" not in shown
+    assert ("\x1b]8;;" in shown) == (env["TERM"] != "dumb")  # links, where a terminal has them
+    assert "\x1b[2m" in _on_a_terminal(vault, {**base, "TERM": "xterm"})
+
+
 def test_ask_reports_llm_errors_without_a_traceback(vault: Path, cli_env: Env) -> None:
     with LLMServer() as llm:
         llm.script(Reply(status=500, text="boom"), Reply(status=500, text="boom"))

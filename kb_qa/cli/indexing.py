@@ -178,8 +178,9 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
 async def _ask(kb: Any, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
 
-    tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    colour = sys.stderr.isatty() and not os.environ.get("NO_COLOR")  # no-color.org
+    dumb = os.environ.get("TERM") == "dumb"  # a terminal that shows escapes as text
+    tty = sys.stdout.isatty() and not dumb
+    colour = sys.stderr.isatty() and not dumb and not os.environ.get("NO_COLOR")  # no-color.org
     dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
     citations: Sequence[Any] = ()
     # The answer's own warnings and errors are the server log's; here its error is said
