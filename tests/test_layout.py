@@ -143,6 +143,14 @@ def test_every_package_is_installed_by_a_non_editable_install() -> None:
     assert packages - listed == set()
 
 
+def test_the_version_is_written_once_for_all_to_read() -> None:
+    """``kb-qa --version``, the MCP server's name and the wheel's metadata must agree: the
+    version is written twice (pyproject.toml, kb_qa.__version__), so a release that bumps
+    one alone fails here."""
+    project = tomlkit.parse((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["version"] == kb_qa.__version__
+
+
 def test_every_file_kb_qa_ships_from_others_has_its_licence_shipped() -> None:
     """The wheel carries LICENSE, NOTICE and the licences NOTICE names (license-files), and
     NOTICE names every file of kb_qa/data that kb-qa did not write (the MiniLM weights and
