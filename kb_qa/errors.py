@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 # What to do when this process's locale cannot decode what kb-qa is given or finds (a C
 # locale with Python's UTF-8 mode off reads every non-ASCII byte as undecodable).
@@ -92,3 +93,18 @@ def misread_by_locale(text: str) -> bool:
         return os.fsencode(text).decode("utf-8") != text
     except UnicodeError:
         return False
+
+
+def undecodable(name: str) -> bool:
+    """Whether a file or folder name holds bytes that are not UTF-8 (as lone surrogates).
+    UTF-8 that this process's locale could not decode is a VaultError instead: skipping
+    the file as misnamed would drop it from the index, and renaming it would not help."""
+    if not re.search("[\ud800-\udfff]", name):
+        return False
+    if misread_by_locale(name):
+        shown = os.fsencode(name).decode("utf-8")
+        raise VaultError(
+            f"This locale ({sys.getfilesystemencoding()}) cannot read the names of the "
+            f"vault's files ({shown}): {USE_UTF8_LOCALE}. The index was left as it was."
+        )
+    return True

@@ -7,15 +7,11 @@ matching side sees these forms.
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import sys
 import unicodedata
 from functools import lru_cache
 
 import Stemmer
-
-from kb_qa.errors import USE_UTF8_LOCALE, VaultError, misread_by_locale
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
@@ -37,21 +33,6 @@ _WHITE = re.compile(r"\s")  # one whitespace character
 # A name written in CamelCase ("PermanentError", "HTTPException", "APIRouter"): its parts.
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def undecodable(name: str) -> bool:
-    """Whether a file or folder name holds bytes that are not UTF-8 (as lone surrogates).
-    UTF-8 that this process's locale could not decode is a VaultError instead: skipping
-    the file as misnamed would drop it from the index, and renaming it would not help."""
-    if not SURROGATE.search(name):
-        return False
-    if misread_by_locale(name):
-        shown = os.fsencode(name).decode("utf-8")
-        raise VaultError(
-            f"This locale ({sys.getfilesystemencoding()}) cannot read the names of the "
-            f"vault's files ({shown}): {USE_UTF8_LOCALE}. The index was left as it was."
-        )
-    return True
 
 
 STOPWORDS = frozenset(

@@ -14,11 +14,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from kb_qa.errors import VaultError
+from kb_qa.errors import VaultError, undecodable
 from kb_qa.ingest import front_matter, zensical_blog
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
-from kb_qa.text import undecodable, without_comments
+from kb_qa.text import without_comments
 from kb_qa.types import Document
 
 MISSING = "file disappeared before it could be read"
