@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 
@@ -26,8 +27,10 @@ def wait_for(url: str, process: subprocess.Popen[str], seconds: float = 120) -> 
 
 
 def stop(process: subprocess.Popen[str]) -> str:
-    """Terminate, and kill if it has not exited 15 s later; returns its stderr (when piped)."""
-    process.terminate()
+    """Stop as Ctrl-C does, and kill if it has not exited 15 s later; returns its stderr
+    (when piped). Not SIGTERM: ``mkdocs serve`` removes its temporary build folder on
+    Ctrl-C only (SIGTERM left a /tmp/mkdocs_* folder behind per test)."""
+    process.send_signal(signal.SIGINT)
     try:
         _, err = process.communicate(timeout=15)
     except subprocess.TimeoutExpired:
