@@ -128,6 +128,18 @@ _Loader.add_multi_constructor("", _construct_tagged)
 _Dumper.add_representer(_Tagged, _represent_tagged)
 
 
+def read_config(path: Path) -> dict[str, Any]:
+    """An ``mkdocs.yml`` with its tags (``!ENV``, ``!!python/name:...``) kept as written."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+
+
+def write_config(path: Path, config: dict[str, Any]) -> None:
+    """Write ``config`` (from :func:`read_config`) back, tags and key order as they were."""
+    path.write_text(
+        yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+
+
 def _entry_point_names(group: str) -> set[str]:
     return {ep.name for ep in entry_points(group=group)}
 
@@ -146,7 +158,7 @@ def _extension_installed(name: str) -> bool:
     return _module_installed(name.split(":", 1)[0])
 
 
-def _entry_name(item: Any) -> str | None:
+def entry_name(item: Any) -> str | None:
     if isinstance(item, str):
         return item
     if isinstance(item, dict) and len(item) == 1:
@@ -222,7 +234,7 @@ def offline_config(
         items = list(plugins.items()) if isinstance(plugins, dict) else list(plugins)
         kept: list[Any] = []
         for item in items:
-            name = item[0] if isinstance(plugins, dict) else _entry_name(item)
+            name = item[0] if isinstance(plugins, dict) else entry_name(item)
             if name is None or _plugin_usable(name, theme_name):
                 missing = _plugin_missing_files(name, item, root, config) if name else ""
                 if missing and hooks:
@@ -241,7 +253,7 @@ def offline_config(
     if isinstance(extensions, list):
         kept_ext = []
         for item in extensions:
-            name = _entry_name(item)
+            name = entry_name(item)
             if name is not None and not _extension_installed(name):
                 removed.append(f"markdown extension {name}")
                 continue
@@ -345,11 +357,11 @@ def build_site(
         site_dir = root / str(project.get("site_dir") or "site")
     else:
         config_file = next(p for p in (root / "mkdocs.yml", root / "mkdocs.yaml") if p.is_file())
-        config = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+        config = read_config(config_file)
         config, removed = offline_config(config, root, hooks)
         if drop and isinstance(config.get("plugins"), list):
-            before = {_entry_name(p) for p in config["plugins"]}
-            config["plugins"] = [p for p in config["plugins"] if _entry_name(p) not in drop]
+            before = {entry_name(p) for p in config["plugins"]}
+            config["plugins"] = [p for p in config["plugins"] if entry_name(p) not in drop]
             dropped = [name for name in drop if name in before]
             removed += [f"plugin {name} (not compared: see parity.build_site)" for name in dropped]
         removed += _stub_missing_templates(config, root)
@@ -360,10 +372,7 @@ def build_site(
             # Zensical has no --site-dir and wants the output inside the project.
             config["site_dir"] = "site"
             site_dir = root / "site"
-        config_file.write_text(
-            yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False),
-            encoding="utf-8",
-        )
+        write_config(config_file, config)
     pages_file = workdir / "pages.jsonl"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "KBQA_PARITY_PAGES": str(pages_file)}
     if generator == "zensical":
@@ -381,10 +390,7 @@ def build_site(
         config["theme"] = {"name": "material"}
         removed.append(f"theme (Zensical cannot build it: {reason}; built with its own)")
         removed += _stub_missing_templates(config, root)
-        config_file.write_text(
-            yaml.dump(config, Dumper=_Dumper, allow_unicode=True, sort_keys=False),
-            encoding="utf-8",
-        )
+        write_config(config_file, config)
         proc = subprocess.run(
             command, cwd=root, env=env, capture_output=True, text=True, check=False
         )

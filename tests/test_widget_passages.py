@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from api_helpers import indexed_sample, parse_sse
 from browser import sync_playwright_or_skip
+from passage_words import reader_words, words
 from uvicorn_thread import UvicornThread
 from widget_stack import (
     HEADING_IN_VIEW,
@@ -46,17 +47,6 @@ QUESTIONS = [
     ("How many job completions per second can a SQLite-backed server handle?", "prose"),
     ("How many times is a failing job retried?", "prose under a table"),
 ]
-
-# What a reader reads of Markdown: its words, without link targets, markup or fence lines.
-_FENCE = re.compile(r"^\s*(```|~~~|!!!|\?\?\?|===).*$", re.M)
-_LINK_TARGET = re.compile(r"\]\([^)]*\)")
-_ATTRS = re.compile(r"\{\s*[#.:][^}]*\}")
-_WORD = re.compile(r"\w+")
-
-
-def words(text: str) -> list[str]:
-    text = _ATTRS.sub(" ", _LINK_TARGET.sub("]", _FENCE.sub(" ", text)))
-    return _WORD.findall(text.casefold())
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +96,7 @@ def test_the_highlight_is_the_quoted_passage(
     page.wait_for_function(MARK_IN_VIEW)
     marked = page.evaluate(MARKS_TEXT)
     shot(page, f"passage-{kind.replace(' ', '-')}-{abs(hash(question)) % 1000}")
-    assert words(marked) == words(quoted), f"marked {marked!r}\nquoted {quoted!r}"
+    assert words(marked) == reader_words(quoted), f"marked {marked!r}\nquoted {quoted!r}"
     # The section's heading is not hidden under the sticky header: the first mark is below it.
     below = page.evaluate(
         f"""() => {{

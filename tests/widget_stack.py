@@ -24,9 +24,9 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 from browser import CHROMIUM, CHROMIUM_ARGS
 from llm_server import Reply, ScriptedLLM
+from parity import read_config, write_config
 from uvicorn_thread import UvicornThread
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -153,9 +153,9 @@ def site_with_api(
     site_dir.mkdir(exist_ok=True)
     origin, files = serve_folder(site_dir)
     config_file = vault / "mkdocs.yml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config = read_config(config_file)
     config["site_url"] = origin + "/"
-    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    write_config(config_file, config)
     kb = KnowledgeBase(vault, cors_origins=(origin,), **settings)
     try:
         kb.index()
@@ -166,7 +166,7 @@ def site_with_api(
                     plugins[i] = {"kb-qa": {"endpoint": api.url}}
                 elif isinstance(plugin, dict) and "kb-qa" in plugin:
                     plugin["kb-qa"] = {**(plugin["kb-qa"] or {}), "endpoint": api.url}
-            config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            write_config(config_file, config)
             result = mkdocs_build(vault, site_dir, env, "--quiet", *flags)
             assert result.returncode == 0, result.stderr
             yield origin, api.url, kb
@@ -192,10 +192,10 @@ def stack(
     shutil.copytree(ROOT / "sample_site", vault, ignore=shutil.ignore_patterns(".kb-qa", "site"))
     site_dir = tmp / "site"
     config_file = vault / "mkdocs.yml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config = read_config(config_file)
     suggested = ["How do retries back off?", "How do I rotate an API token?"]
     config["plugins"] = ["search", {"kb-qa": {"suggested_questions": suggested}}]
-    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    write_config(config_file, config)
 
     llm = ScriptedLLM(Reply(chunk_size=6, chunk_delay=0.01))
     llm.missing = []
