@@ -146,7 +146,7 @@
   }
   var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", mdash: "—", ndash: "–", hellip: "…" };
   function plainInline(s) {
-    return s.replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1").replace(/!\[[^[\]]{0,500}\](\([^()]{0,2000}\)|\[[^[\]]{0,500}\])/g, "").replace(/\[([^[\]]{0,500})\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)/g, "$1").replace(/\[([^[\]]{1,500})\]\[[^[\]]{0,500}\]/g, "$1").replace(/\[\^[^[\]]{1,500}\]/g, "").replace(/<((?:https?|mailto):[^<>\s]{1,2000})>/g, "$1").replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ").replace(/\{[ \t]{0,32}:?[ \t]{0,32}[#.][^{}]{0,500}\}/g, "").replace(/:[a-z][a-z0-9_+-]*:/g, " ").replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, function(all, name) {
+    return s.replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1").replace(/!\[[^[\]]{0,500}\](\([^()]{0,2000}\)|\[[^[\]]{0,500}\])/g, "").replace(/\[([^[\]]{0,500})\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)/g, "$1").replace(/\[([^[\]]{1,500})\]\[[^[\]]{0,500}\]/g, "$1").replace(/\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)|\]\[[^[\]]{0,500}\]/g, " ").replace(/\[\^[^[\]]{1,500}\]/g, "").replace(/<((?:https?|mailto):[^<>\s]{1,2000})>/g, "$1").replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ").replace(/\{[ \t]{0,32}:?[ \t]{0,32}[#.][^{}]{0,500}\}/g, "").replace(/:[a-z][a-z0-9_+-]*:/g, " ").replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, function(all, name) {
       if (name[0] === "#") {
         let code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
         return code > 0 && code < 1114112 ? String.fromCodePoint(code) : " ";
@@ -194,6 +194,8 @@
       }
       if (f) {
         fence = f[1];
+        let title = /\stitle="([^"]*)"/.exec(line);
+        if (title) out.push(title[1]);
         continue;
       }
       let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
@@ -207,12 +209,12 @@
       if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) continue;
       let adm = /^\s*(?:!!!|\?\?\?\+?)\s*([\w-]+)?(?:[^"]*"([^"]*)")?/.exec(line);
       if (adm) {
-        out.push(adm[2] != null ? adm[2] : adm[1] || "");
+        out.push(plainLine(adm[2] != null ? adm[2] : adm[1] || ""));
         continue;
       }
       let tab = /^\s*===\+?\s*"([^"]*)"/.exec(line);
       if (tab) {
-        out.push(tab[1]);
+        out.push(plainLine(tab[1]));
         continue;
       }
       line = line.replace(/^\s*#{1,6}(\s+|$)/, "").replace(/\s#+\s*$/, "").replace(/^\s*(>\s?)+/, "").replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?/, "");

@@ -69,6 +69,9 @@ function plainInline(s) {
     .replace(/!\[[^[\]]{0,500}\](\([^()]{0,2000}\)|\[[^[\]]{0,500}\])/g, "") // images render no text
     .replace(/\[([^[\]]{0,500})\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)/g, "$1") // links keep their text
     .replace(/\[([^[\]]{1,500})\]\[[^[\]]{0,500}\]/g, "$1")
+    // The end of a link whose text holds a code span ("[the `x` attack](url)"): plainLine reads
+    // the text around the span on its own, so its target is met without the "[" that opened it.
+    .replace(/\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)|\]\[[^[\]]{0,500}\]/g, " ")
     .replace(/\[\^[^[\]]{1,500}\]/g, "") // footnote references
     .replace(/<((?:https?|mailto):[^<>\s]{1,2000})>/g, "$1")
     .replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ") // raw HTML renders as elements, not as text
@@ -132,6 +135,8 @@ export function stripMarkdown(md) {
     }
     if (f) {
       fence = f[1];
+      let title = /\stitle="([^"]*)"/.exec(line);
+      if (title) out.push(title[1]); // Material shows a code block's title above it
       continue;
     }
     let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
@@ -146,12 +151,12 @@ export function stripMarkdown(md) {
     let adm = /^\s*(?:!!!|\?\?\?\+?)\s*([\w-]+)?(?:[^"]*"([^"]*)")?/.exec(line);
     if (adm) {
       // Material shows the quoted title, or the type as the title when there is none.
-      out.push(adm[2] != null ? adm[2] : adm[1] || "");
+      out.push(plainLine(adm[2] != null ? adm[2] : adm[1] || ""));
       continue;
     }
     let tab = /^\s*===\+?\s*"([^"]*)"/.exec(line);
     if (tab) {
-      out.push(tab[1]);
+      out.push(plainLine(tab[1])); // a label's icons (":material-x:") show no words
       continue;
     }
     line = line

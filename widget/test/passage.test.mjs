@@ -195,3 +195,19 @@ test("a link's fingerprint is read for at most the words a fingerprint holds", (
   const found = kbqa.findPassage("Intro words. " + text + " More words.", fp);
   assert.deepEqual(found, { start: 13, end: 13 + text.length });
 });
+
+test("a link whose text holds a code span leaves no URL words behind", () => {
+  // uv's docs: "[the `torchtriton` attack](https://pytorch.org/blog/...) from December 2022."
+  // The target's seven words filled the link's fingerprint, whose end then matched nothing:
+  // only the passage's first words were highlighted.
+  const passage = "The intent is to prevent confusion. See, for example,\n[the `torchtriton` attack](https://pytorch.org/blog/compromised-nightly-dependency/) from\nDecember 2022. Set [`repo_url`][repo_url] too.";
+  assert.equal(kbqa.stripMarkdown(passage), "The intent is to prevent confusion. See, for example,\n[the torchtriton attack from\nDecember 2022. Set [repo_url too.");
+  const page = "Intro.\nThe intent is to prevent confusion. See, for example,\nthe torchtriton attack from\nDecember 2022. Set repo_url too.\nNext paragraph.";
+  const found = slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage)));
+  assert.ok(found.startsWith("The intent") && found.endsWith("repo_url too"), found);
+});
+
+test("tab labels and admonition titles show no icon shortcodes; a code block shows its title", () => {
+  const passage = '=== ":material-arrow-up-circle: Rank up"\n\n    ``` yaml title="mkdocs.yml"\n    search:\n      boost: 2\n    ```\n\n!!! tip ":octicons-light-bulb-16: Boost gently"';
+  assert.equal(kbqa.stripMarkdown(passage), "Rank up\n\nmkdocs.yml\nsearch:\nboost: 2\n\nBoost gently");
+});
