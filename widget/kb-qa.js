@@ -1639,7 +1639,7 @@
   }
 
   // src/highlight.js
-  var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation__index, [data-kb-qa-host]";
+  var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
   var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
   var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
   var FOCUSABLE = "data-kb-qa-focus";
@@ -1664,17 +1664,34 @@
     }
     return null;
   }
+  var HEADINGS = "h1, h2, h3, h4, h5, h6";
   function section(anchor) {
     let el2 = anchor ? document.getElementById(anchor) || headingNamed(anchor) : null;
     if (!el2) return { nodes: [contentRoot()], heading: null };
     let m = /^H([1-6])$/.exec(el2.tagName);
     let level = m ? +m[1] : 7;
-    let nodes = [el2];
-    for (let n = el2.nextElementSibling; n; n = n.nextElementSibling) {
+    let ends = function(n) {
       let h = /^H([1-6])$/.exec(n.tagName);
-      if (h && +h[1] <= level) break;
-      nodes.push(n);
+      return !!h && +h[1] <= level;
+    };
+    let holdsEnd = function(n) {
+      return ends(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends);
+    };
+    let nodes = [el2];
+    let root = contentRoot();
+    let at = el2;
+    let stop = false;
+    for (let n = at.nextElementSibling; n && !(stop = ends(n)); n = n.nextElementSibling) nodes.push(n);
+    while (m && !stop && at.parentElement && at.parentElement !== root && root.contains(at.parentElement)) {
+      at = at.parentElement;
+      for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
     }
+    nodes.forEach(function(node) {
+      node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function(ref) {
+        let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
+        if (note && nodes.indexOf(note) === -1) nodes.push(note);
+      });
+    });
     return { nodes, heading: m ? el2 : null };
   }
   function headingOf(anchor) {
@@ -1685,23 +1702,38 @@
     let text = "";
     let lastBlock = null;
     let headingEnd = 0;
-    nodes.forEach(function(root) {
-      let walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-        acceptNode: function(node) {
-          let parent = node.parentElement;
-          return parent && !parent.closest(SKIP) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
-        }
-      });
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        let block = node.parentElement.closest(BLOCKS);
-        if (block !== lastBlock) text += "\n";
-        lastBlock = block;
-        segs.push({ node, start: text.length, end: text.length + node.data.length });
-        text += node.data;
-        if (heading2 && heading2.contains(node)) headingEnd = text.length;
+    let read = function(node) {
+      if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
+        Array.prototype.forEach.call(readingOrder(node), read);
+        return;
       }
+      if (node.nodeType !== Node.TEXT_NODE) return;
+      let block = node.parentElement.closest(BLOCKS);
+      if (block !== lastBlock) text += "\n";
+      lastBlock = block;
+      segs.push({ node, start: text.length, end: text.length + node.data.length });
+      text += node.data;
+      if (heading2 && heading2.contains(node)) headingEnd = text.length;
+    };
+    nodes.forEach(function(root) {
+      if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
     });
     return { text, segs, headingEnd };
+  }
+  function readingOrder(el2) {
+    if (el2.classList.contains("tabbed-set")) {
+      let labels = el2.querySelectorAll(":scope > .tabbed-labels > label");
+      let blocks = el2.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
+      if (labels.length && labels.length === blocks.length) {
+        let rest = Array.prototype.filter.call(el2.children, function(child) {
+          return !child.matches(".tabbed-labels, .tabbed-content");
+        });
+        return rest.concat(Array.prototype.flatMap.call(labels, function(label, i) {
+          return [label, blocks[i]];
+        }));
+      }
+    }
+    return el2.childNodes;
   }
   function clearHighlights() {
     clearTimeout(highlightTimer);

@@ -2,7 +2,9 @@
  * collapsed admonition or tab that holds it, and scroll it into view. */
 import { findPassage } from "./passage.js";
 
-const SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation__index, [data-kb-qa-host]";
+// Material's code annotations (.md-annotation: a marker and, once the code block has been in view,
+// the tooltip its list item moved into) are not text of the code the reader sees.
+const SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
 const BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
 // The block a keyboard user is taken to when the panel closes over a highlighted passage.
 const FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
@@ -35,18 +37,38 @@ function headingNamed(anchor) {
   return null;
 }
 
-/** The heading with ``anchor`` and its section: siblings up to the next heading as high. */
+const HEADINGS = "h1, h2, h3, h4, h5, h6";
+
+/** The heading with ``anchor`` and its section: siblings up to the next heading as high, and
+ * when the heading sits in a wrapper (mkdocstrings' div.doc-object) what follows the wrapper
+ * up to one holding such a heading; with the footnotes the section refers to. */
 function section(anchor) {
   let el = anchor ? document.getElementById(anchor) || headingNamed(anchor) : null;
   if (!el) return { nodes: [contentRoot()], heading: null };
   let m = /^H([1-6])$/.exec(el.tagName);
   let level = m ? +m[1] : 7;
-  let nodes = [el];
-  for (let n = el.nextElementSibling; n; n = n.nextElementSibling) {
+  let ends = function (n) {
     let h = /^H([1-6])$/.exec(n.tagName);
-    if (h && +h[1] <= level) break;
-    nodes.push(n);
+    return !!h && +h[1] <= level;
+  };
+  let holdsEnd = function (n) {
+    return ends(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends);
+  };
+  let nodes = [el];
+  let root = contentRoot();
+  let at = el;
+  let stop = false;
+  for (let n = at.nextElementSibling; n && !(stop = ends(n)); n = n.nextElementSibling) nodes.push(n);
+  while (m && !stop && at.parentElement && at.parentElement !== root && root.contains(at.parentElement)) {
+    at = at.parentElement;
+    for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
   }
+  nodes.forEach(function (node) {
+    node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function (ref) {
+      let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
+      if (note && nodes.indexOf(note) === -1) nodes.push(note);
+    });
+  });
   return { nodes: nodes, heading: m ? el : null };
 }
 
@@ -60,23 +82,41 @@ function collectText(nodes, heading) {
   let text = "";
   let lastBlock = null;
   let headingEnd = 0;
-  nodes.forEach(function (root) {
-    let walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-      acceptNode: function (node) {
-        let parent = node.parentElement;
-        return parent && !parent.closest(SKIP) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
-      },
-    });
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      let block = node.parentElement.closest(BLOCKS);
-      if (block !== lastBlock) text += "\n";
-      lastBlock = block;
-      segs.push({ node: node, start: text.length, end: text.length + node.data.length });
-      text += node.data;
-      if (heading && heading.contains(node)) headingEnd = text.length;
+  let read = function (node) {
+    if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
+      Array.prototype.forEach.call(readingOrder(node), read);
+      return;
     }
+    if (node.nodeType !== Node.TEXT_NODE) return;
+    let block = node.parentElement.closest(BLOCKS);
+    if (block !== lastBlock) text += "\n";
+    lastBlock = block;
+    segs.push({ node: node, start: text.length, end: text.length + node.data.length });
+    text += node.data;
+    if (heading && heading.contains(node)) headingEnd = text.length;
+  };
+  nodes.forEach(function (root) {
+    if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
   });
   return { text: text, segs: segs, headingEnd: headingEnd };
+}
+
+/** An element's children in the order the Markdown has them: Material renders a tab set's
+ * labels together above its blocks, the Markdown puts each label before its own block. */
+function readingOrder(el) {
+  if (el.classList.contains("tabbed-set")) {
+    let labels = el.querySelectorAll(":scope > .tabbed-labels > label");
+    let blocks = el.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
+    if (labels.length && labels.length === blocks.length) {
+      let rest = Array.prototype.filter.call(el.children, function (child) {
+        return !child.matches(".tabbed-labels, .tabbed-content");
+      });
+      return rest.concat(Array.prototype.flatMap.call(labels, function (label, i) {
+        return [label, blocks[i]];
+      }));
+    }
+  }
+  return el.childNodes;
 }
 
 export function clearHighlights() {
