@@ -28,6 +28,9 @@ _LINKS = [
     (re.compile(r"\[\^[^\]]+\]"), " "),  # footnote references
     (re.compile(r"\[([^\]]*)\](?:\((?:[^()]|\([^()]*\))*\)|\[[^\]]*\])"), r"\1"),  # links
 ]
+# A reference whose label the page does not define (mkdocstrings' autorefs left out of a build)
+# shows as written: "[`Any`][typing.Any]".
+_UNRESOLVED = re.compile(r"\[([^\]]*)\]\[([^\]]*)\]")
 _INLINE = [
     (re.compile(r"<(?:https?|mailto):([^>\s]*)>"), r"\1"),
     (re.compile(r"</?[A-Za-z][^<>]*>"), " "),  # raw HTML tags render as elements
@@ -41,7 +44,9 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def _inline(line: str) -> str:
+def _inline(line: str, references: bool = True) -> str:
+    if not references:
+        line = _UNRESOLVED.sub(r"\1 \2", line)
     for pattern, repl in _LINKS:
         line = pattern.sub(repl, line)
     # Code spans render as their text: keep them, read other markup only outside them.
@@ -52,10 +57,11 @@ def _inline(line: str) -> str:
     return " ".join(parts)
 
 
-def reader_words(markdown: str) -> list[str]:
+def reader_words(markdown: str, references: bool = True) -> list[str]:
     """The words of ``markdown`` as the rendered page shows them: code as written (without
     its annotation markers, with its title), an admonition's title, a tab's label, link
-    text; no link targets, images, definitions, attribute lists, HTML tags or comments."""
+    text; no link targets, images, definitions, attribute lists, HTML tags or comments.
+    Without ``references``, a reference link ``[text][label]`` shows its label too."""
     shown: list[str] = []
     fence = ""
     for raw in markdown.splitlines():
@@ -75,7 +81,7 @@ def reader_words(markdown: str) -> list[str]:
             title = admonition.group(2)
             shown.append(title if title is not None else admonition.group(1) or "")
         elif tab := _TAB.match(line):
-            shown.append(_inline(tab.group(1)))
+            shown.append(_inline(tab.group(1), references))
         elif not _DEFINITION.match(line):
-            shown.append(_inline(_LIST_ITEM.sub("", _FOOTNOTE.sub("", line))))
+            shown.append(_inline(_LIST_ITEM.sub("", _FOOTNOTE.sub("", line)), references))
     return words("\n".join(shown))
