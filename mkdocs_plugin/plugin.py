@@ -124,9 +124,16 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy, a version):
         # self._site_url is the config's, as the index has it (_written_site_url).
-        if self.command == "serve" and self.config.serve_api and not endpoint:
+        if self.command == "serve" and self.config.serve_api:
+            # The preview answers from the text being edited, whatever the built site calls.
+            if self._endpoint:
+                log.info(
+                    "kb-qa: the preview's chat asks the API started here, not the endpoint %s "
+                    "(the built site's); set serve_api: false to preview with that one",
+                    self._endpoint,
+                )
             self._port = self._api_port()
-            self._endpoint = self._start_api(config)
+            self._endpoint = self._start_api(config) or self._endpoint
             if self._api is not None:
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
                 # the site_url of mkdocs.yml, and that is the prefix its citations carry.

@@ -423,3 +423,31 @@ def test_a_strict_build_after_a_kb_qa_upgrade_rebuilds_the_index_and_passes(
     assert len(said) == 1 and said[0].startswith("INFO") and "kb-qa: Rebuilt: " in said[0], said
     resized = build_site(vault, {"index_on_build": True}, cli_env(KBQA_CHUNK_CHARS="600"))
     assert resized.returncode == 0, resized.stderr
+
+
+@pytest.mark.parametrize("serve_api", [True, False])
+def test_serve_previews_with_its_own_api_when_an_endpoint_is_set(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]], serve_api: bool
+) -> None:
+    """A site with its production `endpoint` in mkdocs.yml (as the README shows it): `mkdocs
+    serve` started no API and the preview's chat called production, which answers from the
+    deployed text, not the page just saved, and refuses the preview's origin (CORS). The
+    preview asks the API started in-process and says so; ``serve_api: false`` keeps the
+    endpoint."""
+    production = "https://docs-api.example.com"
+    vault = copy_sample_site(tmp_path / "vault", {"endpoint": production, "serve_api": serve_api})
+    server, site = serve(vault, cli_env())
+    try:
+        page = wait_for(site + "/guides/retries/", server).text
+        raw = re.search(r'data-kb-qa-options="([^"]*)"', page)
+        assert raw, "the served page has no widget"
+        api = json.loads(html.unescape(raw.group(1)))["endpoint"]
+        if serve_api:
+            assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api), api
+            assert httpx.get(api + "/api/health", timeout=10).json()["chunks"] > 0
+        else:
+            assert api == production
+    finally:
+        stderr = stop(server)
+    said = f"kb-qa: the preview's chat asks the API started here, not the endpoint {production}"
+    assert (said in stderr) == serve_api, stderr
