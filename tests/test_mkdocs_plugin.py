@@ -451,3 +451,33 @@ def test_serve_previews_with_its_own_api_when_an_endpoint_is_set(
         stderr = stop(server)
     said = f"kb-qa: the preview's chat asks the API started here, not the endpoint {production}"
     assert (said in stderr) == serve_api, stderr
+
+
+def test_a_theme_without_a_closing_head_tag_keeps_its_doctype_first(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """HTML may leave out </head> (minifiers do: mkdocs-minify-html-plugin by default). The
+    tags were then put before <!doctype html>, and the browser rendered every page of the
+    site in quirks mode. They go where the head starts, after the doctype and <html>/<head>."""
+    vault = copy_sample_site(tmp_path / "vault")
+    theme = vault / "minimal"
+    theme.mkdir()
+    head = "<!doctype html><html lang=en><head class=h><meta charset=utf-8><title>{{ t }}</title>"
+    (theme / "main.html").write_text(
+        head.replace("{{ t }}", "{{ page.title }}") + "<body>{{ page.content }}", encoding="utf-8"
+    )
+    (theme / "404.html").write_text(head + "<body>Not found", encoding="utf-8")
+    config_file = vault / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["theme"] = {"name": None, "custom_dir": "minimal", "static_templates": ["404.html"]}
+    config_file.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    result = mkdocs_build(vault, vault / "site", cli_env(), "--quiet", "--strict")
+    assert result.returncode == 0, result.stderr
+    found = pages(vault / "site")
+    assert any(page.name == "404.html" for page in found)
+    for page in found:
+        text = page.read_text(encoding="utf-8")
+        start = '<!doctype html><html lang=en><head class=h><link rel="stylesheet" href="'
+        assert text.startswith(start), (page, text[:200])
+        assert text.count("data-kb-qa-options") == 1, page
+        assert text.index("data-kb-qa-options") < text.index("<body>"), page

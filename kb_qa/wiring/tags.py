@@ -56,11 +56,20 @@ def html_with_tags(page: str, tags: str) -> str:
     return inject(TAG_RE.sub("", page), tags)
 
 
+# Where a page's head starts: after its doctype and <html>/<head> tags, any of them left out.
+_HEAD_START = re.compile(
+    r"\A\s*(?:<!doctype[^>]*>\s*)?(?:<html\b[^>]*>\s*)?(?:<head\b[^>]*>)?", re.I
+)
+
+
 def inject(page: str, tags: str) -> str:
-    """Put the widget's tags at the end of <head> (or the start of the document)."""
+    """Put the widget's tags at the end of <head>; in a page without ``</head>`` (HTML may
+    leave it out, and minifiers do), where its head starts: before the doctype, the tags
+    would put the page in quirks mode."""
     marker = page.find("</head>")
     if marker == -1:
-        return tags + page
+        start = _HEAD_START.match(page)
+        marker = start.end() if start else 0
     return page[:marker] + tags + page[marker:]
 
 
