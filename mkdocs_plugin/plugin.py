@@ -121,6 +121,15 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             raise PluginError(f"kb-qa: {exc}") from exc
         if not endpoint and wired:
             self._endpoint = wired.rstrip("/")
+        if self.command != "serve" and wiring.blocked_as_mixed_content(
+            self._endpoint, self._site_url
+        ):
+            log.warning(
+                "kb-qa: endpoint %r is http while site_url is https: browsers block the chat's "
+                "requests from the site's pages (mixed content). Serve the kb-qa API over "
+                "https and give its https:// address.",
+                self._endpoint,
+            )
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy, a version):
         # self._site_url is the config's, as the index has it (_written_site_url).

@@ -481,3 +481,20 @@ def test_a_theme_without_a_closing_head_tag_keeps_its_doctype_first(
         assert text.startswith(start), (page, text[:200])
         assert text.count("data-kb-qa-options") == 1, page
         assert text.index("data-kb-qa-options") < text.index("<body>"), page
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "blocked"),
+    [("http://api.example.com", True), ("http://127.0.0.1:8321", False)],
+)
+def test_an_http_endpoint_on_an_https_site_is_warned_about(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]], endpoint: str, blocked: bool
+) -> None:
+    """sample_site's site_url is https: its pages' requests to an http API are blocked by the
+    browser (mixed content), so the deployed chat never answered, and the build said nothing.
+    A loopback API, which browsers allow, is not warned about."""
+    vault = copy_sample_site(tmp_path / "vault", {"endpoint": endpoint})
+    result = mkdocs_build(vault, vault / "site", cli_env(), "--strict")
+    said = f"kb-qa: endpoint '{endpoint}' is http while site_url is https: browsers block"
+    assert (said in result.stderr) == blocked, result.stderr
+    assert (result.returncode != 0) == blocked, result.stderr

@@ -68,6 +68,14 @@ def plugin_options(config: Any) -> WidgetOptions | None:
     return options_from({EXTRA_KEY: found})
 
 
+def blocked_as_mixed_content(endpoint: str, site_url: str) -> bool:
+    """Whether the pages of an https ``site_url`` would call ``endpoint`` over plain http,
+    which browsers block (mixed content); a loopback address is allowed."""
+    host = urlparse(endpoint).hostname or ""
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    return urlparse(site_url).scheme == "https" and endpoint.startswith("http:") and not loopback
+
+
 def check_endpoint(value: str, name: str = "endpoint") -> str:
     """``value`` stripped, when it is empty or an absolute http(s) URL (what the widget can
     call: not a path, not ``javascript:``)."""
