@@ -126,15 +126,7 @@ def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env:
             stderr=subprocess.PIPE,
         )
         os.close(secondary)
-        out = b""
-        while True:
-            try:
-                data = os.read(main, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            out += data
+        out = _read_terminal(main)
         proc.wait(60)
         os.close(main)
     text = out.decode().replace("\r\n", "\n")
@@ -149,6 +141,19 @@ def test_ask_with_a_model_streams_osc8_links_to_a_terminal(vault: Path, cli_env:
     assert links.count("\x1b]8;;\x1b\\") == 2
 
 
+def _read_terminal(main: int) -> bytes:
+    """Everything a child wrote to the terminal whose main side is ``main``, until it closed."""
+    out = b""
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # the child closed the terminal
+            return out
+        if not data:
+            return out
+        out += data
+
+
 def _on_a_terminal(vault: Path, env: dict[str, str]) -> str:
     """What `kb-qa ask` (extractive) shows on a terminal: its stdout and stderr both."""
     main, secondary = pty.openpty()
@@ -158,15 +163,7 @@ def _on_a_terminal(vault: Path, env: dict[str, str]) -> str:
         env=env, stdout=secondary, stderr=secondary,
     )  # fmt: skip
     os.close(secondary)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = _read_terminal(main)
     assert proc.wait(60) == 0
     os.close(main)
     return out.decode()
