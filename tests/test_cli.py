@@ -49,7 +49,8 @@ def test_index_prints_a_summary(indexed: tuple[Path, subprocess.CompletedProcess
     out = result.stdout
     assert "Indexed 6 files, 6 chunks" in out
     assert "6 chunks embedded, 0 reused, 0 deleted" in out
-    assert "1 warning(s):" in out and "  z-latin1.md: invalid UTF-8" in out
+    # A Latin-1 note holds no UTF-8: read as Windows-1252, saying so
+    assert "1 warning(s):" in out and "  z-latin1.md: not UTF-8, read as Windows-1252" in out
     assert "Skipped 1 file(s):" in out and "  bin.md: binary file" in out
     assert (vault / ".kb-qa" / "manifest.sqlite3").exists()
 
