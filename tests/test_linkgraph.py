@@ -242,11 +242,12 @@ def test_the_view_follows_a_wikilink_to_the_section_the_ranking_counted_it_for(
 
     from kb_qa.serve.app import create_app
 
-    links = "[[b/Note#Setup]] [[Twin#Steps]] [[Deep#^key-fact]]"
+    links = "[[b/Note#Setup]] [[Twin#Steps]] [[Deep#^key-fact]] [[notes/Long#Part]]"
     files = {
         "Index.md": f"# Index\n\nSee {links}.\n",
         "a/b/Note.md": "# Note\n\n## Setup\n\nInstall it.\n",
         "c/Twin.md": "# Twin\n\n## Steps\n\nNear the top.\n",
+        "notes/Long.markdown": "# Long\n\n## Part\n\nA .markdown note.\n",
         "b/deep/Twin.md": "# Twin\n\n## Steps\n\nFirst by path.\n",
         "Deep.md": "# Deep\n\n## Intro\n\nHello.\n\n## Facts\n\nThe key fact. ^key-fact\n",
     }
@@ -256,7 +257,12 @@ def test_the_view_follows_a_wikilink_to_the_section_the_ranking_counted_it_for(
     counted = {
         target for origin, target, _ in linkgraph.resolved(chunks) if origin[0] == "Index.md"
     }
-    assert counted == {("a/b/Note.md", "setup"), ("c/Twin.md", "steps"), ("Deep.md", "facts")}
+    assert counted == {
+        ("a/b/Note.md", "setup"),
+        ("c/Twin.md", "steps"),
+        ("Deep.md", "facts"),
+        ("notes/Long.markdown", "part"),  # a folder/Name link to a .markdown note
+    }
     with UvicornThread(create_app(base)) as server:
         page = httpx.get(f"{server.url}/view/Index.md").text
     opened = {

@@ -232,7 +232,10 @@ class Resolver:
             return self.by_name[name]
         paths = self.by_stem.get(name.rsplit("/", 1)[-1], [])
         if "/" in name:
-            paths = [p for p in paths if ("/" + name_key(_without_md(p))).endswith("/" + name)]
+            # the path as the stem was taken: without its extension (.md, .markdown)
+            paths = [
+                p for p in paths if ("/" + name_key(posixpath.splitext(p)[0])).endswith("/" + name)
+            ]
         if not paths:
             return self.by_name.get(name)
         folder = posixpath.dirname(here)
@@ -250,7 +253,3 @@ class Resolver:
             return None
         anchor = self.heading(path, heading)
         return (path, anchor) if anchor is not None else None
-
-
-def _without_md(path: str) -> str:
-    return path[:-3] if path.casefold().endswith(".md") else path
