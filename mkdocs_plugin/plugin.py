@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from mkdocs.config import base
@@ -32,10 +32,14 @@ from mkdocs.utils import get_relative_url
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import render, render_files
-from kb_qa.types import IndexReport
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
 from kb_qa.wiring.tags import inject, is_wired, widget_tags
+from mkdocs_plugin import preview
+from mkdocs_plugin.preview import log_problems
+
+if TYPE_CHECKING:
+    from kb_qa.serve.serving import BackgroundServer
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
 
@@ -76,12 +80,13 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self.command = "build"
         self.dirty = False
         self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
-        self._api: Any = None  # kb_qa.serve.serving.BackgroundServer while `mkdocs serve` runs
+        self._api: BackgroundServer | None = None  # while `mkdocs serve` runs
         self._endpoint = ""
         self._site_url = ""
         self._options = wiring.WidgetOptions()
         self._port = 0
         self._port_source = ""
+        self._built = False  # `mkdocs serve` built the site once: later builds are edits
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -189,47 +194,11 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            from kb_qa.serve.serving import (
-                BackgroundServer,
-                PortInUse,
-                preview_origins,
-                progress_logger,
-            )
-
             vault = Path(config.config_file_path).resolve().parent
             # The API runs on another port than the site, so the browser needs CORS for it.
-            origins = preview_origins(f"{config.dev_addr.host}:{config.dev_addr.port}")
-            log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
-            try:
-                self._api = BackgroundServer.start(
-                    vault,
-                    port=self._port,
-                    progress=progress_logger(log, "kb-qa: "),
-                    cors_origins=origins,
-                    generator="mkdocs",
-                )
-            except PortInUse as exc:
-                raise PluginError(
-                    f"kb-qa: cannot serve the chat's API on {exc.host}:{exc.port} "
-                    f"({self._port_source}): another process listens there. Stop it, choose "
-                    "another port, or leave the port unset for a free one."
-                ) from exc
-            except Exception as exc:  # noqa: BLE001 - the site must still serve without chat
-                log.warning("kb-qa: could not start the API (%s); the chat will be offline", exc)
-                return ""
-            report = self._api.report
-            log.info(
-                "kb-qa: %d files, %d chunks indexed (%d embedded; %s), API for the chat "
-                "widget at %s, ready in %.1f s",
-                report.files,
-                report.chunks,
-                report.embedded,
-                report.spent,
-                self._api.url,
-                self._api.ready_seconds,
-            )
-            _log_problems(report)
-        return str(self._api.url)
+            dev_addr = f"{config.dev_addr.host}:{config.dev_addr.port}"
+            self._api = preview.start_api(vault, self._port, self._port_source, dev_addr)
+        return self._api.url if self._api is not None else ""
 
     def on_page_context(
         self, context: dict[str, Any], /, *, page: Page, config: MkDocsConfig, nav: Any
@@ -296,26 +265,9 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         if self.config.index_on_build:
             self._index(config)
         elif self._api is not None:
-            self._refresh_preview()
-
-    def _refresh_preview(self) -> None:
-        """Under `mkdocs serve`, every rebuild (an author's edit) updates the API's index,
-        so the chat answers from the text just saved."""
-        from kb_qa import KbQaError
-
-        try:
-            report = self._api.kb.index()
-        except KbQaError as exc:  # the preview must keep serving
-            log.warning("kb-qa: could not update the chat's index: %s", exc)
-            return
-        if report.changed_files or report.deleted:
-            log.info(
-                "kb-qa: chat index updated: %d file(s) changed, %d chunks embedded (%.1f s)",
-                report.changed_files,
-                report.embedded,
-                report.seconds,
-            )
-            _log_problems(report)
+            if self._built:  # the first build is of the pages the API's index just read
+                preview.refresh(self._api)
+            self._built = True
 
     def _index(self, config: MkDocsConfig) -> None:
         from kb_qa import KbQaError, KnowledgeBase
@@ -345,26 +297,13 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             report.spent,
             report.seconds,
         )
-        _log_problems(report)
+        log_problems(report)
 
     def on_shutdown(self) -> None:
         if self._api is not None:
             self._api.stop()
             self._api = None
         _KB_QA_LOG.removeHandler(_FORWARD)
-
-
-def _log_problems(report: IndexReport) -> None:
-    """What ``kb-qa index`` lists: a rebuild and why (news, not a warning: ``--strict``
-    must not abort on it), files skipped and warnings, each with its reason."""
-    if report.rebuilt:
-        log.info("kb-qa: Rebuilt: %s", report.rebuilt)
-    for path, reason in report.skipped:
-        # A draft left out is what the author asked for: news, not a problem
-        level = logging.INFO if reason == render_files.UNPUBLISHED else logging.WARNING
-        log.log(level, "kb-qa: skipped %s: %s", path, reason)
-    for path, message in report.warnings:
-        log.warning("kb-qa: %s: %s", path, message)
 
 
 def _source(page: Page) -> str:

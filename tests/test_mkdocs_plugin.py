@@ -301,6 +301,7 @@ def test_serve_starts_the_api_for_the_widget(
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api) and api != site
         # Citations carry mkdocs.yml's site_url, not the dev address serve put in its place.
         assert options["site_url"] == "https://lumen.example.com/"
+        wait_for(api + "/api/ready", server)  # its index may still be embedding
         health = httpx.get(api + "/api/health", headers={"Origin": site}, timeout=10)
         assert health.status_code == 200 and health.json()["chunks"] > 0
         assert health.headers["access-control-allow-origin"] == site
@@ -366,6 +367,7 @@ def test_serve_api_port_is_set_by_the_port_option(
         assert raw, "the served page has no widget"
         api = json.loads(html.unescape(raw.group(1)))["endpoint"]
         assert api == f"http://127.0.0.1:{api_port}"
+        wait_for(api + "/api/ready", server)  # its index may still be embedding
         assert httpx.get(api + "/api/health", timeout=10).json()["chunks"] > 0
     finally:
         stderr = stop(server)
@@ -444,6 +446,7 @@ def test_serve_previews_with_its_own_api_when_an_endpoint_is_set(
         api = json.loads(html.unescape(raw.group(1)))["endpoint"]
         if serve_api:
             assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api), api
+            wait_for(api + "/api/ready", server)  # its index may still be embedding
             assert httpx.get(api + "/api/health", timeout=10).json()["chunks"] > 0
         else:
             assert api == production

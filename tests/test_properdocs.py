@@ -87,6 +87,7 @@ def test_properdocs_serve_runs_the_api(
         assert LOADER not in page
         api = json.loads(html.unescape(raw[0]))["endpoint"]
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", api) and api != site
+        wait_for(api + "/api/ready", server)  # its index may still be embedding
         health = httpx.get(api + "/api/health", headers={"Origin": site}, timeout=10)
         assert health.status_code == 200 and health.json()["chunks"] > 0
         assert health.headers["access-control-allow-origin"] == site

@@ -213,7 +213,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """kb-qa mcp"""
-    from kb_qa.serve.mcp_server import FirstIndex, serve_stdio
+    from kb_qa.serve.first_index import FirstIndex
+    from kb_qa.serve.mcp_server import serve_stdio
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)

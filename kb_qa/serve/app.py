@@ -48,6 +48,7 @@ from kb_qa.errors import KbQaError
 from kb_qa.ingest.linkgraph import Resolver
 from kb_qa.owners import feedback, questionlog
 from kb_qa.serve import admin
+from kb_qa.serve.first_index import FirstIndex
 from kb_qa.serve.guard import Guard, RateLimiter, RequestCheck
 from kb_qa.serve.routes_ask import AskRoutes
 from kb_qa.serve.routes_index import IndexRoutes
@@ -70,10 +71,13 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
     """The routes (by area, in the routes_* modules), bound to one knowledge base and its
     settings."""
 
-    def __init__(self, kb: Any, settings: Settings, watcher: Any = None) -> None:
+    def __init__(
+        self, kb: Any, settings: Settings, watcher: Any = None, first: FirstIndex | None = None
+    ) -> None:
         self.kb = kb
         self.settings = settings
         self.watcher = watcher  # kb_qa.ingest.watch.Watcher under `kb-qa serve --watch`
+        self.first = first  # the first index run, when it goes on while this serves
         self.feedback_store = feedback.FeedbackStore(
             settings.index_path, settings.feedback_days, settings.feedback_max
         )
@@ -108,9 +112,11 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
         self.page_limiter = anyio.CapacityLimiter(PAGE_THREADS)
         self.status_limiter = anyio.CapacityLimiter(STATUS_THREADS)
-        # Loads the embedding model and the keyword index.
+        # Loads the embedding model and the keyword index (a first index run going on
+        # loads the model itself, and its runner warms the search up when it ends).
         try:
-            await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
+            if self.first is None or self.first.done.is_set():
+                await anyio.to_thread.run_sync(self.kb.search, "warm up", 1)
         except KbQaError as exc:  # serve anyway: health says what is wrong, search says 503
             log.warning("starting without a working index: %s", exc)
         # A model configured without its client: health says so (search still works).
@@ -208,14 +214,18 @@ class _AnyPath(PathConvertor):
 register_url_convertor("anypath", _AnyPath())
 
 
-def create_app(kb: Any, settings: Settings | None = None, watcher: Any = None) -> Starlette:
+def create_app(
+    kb: Any, settings: Settings | None = None, watcher: Any = None, first: FirstIndex | None = None
+) -> Starlette:
     """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
 
     With a ``watcher`` (kb_qa.ingest.watch.Watcher), health reports index freshness and answers
-    asked during a re-index say so first.
+    asked during a re-index say so first. With ``first``, the first index run goes on while
+    this serves: until it ends, an index that was empty answers questions and searches with
+    503 and how far the run is, and one that held pages answers from them.
     """
     settings = settings or kb.settings
-    api = Api(kb, settings, watcher)
+    api = Api(kb, settings, watcher, first)
     origins = list(settings.cors_origins)
     rate = RateLimiter(settings.rate_limit, settings.rate_burst) if settings.rate_limit else None
     app = Starlette(

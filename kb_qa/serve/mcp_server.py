@@ -9,9 +9,7 @@ else (logs, index progress) goes to stderr.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any
 
@@ -27,6 +25,7 @@ from kb_qa.answer.events import Error
 from kb_qa.errors import KbQaError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve import inputs
+from kb_qa.serve.first_index import FirstIndex
 from kb_qa.types import Hit
 
 INSTRUCTIONS = (
@@ -56,17 +55,6 @@ K_RANGE: dict[str, JsonValue] = {"minimum": 1, "maximum": inputs.MAX_K}
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
 INCLUDE = "Only pages matching these vault paths or globs (docs_dir included: docs/guides/*)."
 EXCLUDE = "Leave out pages matching these vault paths or globs."
-
-
-@dataclass
-class FirstIndex:
-    """The first index run of ``kb-qa mcp``, made while the client is already connected:
-    MCP clients give up on a handshake that waits for a cold index (minutes on a big
-    site), so the tools wait for it instead."""
-
-    done: threading.Event = field(default_factory=threading.Event)
-    error: str = ""  # what stopped it, said to every tool call
-    progress: tuple[int, int] = (0, 0)  # sections embedded, of how many
 
 
 PROGRESS_SECONDS = 2.0  # a waiting call's progress report, which keeps clients from timing out

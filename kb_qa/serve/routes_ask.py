@@ -38,6 +38,8 @@ class AskRoutes:
     async def ask(self, request: Request) -> Response:
         """POST /api/ask"""
         ask = parse_ask(await read_json(request, self.settings.max_body_bytes), self.settings)
+        if (waiting := self.still_indexing()) is not None:
+            return waiting
         events = answer(
             self.kb,
             ask.question,

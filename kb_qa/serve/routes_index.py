@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from kb_qa.errors import KbQaError
 from kb_qa.serve import inputs
+from kb_qa.serve.first_index import RETRY_SECONDS
 from kb_qa.serve.protocol import WHOLE_NUMBER, compressed, hit_json, patterns, reject
 
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
@@ -39,11 +40,22 @@ class IndexRoutes:
             raise reject(exc.status, str(exc)) from None
         include = patterns({"include": params.getlist("include")}, "include")
         exclude = patterns({"exclude": params.getlist("exclude")}, "exclude")
+        if (waiting := self.still_indexing()) is not None:
+            return waiting
         try:
             hits = await self._thread(self._search, q, k, include, exclude)
         except KbQaError as exc:
             return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
+
+    def still_indexing(self) -> Response | None:
+        """503 saying why while the first index run of an empty index goes on, or failed."""
+        why = self.first.unanswerable() if self.first is not None else ""
+        if not why:
+            return None
+        code = "index_failed" if self.first.done.is_set() else "indexing"
+        body = {"error": self.public(why), "code": code}
+        return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_SECONDS)})
 
     def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
         hits = self.kb.search(q, k, include=include, exclude=exclude)
@@ -68,8 +80,12 @@ class IndexRoutes:
         elif freshness is not None and freshness.unwatched and not problem:
             # Degraded, but serving as well as before: readiness does not hang on it.
             problem = f"{NOT_FOLLOWED}: {freshness.unwatched}"
+        if self.first is not None and self.first.error and not problem:
+            problem = self.first.error  # the index serves what it held before, if anything
         problem = problem or self.model_problem
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
+        if self.first is not None and not self.first.done.is_set() and not self.first.had_pages:
+            status = "indexing"  # what the index holds is not all it will hold yet
         return {
             "status": status,
             "problem": self.public(problem) or None,
@@ -85,6 +101,7 @@ class IndexRoutes:
             "model": self.settings.model,
             "mode": "llm" if self.settings.model else "extractive",
             "answering": self.answering,
+            "first_index": self.first.as_dict() if self.first is not None else None,
             "freshness": (
                 {
                     **freshness.as_dict(),
@@ -111,6 +128,8 @@ class IndexRoutes:
         return JSONResponse(body, status_code=200 if ready else 503)
 
     def _updating(self) -> bool:
+        if self.first is not None and not self.first.done.is_set():
+            return True
         if self.watcher is None:
             return False
         fresh = self.watcher.freshness()

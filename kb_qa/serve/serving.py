@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import errno
 import ipaddress
 import json
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_qa.errors import ConfigError
+from kb_qa.serve import first_index
+from kb_qa.serve.first_index import FirstIndex
 
 if TYPE_CHECKING:
     from kb_qa.settings import Settings
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+STOP_SECONDS = 30  # how long a stopping server waits for its index run to reach a safe point
 
 
 def preview_origins(dev_addr: str) -> tuple[str, ...]:
@@ -242,14 +246,16 @@ class PortInUse(OSError):
 
 @dataclass
 class BackgroundServer:
-    """A uvicorn server running the kb-qa app on a loopback port in a daemon thread."""
+    """A uvicorn server running the kb-qa app on a loopback port in a daemon thread, with the
+    index brought up to date in another (``first``)."""
 
     server: Any
     thread: threading.Thread
     url: str
     kb: Any
-    report: IndexReport  # the index run made at start
-    ready_seconds: float = 0.0  # from start() to the API accepting requests
+    first: FirstIndex  # the index run made at start: its report once ``first.done``
+    indexer: threading.Thread  # the thread of that run
+    closed: bool = False
 
     @classmethod
     def start(
@@ -258,9 +264,15 @@ class BackgroundServer:
         host: str = "127.0.0.1",
         port: int = 0,
         progress: Callable[[int, int], None] | None = None,
+        wait: float | None = None,
+        ended: Callable[[BackgroundServer], None] | None = None,
         **settings: Any,
     ) -> BackgroundServer:
-        """Index ``vault`` if needed, then serve it; returns once the server accepts requests.
+        """Serve ``vault`` at once and bring its index up to date in a thread; returns when
+        the run has ended or, once the pages are read and rendered, after ``wait`` seconds
+        (None: when it ended). Meanwhile the API answers from what the index held before,
+        or says how far the run is (``kb_qa.serve.first_index``); ``ended`` is called from
+        the run's thread when it is over.
 
         ``port`` 0 takes a free port; a given port that is taken raises :class:`PortInUse`
         before anything is indexed.
@@ -271,16 +283,11 @@ class BackgroundServer:
         from kb_qa.serve.app import create_app
 
         check_port(host, port)
-        started = time.perf_counter()
         kb = KnowledgeBase(vault, **settings)
-        try:
-            report = kb.index(progress=progress)
-        except BaseException:
-            kb.close()
-            raise
+        first = FirstIndex(had_pages=bool(kb.store.files()))
         port = port or free_port(host)
         config = uvicorn.Config(
-            create_app(kb),
+            create_app(kb, first=first),
             host=host,
             port=port,
             log_level="warning",
@@ -300,10 +307,42 @@ class BackgroundServer:
                 raise RuntimeError(f"the kb-qa API did not start on {host}:{port}")
             time.sleep(0.02)
         url = f"http://{host}:{port}"
-        return cls(server, thread, url, kb, report, time.perf_counter() - started)
+        indexer = threading.Thread(
+            target=first_index.run,
+            args=(kb, first, progress, ended and (lambda _: ended(running))),
+            name="kb-qa-first-index",
+            daemon=True,
+        )
+        running = cls(server, thread, url, kb, first, indexer)
+        indexer.start()
+        atexit.register(running.stop)  # a process that exits without stop() must not abort
+        try:
+            # A site's render runs its hooks in this process: done before returning.
+            first.embedding.wait()
+            first.done.wait(wait)
+        except BaseException:  # Ctrl-C while waiting
+            running.stop()
+            raise
+        return running
+
+    def refresh(self) -> IndexReport | None:
+        """Bring the index up to date now (an author saved an edit), or when the first run
+        is still going, once more after it (None)."""
+        with self.first.lock:
+            if not self.first.done.is_set():
+                self.first.again = True
+                return None
+        return self.kb.index()
 
     def stop(self) -> None:
-        """Ask uvicorn to exit and wait for it."""
+        """Ask uvicorn to exit and wait for it, stop the first index run if it is still
+        going (after the batch it embeds: exiting under it aborts in ONNX Runtime), and
+        close the index."""
+        atexit.unregister(self.stop)
+        self.first.cancelled.set()
         self.server.should_exit = True
         self.thread.join(timeout=10)
-        self.kb.close()
+        self.indexer.join(timeout=STOP_SECONDS)
+        if not self.indexer.is_alive() and not self.closed:
+            self.closed = True
+            self.kb.close()

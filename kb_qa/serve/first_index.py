@@ -1,0 +1,139 @@
+"""The first index run of a server that is up before the run ends.
+
+A cold index of a big site takes minutes (mkdocs-material's docs: about five on two
+cores). ``kb-qa mcp`` must answer its client's handshake at once, and ``mkdocs serve``
+should show the site at once, so both start serving and run the first index in a thread:
+what asks meanwhile waits for it (MCP tools) or is told how far it is (the HTTP API, while
+the index is still empty; an index that held pages before is searched as it is).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kb_qa.errors import KbQaError
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.types import IndexReport
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FirstIndex", "run"]
+
+RETRY_SECONDS = 10  # what a client told "being built" is asked to wait before asking again
+
+
+@dataclass
+class FirstIndex:
+    """How far the first index run is, shared by the thread that runs it and the server."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str = ""  # what stopped it, said to every question
+    progress: tuple[int, int] = (0, 0)  # sections embedded, of how many
+    # Its pages are read and rendered: what is left is embedding and writing. A site's
+    # render runs its hooks in this process, so `mkdocs serve` waits for this before its own
+    # build starts beside the run.
+    embedding: threading.Event = field(default_factory=threading.Event)
+    had_pages: bool = False  # the index held pages before the run: they are served meanwhile
+    report: IndexReport | None = None  # the run's, once it ended
+    started: float = field(default_factory=time.perf_counter)
+    # An edit saved while the run was going: the thread runs once more when it ends, as
+    # only one run of an index may go at a time.
+    again: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # The server is stopping: the run ends after the batch it is embedding (what it
+    # embedded is kept for the next start), never inside ONNX Runtime as the process exits.
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def note_progress(self, done: int, total: int) -> None:
+        """An index run's progress callback: sections embedded, of how many."""
+        self.progress = (done, total)
+        self.embedding.set()
+
+    def finish(self, report: IndexReport | None = None, error: str = "") -> None:
+        """The run ended, with its report or what stopped it (called holding ``lock``)."""
+        self.report, self.error = report, error
+        self.embedding.set()
+        self.done.set()
+
+    def unanswerable(self) -> str:
+        """Why questions cannot be answered yet, in words ("" when they can): the run is
+        going, or failed, and the index held nothing before it."""
+        if self.had_pages or (self.done.is_set() and not self.error):
+            return ""
+        if self.done.is_set():
+            return self.error
+        done, total = self.progress
+        if total:
+            far = f" ({done:,} of {total:,} sections embedded)"
+        else:
+            far = "" if self.embedding.is_set() else " (reading the pages)"
+        return (
+            f"The docs are still being indexed for the chat{far}. Ask again in a minute: "
+            "answers start as soon as the index is built."
+        )
+
+    def as_dict(self) -> dict[str, int | bool | str]:
+        """JSON-ready form, for ``/api/health``."""
+        done, total = self.progress
+        done_now = self.done.is_set()
+        return {"done": done_now, "embedded": done, "to_embed": total, "error": self.error}
+
+
+class Stopped(Exception):
+    """Raised inside an index run whose server is stopping (``FirstIndex.cancelled``)."""
+
+
+def run(
+    kb: KnowledgeBase,
+    first: FirstIndex,
+    progress: Callable[[int, int], None] | None = None,
+    ended: Callable[[FirstIndex], None] | None = None,
+) -> None:
+    """The first index run of ``kb``, in the calling thread (``first`` says how far it is);
+    then the search is warmed up, and the index run once more if an edit came meanwhile
+    (``again``), until none did. ``ended`` is called when it is over, failed or not."""
+
+    def note(done: int, total: int) -> None:
+        if first.cancelled.is_set():
+            raise Stopped
+        first.note_progress(done, total)
+        if progress is not None:
+            progress(done, total)
+
+    report: IndexReport | None = None
+    error = ""
+    try:
+        report = kb.index(progress=note)
+        first.embedding.set()
+        kb.search("warm up", 1)  # the model and the search view, before the first question
+    except Stopped:
+        error = "The server stopped before the index was built."
+    except KbQaError as exc:
+        error = f"The index could not be built: {exc}"
+        log.warning("%s", error)
+    except Exception as exc:  # never a question answered from half an index
+        log.exception("the first index run failed")
+        error = f"The index could not be built: {exc}"
+    while True:
+        with first.lock:  # an edit sees the run done, or asks for one more
+            if error or not first.again or first.cancelled.is_set():
+                first.finish(report, error)
+                break
+            first.again = False
+        try:  # the first run's index stands whatever becomes of this one
+            kb.index(progress=note)
+        except Stopped:
+            pass
+        except KbQaError as exc:  # the next edit tries again, as a rebuild's refresh does
+            log.warning("could not update the chat's index: %s", exc)
+        except Exception:
+            log.exception("could not update the chat's index")
+    if ended is not None:
+        ended(first)

@@ -1,0 +1,171 @@
+"""A server up before its first index run ends (``mkdocs serve`` on a big site): questions
+are told how far the run is, edits saved meanwhile are indexed after it, and stopping it
+midway keeps what was embedded. Real uvicorn, real Chroma in a temp dir; the run is held
+at a batch through the public progress callback, as a slow embedding would hold it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.serving import BackgroundServer
+
+NOTES = {
+    f"note{i:02}.md": f"# Note {i}\n\n## Topic {i}\n\nThe {i}th fact about gardening is here.\n"
+    for i in range(40)
+} | {"retries.md": "# Retries\n\nA failing job is attempted five times before it is dead.\n"}
+
+
+class Gate:
+    """An index run's progress callback that holds the run after its first batch until
+    opened, as a cold embedding of a big site holds it for minutes."""
+
+    def __init__(self) -> None:
+        self.opened = threading.Event()
+        self.holding = threading.Event()
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, done: int, total: int) -> None:
+        self.calls.append((done, total))
+        if done:
+            self.holding.set()
+            assert self.opened.wait(60), "the test never opened the gate"
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Callable[..., BackgroundServer]]:
+    servers: list[BackgroundServer] = []
+
+    def starting(vault: Path, gate: Gate, **kwargs: object) -> BackgroundServer:
+        kwargs.setdefault("wait", 0)
+        server = BackgroundServer.start(
+            vault,
+            progress=gate,
+            embed_model="hash",
+            embed_batch=4,
+            index_dir=tmp_path / "idx",
+            **kwargs,
+        )
+        servers.append(server)
+        return server
+
+    yield starting
+    for server in servers:
+        server.stop()
+
+
+def ask(url: str, question: str) -> httpx.Response:
+    return httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=30)
+
+
+def test_questions_during_the_first_run_are_told_how_far_it_is(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer]
+) -> None:
+    vault = make_vault(NOTES)
+    gate = Gate()
+    ended: list[BackgroundServer] = []
+    server = start(vault, gate, ended=ended.append)
+    assert not server.first.done.is_set()  # start() did not wait for the embedding
+    assert gate.holding.wait(60)
+    health = httpx.get(server.url + "/api/health", timeout=10).json()
+    assert health["status"] == "indexing"
+    progress = health["first_index"]
+    assert progress["done"] is False and 0 < progress["embedded"] < progress["to_embed"]
+    answer = ask(server.url, "How many times is a failing job attempted?")
+    assert answer.status_code == 503
+    assert answer.json()["code"] == "indexing"
+    said = answer.json()["error"]
+    assert "still being indexed" in said and f"of {progress['to_embed']} sections" in said
+    assert answer.headers["retry-after"] == "10"
+    search = httpx.get(server.url + "/api/search", params={"q": "five times"}, timeout=10)
+    assert search.status_code == 503 and search.json()["code"] == "indexing"
+    assert httpx.get(server.url + "/api/ready", timeout=10).status_code == 503
+    # A malformed request is still told what is wrong with it, not to wait.
+    assert httpx.post(server.url + "/api/ask", json={}, timeout=10).status_code == 422
+
+    # An edit saved meanwhile is indexed after the run, which only then is done.
+    (vault / "late.md").write_text("# Late\n\nThe quokka clause resets retries.\n")
+    assert server.refresh() is None
+    gate.opened.set()
+    assert server.first.done.wait(60)
+    assert ended == [server] and server.first.error == ""
+    assert server.first.report is not None and server.first.report.files == len(NOTES)
+    answer = ask(server.url, "How many times is a failing job attempted?")
+    assert answer.status_code == 200 and "five times" in answer.json()["text"]
+    hits = httpx.get(server.url + "/api/search", params={"q": "quokka clause"}, timeout=10)
+    assert any("quokka" in h["text"] for h in hits.json()["hits"])
+    assert httpx.get(server.url + "/api/health", timeout=10).json()["status"] == "ok"
+    # After the first run, an edit is indexed at once, as before.
+    (vault / "later.md").write_text("# Later\n\nThe wombat rule.\n")
+    report = server.refresh()
+    assert report is not None and report.changed_files == 1
+
+
+def test_an_index_that_held_pages_answers_from_them_meanwhile(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], tmp_path: Path
+) -> None:
+    vault = make_vault(NOTES)
+    before = KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx")
+    before.index()
+    before.close()
+    for i in range(10):  # enough changed text to hold the run at a batch
+        (vault / f"note{i:02}.md").write_text(f"# Note {i}\n\nRewritten fact {i} on soil.\n")
+    gate = Gate()
+    server = start(vault, gate)
+    assert not server.first.done.is_set()
+    assert gate.holding.wait(60)
+    assert httpx.get(server.url + "/api/health", timeout=10).json()["status"] == "ok"
+    response = httpx.post(
+        server.url + "/api/ask",
+        json={"question": "How many times is a failing job attempted?"},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    assert "event: status" in response.text and "updating" in response.text
+    assert "five times" in response.text
+    gate.opened.set()
+    assert server.first.done.wait(60)
+
+
+def test_stopping_midway_keeps_what_was_embedded(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], tmp_path: Path
+) -> None:
+    vault = make_vault(NOTES)
+    gate = Gate()
+    server = start(vault, gate)
+    assert gate.holding.wait(60)
+    stopping = threading.Thread(target=server.stop)
+    stopping.start()
+    gate.opened.set()  # the batch it was on ends, and the run stops before the next
+    stopping.join(60)
+    assert not stopping.is_alive() and not server.indexer.is_alive()
+    assert server.first.error == "The server stopped before the index was built."
+    assert server.closed
+    embedded = sum(1 for done, _ in gate.calls if done)
+    assert embedded == 1  # stopped after the batch it was holding
+    again = KnowledgeBase(vault, embed_model="hash", embed_batch=4, index_dir=tmp_path / "idx")
+    try:
+        report = again.index()
+    finally:
+        again.close()
+    assert report.reused >= 4 and report.chunks == report.embedded + report.reused
+
+
+def test_a_first_run_that_fails_says_why_to_every_question(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer]
+) -> None:
+    vault = make_vault({"mkdocs.yml": "site_name: x\nnav: [\n", "docs/a.md": "# A\n\nText.\n"})
+    server = start(vault, Gate(), wait=None, generator="mkdocs")
+    assert server.first.done.is_set()
+    answer = ask(server.url, "What is in A?")
+    assert answer.status_code == 503 and answer.json()["code"] == "index_failed"
+    said = answer.json()["error"]
+    assert said.startswith("The index could not be built: ") and "not valid YAML" in said
+    assert str(vault) not in said  # the vault's path stays on the server
+    health = httpx.get(server.url + "/api/health", timeout=10).json()
+    assert health["status"] == "degraded" and "not valid YAML" in health["problem"]
