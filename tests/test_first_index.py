@@ -5,12 +5,15 @@ at a batch through the public progress callback, as a slow embedding would hold 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from widget_stack import loopback_context, open_page, shot, sync_api
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.serving import BackgroundServer
@@ -81,7 +84,7 @@ def test_questions_during_the_first_run_are_told_how_far_it_is(
     assert answer.json()["code"] == "indexing"
     said = answer.json()["error"]
     assert "still being indexed" in said and f"of {progress['to_embed']} sections" in said
-    assert answer.headers["retry-after"] == "10"
+    assert answer.headers["retry-after"] == "5"
     search = httpx.get(server.url + "/api/search", params={"q": "five times"}, timeout=10)
     assert search.status_code == 503 and search.json()["code"] == "indexing"
     assert httpx.get(server.url + "/api/ready", timeout=10).status_code == 503
@@ -169,3 +172,32 @@ def test_a_first_run_that_fails_says_why_to_every_question(
     assert str(vault) not in said  # the vault's path stays on the server
     health = httpx.get(server.url + "/api/health", timeout=10).json()
     assert health["status"] == "degraded" and "not valid YAML" in health["problem"]
+
+
+def test_the_widget_waits_for_the_index_and_then_answers(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], browser: Any
+) -> None:
+    """A reader who asks while the docs are indexed is told how far it is, and gets the
+    answer when the index is built, without asking again."""
+    vault = make_vault(NOTES)
+    gate = Gate()
+    server = start(vault, gate)
+    assert gate.holding.wait(60)
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        open_page(page, server.url + "/")
+        page.locator(".kbq-launcher").click()
+        page.locator(".kbq-input").fill("How many times is a failing job attempted?")
+        page.locator(".kbq-input").press("Enter")
+        bot = page.locator(".kbq-bot").last
+        sync_api.expect(bot.locator(".kbq-status")).to_have_text(
+            re.compile(r"The docs are still being indexed: 4 of \d+ sections\. Your question")
+        )
+        shot(page, "indexing")
+        gate.opened.set()
+        sync_api.expect(bot).to_have_attribute("aria-busy", "false", timeout=30_000)
+        assert "five times" in bot.inner_text()
+        assert bot.locator(".kbq-error").count() == 0
+    finally:
+        context.close()

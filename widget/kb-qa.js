@@ -1465,22 +1465,34 @@
       w.autosize();
     }
   }
-  function httpError(res) {
-    return res.text().then(function(body) {
-      let message = "";
-      try {
-        message = JSON.parse(body).error || "";
-      } catch (e) {
-        message = "";
-      }
-      if (res.status === 429) {
-        let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-        return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
-      }
-      if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
-        return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
-      }
-      return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+  function httpMessage(res, data) {
+    const message = data && data.error || "";
+    if (res.status === 429) {
+      let wait = parseInt(res.headers.get("Retry-After") || "", 10);
+      return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
+    }
+    if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+      return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+    }
+    return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+  }
+  function indexingText(data) {
+    const done = Number(data && data.embedded) || 0;
+    const total = Number(data && data.to_embed) || 0;
+    const far = total ? ": " + done.toLocaleString("en") + " of " + total.toLocaleString("en") + " sections" : "";
+    return "The docs are still being indexed" + far + ". Your question is answered as soon as that is done…";
+  }
+  function retryDelay(header) {
+    const wait = parseInt(header || "", 10);
+    return Math.min(30, Math.max(2, wait > 0 ? wait : 10));
+  }
+  function pause(seconds, signal) {
+    return new Promise(function(resolve, reject) {
+      const timer = setTimeout(resolve, seconds * 1e3);
+      signal.addEventListener("abort", function() {
+        clearTimeout(timer);
+        reject(new Error("stopped"));
+      }, { once: true });
     });
   }
   function stream(w, question, history2, bot) {
@@ -1536,17 +1548,33 @@
         fail(w, bot, data.message || "The answer failed. Try again.");
       }
     };
-    fetch(w.apiUrl("/api/ask"), {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ question, history: history2 }),
-      signal: ctl.signal,
-      credentials: "omit",
-      cache: "no-store"
-    }).then(function(res) {
-      if (!res.ok) return httpError(res).then(function(message) {
+    let post = function() {
+      return fetch(w.apiUrl("/api/ask"), {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify({ question, history: history2 }),
+        signal: ctl.signal,
+        credentials: "omit",
+        cache: "no-store"
+      }).then(answered);
+    };
+    let answered = function(res) {
+      if (!res.ok) return res.text().then(function(body) {
+        let data = {};
+        try {
+          data = JSON.parse(body) || {};
+        } catch (e) {
+          data = {};
+        }
+        if (res.status === 503 && data.code === "indexing") {
+          const said = statusText(bot.status);
+          bot.status = { stage: "indexing", message: indexingText(data) };
+          updateMessage(w, bot);
+          if (!said.startsWith("The docs are still being indexed")) announce(w.ui.announcer, statusText(bot.status));
+          return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
+        }
         finished = true;
-        fail(w, bot, message);
+        fail(w, bot, httpMessage(res, data));
       });
       const type = res.headers.get("Content-Type") || "";
       if (!/event-stream|json/.test(type)) {
@@ -1587,7 +1615,8 @@
         });
       };
       return pump();
-    }).then(function() {
+    };
+    post().then(function() {
       if (!finished) fail(w, bot, "The answer was cut off: the connection closed early. Try again.");
     }).catch(function(err) {
       if (ctl.signal.aborted) {

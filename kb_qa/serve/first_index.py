@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["FirstIndex", "run"]
 
-RETRY_SECONDS = 10  # what a client told "being built" is asked to wait before asking again
+RETRY_SECONDS = 5  # what a client told "being built" is asked to wait before asking again
 
 
 @dataclass

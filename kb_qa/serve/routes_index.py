@@ -53,8 +53,11 @@ class IndexRoutes:
         why = self.first.unanswerable() if self.first is not None else ""
         if not why:
             return None
-        code = "index_failed" if self.first.done.is_set() else "indexing"
-        body = {"error": self.public(why), "code": code}
+        if self.first.done.is_set():
+            body: dict[str, str | int] = {"error": self.public(why), "code": "index_failed"}
+        else:  # how far it is, for a widget that says so while it waits to ask again
+            embedded, to_embed = self.first.progress
+            body = {"error": why, "code": "indexing", "embedded": embedded, "to_embed": to_embed}
         return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_SECONDS)})
 
     def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:

@@ -78,23 +78,42 @@ function fail(w, bot, message) {
   }
 }
 
-function httpError(res) {
-  return res.text().then(function (body) {
-    let message = "";
-    try {
-      message = JSON.parse(body).error || "";
-    } catch (e) {
-      message = "";
-    }
-    if (res.status === 429) {
-      let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-      return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
-    }
-    if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
-      // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
-      return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
-    }
-    return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+/** What a failed request's reply says, in words (``data``: its JSON body, or {}). */
+function httpMessage(res, data) {
+  const message = (data && data.error) || "";
+  if (res.status === 429) {
+    let wait = parseInt(res.headers.get("Retry-After") || "", 10);
+    return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
+  }
+  if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+    // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
+    return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+  }
+  return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+}
+
+/** While the docs are still being indexed (a first `mkdocs serve` of a big site), the
+ * question waits and is asked again: how far the index is, in words. */
+export function indexingText(data) {
+  const done = Number(data && data.embedded) || 0;
+  const total = Number(data && data.to_embed) || 0;
+  const far = total ? ": " + done.toLocaleString("en") + " of " + total.toLocaleString("en") + " sections" : "";
+  return "The docs are still being indexed" + far + ". Your question is answered as soon as that is done…";
+}
+
+/** Seconds to wait before asking again, from a Retry-After header: 2 to 30, 10 if absent. */
+export function retryDelay(header) {
+  const wait = parseInt(header || "", 10);
+  return Math.min(30, Math.max(2, wait > 0 ? wait : 10));
+}
+
+function pause(seconds, signal) {
+  return new Promise(function (resolve, reject) {
+    const timer = setTimeout(resolve, seconds * 1000);
+    signal.addEventListener("abort", function () {
+      clearTimeout(timer);
+      reject(new Error("stopped"));
+    }, { once: true });
   });
 }
 
@@ -153,60 +172,77 @@ function stream(w, question, history, bot) {
       fail(w, bot, data.message || "The answer failed. Try again.");
     }
   };
-  fetch(w.apiUrl("/api/ask"), {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-    body: JSON.stringify({ question: question, history: history }),
-    signal: ctl.signal,
-    credentials: "omit",
-    cache: "no-store",
-  })
-    .then(function (res) {
-      if (!res.ok) return httpError(res).then(function (message) {
+  let post = function () {
+    return fetch(w.apiUrl("/api/ask"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ question: question, history: history }),
+      signal: ctl.signal,
+      credentials: "omit",
+      cache: "no-store",
+    }).then(answered);
+  };
+  let answered = function (res) {
+    if (!res.ok) return res.text().then(function (body) {
+      let data = {};
+      try {
+        data = JSON.parse(body) || {};
+      } catch (e) {
+        data = {};
+      }
+      if (res.status === 503 && data.code === "indexing") {
+        // Asked again when the server says to, until the index answers (or Stop).
+        const said = statusText(bot.status);
+        bot.status = { stage: "indexing", message: indexingText(data) };
+        updateMessage(w, bot);
+        if (!said.startsWith("The docs are still being indexed")) announce(w.ui.announcer, statusText(bot.status));
+        return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
+      }
+      finished = true;
+      fail(w, bot, httpMessage(res, data));
+    });
+    const type = res.headers.get("Content-Type") || "";
+    if (!/event-stream|json/.test(type)) {
+      // A web page (a proxy's, a static host's): nothing that answers questions is there.
+      finished = true;
+      fail(w, bot, "The answer service at " + res.url + " sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.");
+      return;
+    }
+    if (!res.body || !/event-stream/.test(type)) {
+      return res.json().then(function (data) {
         finished = true;
-        fail(w, bot, message);
+        const text = jsonAnswerText(data);
+        if (!text) {
+          fail(w, bot, "The answer service sent no answer. Try again.");
+          return;
+        }
+        bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
+        bot.truncated = text.length > MAX_ANSWER_CHARS + 1;
+        bot.citations = data.citations || [];
+        bot.done = true;
+        updateMessage(w, bot);
+        announce(w.ui.announcer, answerAnnouncement(bot));
       });
-      const type = res.headers.get("Content-Type") || "";
-      if (!/event-stream|json/.test(type)) {
-        // A web page (a proxy's, a static host's): nothing that answers questions is there.
-        finished = true;
-        fail(w, bot, "The answer service at " + res.url + " sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.");
-        return;
-      }
-      if (!res.body || !/event-stream/.test(type)) {
-        return res.json().then(function (data) {
-          finished = true;
-          const text = jsonAnswerText(data);
-          if (!text) {
-            fail(w, bot, "The answer service sent no answer. Try again.");
-            return;
-          }
-          bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
-          bot.truncated = text.length > MAX_ANSWER_CHARS + 1;
-          bot.citations = data.citations || [];
-          bot.done = true;
-          updateMessage(w, bot);
-          announce(w.ui.announcer, answerAnnouncement(bot));
-        });
-      }
-      let reader = res.body.getReader();
-      let decoder = new TextDecoder();
-      let buffer = "";
-      let pump = function () {
-        return reader.read().then(function (chunk) {
-          if (chunk.done) {
-            buffer += decoder.decode();
-            parseSSE(buffer + "\n\n").events.forEach(handle);
-            return;
-          }
-          let parsed = parseSSE(buffer + decoder.decode(chunk.value, { stream: true }));
-          buffer = parsed.rest;
-          parsed.events.forEach(handle);
-          return pump();
-        });
-      };
-      return pump();
-    })
+    }
+    let reader = res.body.getReader();
+    let decoder = new TextDecoder();
+    let buffer = "";
+    let pump = function () {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) {
+          buffer += decoder.decode();
+          parseSSE(buffer + "\n\n").events.forEach(handle);
+          return;
+        }
+        let parsed = parseSSE(buffer + decoder.decode(chunk.value, { stream: true }));
+        buffer = parsed.rest;
+        parsed.events.forEach(handle);
+        return pump();
+      });
+    };
+    return pump();
+  };
+  post()
     .then(function () {
       if (!finished) fail(w, bot, "The answer was cut off: the connection closed early. Try again.");
     })

@@ -1,7 +1,7 @@
 // The conversation sent with a question: answered turns only.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { historyFor } from "../src/chat.js";
+import { historyFor, indexingText, retryDelay } from "../src/chat.js";
 
 const user = (text) => ({ role: "user", text });
 const answer = (text) => ({ role: "assistant", text, done: true });
@@ -20,4 +20,21 @@ test("failures do not push the answered conversation out of the history", () => 
   for (let n = 0; n < 6; n++) messages.push(user(`Retry ${n}?`), failed);
   const turns = historyFor(messages, messages.length);
   assert.deepEqual(turns.map((t) => t.content), ["First?", "First answer."]);
+});
+
+test("while the docs are indexed, the question waits and says how far the index is", () => {
+  assert.equal(
+    indexingText({ embedded: 1200, to_embed: 3400 }),
+    "The docs are still being indexed: 1,200 of 3,400 sections. Your question is answered as soon as that is done…",
+  );
+  assert.equal(indexingText({}), "The docs are still being indexed. Your question is answered as soon as that is done…");
+});
+
+test("it is asked again when the server says, within reason", () => {
+  assert.equal(retryDelay("10"), 10);
+  assert.equal(retryDelay(null), 10);
+  assert.equal(retryDelay("0"), 10);
+  assert.equal(retryDelay("1"), 2);
+  assert.equal(retryDelay("3600"), 30);
+  assert.equal(retryDelay("soon"), 10);
 });
