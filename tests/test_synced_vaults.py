@@ -167,6 +167,57 @@ def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
         assert "The crème brûlée needs a “blowtorch” and 5 € of sugar." in ansi
 
 
+# Notes as an old editor on a Russian, Greek, Japanese, Chinese or Korean system saved
+# them, and Western ones whose bytes would also decode in an Asian code page.
+LEGACY = {
+    "borscht.md": ("# Борщ\n\nСвёклу натереть на крупной тёрке и тушить 15 минут.\n", "cp1251"),
+    "dacha.md": ("# Дача\n\nПолить огурцы.\n", "cp1251"),
+    "greek.md": ("# Συνταγή\n\nΑλάτι και πιπέρι στη σούπα.\n", "cp1253"),
+    "shopping.md": ("# 買い物リスト\n\n牛乳と卵を買う。\n", "shift_jis"),
+    "eucjp.md": ("# 会議メモ\n\n来週の火曜日にリリースします。\n", "euc_jp"),
+    "jiaozi.md": ("# 饺子做法\n\n加 260 毫升凉水，和面。\n", "gb18030"),
+    "big5.md": ("# 餃子做法\n\n加水和麵，醒麵半小時。\n", "big5"),
+    "minutes.md": ("# 회의록\n\n다음 주 화요일에 배포합니다.\n", "euc_kr"),
+    "cup.md": ("# Cocoa\n\nPrice: 10£, heat to 20°C, add ½ cup.\n", "cp1252"),
+    "spanish.md": ("# Año nuevo\n\n¿Dónde está la señora? ¡Mañana!\n", "cp1252"),
+}
+NAMES = {
+    "cp1251": "Windows-1251 (Cyrillic)",
+    "cp1253": "Windows-1253 (Greek)",
+    "shift_jis": "Shift JIS (Japanese)",
+    "euc_jp": "EUC-JP (Japanese)",
+    "gb18030": "GB18030 (Chinese)",
+    "big5": "Big5 (Traditional Chinese)",
+    "euc_kr": "EUC-KR (Korean)",
+    "cp1252": "Windows-1252 (Western European)",
+}
+
+
+def test_notes_in_a_legacy_code_page_are_read_in_it(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A note saved as "ANSI" on a Russian Windows, or in Shift JIS or GB18030, was read as
+    Windows-1252 ("Áîðù" for "Борщ"): indexed as mojibake that no question finds. Its code
+    page is found when its text reads in that code page's script; a Western note whose
+    bytes also decode as Shift JIS ("½ cup at 20°C") stays Windows-1252."""
+    vault = make_vault({name: text.encode(codec) for name, (text, codec) in LEGACY.items()})
+    base = kb(vault, rate_limit=0)
+    report = base.index()
+    assert report.skipped == []
+    warned = dict(report.warnings)
+    chunks = base.searchable_chunks()
+    for name, (text, codec) in LEGACY.items():
+        assert warned[name] == (
+            f"not UTF-8, read as {NAMES[codec]}: if its letters show wrong, save it as UTF-8"
+        ), name
+        assert [c.text for c in chunks if c.path == name] == [text.strip()], name
+    hit = base.search("饺子 毫升", 1)[0]
+    assert hit.chunk.path == "jiaozi.md" and "加 260 毫升凉水" in hit.chunk.text
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(server.url + "/view/borscht.md", timeout=20).text
+        assert "Свёклу натереть на крупной тёрке" in page
+
+
 def test_a_sync_tool_s_conflicted_copy_beside_its_note_is_skipped_saying_so(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from kb_qa.errors import VaultError, undecodable
 from kb_qa.ingest import front_matter, zensical_blog
+from kb_qa.ingest.legacy_text import decode_legacy
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
 from kb_qa.text import without_comments
@@ -313,19 +314,20 @@ def _binary_reason(data: bytes) -> str:
 
 def decode(data: bytes) -> tuple[str, str]:
     """A file's text, and a warning when it is not UTF-8 ("" when it is), as indexing reads
-    it and ``/view`` shows it: UTF-16 by its byte order mark; bytes holding no UTF-8 at all
-    as Windows-1252 (Notepad's "ANSI" in Western Europe and the Americas); UTF-8 with a
-    damaged byte as UTF-8, that byte replaced with U+FFFD."""
+    it and ``/view`` shows it: UTF-16 by its byte order mark; bytes that are mostly not
+    UTF-8 in the legacy code page they are written in (``legacy_text``: Windows-1252,
+    Notepad's "ANSI" in Western Europe and the Americas, unless they read as Cyrillic,
+    Greek, Japanese, Chinese or Korean in another); UTF-8 with a few damaged bytes as
+    UTF-8, those bytes replaced with U+FFFD."""
     codec = "utf-16" if data.startswith(_UTF16_BOMS) else "utf-8"
     try:
         return data.decode(codec), ""
     except UnicodeDecodeError as exc:
         text = data.decode(codec, errors="replace")
-        if codec == "utf-8" and not _NOT_ASCII.search(text):  # not one UTF-8 letter in it
-            return data.decode("cp1252", errors="replace"), (
-                "not UTF-8, read as Windows-1252 (Western European): if its letters show "
-                "wrong, save it as UTF-8"
-            )
+        # More bytes no UTF-8 than letters of it (Shift JIS pairs may read as UTF-8 by chance)
+        if codec == "utf-8" and text.count("\ufffd") > len(_NOT_ASCII.findall(text)):
+            legacy, name = decode_legacy(data)
+            return legacy, f"not UTF-8, read as {name}: if its letters show wrong, save it as UTF-8"
         return text, (
             f"invalid {codec.upper()} at byte {exc.start}; undecodable bytes were "
             "replaced with U+FFFD"

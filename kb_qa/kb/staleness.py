@@ -36,7 +36,8 @@ from kb_qa.types import Document
 #    not indexed (kb.published).
 # 10: a lone CR ends a line (vault.source_text): such a note, remembered as failing, is read.
 # 11: a file holding no UTF-8 at all is read as Windows-1252, not with U+FFFD (vault.decode).
-CHUNKER_VERSION = "11"
+# 12: ... or in the legacy code page of its script: Cyrillic, Greek, CJK (legacy_text).
+CHUNKER_VERSION = "12"
 
 
 @dataclass
