@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -644,3 +645,29 @@ def test_a_relative_vault_given_to_a_library_stays_where_it_was(
     assert base.search("platypus eggs", 1)[0].chunk.path == "notes/gamma.md"
     assert not (elsewhere / vault.name).exists()
     base.close()
+
+
+def test_threads_that_open_a_new_index_at_once_share_one_chroma_client(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A health check during a server's first index run opened the embedded Chroma beside
+    the run: two clients made together on one folder broke both ("'RustBindingsAPI' object
+    has no attribute 'bindings'"), and the run failed."""
+    base = kb(make_vault({"a.md": "# A\n\nText.\n"}))
+    start = threading.Barrier(8)
+    failures: list[BaseException] = []
+
+    def count() -> None:
+        start.wait()
+        try:
+            base.store.vectors.chroma(lambda collection: collection.count())
+        except BaseException as exc:  # noqa: BLE001 - every failure is the test's answer
+            failures.append(exc)
+
+    threads = [threading.Thread(target=count) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == []
+    assert base.index().files == 1

@@ -49,6 +49,10 @@ class Collection:
         self.collection: Any = None
         self._failure = ""  # the last failure logged
         self._reopen_lock = threading.Lock()
+        # Made once however many threads ask at once: two embedded clients made together on
+        # one folder broke both ("'RustBindingsAPI' object has no attribute 'bindings'"),
+        # which a health check during a server's first index run did.
+        self._open_lock = threading.RLock()
         if settings.chroma_url:  # a server that is not there is said at start
             self._client = chroma_client(settings, folder)
             if create:
@@ -58,7 +62,9 @@ class Collection:
     def client(self) -> Any:
         """The Chroma client, made (and chromadb imported, ~0.4 s) when first needed."""
         if self._client is None:
-            self._client = chroma_client(self.settings, self.folder)
+            with self._open_lock:
+                if self._client is None:
+                    self._client = chroma_client(self.settings, self.folder)
         return self._client
 
     @client.setter
@@ -114,7 +120,9 @@ class Collection:
             if self.vanished():
                 self._reopen_vanished()
             if self.collection is None:
-                self.open()
+                with self._open_lock:
+                    if self.collection is None:
+                        self.open()
             result = call(self.collection)
             self._failure = ""
             return result
