@@ -108,7 +108,9 @@ def start_server(
         if proc.poll() is not None:
             raise SystemExit(f"server exited; see {log.name}")
         try:
-            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+            health = httpx.get(url + "/api/health", timeout=1)
+            # Served at once; indexed when its first index run (beside it) has ended.
+            if health.status_code == 200 and (health.json()["first_index"] or {}).get("done", True):
                 return proc, url
         except httpx.HTTPError:
             pass

@@ -58,7 +58,9 @@ def start(vault: Path, index: Path, port: int) -> tuple[subprocess.Popen[str], f
     url = f"http://127.0.0.1:{port}/api/health"
     while True:
         try:
-            if httpx.get(url, timeout=1).status_code == 200:
+            health = httpx.get(url, timeout=1)
+            # Served at once; caught up when its first index run (beside it) has ended.
+            if health.status_code == 200 and (health.json()["first_index"] or {}).get("done", True):
                 break
         except httpx.HTTPError:
             pass

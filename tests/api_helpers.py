@@ -57,7 +57,8 @@ def serve_process(
     output: IO[str] | None = None,
 ) -> Iterator[tuple[str, Popen[str]]]:
     """Run the real `kb-qa serve VAULT ARGS` on a free port until the generator is closed;
-    yields (its URL, the process) once /api/health answers. Without a vault it is a
+    yields (its URL, the process) once /api/health answers and the first index run it
+    makes beside the server has ended (``first_index``). Without a vault it is a
     read-only replica (ARGS name --chroma-url and --workspace); ``output`` takes the log
     instead of a pipe (which fills up unless someone reads it)."""
     port = free_port()
@@ -75,11 +76,13 @@ def serve_process(
     while True:
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         try:
-            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+            health = httpx.get(url + "/api/health", timeout=1)
+            if health.status_code == 200 and (health.json()["first_index"] or {"done": 1})["done"]:
                 break
         except httpx.HTTPError:
-            assert time.monotonic() < deadline, "kb-qa serve did not start"
-            time.sleep(0.1)
+            pass
+        assert time.monotonic() < deadline, "kb-qa serve did not start"
+        time.sleep(0.1)
     try:
         yield url, proc
     finally:

@@ -6,17 +6,22 @@ at a batch through the public progress callback, as a slow embedding would hold 
 from __future__ import annotations
 
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from widget_stack import loopback_context, open_page, shot, sync_api
+from api_helpers import SAMPLE_SITE
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.serving import BackgroundServer
+from kb_qa.serve.serving import BackgroundServer, free_port
 
 NOTES = {
     f"note{i:02}.md": f"# Note {i}\n\n## Topic {i}\n\nThe {i}th fact about gardening is here.\n"
@@ -174,30 +179,73 @@ def test_a_first_run_that_fails_says_why_to_every_question(
     assert health["status"] == "degraded" and "not valid YAML" in health["problem"]
 
 
-def test_the_widget_waits_for_the_index_and_then_answers(
-    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], browser: Any
+def _kbqa_serve(vault: Path, index: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kb_qa.cli", "serve", str(vault), "--port", str(port),
+         "--index-dir", str(index)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    return process, f"http://127.0.0.1:{port}"
+
+
+def test_kb_qa_serve_answers_health_while_it_indexes_and_ctrl_c_keeps_the_vectors(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:
-    """A reader who asks while the docs are indexed is told how far it is, and gets the
-    answer when the index is built, without asking again."""
-    vault = make_vault(NOTES)
-    gate = Gate()
-    server = start(vault, gate)
-    assert gate.holding.wait(60)
-    context = loopback_context(browser)
+    """`kb-qa serve` kept its port closed until a cold index was built (minutes on a big
+    vault: a liveness probe restarts such a container for ever, and the widget said it could
+    not reach the service). Now it answers at once; Ctrl-C during that run says so, exits
+    130 without aborting in ONNX Runtime, and the next start reuses what was embedded."""
+    vault = tmp_path / "vault"
+    for copy in range(4):  # ~800 sections: the real model takes seconds to embed them
+        shutil.copytree(SAMPLE_SITE / "docs", vault / f"part{copy}", dirs_exist_ok=True)
+    env = cli_env(KBQA_EMBED_MODEL="minilm")
+    server, url = _kbqa_serve(vault, tmp_path / "index", env)
     try:
-        page = context.new_page()
-        open_page(page, server.url + "/")
-        page.locator(".kbq-launcher").click()
-        page.locator(".kbq-input").fill("How many times is a failing job attempted?")
-        page.locator(".kbq-input").press("Enter")
-        bot = page.locator(".kbq-bot").last
-        sync_api.expect(bot.locator(".kbq-status")).to_have_text(
-            re.compile(r"The docs are still being indexed: 4 of \d+ sections\. Your question")
-        )
-        shot(page, "indexing")
-        gate.opened.set()
-        sync_api.expect(bot).to_have_attribute("aria-busy", "false", timeout=30_000)
-        assert "five times" in bot.inner_text()
-        assert bot.locator(".kbq-error").count() == 0
+        deadline = time.monotonic() + 120
+        health: dict[str, Any] = {}
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                health = httpx.get(url + "/api/health", timeout=2).json()
+            except httpx.TransportError:
+                time.sleep(0.1)
+                continue
+            if health["first_index"]["embedded"] > 0:
+                break
+            time.sleep(0.1)
+        assert health["status"] == "indexing", health
+        assert httpx.get(url + "/api/ready", timeout=5).status_code == 503
+        asked = httpx.post(url + "/api/ask", json={"question": "How are retries set?"}, timeout=10)
+        assert asked.status_code == 503 and asked.json()["code"] == "indexing"
+        server.send_signal(signal.SIGINT)
+        _, stderr = server.communicate(timeout=60)
     finally:
-        context.close()
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 130, stderr
+    assert "kb-qa: stopped before the index was built" in stderr
+    assert "Traceback" not in stderr and "terminate called" not in stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "index", str(vault), "--index-dir",
+         str(tmp_path / "index")],
+        env=env, capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    reused = re.search(r"(\d+) chunks embedded, (\d+) reused", again.stdout + again.stderr)
+    assert reused and int(reused.group(2)) > 0, again.stdout + again.stderr
+
+
+def test_kb_qa_serve_stops_with_the_error_of_a_first_run_that_fails(
+    make_vault: Callable[..., Path], tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    vault = make_vault({"mkdocs.yml": "site_name: x\nnav: [\n", "docs/a.md": "# A\n\nText.\n"})
+    server, _ = _kbqa_serve(vault, tmp_path / "index", cli_env())
+    try:
+        _, stderr = server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 1
+    assert "kb-qa: " in stderr and "not valid YAML" in stderr, stderr
+    assert "Traceback" not in stderr

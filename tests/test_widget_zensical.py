@@ -212,6 +212,7 @@ def test_preview_kb_qa_serve_watch_next_to_zensical_serve(
     try:
         origin = f"http://localhost:{preview_port}"
         assert "kb-qa/kb-qa-options.js" in wait_for(origin + "/index.html", preview).text
+        wait_for(api + "/api/ready", kbqa)  # kb-qa serve indexes beside the server
         health = wait_for(api + "/api/health", kbqa)
         assert health.status_code == 200 and health.json()["chunks"] > 0
         for allowed in (origin, f"http://127.0.0.1:{preview_port}"):

@@ -36,7 +36,7 @@ _INTERRUPTED = {
     "again to finish.",
     "watch": "stopped. The index keeps everything written so far; the next `kb-qa watch` or "
     "`kb-qa index` catches up with what changed meanwhile.",
-    "serve": "stopped before serving. The index keeps everything written so far; the next "
+    "serve": "stopped before the index was built. It keeps everything written so far; the next "
     "start catches up.",
 }
 

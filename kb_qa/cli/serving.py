@@ -1,7 +1,8 @@
 """The commands that serve: ``kb-qa serve``, ``watch`` and ``mcp``.
 
-``serve`` and ``mcp`` index first (or open a read-only replica on a Chroma server) and can
-watch the vault; ``watch`` keeps the index up to date on its own.
+``serve`` and ``mcp`` start at once and bring the index up to date beside it (or open a
+read-only replica on a Chroma server) and can watch the vault; ``watch`` keeps the index up
+to date on its own.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
 from kb_qa.errors import ConfigError, IndexBusyError, IndexStateError, KbQaError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
+
+if TYPE_CHECKING:
+    from kb_qa.serve.first_index import FirstIndex
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -27,7 +31,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kb_qa.serve.app import create_app
-    from kb_qa.serve.serving import LOOPBACK, PortInUse, check_port, uvicorn_options
+    from kb_qa.serve.first_index import FirstIndex
+    from kb_qa.serve.serving import (
+        LOOPBACK,
+        STOP_SECONDS,
+        PortInUse,
+        check_port,
+        uvicorn_options,
+    )
 
     wanted = settings_for(args)
     try:
@@ -37,11 +48,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"Cannot serve on {exc.host}:{exc.port}: another process listens there. "
             "Stop it, or choose another port with --port (KBQA_PORT)."
         ) from exc
+    first = None
     if _is_replica(args):
         kb, log, watcher = _open_replica(args), logging.getLogger("kb_qa.serve"), None
         s = kb.settings
-    else:
-        kb, log, watcher = _open_indexed(args, "kb_qa.serve")
+    else:  # served at once, indexed beside it (first_index): a big vault takes minutes
+        _plain_logs()
+        kb, log = open_kb(args), logging.getLogger("kb_qa.serve")
+        watcher = _watcher(kb, args).observe() if args.watch else None
+        first = FirstIndex(had_pages=bool(kb.store.files()))
         s = _with_preview_origins(kb.settings, log)
     if s.host not in LOOPBACK and not s.api_token:
         log.warning(
@@ -56,17 +71,60 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "server is reached by",
             s.host,
         )
-    try:
-        uvicorn.run(
-            create_app(kb, watcher=watcher, settings=s),
-            host=s.host,
-            port=s.port,
-            log_config=None,
-            **uvicorn_options(s),
+    app = create_app(kb, watcher=watcher, settings=s, first=first)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=s.host, port=s.port, log_config=None, **uvicorn_options(s))
+    )
+    indexer = None
+    if first is not None:
+        indexer = threading.Thread(
+            target=_first_run, args=(kb, first, log, watcher, server), name="kb-qa-first-index"
         )
+        indexer.daemon = True
+        indexer.start()
+    interrupted = False
+    try:
+        server.run()
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down, then raised it again
+        interrupted = True
     finally:
+        if first is not None and indexer is not None:
+            first.cancelled.set()  # the run stops after the batch it embeds
+            indexer.join(STOP_SECONDS)
         _close(kb, watcher)
-    return 0
+    if first is not None and first.failure is not None:
+        raise first.failure  # said as any index run's error is
+    if interrupted and first is not None and first.report is None:
+        raise KeyboardInterrupt  # "stopped before the index was built": the next start catches up
+    return 0 if server.started else STARTUP_FAILURE
+
+
+STARTUP_FAILURE = 3  # uvicorn's exit code when it cannot start (its log says why)
+
+
+def _first_run(kb: Any, first: FirstIndex, log: logging.Logger, watcher: Any, server: Any) -> None:
+    """``kb-qa serve``'s first index run, beside the server: then the watcher follows edits;
+    a run that fails stops the server, and the process exits with its error."""
+    from kb_qa.serve import first_index
+    from kb_qa.serve.serving import progress_logger
+
+    def ended(first: FirstIndex) -> None:
+        if first.failure is not None:
+            server.should_exit = True
+        elif first.report is not None:
+            log.info("%s", report_summary(first.report))
+            if watcher is not None and not first.cancelled.is_set():
+                watcher.start(initial=False)
+                log.info("watching %s for changes", kb.settings.vault)
+
+    log.info("indexing %s", kb.settings.vault)
+    first_index.run(
+        kb,
+        first,
+        progress_logger(log),
+        ended,
+        index=lambda progress: index_when_free(kb, log, progress),
+    )
 
 
 def _close(kb: Any, watcher: Any, wait: float | None = 30.0) -> None:

@@ -35,6 +35,7 @@ class FirstIndex:
 
     done: threading.Event = field(default_factory=threading.Event)
     error: str = ""  # what stopped it, said to every question
+    failure: BaseException | None = None  # the exception of a run that failed (not stopped)
     progress: tuple[int, int] = (0, 0)  # sections embedded, of how many
     # Its pages are read and rendered: what is left is embedding and writing. A site's
     # render runs its hooks in this process, so `mkdocs serve` waits for this before its own
@@ -95,10 +96,12 @@ def run(
     first: FirstIndex,
     progress: Callable[[int, int], None] | None = None,
     ended: Callable[[FirstIndex], None] | None = None,
+    index: Callable[[Callable[[int, int], None]], IndexReport] | None = None,
 ) -> None:
     """The first index run of ``kb``, in the calling thread (``first`` says how far it is);
     then the search is warmed up, and the index run once more if an edit came meanwhile
-    (``again``), until none did. ``ended`` is called when it is over, failed or not."""
+    (``again``), until none did. ``ended`` is called when it is over, failed or not.
+    ``index(progress)`` makes the first run (default: ``kb.index``)."""
 
     def note(done: int, total: int) -> None:
         if first.cancelled.is_set():
@@ -110,17 +113,17 @@ def run(
     report: IndexReport | None = None
     error = ""
     try:
-        report = kb.index(progress=note)
+        report = index(note) if index is not None else kb.index(progress=note)
         first.embedding.set()
         kb.search("warm up", 1)  # the model and the search view, before the first question
     except Stopped:
         error = "The server stopped before the index was built."
     except KbQaError as exc:
-        error = f"The index could not be built: {exc}"
+        error, first.failure = f"The index could not be built: {exc}", exc
         log.warning("%s", error)
     except Exception as exc:  # never a question answered from half an index
         log.exception("the first index run failed")
-        error = f"The index could not be built: {exc}"
+        error, first.failure = f"The index could not be built: {exc}", exc
     while True:
         with first.lock:  # an edit sees the run done, or asks for one more
             if error or not first.again or first.cancelled.is_set():
