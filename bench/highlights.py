@@ -99,18 +99,6 @@ def questions(name: str, limit: int) -> list[str]:
     return [json.loads(line)["question"] for line in lines if line.strip()][:limit]
 
 
-def with_plugin(root: Path) -> None:
-    """Add the kb-qa plugin to the built copy's config (``site_with_api`` points it at the API)."""
-    config_file = root / "mkdocs.yml"
-    config = parity.read_config(config_file)
-    plugins = config.get("plugins")
-    if isinstance(plugins, dict):
-        plugins.setdefault("kb-qa", {})
-    elif "kb-qa" not in {parity.entry_name(p) for p in plugins or []}:
-        config["plugins"] = [*(plugins or ["search"]), "kb-qa"]
-    parity.write_config(config_file, config)
-
-
 def check(new_page: Callable[[], Any], origin: str, question: str) -> Outcome:
     """Ask ``question`` on the site's home page, click the first citation, read the marks."""
     page = new_page()
@@ -157,7 +145,7 @@ def run_site(name: str, source: Path, limit: int, browser: Any) -> tuple[list[Ou
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     build = parity.build_site(source, work)
-    with_plugin(build.root)
+    parity.with_plugin(build.root)
     outcomes: list[Outcome] = []
     settings = {"index_dir": WORK / "index" / f"highlights-{name}", "rate_limit": 0}
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBQA_")}

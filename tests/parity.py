@@ -804,3 +804,15 @@ def format_rendered(results: Iterable[RenderedResult]) -> str:
             )
         )
     return aligned(rows)
+
+
+def with_plugin(root: Path) -> None:
+    """Add the kb-qa plugin to the config of a site ``build_site`` made buildable."""
+    config_file = root / "mkdocs.yml"
+    config = read_config(config_file)
+    plugins = config.get("plugins")
+    if isinstance(plugins, dict):
+        plugins.setdefault("kb-qa", {})
+    elif "kb-qa" not in {entry_name(p) for p in plugins or []}:
+        config["plugins"] = [*(plugins or ["search"]), "kb-qa"]
+    write_config(config_file, config)

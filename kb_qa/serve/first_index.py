@@ -1,10 +1,11 @@
 """The first index run of a server that is up before the run ends.
 
-A cold index of a big site takes minutes (mkdocs-material's docs: about five on two
-cores). ``kb-qa mcp`` must answer its client's handshake at once, and ``mkdocs serve``
-should show the site at once, so both start serving and run the first index in a thread:
-what asks meanwhile waits for it (MCP tools) or is told how far it is (the HTTP API, while
-the index is still empty; an index that held pages before is searched as it is).
+A cold index of a big site takes a minute or more (mkdocs-material's 1,855 sections: 52 s
+on two cores; bigger sites and vaults, minutes). ``kb-qa mcp`` must answer its client's
+handshake at once, ``kb-qa serve`` its health checks, and ``mkdocs serve`` should show the
+site, so all start serving and run the first index in a thread: what asks meanwhile waits
+for it (MCP tools) or is told how far it is (the HTTP API, while the index is still empty;
+an index that held pages before is searched as it is).
 """
 
 from __future__ import annotations
