@@ -116,15 +116,18 @@ def run(
     try:
         report = index(note) if index is not None else kb.index(progress=note)
         first.embedding.set()
-        kb.search("warm up", 1)  # the model and the search view, before the first question
     except Stopped:
         error = "The server stopped before the index was built."
-    except KbQaError as exc:
+    except KbQaError as exc:  # said by the caller (``ended``), and to every question
         error, first.failure = f"The index could not be built: {exc}", exc
-        log.warning("%s", error)
     except Exception as exc:  # never a question answered from half an index
         log.exception("the first index run failed")
         error, first.failure = f"The index could not be built: {exc}", exc
+    if not error:
+        try:  # the model and the search view, before the first question
+            kb.search("warm up", 1)
+        except KbQaError as exc:  # an empty vault: health says so, as it did at start
+            log.warning("starting without a working index: %s", exc)
     while True:
         with first.lock:  # an edit sees the run done, or asks for one more
             if error or not first.again or first.cancelled.is_set():
