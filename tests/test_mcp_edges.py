@@ -1,18 +1,24 @@
 """`kb-qa mcp` at its edges, driven as a client would: oversized sections, path filters an
-assistant gets wrong, and a client that goes away while a call is still waiting."""
+assistant gets wrong, a call made while the first index run updates the index, and a client
+that goes away while a call is still waiting."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
 import time
 from pathlib import Path
 
 import anyio
+from index_gate import Gate
+from mcp import Client
 from mcp_client import mcp_session, raw_server
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.mcp_server import PROGRESS_SECONDS
+from kb_qa.serve import first_index
+from kb_qa.serve.first_index import FirstIndex
+from kb_qa.serve.mcp_server import PROGRESS_SECONDS, build_server
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_site"
 
@@ -116,3 +122,38 @@ def test_a_client_that_dies_while_a_call_waits_ends_the_server_cleanly(tmp_path:
                 server.kill()
     text = log.read_text()
     assert code == 0 and "Traceback" not in text, text
+
+
+def test_an_index_with_pages_is_searched_while_the_first_run_updates_it(tmp_path: Path) -> None:
+    """After a branch switch the first run re-embeds minutes of pages, and every tool call
+    waited for all of it although the index held the vault's pages. Now they answer from
+    those meanwhile (as the HTTP API does); only an empty index makes them wait. The run is
+    held part-way through its embedding; the server is the one `kb-qa mcp` builds, called
+    in-process by the `mcp` package's client."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "retries.md").write_text("# Retries\n\nA failing job is attempted five times.\n")
+    with KnowledgeBase(vault, embed_model="hash", embed_batch=4, index_dir=tmp_path / "idx") as kb:
+        kb.index()
+        for i in range(12):  # the branch switch: pages the run has to embed
+            (vault / f"garden{i}.md").write_text(f"# Garden {i}\n\nBed {i} grows garlic.\n")
+        first = FirstIndex(had_pages=bool(kb.store.files()))
+        gate = Gate()
+        run = threading.Thread(target=first_index.run, args=(kb, first), kwargs={"progress": gate})
+        run.start()
+        try:
+            assert gate.holding.wait(30), "the run never reached its embedding"
+
+            async def search() -> tuple[bool, str]:
+                async with Client(build_server(kb, first)) as client:
+                    with anyio.fail_after(20):  # it used to wait for the whole run
+                        result = await client.call_tool("search_docs", {"query": "attempts"})
+                return result.is_error, result.content[0].text
+
+            is_error, text = anyio.run(search)
+            assert not first.done.is_set()  # answered while the run was still going
+        finally:
+            gate.opened.set()
+            run.join(60)
+    assert not is_error, text
+    assert json.loads(text)[0]["path"] == "retries.md"

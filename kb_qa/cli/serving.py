@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
-from kb_qa.errors import ConfigError, IndexBusyError, IndexStateError, KbQaError
+from kb_qa.errors import ConfigError, IndexBusyError, IndexStateError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
@@ -216,12 +216,9 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
 BUSY_RETRY_SECONDS = 1.0
 
 
-def index_when_free(
-    kb: Any, log: logging.Logger, progress: Any = None, waiting: Any = None
-) -> IndexReport:
+def index_when_free(kb: Any, log: logging.Logger, progress: Any = None) -> IndexReport:
     """``kb.index()``, waiting while another process updates the same index (two editor
-    windows on one vault, a `kb-qa index` still running) instead of failing for good;
-    ``waiting()`` is called once when it has to wait."""
+    windows on one vault, a `kb-qa index` still running) instead of failing for good."""
     said = False
     while True:
         try:
@@ -231,8 +228,6 @@ def index_when_free(
                 log.warning(
                     "another kb-qa process is updating this index; waiting for it to finish"
                 )
-                if waiting is not None:
-                    waiting()
                 said = True
             time.sleep(BUSY_RETRY_SECONDS)
 
@@ -271,41 +266,32 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """kb-qa mcp"""
+    from kb_qa.serve import first_index
     from kb_qa.serve.first_index import FirstIndex
     from kb_qa.serve.mcp_server import serve_stdio
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     kb = open_kb(args)
-    first = FirstIndex()
-    ran = threading.Event()  # the first run ended (first.done may come sooner: see below)
+    # An index that holds pages answers while the run brings it up to date (a branch
+    # switch re-embeds minutes of pages); an empty one makes the tools wait for the run.
+    first = FirstIndex(had_pages=bool(kb.store.files()))
     watcher = _watcher(kb, args).observe() if args.watch else None
+    mcp_log = logging.getLogger("kb_qa.mcp")
 
-    def serve_what_is_there() -> None:  # another process is updating an index that exists
-        if kb.store.files():
-            first.done.set()
-
-    def index_first() -> None:  # while the client connects: the tools wait for it
-        try:
-            mcp_log = logging.getLogger("kb_qa.mcp")
-            print(f"kb-qa: indexing {kb.settings.vault}", file=sys.stderr)
-
-            def progress(done: int, total: int) -> None:
-                first.progress = (done, total)
-
-            report = index_when_free(kb, mcp_log, progress, waiting=serve_what_is_there)
-            print(report_summary(report), file=sys.stderr)
+    def ended(first: FirstIndex) -> None:
+        if first.failure is not None:
+            print(f"kb-qa: {first.failure}", file=sys.stderr)
+        elif first.report is not None:
+            print(report_summary(first.report), file=sys.stderr)
             if watcher is not None:
                 watcher.start(initial=False)
-        except KbQaError as exc:
-            first.error = f"The index could not be brought up to date: {exc}"
-            print(f"kb-qa: {exc}", file=sys.stderr)
-        except Exception as exc:  # a tool call must never answer from a half-made index
-            logging.getLogger("kb_qa.mcp").exception("the first index run failed")
-            first.error = f"The index could not be brought up to date: {exc}"
-        finally:
-            first.done.set()
-            ran.set()
+
+    def index_first() -> None:  # while the client connects
+        print(f"kb-qa: indexing {kb.settings.vault}", file=sys.stderr)
+        first_index.run(
+            kb, first, ended=ended, index=lambda note: index_when_free(kb, mcp_log, note)
+        )
 
     # Ctrl-C in a terminal stops now: the protocol's reader waits on stdin in a thread no
     # cancellation reaches, so a clean exit would wait for Ctrl-D. Set before asyncio's own.
@@ -316,7 +302,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         serve_stdio(kb, first)
         left = True  # the client closed the stream or died (an error or Ctrl-C is raised)
     finally:
-        if left and not ran.is_set():
+        if left and not first.done.is_set():
             # The client left mid-run: end now, as a kill would (the index keeps what it
             # wrote and the next run finishes it). Python's own exit under the running
             # index thread aborted in ONNX Runtime's teardown (SIGABRT, a "crash" to clients).

@@ -66,20 +66,21 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     server: MCPServer = MCPServer("kb-qa", instructions=INSTRUCTIONS, version=__version__)
 
     async def indexed(ctx: Context | None) -> None:
-        """Wait for the first index run, telling a client that asked for progress how far
-        it is (clients time a call out unless it reports progress: 60 s for some)."""
+        """Wait for the first index run when the index held no page before it, telling a
+        client that asked for progress how far it is (clients time a call out unless it
+        reports progress: 60 s for some). An index that held pages is searched meanwhile."""
         if first is None:
             return
-        while not await anyio.to_thread.run_sync(
+        while not first.had_pages and not await anyio.to_thread.run_sync(
             first.done.wait, PROGRESS_SECONDS, abandon_on_cancel=True
         ):
             if ctx is not None:
                 done, total = first.progress
                 await ctx.report_progress(
-                    done, total or None, "Bringing the index up to date before the first answer"
+                    done, total or None, "Building the index before the first answer"
                 )
-        if first.error:
-            raise ToolError(first.error)
+        if said := first.unanswerable():  # the run failed, and there is no index to search
+            raise ToolError(said)
 
     @server.tool(
         title="Search the docs", description=SEARCH_DOCS, annotations=READ_ONLY,
