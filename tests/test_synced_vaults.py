@@ -125,7 +125,7 @@ def test_block_ids_and_logseq_ids_of_a_crlf_note_are_addresses_in_view(
 def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:
-    """A note Notepad saved as "Unicode" (UTF-16 with a byte order mark) was skipped as
+    """A note Notepad saved as "Unicode" (UTF-16 with a byte order mark; UTF-32 too) was skipped as
     "binary file with a Markdown extension (contains NUL bytes)", and one saved as "ANSI"
     (Windows-1252) was indexed and shown as "Cr\ufffdme br\ufffdl\ufffde"."""
     sourdough = "# Sourdough\r\n\r\nFeed the starter with rye flour twice a day.\r\n"
@@ -136,6 +136,8 @@ def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
             "be.md": codecs.BOM_UTF16_BE
             + "# Aquarium\n\nChange a quarter weekly.\n".encode("utf-16-be"),
             "nobom.md": "# Loose\n\nUTF-16 without a mark.\n".encode("utf-16-le"),
+            # UTF-32 LE's mark opens with UTF-16 LE's: it was read as UTF-16, NULs and all.
+            "wide.md": "# Kiln\n\nFire the kiln to cone six.\n".encode("utf-32"),
             "ansi.md": dessert.encode("cp1252"),
             # UTF-8 with one damaged byte stays UTF-8: only that byte is replaced.
             "damaged.md": b"# Caf\xc3\xa9\n\nThe caf\xc3\xa9 roasts beans\xff on Fridays.\n",
@@ -147,7 +149,9 @@ def test_utf16_and_windows_1252_notes_are_read_as_their_editor_wrote_them(
     assert "UTF-16" in report.skipped[0][1] and "UTF-8" in report.skipped[0][1]
     warned = dict(report.warnings)
     assert "Windows-1252" in warned["ansi.md"] and "U+FFFD" in warned["damaged.md"]
-    assert {"le.md", "be.md"}.isdisjoint(warned)
+    assert {"le.md", "be.md", "wide.md"}.isdisjoint(warned)
+    kiln = base.search("kiln cone", 1)[0].chunk
+    assert kiln.path == "wide.md" and kiln.text == "# Kiln\n\nFire the kiln to cone six."
     hit = base.search("rye flour starter", 1)[0]
     assert hit.chunk.path == "le.md" and hit.chunk.heading == "Sourdough"
     assert sourdough[hit.chunk.start : hit.chunk.end] == hit.chunk.text

@@ -37,7 +37,13 @@ _CONFLICT = re.compile(
 )
 _ICLOUD = ".icloud"  # iCloud's placeholder of a note not downloaded: ".note.md.icloud"
 _LONE_CR = re.compile(r"\r(?!\n)")
-_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# Byte order marks, longest first: UTF-32 LE's (FF FE 00 00) opens with UTF-16 LE's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 _NOT_ASCII = re.compile("[^\x00-\x7f\ufffd]")  # a character UTF-8 decoded, not replaced
 
 
@@ -294,8 +300,13 @@ def shown_path(rel: str) -> str:
 
 def is_binary(data: bytes) -> bool:
     """Whether a file's bytes are not text: a NUL in its first 8 KB, unless it opens with
-    UTF-16's byte order mark (Notepad's "Unicode")."""
-    return b"\x00" in data[:8192] and not data.startswith(_UTF16_BOMS)
+    UTF-16's byte order mark (Notepad's "Unicode") or UTF-32's."""
+    return b"\x00" in data[:8192] and not _bom_codec(data)
+
+
+def _bom_codec(data: bytes) -> str:
+    """The codec a byte order mark at the start of ``data`` names ("" when none does)."""
+    return next((codec for bom, codec in _BOMS if data.startswith(bom)), "")
 
 
 def _binary_reason(data: bytes) -> str:
@@ -314,12 +325,12 @@ def _binary_reason(data: bytes) -> str:
 
 def decode(data: bytes) -> tuple[str, str]:
     """A file's text, and a warning when it is not UTF-8 ("" when it is), as indexing reads
-    it and ``/view`` shows it: UTF-16 by its byte order mark; bytes that are mostly not
+    it and ``/view`` shows it: UTF-16 and UTF-32 by their byte order mark; bytes that are mostly not
     UTF-8 in the legacy code page they are written in (``legacy_text``: Windows-1252,
     Notepad's "ANSI" in Western Europe and the Americas, unless they read as Cyrillic,
     Greek, Japanese, Chinese or Korean in another); UTF-8 with a few damaged bytes as
     UTF-8, those bytes replaced with U+FFFD."""
-    codec = "utf-16" if data.startswith(_UTF16_BOMS) else "utf-8"
+    codec = _bom_codec(data) or "utf-8"
     try:
         return data.decode(codec), ""
     except UnicodeDecodeError as exc:
