@@ -59,8 +59,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
     try:
         report = kb.index(progress=progress, steps=steps)
-        if report.chunks and not kb.store.being_written():
-            _prepare_search(kb, report.chunks, args.quiet)
+        prepare_search(kb, report.chunks, args.quiet)
     finally:
         for bar in bars.values():
             bar.close()
@@ -69,13 +68,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prepare_search(kb: KnowledgeBase, sections: int, quiet: bool) -> None:
+def prepare_search(kb: KnowledgeBase, sections: int, quiet: bool) -> None:
     """Build the search view once here, so that each `kb-qa search` and `ask` reads it:
     when a process that searches (`search`, `ask`, `mcp`, `serve`) saved one before: an
-    index nothing else reads costs no view."""
+    index nothing else reads costs no view (nor one another process is writing)."""
     from kb_qa.kb import saved_view
 
-    if not saved_view.was_read(kb.store.folder):
+    if not sections or kb.store.being_written() or not saved_view.was_read(kb.store.folder):
         return
     if not quiet and not saved_view.is_saved(kb.store.folder, kb.store.meta("generation")):
         print(f"Preparing search over {sections:,} sections …", file=sys.stderr)

@@ -195,15 +195,25 @@ def _open_replica(args: argparse.Namespace) -> Any:
 def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger, Any]:
     """For long-running commands: plain logs, then the knowledge base brought up to date,
     and with --watch its watcher (recording from before that first run)."""
+    from kb_qa.cli.indexing import prepare_search
+    from kb_qa.serve.serving import progress_logger
+
     _plain_logs()
     kb = open_kb(args)
     log = logging.getLogger(name)
-    watcher = _watcher(kb, args).observe() if args.watch else None
-    log.info("indexing %s", kb.settings.vault)
-    from kb_qa.serve.serving import progress_logger
 
+    def prepared(report: IndexReport) -> None:
+        """The search view of each new generation, saved when another process searches
+        this index (`kb-qa search`, `ask`): it reads it instead of building it (tens of
+        seconds on a big vault) at every edit."""
+        prepare_search(kb, report.chunks, quiet=True)
+
+    watcher = _watcher(kb, args, after=prepared).observe() if args.watch else None
+    log.info("indexing %s", kb.settings.vault)
     try:
-        log.info("%s", report_summary(index_when_free(kb, log, progress_logger(log))))
+        report = index_when_free(kb, log, progress_logger(log))
+        log.info("%s", report_summary(report))
+        prepared(report)
     except BaseException:
         _close(kb, watcher)
         raise
@@ -232,11 +242,11 @@ def index_when_free(kb: Any, log: logging.Logger, progress: Any = None) -> Index
             time.sleep(BUSY_RETRY_SECONDS)
 
 
-def _watcher(kb: Any, args: argparse.Namespace) -> Any:
+def _watcher(kb: Any, args: argparse.Namespace, after: Any = None) -> Any:
     from kb_qa.ingest.watch import Watcher
 
     given = Path(args.vault or os.environ.get("KBQA_VAULT") or ".").expanduser()
-    return Watcher(kb, given=given)
+    return Watcher(kb, given=given, after=after)
 
 
 def _plain_logs() -> None:

@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,10 @@ class Watcher:
         max_delay: float = 2.0,
         retry_delay: float = 2.0,
         given: Path | None = None,
+        after: Callable[[IndexReport], None] | None = None,
     ) -> None:
         self.kb = kb
+        self.after = after  # called after each run that changed the index
         self.vault: Path = kb.settings.vault
         # The vault as the user named it: a symlink there (git-sync's) may be re-pointed.
         self.given = Path(os.path.abspath(given)) if given is not None else None
@@ -299,6 +302,11 @@ class Watcher:
             self._error = ""
         if said_done := changes.reindexed(report):
             log.info("%s", said_done)
+            if self.after is not None:
+                try:
+                    self.after(report)
+                except Exception:  # the index is current; what comes after it may fail
+                    log.exception("after indexing")
         # Bad UTF-8, front matter that is not YAML, a site config's extension that cannot
         # load: said once while it lasts, not again on every save.
         said = {("", *w) for w in report.warnings} | {("skipped ", *w) for w in report.skipped}
