@@ -132,6 +132,9 @@ class Settings:
     # the newest feedback_max (0 keeps them)
     feedback_days: int = 365
     feedback_max: int = 10_000
+    # Signs the answer ids a rating must carry (kb_qa.owners.answer_ids); empty: a secret
+    # made in <index folder>/answer-secret. Give replicas behind one address the same one
+    feedback_secret: str = dataclasses.field(default="", repr=False)  # kept out of logs
     # When set, GET /insights serves the report to "Authorization: Bearer <admin_token>", and
     # to a browser signed in at /insights/sign-in with it (kb_qa.serve.admin)
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs

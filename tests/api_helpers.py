@@ -29,6 +29,23 @@ def indexed_sample(root: Path, **settings: Any) -> KnowledgeBase:
     return kb
 
 
+def answered(url: str, question: str, **body: Any) -> dict[str, Any]:
+    """The real /api/ask's answer to ``question`` as one JSON object (200 expected)."""
+    response = httpx.post(
+        url + "/api/ask", json={"question": question, "stream": False, **body}, timeout=60
+    )
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def rated(url: str, question: str, rating: str = "up", **fields: Any) -> httpx.Response:
+    """Ask ``question`` at ``url``, then rate its answer with the id the answer carried."""
+    given = answered(url, question)
+    body = {"question": question, "answer": given["text"], "rating": rating}
+    body["answer_id"] = given["answer_id"]
+    return httpx.post(url + "/api/feedback", json={**body, **fields}, timeout=30)
+
+
 def parse_sse(lines: Iterable[str]) -> list[tuple[str, Any]]:
     """(event name, decoded data) for each Server-Sent Event in ``lines``."""
     events = []

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from api_helpers import answered
 from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, VaultError
@@ -346,11 +347,14 @@ def test_a_full_disk_is_one_line_and_the_next_run_recovers(
     filler.unlink()
     # The API's feedback store on the same full disk answers 503, not 500.
     with KnowledgeBase(vault, embed_model="hash", index_dir=tiny_disk / "fb") as fb:
-        with UvicornThread(create_app(fb, fb.settings.replace(rate_limit=0))) as server:
+        # The question log off: its writer would take the disk's last bytes at any moment.
+        settings = fb.settings.replace(rate_limit=0, question_log=False)
+        with UvicornThread(create_app(fb, settings)) as server:
+            answer_id = answered(server.url, "q")["answer_id"]  # a real answer's, asked first
             filler2 = tiny_disk / "filler2"
             free = shutil.disk_usage(tiny_disk).free
             filler2.write_bytes(b"\0" * max(0, free - 4096))
-            body = {"question": "q", "answer": "a" * 20000, "rating": "up"}
+            body = {"question": "q", "answer": "a" * 20000, "rating": "up", "answer_id": answer_id}
             response = httpx.post(server.url + "/api/feedback", json=body)
             assert response.status_code == 503 and "cannot be stored" in response.json()["error"]
             filler2.unlink()

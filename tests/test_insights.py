@@ -60,6 +60,7 @@ FRANCE = [
     "Tell me the capital of France",
 ]
 BREAD = ["How do I bake sourdough bread?", "What is a good sourdough bread recipe?"]
+STRAY = "Never asked here?"  # answered while the question log was off, then rated
 
 
 @dataclass
@@ -76,11 +77,11 @@ def ask(url: str, question: str, history: list[dict[str, str]] | None = None) ->
     return httpx.post(url + "/api/ask", json=body, timeout=30).json()
 
 
-def rate(url: str, question: str, rating: str, reason: str = "", ref: str = "") -> None:
+def rate(url: str, question: str, answer_id: str, rating: str, reason: str = "") -> None:
     body = {"question": question, "answer": "…", "rating": rating, "reason": reason}
-    if ref:
-        body["question_id"] = ref
-    assert httpx.post(url + "/api/feedback", json=body, timeout=10).status_code == 201
+    body["answer_id"] = answer_id  # what the answer's done event carried
+    response = httpx.post(url + "/api/feedback", json=body, timeout=10)
+    assert response.status_code == 201, response.text
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +92,14 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scripted]:
     kb.index()
     settings = kb.settings.replace(admin_token=ADMIN, cors_origins=ORIGIN)
     ids: dict[str, str] = {}
+    answers: dict[str, str] = {}  # question -> the answer_id of its (last) answer
+    # Answers given while the question log was off: their ratings link by their text alone.
+    with UvicornThread(create_app(kb, settings.replace(question_log=False))) as unlogged:
+        unlogged_ids = {q: ask(unlogged.url, q)["answer_id"] for q in (BREAD[0], STRAY)}
     with UvicornThread(create_app(kb, settings)) as server:
         for question in ON_TOPIC + FRANCE + BREAD + [HOSTILE]:
-            ids[question] = ask(server.url, question)["question_id"]
+            given = ask(server.url, question)
+            ids[question], answers[question] = given["question_id"], given["answer_id"]
         history = [{"role": "user", "content": ON_TOPIC[1]}, {"role": "assistant", "content": "5"}]
         ids["follow-up"] = ask(server.url, "How do I change it?", history)["question_id"]
         # The streamed answer carries its id in the done event too.
@@ -102,10 +108,10 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scripted]:
             events = parse_sse(list(response.iter_lines()))
         done = next(data for name, data in events if name == "done")
         assert done["question_id"] and done["question_id"] != ids[ON_TOPIC[0]]
-        rate(server.url, ON_TOPIC[1], "down", "Too vague", ids[ON_TOPIC[1]])
-        rate(server.url, BREAD[0], "down")  # no id: linked by its text
-        rate(server.url, ON_TOPIC[0], "up", "", ids[ON_TOPIC[0]])
-        rate(server.url, "Never asked here?", "down", "odd")  # links to nothing
+        rate(server.url, ON_TOPIC[1], answers[ON_TOPIC[1]], "down", "Too vague")
+        rate(server.url, BREAD[0], unlogged_ids[BREAD[0]], "down")  # linked by its text
+        rate(server.url, ON_TOPIC[0], answers[ON_TOPIC[0]], "up", "")
+        rate(server.url, STRAY, unlogged_ids[STRAY], "down", "odd")  # links to nothing
     # A model that cannot be reached: the error is logged with the question.
     failing = settings.replace(model="openai/test", api_base="http://127.0.0.1:9/v1")
     with UvicornThread(create_app(kb, failing.replace(llm_timeout=1.0))) as broken:
@@ -566,7 +572,7 @@ def test_question_log_off_records_nothing(tmp_path: Path) -> None:
         answer = ask(server.url, ON_TOPIC[0])
         assert answer["question_id"] == ""
         ask(server.url, FRANCE[0])
-        rate(server.url, ON_TOPIC[0], "down", "meh", "made-up-id")
+        rate(server.url, ON_TOPIC[0], answer["answer_id"], "down", "meh")
         report = httpx.get(
             server.url + "/insights?format=json", headers={"Authorization": f"Bearer {ADMIN}"}
         ).json()
@@ -758,9 +764,11 @@ def test_a_reader_can_be_forgotten(tmp_path: Path, run_cli: Any) -> None:
     kb = KnowledgeBase(vault, index_dir=index, embed_model="hash", rate_limit=0)
     kb.index()
     mine = "I am Jane.Doe@example.com, how do I install Widgetron?"
+    with UvicornThread(create_app(kb, kb.settings.replace(question_log=False))) as unlogged:
+        other = ask(unlogged.url, ON_TOPIC[0])["answer_id"]  # rated, not logged
     with UvicornThread(create_app(kb, kb.settings.replace(admin_token=ADMIN))) as server:
-        rate(server.url, mine, "down", "", ask(server.url, mine)["question_id"])
-        rate(server.url, ON_TOPIC[0], "down", "mail jane.doe@example.com back", "")
+        rate(server.url, mine, ask(server.url, mine)["answer_id"], "down", "")
+        rate(server.url, ON_TOPIC[0], other, "down", "mail jane.doe@example.com back")
         ask(server.url, ON_TOPIC[1])
         where = [str(vault), "--index-dir", str(index)]
         assert run_cli("insights", *where, "--forget", "ja").returncode == 1  # too short

@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 
 import httpx
 import pytest
+from api_helpers import answered
 from conftest import cli_env
 from kb_qa_widget import version
 from uvicorn_thread import UvicornThread
@@ -305,8 +306,11 @@ def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path])
 
 def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) -> None:
     url, kb, vault = server
+    question = "Do tomatoes need sun?"
+    first, second = (answered(url, question)["answer_id"] for _ in range(2))
     body = {
-        "question": "Do tomatoes need sun?",
+        "answer_id": first,
+        "question": question,
         "answer": "Yes [1].",
         "citations": [
             {
@@ -320,10 +324,8 @@ def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) 
         "reason": "too short",
     }
     assert httpx.post(url + "/api/feedback", json=body).status_code == 201
-    assert (
-        httpx.post(url + "/api/feedback", json={**body, "rating": "up", "reason": ""}).status_code
-        == 201
-    )
+    again = {**body, "answer_id": second, "rating": "up", "reason": ""}  # the answer asked again
+    assert httpx.post(url + "/api/feedback", json=again).status_code == 201
     for bad in (
         {**body, "rating": "meh"},
         {**body, "question": ""},
@@ -370,6 +372,7 @@ def test_hostile_feedback_is_printed_harmlessly(
         ],
     }
     with UvicornThread(create_app(base, base.settings.replace(rate_limit=0))) as running:
+        body["answer_id"] = answered(running.url, body["question"])["answer_id"]
         assert httpx.post(running.url + "/api/feedback", json=body).status_code == 201
     args = [sys.executable, "-m", "kb_qa.cli", "feedback", str(vault)]
     args += ["--index-dir", str(base.settings.index_path)]

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import httpx
 import pytest
-from api_helpers import SAMPLE_SITE, indexed_sample, serve_process
+from api_helpers import SAMPLE_SITE, answered, indexed_sample, serve_process
 from chroma_server import chroma_server
 from uvicorn_thread import UvicornThread
 
@@ -98,7 +98,8 @@ def _save(page: Path, extra: str) -> None:
 
 def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> None:
     data, port = tmp_path / "chroma", free_port()
-    env = cli_env(KBQA_RATE_LIMIT="0")
+    # Replicas behind one address share the secret that signs their answers' ids.
+    env = cli_env(KBQA_RATE_LIMIT="0", KBQA_FEEDBACK_SECRET="one-secret-for-every-replica-" * 2)
     vault = _copy_sample(tmp_path / "writer" / "vault")
     folders = [tmp_path / "replica-1", tmp_path / "replica-2"]
     for folder in folders:
@@ -145,9 +146,13 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
         )
         assert httpx.get(urls[0] + "/").status_code == 404  # no vault to show pages from
         # Feedback: each replica keeps its own file; `kb-qa feedback` reads them together.
+        # An answer one replica gave may be rated at the other (one feedback_secret).
         for n, url in enumerate(urls, 1):
+            given = answered(url, f"question {n}")
             rating = {"question": f"question {n}", "answer": "a", "rating": "up"}
-            assert httpx.post(url + "/api/feedback", json=rating).status_code == 201
+            rating["answer_id"] = given["answer_id"]
+            response = httpx.post(urls[n % 2] + "/api/feedback", json=rating)
+            assert response.status_code == 201, response.text
         folders_args = [arg for f in folders for arg in ("--index-dir", str(f / ".kb-qa"))]
         listed = subprocess.run(
             [sys.executable, "-m", "kb_qa.cli", "feedback", *folders_args],
@@ -188,7 +193,8 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
             _wait("an edit after the restart", lambda: _shows(urls[1], "mascot", "Wendell"), 60)
     local.close()
     # A replica writes nothing but the feedback it was sent and its question log (one SQLite
-    # database, with its write-ahead files when the process was killed).
+    # database, with its write-ahead files when the process was killed): given
+    # feedback_secret, no answer-secret either.
     for folder in folders:
         written = {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
         assert (

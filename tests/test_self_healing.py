@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from api_helpers import rated
 from chroma_server import chroma_server
 from uvicorn_thread import UvicornThread
 from watching import settle
@@ -169,8 +170,7 @@ def test_watcher_recreates_a_deleted_index_folder(
             (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
             settle(watcher, since)
             assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
-            body = {"question": "q", "answer": "a", "rating": "up"}
-            assert httpx.post(api.url + "/api/feedback", json=body).status_code == 201
+            assert rated(api.url, "platypus eggs").status_code == 201
             assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
     finally:
         watcher.stop()

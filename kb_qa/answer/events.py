@@ -65,8 +65,10 @@ class Done:
     # Retrieval's evidence says the sources cover the question (both modes; in LLM mode
     # the model also says so in words)
     covered: bool = True
-    # The question log's id of this question ("" when not logged): feedback sends it back
+    # The question log's id of this question ("" when not logged)
     question_id: str = ""
+    # What a rating of this answer sends back (kb_qa.owners.answer_ids; the API sets it)
+    answer_id: str = ""
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""

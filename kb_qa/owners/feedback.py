@@ -1,7 +1,9 @@
 """Thumbs up/down from readers, kept in a local SQLite file beside the index.
 
 Site owners read it with ``kb-qa feedback``: which questions got a bad answer, why, and
-which sections were cited.
+which sections were cited. The API takes a rating only for an answer it gave
+(``kb_qa.owners.answer_ids``), and keeps one rating per answer: a reader who changes their
+mind replaces their first one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from kb_qa.errors import ConfigError
 MAX_ANSWER_CHARS = 20_000  # the longest answer the API streams (max_reply_chars' default)
 MAX_REASON_CHARS = 1_000
 MAX_CITATIONS = 50
-MAX_QUESTION_ID_CHARS = 64
 # What one rating may store: the question (max_question_chars), the reason, the start of
 # the answer rated and the citations that fit, so a rating holds at most ~8,000 characters
 STORED_ANSWER_CHARS = 2_000
@@ -38,9 +39,14 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, rating TEXT NOT NULL, question TEXT NOT NULL,
     answer TEXT NOT NULL, reason TEXT NOT NULL, citations TEXT NOT NULL,
-    question_id TEXT NOT NULL DEFAULT ''
+    question_id TEXT NOT NULL DEFAULT '', answer_ref TEXT NOT NULL DEFAULT ''
 );
 """
+# One rating per answer; ratings stored before answers had ids have none ('').
+_ONE_PER_ANSWER = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS feedback_answer ON feedback(answer_ref) "
+    "WHERE answer_ref != ''"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,8 @@ class Feedback:
     at: float = 0.0
     # The question log's id of the question rated ("" when the log is off or has no match)
     question_id: str = ""
+    # The ref of the answer's id (kb_qa.owners.answer_ids): an answer keeps one rating
+    answer_ref: str = ""
 
 
 def parse(body: Any, max_question_chars: int) -> Feedback:
@@ -82,10 +90,8 @@ def parse(body: Any, max_question_chars: int) -> Feedback:
     kept = _fitting(_citation(c) for c in citations if isinstance(c, dict))
     if len(answer) > STORED_ANSWER_CHARS:  # the start says which answer it was
         answer = answer[: STORED_ANSWER_CHARS - 1] + "…"
-    question_id = body.get("question_id") or ""
-    if not isinstance(question_id, str) or len(question_id) > MAX_QUESTION_ID_CHARS:
-        raise ValueError("question_id must be the string the answer's done event carried.")
-    return Feedback(rating, question, answer, reason.strip(), kept, time.time(), question_id)
+    # Which logged question it rates comes from the answer's id, checked by the API.
+    return Feedback(rating, question, answer, reason.strip(), kept, time.time())
 
 
 def _citation(given: dict[str, Any]) -> dict[str, Any]:
@@ -130,16 +136,25 @@ class FeedbackStore:
         conn = sqlite3.connect(self.path, timeout=10)
         conn.executescript(_SCHEMA)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(feedback)")}
-        if "question_id" not in columns:  # a database from before the question log
-            conn.execute("ALTER TABLE feedback ADD COLUMN question_id TEXT NOT NULL DEFAULT ''")
+        for column in ("question_id", "answer_ref"):  # a database from before them
+            if column not in columns:
+                conn.execute(f"ALTER TABLE feedback ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+        conn.execute(_ONE_PER_ANSWER)
         return conn
 
-    def add(self, item: Feedback) -> None:
-        """Store one item (committed at once)."""
+    def add(self, item: Feedback) -> bool:
+        """Store one item (committed at once), in place of the rating its answer had;
+        True when it replaced one."""
         with contextlib.closing(self._connect()) as conn, conn:
+            replaced = bool(item.answer_ref) and (
+                conn.execute(
+                    "DELETE FROM feedback WHERE answer_ref = ?", (item.answer_ref,)
+                ).rowcount
+                > 0
+            )
             conn.execute(
                 "INSERT INTO feedback(at, rating, question, answer, reason, citations, "
-                "question_id) VALUES (?,?,?,?,?,?,?)",
+                "question_id, answer_ref) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     item.at,
                     item.rating,
@@ -148,9 +163,11 @@ class FeedbackStore:
                     item.reason,
                     json.dumps(list(item.citations), ensure_ascii=False),
                     item.question_id,
+                    item.answer_ref,
                 ),
             )
             self._prune(conn, item.at or time.time())
+        return replaced
 
     def prune(self) -> int:
         """Apply the retention now; returns how many ratings went."""
@@ -179,7 +196,8 @@ class FeedbackStore:
             raise ConfigError("--rating must be 'up' or 'down'.")
         if not self.path.exists():
             return []
-        query = "SELECT rating, question, answer, reason, citations, at, question_id FROM feedback"
+        query = "SELECT rating, question, answer, reason, citations, at, question_id, answer_ref"
+        query += " FROM feedback"
         query += " WHERE at >= ?"
         args: tuple[str | float, ...] = (since if since is not None else float("-inf"),)
         if rating:
@@ -187,4 +205,7 @@ class FeedbackStore:
             args += (rating,)
         with contextlib.closing(self._connect()) as conn:
             rows = conn.execute(query + " ORDER BY at DESC, id DESC", args).fetchall()
-        return [Feedback(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6]) for r in rows]
+        return [
+            Feedback(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7])
+            for r in rows
+        ]

@@ -7,7 +7,8 @@
     GET  /api/health   index status
     GET  /api/ready    200 when health is ok and the index is loaded, else 503 (readiness)
     GET  /api/sources  the indexed pages
-    POST /api/feedback {question, answer, citations, rating: up|down, reason?, question_id?}
+    POST /api/feedback {answer_id, question, answer, citations, rating: up|down, reason?}
+                       only for an answer this server gave (kb_qa.owners.answer_ids)
     GET  /insights     the insights report, only to "Authorization: Bearer <admin_token>"
                        or a browser signed in with it (kb_qa.serve.admin); ?format=json|csv
     GET  /insights/sign-in, POST /insights/sign-in, POST /insights/sign-out
@@ -46,7 +47,7 @@ from starlette.routing import Route
 from kb_qa.answer.answering import warm_up
 from kb_qa.errors import KbQaError
 from kb_qa.ingest.linkgraph import Resolver
-from kb_qa.owners import feedback, questionlog
+from kb_qa.owners import answer_ids, feedback, questionlog
 from kb_qa.serve import admin
 from kb_qa.serve.first_index import FirstIndex
 from kb_qa.serve.guard import Guard, RateLimiter, RequestCheck
@@ -81,6 +82,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.feedback_store = feedback.FeedbackStore(
             settings.index_path, settings.feedback_days, settings.feedback_max
         )
+        # Sign the answers /api/ask gives, so that only they can be rated.
+        self.answer_ids = answer_ids.AnswerIds(settings.index_path, settings.feedback_secret)
         self.question_log = (
             questionlog.QuestionLog(
                 settings.index_path,

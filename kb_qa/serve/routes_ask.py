@@ -1,7 +1,9 @@
 """POST /api/ask: an answer as Server-Sent Events, or as one JSON object.
 
-The answer's events are logged in the question log (when it is on), their errors told to
-clients without internal addresses, and the stream is cancelled when the reader leaves.
+The answer's events are logged in the question log (when it is on), its ``done`` event
+carries the signed id a rating of it sends back (``kb_qa.owners.answer_ids``), errors are
+told to clients without internal addresses, and the stream is cancelled when the reader
+leaves.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class AskRoutes:
         )
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)
-        events = self._public_errors(events)
+        events = self._public_errors(self._signed(events, ask.question))
         if self._updating():
             events = prefixed(
                 Status("updating", "The index is updating; answering from what is indexed so far…"),
@@ -87,6 +89,19 @@ class AskRoutes:
             async for event in events:
                 if isinstance(event, Error):
                     event = dataclasses.replace(event, message=self.public(event.message))
+                yield event
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+
+    async def _signed(self, events: AsyncIterator[Event], question: str) -> AsyncIterator[Event]:
+        """``events``, the ``done`` one with the answer id that rates it."""
+        try:
+            async for event in events:
+                if isinstance(event, Done):
+                    ids = self.answer_ids
+                    await anyio.to_thread.run_sync(ids.key)  # read or made once, off the loop
+                    ref = event.question_id or questionlog.new_ref()
+                    event = dataclasses.replace(event, answer_id=ids.issue(ref, question))
                 yield event
         finally:
             await events.aclose()  # type: ignore[attr-defined]
@@ -201,5 +216,6 @@ class AskRoutes:
                 "timings": last.timings,
                 "counts": last.counts,
                 "question_id": last.question_id,
+                "answer_id": last.answer_id,
             }
         )

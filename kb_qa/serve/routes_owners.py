@@ -1,5 +1,9 @@
 """The site owner's routes: POST /api/feedback and /insights with its sign-in and sign-out.
 
+A rating is stored only with the answer id /api/ask gave the answer it rates
+(``kb_qa.owners.answer_ids``), one per answer: scripts cannot fill the log with made-up
+ratings, nor push readers' ratings out of it (``feedback_max``).
+
 /insights answers only the admin token (``Authorization: Bearer``) or a browser signed in
 with it (``kb_qa.serve.admin``); without a token configured it is the same 404 as any
 unknown path.
@@ -30,7 +34,7 @@ from starlette.responses import (
 )
 
 from kb_qa.errors import ConfigError
-from kb_qa.owners import feedback, insights, insights_csv, insights_html
+from kb_qa.owners import answer_ids, feedback, insights, insights_csv, insights_html
 from kb_qa.serve import admin
 from kb_qa.serve.guard import bearer_given, bearer_matches
 from kb_qa.serve.protocol import read_json, reject
@@ -50,20 +54,28 @@ class OwnerRoutes:
             raise reject(413, str(exc)) from None
         except ValueError as exc:
             raise reject(422, str(exc)) from None
+        await anyio.to_thread.run_sync(self.answer_ids.key)  # read or made once, off the loop
         try:
-            await self._thread(self._store_feedback, item)
+            answer = self.answer_ids.check(body.get("answer_id"), item.question)
+        except answer_ids.Rejected as exc:
+            raise reject(exc.status, str(exc)) from None
+        try:
+            replaced = await self._thread(self._store_feedback, item, answer)
         except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder
             log.error("could not store feedback: %s", exc)
             return JSONResponse(
                 {"error": "Feedback cannot be stored right now; the server log says why."}, 503
             )
-        return JSONResponse({"ok": True}, status_code=201)
+        return JSONResponse({"ok": True, "replaced": replaced}, status_code=201)
 
-    def _store_feedback(self, item: feedback.Feedback) -> None:
-        # Linked to the logged question it rates, so the report can join the two.
+    def _store_feedback(self, item: feedback.Feedback, answer: str) -> bool:
+        # Linked to the logged question it rates (the answer's ref is its id when the log
+        # was on), so the report can join the two.
         qlog = self.question_log
-        ref = qlog.match(item.question, item.question_id, item.at) if qlog is not None else ""
-        self.feedback_store.add(dataclasses.replace(item, question_id=ref))
+        ref = qlog.match(item.question, answer, item.at) if qlog is not None else ""
+        return self.feedback_store.add(
+            dataclasses.replace(item, question_id=ref, answer_ref=answer)
+        )
 
     def _admin_token(self) -> str:
         token = self.settings.admin_token

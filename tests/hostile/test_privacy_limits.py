@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from api_helpers import answered, rated
 from chroma_server import chroma_server
 from conftest import cli_env, write_files
 from mcp_client import mcp_session
@@ -83,6 +84,7 @@ def test_a_stored_rating_is_small_whatever_the_client_sends(indexed: KnowledgeBa
     }
     body = rating(answer="a" * 20_000, reason="r" * 1_000, citations=[big_citation] * 3)
     with serve_kb(indexed, max_body_bytes=200_000) as server:
+        body["answer_id"] = answered(server.url, body["question"])["answer_id"]
         response = httpx.post(server.url + "/api/feedback", json=body)
     assert response.status_code == 201, response.text
     question, answer, reason, citations = stored_rows(indexed)[-1]
@@ -101,8 +103,8 @@ def test_feedback_keeps_the_newest_and_forgets_old_ratings(tmp_path: Path) -> No
         with serve_kb(kb, rate_limit=0, feedback_max=3) as server:  # start-up prunes the old one
             assert [q for q, *_ in stored_rows(kb)] == []
             for n in range(5):
-                body = rating(question=f"Question {n}?")
-                assert httpx.post(server.url + "/api/feedback", json=body).status_code == 201
+                response = rated(server.url, f"Question {n}?")
+                assert response.status_code == 201, response.text
         assert [q for q, *_ in stored_rows(kb)] == ["Question 2?", "Question 3?", "Question 4?"]
 
 
