@@ -459,8 +459,8 @@ def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:
         copied,
     ), copied
 
-    # Thumbs down, a reason, Enter: one POST to /api/feedback (the endpoint may be missing;
-    # the widget does not care about the answer).
+    # Thumbs down, a reason, Enter: one POST to /api/feedback, which the API takes (the
+    # widget does not wait for its answer).
     page.locator(".kbq-rate[aria-label='Not helpful']").click()
     reason = page.locator(".kbq-reason input")
     sync_api.expect(reason).to_be_focused()
@@ -469,13 +469,16 @@ def test_copy_buttons_and_feedback(new_page: Any, stack: Stack) -> None:
         lambda r: r.url == stack.api + "/api/feedback" and r.method == "POST"
     ) as sent:
         reason.press("Enter")
+    response = sent.value.response()
+    assert response is not None and response.status == 201, response and response.text()
     body = sent.value.post_data_json
     assert body["rating"] == "down"
     assert body["reason"] == "It should mention --all"
     assert body["question"] == "How do I replay a dead job?"
     assert body["answer"].startswith("Replay a dead job with the CLI [1]:")
     assert [c["anchor"] for c in body["citations"]] == ["replaying-dead-jobs"]
-    assert body["question_id"]  # the done event's id: the question log links the rating to it
+    # The done event's signed id: the server takes the rating as one of an answer it gave.
+    assert body["answer_id"] and "question_id" not in body
     sync_api.expect(page.locator(".kbq-actions")).to_contain_text("Thanks for the feedback.")
     shot(page, "15-feedback")
 

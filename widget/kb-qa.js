@@ -1341,6 +1341,7 @@
       row.appendChild(el("span", { class: "kbq-note", text: "Thanks for the feedback." }));
       return row;
     }
+    if (!m.answerId) return row;
     ["up", "down"].forEach(function(rating) {
       let b = iconButton(rating, rating === "up" ? "Helpful" : "Not helpful", "kbq-rate");
       b.setAttribute("aria-pressed", String(m.rating === rating));
@@ -1540,7 +1541,7 @@
         }
         bot.done = true;
         bot.mode = data.mode;
-        if (data.question_id != null) bot.questionId = data.question_id;
+        if (typeof data.answer_id === "string") bot.answerId = data.answer_id;
         updateMessage(w, bot);
         announce(w.ui.announcer, answerAnnouncement(bot));
       } else if (ev.event === "error") {
@@ -1643,12 +1644,11 @@
     return "";
   }
   function sendFeedback(w, m, reason) {
-    if (!m.rating || m.feedbackSent) return;
+    if (!m.rating || m.feedbackSent || !m.answerId) return;
     m.feedbackSent = true;
     w.save();
-    const body = { question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
+    const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
     if (reason) body.reason = reason;
-    if (m.questionId != null) body.question_id = m.questionId;
     try {
       fetch(w.apiUrl("/api/feedback"), {
         method: "POST",

@@ -163,8 +163,8 @@ function stream(w, question, history, bot) {
       }
       bot.done = true;
       bot.mode = data.mode;
-      // Sent back with a thumb, so the question log links the rating to this answer.
-      if (data.question_id != null) bot.questionId = data.question_id;
+      // Sent back with a thumb: the server takes a rating only for an answer it gave.
+      if (typeof data.answer_id === "string") bot.answerId = data.answer_id;
       updateMessage(w, bot);
       announce(w.ui.announcer, answerAnnouncement(bot));
     } else if (ev.event === "error") {

@@ -8,14 +8,15 @@ function questionOf(messages, m) {
   return "";
 }
 
-/** POST /api/feedback for answer ``m`` (best effort: the reader is never told it failed). */
+/** POST /api/feedback for answer ``m`` with the id its done event carried (best effort: the
+ * reader is never told it failed). An answer without one (a stopped or failed answer, or one
+ * kept from before the server signed answers) cannot be rated. */
 export function sendFeedback(w, m, reason) {
-  if (!m.rating || m.feedbackSent) return;
+  if (!m.rating || m.feedbackSent || !m.answerId) return;
   m.feedbackSent = true;
   w.save();
-  const body = { question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
+  const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
   if (reason) body.reason = reason;
-  if (m.questionId != null) body.question_id = m.questionId;
   try {
     fetch(w.apiUrl("/api/feedback"), {
       method: "POST",

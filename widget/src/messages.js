@@ -244,6 +244,9 @@ function actions(w, m) {
     row.appendChild(el("span", { class: "kbq-note", text: "Thanks for the feedback." }));
     return row;
   }
+  // The server takes a rating only with the id it gave the answer (a conversation kept from
+  // before it signed answers has none): no thumbs that could not be sent.
+  if (!m.answerId) return row;
   ["up", "down"].forEach(function (rating) {
     let b = iconButton(rating, rating === "up" ? "Helpful" : "Not helpful", "kbq-rate");
     b.setAttribute("aria-pressed", String(m.rating === rating));
