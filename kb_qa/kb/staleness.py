@@ -35,7 +35,7 @@ from kb_qa.types import Document
 # 9: a page the site's build leaves out (a Material blog draft, a language not built) is
 #    not indexed (kb.published).
 # 10: a lone CR ends a line (vault.source_text): such a note, remembered as failing, is read.
-# 11: a file holding no UTF-8 at all is read as Windows-1252, not with U+FFFD (vault.decode).
+# 11: a file holding no UTF-8 at all is read as Windows-1252, not with U+FFFD (decoding.decode).
 # 12: ... or in the legacy code page of its script: Cyrillic, Greek, CJK (legacy_text).
 # 13: a file opening with UTF-32's byte order mark is read as UTF-32, not UTF-16.
 CHUNKER_VERSION = "13"

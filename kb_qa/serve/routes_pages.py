@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from kb_qa.errors import VaultError
-from kb_qa.ingest import linkgraph, vault
+from kb_qa.ingest import decoding, linkgraph, vault
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
 from kb_qa.text import LOGSEQ_ID, as_shown, nfc
@@ -78,11 +78,11 @@ class PageRoutes:
             data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
         except VaultError as exc:
             return exc
-        if vault.is_binary(data):  # as indexing refuses it: no page of random bytes
+        if decoding.is_binary(data):  # as indexing refuses it: no page of random bytes
             return VaultError("it is a binary file now, not Markdown.")
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
         notes_vault = self.kb.store.meta("link_style") != "site"
-        source = vault.source_text(vault.decode(data)[0], notes_vault)
+        source = vault.source_text(decoding.decode(data)[0], notes_vault)
         # The same note in the same index is the same page: a note that renders slowly (a
         # 50,000-row table hits parse_timeout) is not rendered again for every reader.
         key = (path, self.kb.store.meta("generation"), hashlib.sha1(data).hexdigest())
