@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from widget_stack import mkdocs_build
 
-from kb_qa.ingest import render_files
+from kb_qa.ingest import i18n_layout, render_files
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 KB = Callable[..., KnowledgeBase]
@@ -87,22 +87,26 @@ def page_ids(site: Path, url: str) -> set[str]:
     return set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
 
 
+@pytest.mark.parametrize("render", [True, False], ids=["rendered", "files"])
 @pytest.mark.parametrize(("layout", "files"), [("suffix", SUFFIX_SITE), ("folder", FOLDER_SITE)])
 def test_translated_pages_are_cited_at_their_language_url(
     layout: str,
     files: Files,
+    render: bool,
     make_vault: Callable[..., Path],
     kb: KB,
     tmp_path: Path,
     cli_env: Callable[..., dict[str, str]],
 ) -> None:
     """``page.fr.md`` was cited at ``page.fr/``, a page the build does not have: every French
-    section of a suffix-layout site opened a 404."""
+    section of a suffix-layout site opened a 404. So it still was, and the default language
+    of a folder-layout site at ``en/...``, when the site was indexed from its files
+    (``render: false``), not as it renders."""
     pytest.importorskip("mkdocs_static_i18n")
     vault = make_vault(dict(files), name=layout)
     result = mkdocs_build(vault, tmp_path / "site", cli_env(), "--quiet")
     assert result.returncode == 0, result.stderr
-    instance = kb(vault)
+    instance = kb(vault, render=render)
     report = instance.index()
     assert report.skipped == []
     chunks = instance.store.chunks()
@@ -117,6 +121,21 @@ def test_translated_pages_are_cited_at_their_language_url(
     assert all(c.url.startswith("fr/") for c in french)
     assert not any(c.url.startswith("fr/") for c in chunks if c not in french)
     assert instance.url(french[0]).startswith("https://lumen.example.com/fr/")
+
+
+def test_the_plugin_is_read_as_mkdocs_reads_its_settings() -> None:
+    """Listed or as a mapping; switched off; the first language the default when none is."""
+    langs = [{"locale": "de"}, {"locale": "fr"}]
+    listed = i18n_layout.languages_of({"plugins": ["search", {"i18n": {"languages": langs}}]})
+    mapped = i18n_layout.languages_of({"plugins": {"i18n": {"languages": langs}}})
+    assert listed == mapped == i18n_layout.Languages("suffix", "de", frozenset({"de", "fr"}))
+    assert listed is not None
+    assert i18n_layout.published_path("a/b.fr.md", listed) == "fr/a/b.md"
+    assert i18n_layout.published_path("a/b.de.md", listed) == "a/b.md"
+    assert i18n_layout.published_path("a/v1.2.md", listed) == "a/v1.2.md"
+    off = {"plugins": [{"i18n": {"enabled": False, "languages": langs}}]}
+    assert i18n_layout.languages_of(off) is None
+    assert i18n_layout.languages_of({"plugins": ["search"]}) is None
 
 
 def test_a_language_the_site_does_not_build_is_not_indexed_until_it_is_built(

@@ -24,7 +24,14 @@ from urllib.parse import quote
 import markdown
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest import note_templates, safe_config, snippet_guard, zensical, zensical_blog
+from kb_qa.ingest import (
+    i18n_layout,
+    note_templates,
+    safe_config,
+    snippet_guard,
+    zensical,
+    zensical_blog,
+)
 from kb_qa.ingest.mkdocs_yaml import read_config
 from kb_qa.settings import GENERATORS
 
@@ -62,6 +69,8 @@ class Site:
     extension_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     blog: zensical_blog.Blog | None = None  # a Zensical blog: its posts' URLs
+    # A site translated with mkdocs-static-i18n: where each language's pages are published
+    languages: i18n_layout.Languages | None = None
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
@@ -92,6 +101,8 @@ class Site:
     def _unquoted_url(self, doc_path: str) -> str:
         if not self.is_mkdocs:
             return doc_path
+        if self.languages is not None:
+            doc_path = i18n_layout.published_path(doc_path, self.languages)
         directory, name = posixpath.split(doc_path)
         stem = name.rsplit(".", 1)[0]
         if stem in ("index", "README"):
@@ -191,6 +202,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         entries = zensical.extension_entries(config)
         _set_extensions(site, entries, root, zensical.BUILTIN_EXTENSIONS, trusted)
     else:
+        site.languages = i18n_layout.languages_of(config)
         entries = config.get("markdown_extensions") or []
         _set_extensions(site, entries, root, BUILTIN_EXTENSIONS, trusted)
     return site

@@ -38,7 +38,8 @@ from kb_qa.types import Document
 # 11: a file holding no UTF-8 at all is read as Windows-1252, not with U+FFFD (decoding.decode).
 # 12: ... or in the legacy code page of its script: Cyrillic, Greek, CJK (legacy_text).
 # 13: a file opening with UTF-32's byte order mark is read as UTF-32, not UTF-16.
-CHUNKER_VERSION = "13"
+# 14: a translated site indexed from its files cites each language's URL (i18n_layout).
+CHUNKER_VERSION = "14"
 
 
 @dataclass

@@ -1,0 +1,85 @@
+"""Where mkdocs-static-i18n publishes a page, read from its settings alone.
+
+A site indexed as it renders (``render: true``) gets each page's URL from the build. One
+indexed from its files (``render: false``) addresses a page by its path, and a translated
+site's paths are not its URLs: in the plugin's suffix layout ``guides/retries.fr.md`` is
+published at ``fr/guides/retries/``, and in its folder layout ``docs/en/guides/retries.md``
+of the default language at ``guides/retries/``. Without this, every translated section
+was cited at a page the build does not have (``guides/retries.fr/``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["Languages", "languages_of", "published_path"]
+
+
+@dataclass(frozen=True)
+class Languages:
+    """The languages mkdocs-static-i18n builds, and how their files are laid out."""
+
+    structure: str  # "suffix" (page.fr.md) or "folder" (fr/page.md)
+    default: str  # the locale published at the site's root
+    locales: frozenset[str]
+
+
+def languages_of(config: Mapping[str, object]) -> Languages | None:
+    """The i18n plugin's languages in a site's config (None when it lists no such plugin,
+    or its settings are not the plain ones the plugin documents)."""
+    settings = _plugin_settings(config.get("plugins"), "i18n")
+    if settings is None or settings.get("enabled") is False:
+        return None
+    listed = settings.get("languages")
+    if not isinstance(listed, list):
+        return None
+    locales = [
+        (str(lang["locale"]), bool(lang.get("default")))
+        for lang in listed
+        if isinstance(lang, Mapping) and isinstance(lang.get("locale"), str) and lang["locale"]
+    ]
+    if not locales:
+        return None
+    default = next((locale for locale, is_default in locales if is_default), locales[0][0])
+    structure = settings.get("docs_structure", "suffix")
+    if structure not in ("suffix", "folder"):
+        return None
+    return Languages(str(structure), default, frozenset(locale for locale, _ in locales))
+
+
+def published_path(doc_path: str, languages: Languages) -> str:
+    """``doc_path`` (relative to ``docs_dir``) where its language's build publishes it:
+    ``guides/retries.fr.md`` -> ``fr/guides/retries.md``, ``en/index.md`` (the default
+    language, folder layout) -> ``index.md``; a page of no listed language is unchanged."""
+    if languages.structure == "folder":
+        first, _, rest = doc_path.partition("/")
+        if rest and first == languages.default:
+            return rest
+        return doc_path
+    directory, name = posixpath.split(doc_path)
+    stem, dot, suffix = name.rpartition(".")
+    base, _, locale = stem.rpartition(".")
+    if not dot or not base or locale not in languages.locales:
+        return doc_path
+    unlocalised = posixpath.join(directory, f"{base}.{suffix}")
+    return unlocalised if locale == languages.default else f"{locale}/{unlocalised}"
+
+
+def _plugin_settings(plugins: object, name: str) -> Mapping[str, object] | None:
+    """The settings of plugin ``name`` in ``plugins``, listed (``- i18n: {...}``) or as a
+    mapping (``i18n: {...}``); an empty mapping when it is named without settings."""
+    entries: list[tuple[object, object]] = []
+    if isinstance(plugins, Mapping):
+        entries = list(plugins.items())
+    elif isinstance(plugins, list):
+        for entry in plugins:
+            if isinstance(entry, Mapping):
+                entries += list(entry.items())
+            else:
+                entries.append((entry, None))
+    for key, value in entries:
+        if key == name:
+            return value if isinstance(value, Mapping) else {}
+    return None
