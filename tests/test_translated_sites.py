@@ -172,6 +172,22 @@ def test_a_language_the_site_does_not_build_is_not_indexed_until_it_is_built(
     assert urls["docs/guides/retries.fr.md"] == "fr/guides/retries/"
 
 
+@pytest.mark.parametrize(("layout", "files"), [("suffix", SUFFIX_SITE), ("folder", FOLDER_SITE)])
+def test_a_language_the_site_does_not_build_is_left_out_of_an_index_of_its_files(
+    layout: str, files: Files, make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """Indexed from its files (``render: false``), a site's French pages were indexed
+    although ``build: false`` keeps them off the site: answers cited pages it has not."""
+    built = dict(files)
+    built["mkdocs.yml"] = built["mkdocs.yml"].replace(
+        "name: Français}", "name: Français, build: false}"
+    )
+    instance = kb(make_vault(built, name=layout), render=False)
+    instance.index()
+    paths = {c.path for c in instance.store.chunks()}
+    assert paths == {p for p in files if p.endswith(".md") and ".fr." not in p and "/fr/" not in p}
+
+
 def test_index_on_build_keeps_each_page_at_its_own_language_url(
     make_vault: Callable[..., Path], tmp_path: Path, cli_env: Callable[..., dict[str, str]]
 ) -> None:

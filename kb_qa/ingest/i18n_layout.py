@@ -24,6 +24,14 @@ class Languages:
     structure: str  # "suffix" (page.fr.md) or "folder" (fr/page.md)
     default: str  # the locale published at the site's root
     locales: frozenset[str]
+    unbuilt: frozenset[str] = frozenset()  # listed with ``build: false``: not published
+
+    def unbuilt_patterns(self) -> list[str]:
+        """gitignore-style patterns of the files of languages the site does not build."""
+        if self.structure == "folder":
+            return [f"/{locale}/" for locale in sorted(self.unbuilt)]
+        suffixes = ("md", "markdown")
+        return [f"*.{locale}.{ext}" for locale in sorted(self.unbuilt) for ext in suffixes]
 
 
 def languages_of(config: Mapping[str, object]) -> Languages | None:
@@ -46,7 +54,12 @@ def languages_of(config: Mapping[str, object]) -> Languages | None:
     structure = settings.get("docs_structure", "suffix")
     if structure not in ("suffix", "folder"):
         return None
-    return Languages(str(structure), default, frozenset(locale for locale, _ in locales))
+    unbuilt = frozenset(
+        str(lang["locale"])
+        for lang in listed
+        if isinstance(lang, Mapping) and lang.get("build") is False and lang.get("locale")
+    )
+    return Languages(str(structure), default, frozenset(loc for loc, _ in locales), unbuilt)
 
 
 def published_path(doc_path: str, languages: Languages) -> str:

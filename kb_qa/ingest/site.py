@@ -203,6 +203,8 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         _set_extensions(site, entries, root, zensical.BUILTIN_EXTENSIONS, trusted)
     else:
         site.languages = i18n_layout.languages_of(config)
+        if site.languages is not None and not trusted:  # a render leaves them out itself
+            site.exclude_patterns += tuple(site.languages.unbuilt_patterns())
         entries = config.get("markdown_extensions") or []
         _set_extensions(site, entries, root, BUILTIN_EXTENSIONS, trusted)
     return site
