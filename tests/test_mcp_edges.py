@@ -92,6 +92,35 @@ def test_a_path_filter_that_matches_no_page_says_so(tmp_path: Path) -> None:
         assert tool["annotations"]["readOnlyHint"] is True  # type: ignore[index]
 
 
+def test_ask_docs_answers_from_the_pages_a_filter_leaves(tmp_path: Path) -> None:
+    """`ask_docs` took no path filter, so an assistant asked to answer "from the CLI
+    reference" got an answer from any page; search_docs had the filters all along."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as kb:
+        kb.index()
+
+        async def asks() -> list[tuple[bool, str]]:
+            async with Client(build_server(kb)) as client:
+                results = [
+                    await client.call_tool("ask_docs", {"question": q, **filters})
+                    for q, filters in (
+                        ("How do I cancel a job?", {"include": ["docs/reference/*"]}),
+                        ("How do I cancel a job?", {"exclude": ["docs/reference/*"]}),
+                        ("How do I cancel a job?", {"include": ["reference/*"]}),
+                    )
+                ]
+            return [(r.is_error, r.content[0].text) for r in results]
+
+        (only, only_text), (without, without_text), (wrong, wrong_text) = anyio.run(asks)
+    sources = [line for line in only_text.splitlines() if line.startswith("[")]
+    assert not only and sources, only_text
+    assert all("docs/reference/" in line for line in sources), sources
+    cited = [line for line in without_text.splitlines() if line.startswith("[")]
+    assert not without and cited and not any("docs/reference/" in ln for ln in cited), cited
+    assert wrong and "docs/reference/" in wrong_text, wrong_text
+
+
 def test_a_client_that_dies_while_a_call_waits_ends_the_server_cleanly(tmp_path: Path) -> None:
     """An editor that crashed (both pipes closed) while a call waited for the first index
     run: the next progress report hit a broken pipe and the server died with a 60-line

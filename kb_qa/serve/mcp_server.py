@@ -103,12 +103,17 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
             hits = await anyio.to_thread.run_sync(search)
         except (inputs.InputError, KbQaError) as exc:
             raise ToolError(str(exc)) from None
-        if not hits and (only or skip):  # say which filter left nothing, and how paths go
-            paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
-            unmatched = inputs.unmatched(paths, only, skip)
-            if unmatched:
-                raise ToolError(unmatched)
+        if not hits:
+            await matching(only, skip)
         return json.dumps(_fitted([_hit(kb, h) for h in hits]), ensure_ascii=False, indent=1)
+
+    async def matching(only: Sequence[str], skip: Sequence[str]) -> None:
+        """Fail the call when a path filter leaves no page, saying how paths are written
+        (an assistant that left out docs_dir got nothing and said the docs are silent)."""
+        if only or skip:
+            paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
+            if unmatched := inputs.unmatched(paths, only, skip):
+                raise ToolError(unmatched)
 
     @server.tool(
         title="Ask the docs", description=ASK_DOCS, annotations=READ_ONLY,
@@ -116,18 +121,23 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     )  # fmt: skip
     async def ask_docs(
         question: Annotated[str, Field(description="The user's question, as they asked it.")],
+        include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
+        exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
         ctx: Context | None = None,
     ) -> str:
         from kb_qa.answer.answering import answer
 
         try:
             question = inputs.question(question, kb.settings)
+            only = inputs.patterns(include, "include")
+            skip = inputs.patterns(exclude, "exclude")
         except inputs.InputError as exc:
             raise ToolError(str(exc)) from None
         await indexed(ctx)
+        await matching(only, skip)
         text = ""
         sources: list[dict[str, Any]] = []
-        async for event in answer(kb, question):
+        async for event in answer(kb, question, include=only, exclude=skip):
             data = event.data()
             if event.name == "done":
                 text = data["text"]
