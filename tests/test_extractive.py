@@ -534,3 +534,57 @@ def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:
         result = quote(question, [(1, Hit(_section(note), 1.0))])
         a, b = result.quoted[1]
         assert words in note[a:b], question
+
+
+# Material for MkDocs' setup/setting-up-navigation.md: the list after the code block is its
+# annotation, which the theme shows only as a tooltip inside the code.
+_ANNOTATED = """#### Navigation integration
+
+When navigation integration for the table of contents is enabled, it is always
+rendered as part of the navigation sidebar on the left. Add the following lines
+to `mkdocs.yml`:
+
+``` yaml
+theme:
+  features:
+    - toc.integrate # (1)!
+```
+
+1.  This feature flag is not compatible with `navigation.indexes`, as sections
+    cannot host the table of contents due to missing space.
+"""
+
+
+def test_a_code_annotation_is_quoted_with_its_code_never_alone() -> None:
+    question = "toc.integrate and navigation.indexes together: table of contents missing"
+    result = quote(question, [(1, Hit(_section(_ANNOTATED), 1.0))])
+    a, b = result.quoted[1]
+    code = "``` yaml\ntheme:\n  features:\n    - toc.integrate # (1)!\n```"
+    # What the page shows and can highlight: the sentence and the code, not the hidden list.
+    quoted = _ANNOTATED[a:b]
+    assert quoted.startswith("When navigation integration") and quoted.endswith(code)
+    # The answer shows the annotation under the code it explains.
+    shown = "".join(result.pieces)
+    assert f"{code}\n\n1.  This feature flag is not compatible" in shown
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        # No marker in the code: Material leaves the list as it is.
+        "```yaml\ntheme: material\n```\n\n1.  The list names navigation.indexes.\n",
+        # A marker of an item the list does not have.
+        "```yaml\nx: 1 # (2)!\n```\n\n1.  The list names navigation.indexes.\n",
+        # A paragraph between: the list does not follow the code.
+        "```yaml\nx: 1 # (1)!\n```\n\nThen:\n\n1.  The list names navigation.indexes.\n",
+        # A bulleted list: annotations are numbered.
+        "```yaml\nx: 1 # (1)!\n```\n\n- The list names navigation.indexes.\n",
+        # The list is in the next tab, not after the code in its own.
+        '=== "A"\n\n    ```yaml\n    x: 1 # (1)!\n    ```\n\n'
+        "1.  The list names navigation.indexes.\n",
+    ],
+)
+def test_a_list_material_shows_as_it_is_can_be_quoted_alone(markdown: str) -> None:
+    result = quote("Which list names navigation.indexes?", [(1, Hit(_section(markdown), 1.0))])
+    a, b = result.quoted[1]
+    assert "The list names navigation.indexes." in markdown[a:b]

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from kb_qa.answer.citations import strip_citations
 from kb_qa.text import as_shown, cjk_chars, code_segments, keyword_tokens, without_block_ids
@@ -43,6 +44,12 @@ _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
+# Material for MkDocs' code annotations: a marker "(1)" ("(1)!": the comment goes too) in a
+# comment of a code block refers to item 1 of the numbered list right after the block, and
+# the theme moves that item into a tooltip inside the code, hiding the list. Its
+# findMarkers reads comments only (Pygments' spans); a comment is told here by its opener.
+_COMMENT = re.compile(r"#|//|/\*|<!--|--|;|%")
+_MARKER = re.compile(r"\((\d{1,4})\)")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,10 @@ class Block:
     # and so do a list's items.
     span: tuple[int, int] = (0, 0)
     rows: tuple[tuple[int, int], ...] = ()
+    # A code block's annotation list (``annotations``), as reading text: shown under the
+    # code in an answer, its words counted as the block's, but not in ``span``: the page
+    # shows it only as tooltips inside the code, so nothing of it can be highlighted.
+    notes: str = ""
 
 
 def _flatten(markdown: str) -> tuple[str, list[int]]:
@@ -151,12 +162,17 @@ def passages(markdown: str, header: str = "") -> list[Block]:
 
     blocks: list[Block] = []
     parsed = _PARSER.parse(source)
+    notes = annotations(parsed, markdown, origin)
+    annotating = set(notes.values())
     for at, token in enumerate(parsed):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
+        if at in annotating:
+            continue  # a code block's annotations: never quoted as a list of their own
         raw = "\n".join(lines[token.map[0] : token.map[1]]).strip("\n")
         where = span(*token.map)
         rows: tuple[tuple[int, int], ...] = ()
+        note = ""
         if header and token.type == "paragraph_open" and _rows_only(raw):
             kind, text = "table", f"{header}\n{_table_text(raw)}"
             # The header is context, not this piece's bytes: it has no span of its own.
@@ -175,15 +191,58 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             if token.type == "code_block":  # indented code: show it fenced
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
             kind, text = "code", raw
+            if at in notes:
+                listed = parsed[notes[at]].map or (0, 0)
+                note = reading_text("\n".join(lines[listed[0] : listed[1]]))
         elif token.type == "table_open":
             kind, text = "table", _table_text(raw)
             rows = tuple(row_spans(token.map[0], raw))
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
-            tokens = frozenset(keyword_tokens(text, camel_parts=True)) | cjk_chars(text)
-            blocks.append(Block(kind, text, tokens, where, rows))
+            read = f"{text}\n{note}"
+            tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read)
+            blocks.append(Block(kind, text, tokens, where, rows, note))
     return blocks
+
+
+def annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
+    """Which top-level numbered lists Material for MkDocs turns into code annotations: per
+    fenced code block (its index in ``parsed``), the list right after it (in the same
+    container, nothing between) when a comment of the code marks "(n)" an item the list
+    has. Material does it with the ``content.code.annotate`` feature or a fence's
+    ``{ .annotate }``; a section's Markdown does not say whether the site has the feature,
+    so a marker and the list after the code are taken to mean it ("(n)!" means nothing
+    else)."""
+    source = markdown.split("\n")
+
+    def indent(token: Token) -> int:  # which container a block is in: flattening lost it
+        line = source[origin[token.map[0]]] if token.map else ""
+        return len(line) - len(line.lstrip(" "))
+
+    found: dict[int, int] = {}
+    top = [i for i, t in enumerate(parsed) if t.level == 0 and t.nesting != -1 and t.map]
+    for code_at, list_at in itertools.pairwise(top):
+        code, listed = parsed[code_at], parsed[list_at]
+        if code.type != "fence" or listed.type != "ordered_list_open":
+            continue
+        items, j = 0, list_at + 1
+        while j < len(parsed) and parsed[j].level > 0:  # the list's own tokens only
+            items += parsed[j].type == "list_item_open" and parsed[j].level == 1
+            j += 1
+        if indent(code) == indent(listed) and any(1 <= n <= items for n in _markers(code.content)):
+            found[code_at] = list_at
+    return found
+
+
+def _markers(code: str) -> set[int]:
+    """The numbers of the annotation markers "(n)" in the comments of ``code``."""
+    numbers: set[int] = set()
+    for line in code.split("\n"):
+        opener = _COMMENT.search(line)
+        if opener:
+            numbers.update(int(m.group(1)) for m in _MARKER.finditer(line, opener.end()))
+    return numbers
 
 
 def _rows_only(raw: str) -> bool:

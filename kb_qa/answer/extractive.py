@@ -6,9 +6,10 @@ entry, a rare term such as an error code), that is closest to the question as a 
 when the question asks for an amount, that states one (``amounts.py``). It is quoted
 verbatim and whole: a paragraph together with the list, code block or table it introduces,
 a table with its header, an admonition's or a tab's text (its title or label kept as a
-lead-in). A second section follows only when it scores as well. Each passage is
-introduced by its heading path and its citation, so no marker ever lands inside code and
-no answer ends on a dangling ":".
+lead-in), a code block with the list Material for MkDocs shows as its annotations (never
+that list alone: the page has it only in tooltips). A second section follows only when it
+scores as well. Each passage is introduced by its heading path and its citation, so no
+marker ever lands inside code and no answer ends on a dangling ":".
 
 When retrieval's evidence says the docs do not cover the question (``covered``), the answer
 says so first and names the nearest sections instead.
@@ -129,8 +130,8 @@ def _best_passage(
             text, kept = matching_rows(blocks[i].text, weight)
             shown.append(text)
             spans.append(rows_span(blocks[i], kept))
-        else:
-            shown.append(blocks[i].text)
+        else:  # code with its annotations under it, as the page's tooltips explain it
+            shown.append("\n\n".join(filter(None, (blocks[i].text, blocks[i].notes))))
             spans.append(blocks[i].span)
     text = "\n\n".join(shown)
     if text.rstrip().endswith(":"):  # nothing followed it: end like a sentence
