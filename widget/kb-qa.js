@@ -98,6 +98,7 @@
 
   // src/passage.js
   var FP_WORDS = 12;
+  var TAIL_REPEATS = 8;
   var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
   var WORD = /[\p{L}\p{M}\p{N}]+/gu;
   function norm(word) {
@@ -302,7 +303,14 @@
     let end = first.end;
     if (tail && tail.length) {
       let last = align(tail, tokens, first.start);
-      if (good(last, tail.length) && last.end >= first.end) end = last.end;
+      if (good(last, tail.length) && last.end >= first.end) {
+        for (let k = 0; k < TAIL_REPEATS; k++) {
+          let next = align(tail, tokens, last.start + 1);
+          if (!next || next.score < last.score || next.start > last.end + 1) break;
+          last = next;
+        }
+        end = last.end;
+      }
     }
     return { start: tokens[first.start].s, end: tokens[end].e };
   }

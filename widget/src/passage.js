@@ -6,6 +6,7 @@
  */
 
 const FP_WORDS = 12; // words kept from each end of a long passage in a link
+const TAIL_REPEATS = 8; // at most this many back-to-back repeats of a link's last words are followed
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
@@ -266,7 +267,17 @@ export function findPassage(text, spec) {
   let end = first.end;
   if (tail && tail.length) {
     let last = align(tail, tokens, first.start);
-    if (good(last, tail.length) && last.end >= first.end) end = last.end;
+    if (good(last, tail.length) && last.end >= first.end) {
+      // Of equally good places for the last words, align finds the first. Where they repeat
+      // back to back (a passage ending in two lines of code with the same words), the passage
+      // ends where the run does: a next place as good that starts in or right after this one.
+      for (let k = 0; k < TAIL_REPEATS; k++) {
+        let next = align(tail, tokens, last.start + 1);
+        if (!next || next.score < last.score || next.start > last.end + 1) break;
+        last = next;
+      }
+      end = last.end;
+    }
   }
   return { start: tokens[first.start].s, end: tokens[end].e };
 }

@@ -211,3 +211,24 @@ test("tab labels and admonition titles show no icon shortcodes; a code block sho
   const passage = '=== ":material-arrow-up-circle: Rank up"\n\n    ``` yaml title="mkdocs.yml"\n    search:\n      boost: 2\n    ```\n\n!!! tip ":octicons-light-bulb-16: Boost gently"';
   assert.equal(kbqa.stripMarkdown(passage), "Rank up\n\nmkdocs.yml\nsearch:\nboost: 2\n\nBoost gently");
 });
+
+test("a passage ending in two lines of code with the same words is found to its last line", () => {
+  // pydantic's migration guide: the link's last twelve words are the last line's, and the line
+  // before it has the same words (only a "/" differs). The first of the two was taken as the end.
+  const passage = "Pydantic V2 uses Rust's [Url](https://crates.io/crates/url) crate for URL validation.\nOne notable difference is that the new `Url` types append slashes to the validated version if no path is included:\n\n```python\nfrom pydantic import AnyUrl\n\nassert str(AnyUrl(url='https://google.com')) == 'https://google.com/'\nassert str(AnyUrl(url='https://google.com/api')) == 'https://google.com/api'\nassert str(AnyUrl(url='https://google.com/api/')) == 'https://google.com/api/'\n```";
+  const last = "assert str(AnyUrl(url='https://google.com/api/')) == 'https://google.com/api/'";
+  const page = "URL and DSN types\nPydantic V2 uses Rust's Url crate for URL validation.\nOne notable difference is that the new Url types append slashes to the validated version if no path is included:\nfrom pydantic import AnyUrl\n\nassert str(AnyUrl(url='https://google.com')) == 'https://google.com/'\nassert str(AnyUrl(url='https://google.com/api')) == 'https://google.com/api'\n" + last + "\nNext paragraph.";
+  const fp = kbqa.fingerprint(passage);
+  assert.ok(fp.includes(".."), fp); // long enough for a link to carry both ends only
+  const found = slice(page, kbqa.findPassage(page, fp));
+  assert.ok(found.startsWith("Pydantic V2") && found.endsWith(last.slice(0, -2)), found);
+});
+
+test("a passage's last words said again after it do not stretch it", () => {
+  // The same last line in the next block: not a repeat at the passage's end.
+  const passage = "Pydantic V2 uses Rust's Url crate for URL validation. One notable difference is that the new Url types append slashes to the validated version:\n\n```python\nassert str(AnyUrl(url='https://google.com/api')) == 'https://google.com/api'\n```";
+  const line = "assert str(AnyUrl(url='https://google.com/api')) == 'https://google.com/api'";
+  const page = "Pydantic V2 uses Rust's Url crate for URL validation. One notable difference is that the new Url types append slashes to the validated version:\n" + line + "\nFor example, in a test:\nthe same call " + line;
+  const found = slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage)));
+  assert.ok(found.endsWith(line.slice(0, -1)) && !found.includes("For example"), found);
+});
