@@ -568,6 +568,31 @@ def test_a_code_annotation_is_quoted_with_its_code_never_alone() -> None:
     assert f"{code}\n\n1.  This feature flag is not compatible" in shown
 
 
+# pydantic's concepts/validators.md: a list item that ends in annotated code.
+_ITEM_ANNOTATED = """## Model validators
+
+* ***Before* validators**: are run before the model is instantiated.
+
+    ```python
+    class UserModel(BaseModel):
+        @model_validator(mode='before')
+        def check_card_number_not_present(cls, data: Any) -> Any:  # (1)!
+            return data
+    ```
+
+    1. Notice the use of `Any` as a type hint for `data`: the raw input can be anything.
+"""
+
+
+def test_a_list_ending_in_annotated_code_is_quoted_up_to_the_code() -> None:
+    question = "Why is Any the type hint of data in a before model validator?"
+    result = quote(question, [(1, Hit(_section(_ITEM_ANNOTATED), 1.0))])
+    a, b = result.quoted[1]
+    assert _ITEM_ANNOTATED[a:b].startswith("* ***Before* validators**")
+    assert _ITEM_ANNOTATED[a:b].endswith("        return data\n    ```")
+    assert "1. Notice the use of `Any`" in "".join(result.pieces)
+
+
 @pytest.mark.parametrize(
     "markdown",
     [

@@ -185,6 +185,13 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             rows = tuple(
                 span(*t.map) for t in items if t.type == "list_item_open" and t.level == 1 and t.map
             )
+            # Ending in a code block's annotations (tooltips on the page), it is quoted up to
+            # that code block: the page has nothing of them to highlight.
+            for code_at, list_at in notes.items():
+                listed = parsed[list_at].map
+                if code_at > at and listed and span(*listed)[1] == where[1] and parsed[code_at].map:
+                    cut = span(*parsed[code_at].map)[1]
+                    where, rows = (where[0], cut), (*rows[:-1], (rows[-1][0], cut))
         elif token.type in ("fence", "code_block"):
             if len(raw) > MAX_CODE_CHARS:
                 continue
@@ -207,13 +214,12 @@ def passages(markdown: str, header: str = "") -> list[Block]:
 
 
 def annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
-    """Which top-level numbered lists Material for MkDocs turns into code annotations: per
-    fenced code block (its index in ``parsed``), the list right after it (in the same
-    container, nothing between) when a comment of the code marks "(n)" an item the list
-    has. Material does it with the ``content.code.annotate`` feature or a fence's
-    ``{ .annotate }``; a section's Markdown does not say whether the site has the feature,
-    so a marker and the list after the code are taken to mean it ("(n)!" means nothing
-    else)."""
+    """Which numbered lists Material for MkDocs turns into code annotations: per fenced
+    code block (its index in ``parsed``), the list right after it (in the same container,
+    nothing between) when a comment of the code marks "(n)" an item the list has. Material
+    does it with the ``content.code.annotate`` feature or a fence's ``{ .annotate }``; a
+    section's Markdown does not say whether the site has the feature, so a marker and the
+    list after the code are taken to mean it ("(n)!" means nothing else)."""
     source = markdown.split("\n")
 
     def indent(token: Token) -> int:  # which container a block is in: flattening lost it
@@ -221,17 +227,16 @@ def annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[i
         return len(line) - len(line.lstrip(" "))
 
     found: dict[int, int] = {}
-    top = [i for i, t in enumerate(parsed) if t.level == 0 and t.nesting != -1 and t.map]
-    for code_at, list_at in itertools.pairwise(top):
-        code, listed = parsed[code_at], parsed[list_at]
-        if code.type != "fence" or listed.type != "ordered_list_open":
+    for code_at, code in enumerate(parsed[:-1]):
+        listed = parsed[code_at + 1]  # a fence has no tokens of its own: the next is its sibling
+        if code.type != "fence" or listed.type != "ordered_list_open" or listed.level != code.level:
             continue
-        items, j = 0, list_at + 1
-        while j < len(parsed) and parsed[j].level > 0:  # the list's own tokens only
-            items += parsed[j].type == "list_item_open" and parsed[j].level == 1
+        items, j = 0, code_at + 2
+        while j < len(parsed) and parsed[j].level > listed.level:  # the list's own tokens
+            items += parsed[j].type == "list_item_open" and parsed[j].level == listed.level + 1
             j += 1
         if indent(code) == indent(listed) and any(1 <= n <= items for n in _markers(code.content)):
-            found[code_at] = list_at
+            found[code_at] = code_at + 1
     return found
 
 
