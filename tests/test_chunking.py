@@ -385,6 +385,24 @@ def test_code_block_is_never_cut(make_vault: Callable[..., Path]) -> None:
     assert len([c for c in chunks if c.anchor == "code"]) >= 3  # text around it still split
 
 
+def test_a_code_blocks_annotations_stay_in_its_piece(make_vault: Callable[..., Path]) -> None:
+    # pydantic's concepts/unions.md: Material shows the numbered list after the code as
+    # tooltips inside it. A piece that started with the list quoted text the page hides.
+    code = "```python\nprint(User(id=123))  # (1)\nprint(User(id='456'))  # (2)\n```"
+    notes = "1. As expected the input is validated against the `int` member.\n" + (
+        "2. We're in lax mode and the numeric string `'123'` is valid as input. " * 3
+    )
+    body = "\n\n".join(paragraphs(2, 120))
+    source = f"# Page\n\n## Left to right\n\n{body}\n\n{code}\n\n{notes}\n\n{body}\n"
+    root = make_vault({"unions.md": source})
+    doc, chunks = chunk_file(root, "unions.md", chunk_chars=300)
+    check_addresses(doc, chunks)
+    (holding,) = [c for c in chunks if "```python" in c.text]
+    assert f"{code}\n\n{notes.rstrip()}" in holding.text
+    assert not any(c.text.startswith("1. As expected") for c in chunks)
+    assert len([c for c in chunks if c.anchor == "left-to-right"]) >= 3  # the rest still split
+
+
 def test_big_table_splits_with_header_repeated(make_vault: Callable[..., Path]) -> None:
     header = "| Name | Value |\n|------|-------|"
     rows = [f"| row{i:02d} | value number {i} with some words |" for i in range(60)]

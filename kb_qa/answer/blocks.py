@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa.answer.citations import strip_citations
+from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.text import as_shown, cjk_chars, code_segments, keyword_tokens, without_block_ids
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
@@ -44,12 +45,6 @@ _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
-# Material for MkDocs' code annotations: a marker "(1)" ("(1)!": the comment goes too) in a
-# comment of a code block refers to item 1 of the numbered list right after the block, and
-# the theme moves that item into a tooltip inside the code, hiding the list. Its
-# findMarkers reads comments only (Pygments' spans); a comment is told here by its opener.
-_COMMENT = re.compile(r"#|//|/\*|<!--|--|;|%")
-_MARKER = re.compile(r"\((\d{1,4})\)")
 
 
 @dataclass(frozen=True)
@@ -64,9 +59,9 @@ class Block:
     # and so do a list's items.
     span: tuple[int, int] = (0, 0)
     rows: tuple[tuple[int, int], ...] = ()
-    # A code block's annotation list (``annotations``), as reading text: shown under the
-    # code in an answer, its words counted as the block's, but not in ``span``: the page
-    # shows it only as tooltips inside the code, so nothing of it can be highlighted.
+    # A code block's annotation list (ingest/code_annotations.py), as reading text: shown
+    # under the code in an answer, its words counted as the block's, but not in ``span``:
+    # the page shows it only as tooltips inside the code, nothing of it can be highlighted.
     notes: str = ""
 
 
@@ -162,7 +157,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
 
     blocks: list[Block] = []
     parsed = _PARSER.parse(source)
-    notes = annotations(parsed, markdown, origin)
+    notes = _annotations(parsed, markdown, origin)  # code block -> its annotation list
     annotating = set(notes.values())
     for at, token in enumerate(parsed):
         if token.level != 0 or token.map is None or token.nesting == -1:
@@ -213,41 +208,17 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     return blocks
 
 
-def annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
-    """Which numbered lists Material for MkDocs turns into code annotations: per fenced
-    code block (its index in ``parsed``), the list right after it (in the same container,
-    nothing between) when a comment of the code marks "(n)" an item the list has. Material
-    does it with the ``content.code.annotate`` feature or a fence's ``{ .annotate }``; a
-    section's Markdown does not say whether the site has the feature, so a marker and the
-    list after the code are taken to mean it ("(n)!" means nothing else)."""
+def _annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
+    """``annotation_lists`` of a flattened section: a list is in its code block's container
+    when its first line is indented as the fence's in ``markdown`` (flattening dedented
+    admonitions and tabs)."""
     source = markdown.split("\n")
 
-    def indent(token: Token) -> int:  # which container a block is in: flattening lost it
+    def indent(token: Token) -> int:
         line = source[origin[token.map[0]]] if token.map else ""
         return len(line) - len(line.lstrip(" "))
 
-    found: dict[int, int] = {}
-    for code_at, code in enumerate(parsed[:-1]):
-        listed = parsed[code_at + 1]  # a fence has no tokens of its own: the next is its sibling
-        if code.type != "fence" or listed.type != "ordered_list_open" or listed.level != code.level:
-            continue
-        items, j = 0, code_at + 2
-        while j < len(parsed) and parsed[j].level > listed.level:  # the list's own tokens
-            items += parsed[j].type == "list_item_open" and parsed[j].level == listed.level + 1
-            j += 1
-        if indent(code) == indent(listed) and any(1 <= n <= items for n in _markers(code.content)):
-            found[code_at] = code_at + 1
-    return found
-
-
-def _markers(code: str) -> set[int]:
-    """The numbers of the annotation markers "(n)" in the comments of ``code``."""
-    numbers: set[int] = set()
-    for line in code.split("\n"):
-        opener = _COMMENT.search(line)
-        if opener:
-            numbers.update(int(m.group(1)) for m in _MARKER.finditer(line, opener.end()))
-    return numbers
+    return annotation_lists(parsed, lambda code, listed: indent(code) == indent(listed))
 
 
 def _rows_only(raw: str) -> bool:

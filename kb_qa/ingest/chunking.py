@@ -1,9 +1,9 @@
 """Markdown -> heading-anchored chunks with exact source offsets.
 
 One section per heading. A section longer than ``chunk_chars`` is split on block
-boundaries (paragraphs, list items, whole code blocks, table rows); every piece keeps
-the heading path, and a piece of a split table repeats the table's header row.
-Pieces tile the section: nothing between two headings is lost.
+boundaries (paragraphs, list items, whole code blocks with their Material annotations,
+table rows); every piece keeps the heading path, and a piece of a split table repeats the
+table's header row. Pieces tile the section: nothing between two headings is lost.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa.ingest import anchors, note_names
+from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
@@ -212,21 +213,37 @@ def _sections(
 def _assign_units(sections: list[_Section], tokens: Sequence[Token], line_offset: int) -> None:
     """Attach each top-level block (split into items/rows where useful) to its section."""
     starts = [s.heading_line for s in sections]
+    # A code block's annotation list (tooltips inside the code on the page) is never cut
+    # from it: a piece starting with it would quote a list the page does not show.
+    notes = annotation_lists(tokens)
+    joined = frozenset(notes.values())
     for i, tok in enumerate(tokens):
         if tok.level != 0 or tok.nesting == -1 or tok.map is None or tok.type == "heading_open":
             continue
+        if i in joined:
+            continue  # in its code block's unit
         first, last = tok.map[0] + line_offset, tok.map[1] + line_offset
         section = sections[max(0, bisect.bisect_right(starts, first) - 1)]
-        section.units.extend(_split_block(tokens, i, first, last, line_offset))
+        if i in notes:
+            last = (tokens[notes[i]].map or tok.map)[1] + line_offset
+            section.units.append(_Unit(first, last))
+            continue
+        section.units.extend(_split_block(tokens, i, first, last, line_offset, joined))
 
 
 def _split_block(
-    tokens: Sequence[Token], i: int, first: int, last: int, line_offset: int
+    tokens: Sequence[Token],
+    i: int,
+    first: int,
+    last: int,
+    line_offset: int,
+    whole: frozenset[int] = frozenset(),
 ) -> list[_Unit]:
-    """A block as cuttable units: list items for lists, header + rows for tables."""
+    """A block as cuttable units: list items for lists, header + rows for tables. The lists
+    opened at ``whole`` (code annotations) are not cut from what they follow."""
     tok = tokens[i]
     if tok.type in _LISTS:
-        return _list_units(tokens, i, line_offset) or [_Unit(first, last)]
+        return _list_units(tokens, i, line_offset, whole=whole) or [_Unit(first, last)]
     if tok.type == "table_open":
         head = _children(tokens, i, "thead_open", 1)
         rows = _children(tokens, i, "tr_open", 2)
@@ -245,11 +262,16 @@ _LISTS = ("bullet_list_open", "ordered_list_open")
 
 
 def _list_units(
-    tokens: Sequence[Token], i: int, line_offset: int, parent: tuple[int, int] | None = None
+    tokens: Sequence[Token],
+    i: int,
+    line_offset: int,
+    parent: tuple[int, int] | None = None,
+    whole: frozenset[int] = frozenset(),
 ) -> list[_Unit]:
     """The items of the list opened at ``i``; an item holding a list may be cut before each
     of its sub-items too (an outline: a day's journal, a Logseq page, where one item can
-    outgrow a chunk), a sub-item carrying its parent's first line as context."""
+    outgrow a chunk), a sub-item carrying its parent's first line as context; not before
+    those of a list opened at ``whole``."""
     units: list[_Unit] = []
     level = tokens[i].level
     for j in range(i + 1, len(tokens)):
@@ -264,8 +286,8 @@ def _list_units(
             inner = tokens[k]
             if inner.level <= item.level:
                 break  # the item closed
-            if inner.type in _LISTS and inner.level == item.level + 1:
-                units += _list_units(tokens, k, line_offset, (first, first + 1))
+            if inner.type in _LISTS and inner.level == item.level + 1 and k not in whole:
+                units += _list_units(tokens, k, line_offset, (first, first + 1), whole)
     return units
 
 

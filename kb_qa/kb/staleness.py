@@ -39,7 +39,8 @@ from kb_qa.types import Document
 # 12: ... or in the legacy code page of its script: Cyrillic, Greek, CJK (legacy_text).
 # 13: a file opening with UTF-32's byte order mark is read as UTF-32, not UTF-16.
 # 14: a translated site indexed from its files cites each language's URL (i18n_layout).
-CHUNKER_VERSION = "14"
+# 15: a code block's annotation list (Material) stays in the code's piece (code_annotations).
+CHUNKER_VERSION = "15"
 
 
 @dataclass
