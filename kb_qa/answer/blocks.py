@@ -159,6 +159,12 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     parsed = _PARSER.parse(source)
     notes = _annotations(parsed, markdown, origin)  # code block -> its annotation list
     annotating = set(notes.values())
+    # Where a nested annotation list ends -> where its code block does.
+    cuts = {
+        span(*parsed[b].map)[1]: span(*parsed[a].map)[1]
+        for a, b in notes.items()
+        if parsed[a].level and parsed[a].map and parsed[b].map
+    }
     for at, token in enumerate(parsed):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
@@ -182,11 +188,9 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             )
             # Ending in a code block's annotations (tooltips on the page), it is quoted up to
             # that code block: the page has nothing of them to highlight.
-            for code_at, list_at in notes.items():
-                listed = parsed[list_at].map
-                if code_at > at and listed and span(*listed)[1] == where[1] and parsed[code_at].map:
-                    cut = span(*parsed[code_at].map)[1]
-                    where, rows = (where[0], cut), (*rows[:-1], (rows[-1][0], cut))
+            if where[1] in cuts and rows:
+                cut = cuts[where[1]]
+                where, rows = (where[0], cut), (*rows[:-1], (rows[-1][0], cut))
         elif token.type in ("fence", "code_block"):
             if len(raw) > MAX_CODE_CHARS:
                 continue
