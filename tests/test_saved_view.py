@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import cli_env
+from watching import watch_process
 
 from kb_qa.kb import saved_view
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -129,31 +129,16 @@ def test_kb_qa_watch_prepares_the_search_of_each_edit(
     vault = make_vault(VAULT)
     assert run_cli("index", str(vault)).returncode == 0
     assert run_cli("search", "wombat folder", "--vault", str(vault)).returncode == 0
-    env = cli_env()
     log = vault.parent / "watch.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kb_qa.cli", "watch", str(vault)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while "watching" not in log.read_text():
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            time.sleep(0.1)
+    with watch_process([str(vault)], cli_env(), log) as watching:
         (vault / "beta.md").write_text("# Beta\n\n## Backup\n\nCopy the numbat folder.\n")
+        watching.logged("re-indexed")
         index = vault / ".kb-qa"
-        while "re-indexed" not in log.read_text():
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            time.sleep(0.1)
         later = kb(vault, index_dir=index)
         generation = later.store.meta("generation")
-        while not saved_view.is_saved(index, generation):
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+        while not saved_view.is_saved(index, generation):  # saved after the run's log line
+            watching.check()
             time.sleep(0.1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     assert later.search("numbat folder", 1)[0].chunk.path == "beta.md"
     assert later._loaded.saved  # read, not built
     assert "Traceback" not in log.read_text()

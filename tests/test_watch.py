@@ -15,7 +15,7 @@ import httpx
 import pytest
 from api_helpers import serve_process
 from conftest import cli_env
-from watching import PAGES, settle
+from watching import PAGES, settle, watch_process
 
 from kb_qa.ingest.watch import Watcher, relevant
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -320,17 +320,8 @@ def test_kb_qa_watch_follows_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
     index = tmp_path / "idx"
     env = {**os.environ, "KBQA_EMBED_MODEL": "hash", "PYTHONUNBUFFERED": "1"}
     log = tmp_path / "watch.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kb_qa.cli", "watch", str(root / "docs"),
-             "--index-dir", str(index)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while "watching" not in log.read_text():
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            time.sleep(0.1)
+    args = [str(root / "docs"), "--index-dir", str(index)]
+    with watch_process(args, env, log) as watching:
         shutil.copytree(root / "rev1", root / "rev2")
         (root / "rev2" / "b.md").write_text("# B\n\nThe quokka revision.\n", encoding="utf-8")
         (root / "next").symlink_to("rev2")
@@ -340,12 +331,9 @@ def test_kb_qa_watch_follows_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
                   str(root / "docs"), "--index-dir", str(index), "--json"]  # fmt: skip
         found = ""
         while "b.md" not in found:
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            watching.check()
             time.sleep(0.5)
             found = subprocess.run(search, env=env, capture_output=True, text=True).stdout
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     said = log.read_text()
     assert "re-pointed symlink" in said and str(root / "rev2") in said
     assert "Traceback" not in said

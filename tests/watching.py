@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,3 +45,39 @@ def settle(watcher: Watcher, since: float, timeout: float = 20.0) -> None:
         assert time.monotonic() < deadline, "the watcher never saw the change"
         time.sleep(0.02)
     assert watcher.wait_idle(timeout=timeout)
+
+
+class Watching:
+    """A `kb-qa watch` process writing ``log``, given 60 s from its start."""
+
+    def __init__(self, proc: subprocess.Popen[str], log: Path) -> None:
+        self.proc, self.log = proc, log
+        self.deadline = time.monotonic() + 60
+
+    def check(self) -> None:
+        """Fail, with the log, when the process ended or time is up."""
+        assert time.monotonic() < self.deadline and self.proc.poll() is None, self.log.read_text()
+
+    def logged(self, text: str) -> None:
+        """Wait until the log holds ``text``."""
+        while text not in self.log.read_text():
+            self.check()
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def watch_process(args: list[str], env: dict[str, str], log: Path) -> Iterator[Watching]:
+    """`kb-qa watch ARGS` as a process writing ``log``, once it says it is watching;
+    terminated at the end."""
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kb_qa.cli", "watch", *args],
+            env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    watching = Watching(proc, log)
+    try:
+        watching.logged("watching")
+        yield watching
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -13,6 +13,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from kb_qa.ingest import zensical
 
 __all__ = ["Languages", "languages_of", "published_path"]
 
@@ -34,11 +37,11 @@ class Languages:
         return [f"*.{locale}.{ext}" for locale in sorted(self.unbuilt) for ext in suffixes]
 
 
-def languages_of(config: Mapping[str, object]) -> Languages | None:
+def languages_of(config: dict[str, Any]) -> Languages | None:
     """The i18n plugin's languages in a site's config (None when it lists no such plugin,
-    or its settings are not the plain ones the plugin documents)."""
-    settings = _plugin_settings(config.get("plugins"), "i18n")
-    if settings is None or settings.get("enabled") is False:
+    turns it off, or its settings are not the plain ones the plugin documents)."""
+    settings = zensical.plugin_options(config, "i18n")  # MkDocs' forms, Zensical's too
+    if settings is None:
         return None
     listed = settings.get("languages")
     if not isinstance(listed, list):
@@ -78,21 +81,3 @@ def published_path(doc_path: str, languages: Languages) -> str:
         return doc_path
     unlocalised = posixpath.join(directory, f"{base}.{suffix}")
     return unlocalised if locale == languages.default else f"{locale}/{unlocalised}"
-
-
-def _plugin_settings(plugins: object, name: str) -> Mapping[str, object] | None:
-    """The settings of plugin ``name`` in ``plugins``, listed (``- i18n: {...}``) or as a
-    mapping (``i18n: {...}``); an empty mapping when it is named without settings."""
-    entries: list[tuple[object, object]] = []
-    if isinstance(plugins, Mapping):
-        entries = list(plugins.items())
-    elif isinstance(plugins, list):
-        for entry in plugins:
-            if isinstance(entry, Mapping):
-                entries += list(entry.items())
-            else:
-                entries.append((entry, None))
-    for key, value in entries:
-        if key == name:
-            return value if isinstance(value, Mapping) else {}
-    return None
