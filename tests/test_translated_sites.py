@@ -16,11 +16,14 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import httpx
 import pytest
+from uvicorn_thread import UvicornThread
 from widget_stack import mkdocs_build
 
 from kb_qa.ingest import i18n_layout, render_files
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
 
 KB = Callable[..., KnowledgeBase]
 Files = Mapping[str, str]
@@ -186,6 +189,45 @@ def test_a_language_the_site_does_not_build_is_left_out_of_an_index_of_its_files
     instance.index()
     paths = {c.path for c in instance.store.chunks()}
     assert paths == {p for p in files if p.endswith(".md") and ".fr." not in p and "/fr/" not in p}
+
+
+@pytest.mark.parametrize("render", [True, False], ids=["rendered", "files"])
+def test_a_reader_is_answered_from_their_own_language_first(
+    render: bool, make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """One index holds every language, and a question built around a setting's name
+    (``retry.max_attempts``, the same in both) was answered from the English page for a
+    French reader. The widget sends its page's ``<html lang>``: a page the site has in the
+    reader's language ranks first, and one it has only in another (``install.md``) still
+    answers. Real uvicorn, real Chroma (hash embedder)."""
+    if render:
+        pytest.importorskip("mkdocs_static_i18n")
+    instance = kb(make_vault(dict(SUFFIX_SITE)), render=render)
+    instance.index()
+
+    def first(question: str, lang: str) -> str:
+        return instance.search(question, 5, lang=lang)[0].chunk.url
+
+    question = "retry.max_attempts"
+    assert first(question, "fr") == "fr/guides/retries/"
+    assert first(question, "fr-CA") == "fr/guides/retries/"  # its primary language
+    assert first(question, "en") == "guides/retries/"
+    assert first("Linux only requirements", "fr") == "install/"  # not translated
+    with UvicornThread(create_app(instance)) as server:
+        asked = [
+            httpx.post(server.url + "/api/ask", json=body, timeout=30)
+            for body in (
+                {"question": question, "stream": False, "lang": "fr"},
+                {"question": question, "stream": False, "lang": "en"},
+                {"question": question, "stream": False, "lang": 7},
+            )
+        ]
+        searched = httpx.get(server.url + "/api/search", params={"q": question, "lang": "fr"})
+    french, english, wrong = asked
+    assert french.json()["citations"][0]["url"].startswith("https://lumen.example.com/fr/")
+    assert "/fr/" not in english.json()["citations"][0]["url"]
+    assert wrong.status_code == 422 and "lang must be a language tag" in wrong.text
+    assert searched.json()["hits"][0]["url"].startswith("https://lumen.example.com/fr/")
 
 
 def test_index_on_build_keeps_each_page_at_its_own_language_url(

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_first_index import NOTES, Gate
+from index_gate import Gate
+from test_first_index import NOTES
 from widget_stack import loopback_context, open_page, shot, sync_api
 
 from kb_qa.serve.serving import BackgroundServer

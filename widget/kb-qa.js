@@ -1561,7 +1561,8 @@
       return fetch(w.apiUrl("/api/ask"), {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-        body: JSON.stringify({ question, history: history2 }),
+        // The page's language: a translated site answers from the reader's own pages first.
+        body: JSON.stringify({ question, history: history2, lang: pageLanguage() }),
         signal: ctl.signal,
         credentials: "omit",
         cache: "no-store"
@@ -1643,6 +1644,10 @@
       setBusy(w.ui, false);
       w.save(true);
     });
+  }
+  function pageLanguage(doc = document) {
+    let lang = doc.documentElement && doc.documentElement.lang || "";
+    return lang.length <= 35 ? lang : "";
   }
 
   // src/feedback.js

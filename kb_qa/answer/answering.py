@@ -77,8 +77,10 @@ async def answer(
     exclude: Sequence[str] = (),
     settings: Settings | None = None,
     limiter: anyio.CapacityLimiter | None = None,
+    lang: str = "",
 ) -> AsyncIterator[Event]:
-    """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events.
+    """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events; ``lang``
+    is the reader's language (their page's), which a translated site answers in first.
 
     Blocking retrieval runs in a worker thread (``limiter`` bounds how many at once), so the
     event loop stays free. Closing the iterator early stops the LLM call.
@@ -95,7 +97,15 @@ async def answer(
     try:
         prepared = await anyio.to_thread.run_sync(
             partial(
-                prepare, kb, settings, question, history, include, exclude, rewritten=rewritten
+                prepare,
+                kb,
+                settings,
+                question,
+                history,
+                include,
+                exclude,
+                rewritten=rewritten,
+                lang=lang,
             ),
             limiter=limiter,
         )

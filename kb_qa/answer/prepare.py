@@ -37,6 +37,7 @@ def prepare(
     exclude: Sequence[str] = (),
     for_model: bool | None = None,
     rewritten: Sequence[str] = (),
+    lang: str = "",
 ) -> Prepared:
     """Retrieval and prompt assembly: blocking work, run in a worker thread.
 
@@ -44,6 +45,7 @@ def prepare(
     judged on); ``for_model`` (default: a model is configured) also ranks each query
     plainly, with both fusions, and fuses all of it into the prompt (in-prompt recall on
     real questions 0.943 -> 0.954 for the plain ranking, -> 0.965 with both fusions).
+    ``lang``, the reader's language, ranks a translated site's pages in it first.
     """
     started = time.perf_counter()
     for_model = bool(settings.model) if for_model is None else for_model
@@ -57,7 +59,14 @@ def prepare(
     def ranked_for(q: str, reader: bool, fusion: str | None = None) -> list[Hit]:
         n = settings.answer_candidates
         return kb.search(
-            q, n, include=include, exclude=exclude, sections=False, reader=reader, fusion=fusion
+            q,
+            n,
+            include=include,
+            exclude=exclude,
+            sections=False,
+            reader=reader,
+            fusion=fusion,
+            lang=lang,
         )
 
     with kb.pinned():  # every query of this answer searches one index generation

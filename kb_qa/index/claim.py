@@ -154,6 +154,7 @@ class WorkspaceClaim:
             vault=str(self.settings.vault),
             records=RECORDS_VERSION,
             index=writer_source(self.folder.resolve()),
+            languages=self.meta("languages"),
         )
         if untouched and self.meta("published") == json.dumps(asdict(record)):
             return

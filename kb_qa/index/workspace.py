@@ -68,6 +68,7 @@ class WorkspaceRecord:
     records: str = ""  # RECORDS_VERSION the records were written with
     index: str = ""  # host:/path of the writer's index folder
     writing: str = ""  # "1" while the writer changes the records (replicas keep what they have)
+    languages: str = ""  # a translated site's languages (i18n_layout.Languages.as_json)
 
     def metadata(self) -> dict[str, str]:
         """As Chroma collection metadata (flat strings, prefixed)."""

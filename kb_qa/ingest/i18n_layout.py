@@ -10,14 +10,23 @@ was cited at a page the build does not have (``guides/retries.fr/``).
 
 from __future__ import annotations
 
+import json
 import posixpath
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kb_qa.ingest import zensical
 
-__all__ = ["Languages", "languages_of", "published_path"]
+__all__ = [
+    "Languages",
+    "language_of_url",
+    "languages_of",
+    "published_path",
+    "translated",
+    "wanted_locale",
+]
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,19 @@ class Languages:
     default: str  # the locale published at the site's root
     locales: frozenset[str]
     unbuilt: frozenset[str] = frozenset()  # listed with ``build: false``: not published
+
+    def as_json(self) -> str:
+        """What the index keeps of it (``Store`` meta ``languages``), for ``from_json``."""
+        return json.dumps({"default": self.default, "locales": sorted(self.locales)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Languages | None:
+        """``as_json``'s result read back (None for "" or anything else)."""
+        try:
+            data = json.loads(text) if text else None
+            return cls("", str(data["default"]), frozenset(map(str, data["locales"])))
+        except (ValueError, TypeError, KeyError):
+            return None
 
     def unbuilt_patterns(self) -> list[str]:
         """gitignore-style patterns of the files of languages the site does not build."""
@@ -81,3 +103,39 @@ def published_path(doc_path: str, languages: Languages) -> str:
         return doc_path
     unlocalised = posixpath.join(directory, f"{base}.{suffix}")
     return unlocalised if locale == languages.default else f"{locale}/{unlocalised}"
+
+
+def language_of_url(url: str, languages: Languages) -> str:
+    """The locale of the page at ``url`` (a site-relative page URL): the one its first
+    folder names, else the default language, published at the site's root."""
+    first = url.split("/", 1)[0]
+    return first if first in languages.locales and first != languages.default else languages.default
+
+
+# A language tag as a page's <html lang> gives it: "fr", "pt-BR", "zh-Hant-TW".
+_TAG = re.compile(r"[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8}){0,4}")
+
+
+def wanted_locale(lang: str, languages: Languages) -> str:
+    """The site's locale for a reader's language tag ("" when none fits): the tag itself
+    ("pt_BR" for "pt-BR" too), else its primary language ("fr" for "fr-CA")."""
+    if not _TAG.fullmatch(lang or ""):
+        return ""
+    by_folded = {locale.casefold().replace("_", "-"): locale for locale in languages.locales}
+    tag = lang.casefold().replace("_", "-")
+    return by_folded.get(tag) or by_folded.get(tag.split("-")[0], "")
+
+
+def translated(pages: Iterable[tuple[str, str]], languages: Languages, wanted: str) -> set[str]:
+    """Of ``pages`` ((path, url)), those in another language than ``wanted`` that the site
+    has in ``wanted`` too (``fr/guides/retries/`` for ``guides/retries/``): a reader of
+    ``wanted`` is answered from their own language's page first. A page not translated
+    into ``wanted`` is not among them: it is the only one a reader of ``wanted`` has."""
+
+    def unlocalised(url: str) -> tuple[str, str]:
+        lang = language_of_url(url, languages)
+        return (url if lang == languages.default else url[len(lang) + 1 :]), lang
+
+    keyed = [(path, *unlocalised(url)) for path, url in pages]
+    have = {key for _, key, lang in keyed if lang == wanted}
+    return {path for path, key, lang in keyed if lang != wanted and key in have}

@@ -27,7 +27,6 @@ from kb_qa.types import Chunk, Document, IndexReport, Outline
 
 log = logging.getLogger(__name__)
 
-
 WRITE_GROUP = 400  # chunks written to Chroma + manifest per transaction
 
 Progress = Callable[[int, int], None]
@@ -137,6 +136,8 @@ class IndexRun:
             self.store.set_meta(
                 last_indexed=str(time.time()), site_url=site.site_url, link_style=link_style
             )
+            # A translated site's languages: a reader's own ranks first (KnowledgeBase.search)
+            self.store.set_meta(languages=site.languages.as_json() if site.languages else "")
             wrote = bool(docs or removed or report.rebuilt or report.repaired)
             self.store.publish(site.site_url, link_style, untouched=untouched and not wrote)
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())

@@ -20,7 +20,7 @@ from kb_qa.errors import IndexStateError
 from kb_qa.index import embeddings, retrieval
 from kb_qa.index.manifest import embed_key
 from kb_qa.index.store import Store
-from kb_qa.ingest import links, vault
+from kb_qa.ingest import i18n_layout, links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
 from kb_qa.kb.index_run import IndexRun, Progress, Steps
@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 # question mostly in another script (CJK, Hebrew, Arabic)
 LATIN_ONLY = frozenset({"minilm"})
 UNREAD_VECTOR_SHARE = 0.0
+# A model's ranking scales a page the reader's language has too by this (below its twin).
+TRANSLATED_WEIGHT = 0.5
 
 
 class KnowledgeBase(IndexRun):
@@ -54,6 +56,7 @@ class KnowledgeBase(IndexRun):
         self._embedder: embeddings.Embedder | None = None
         self._loaded = Loaded()
         self._own_generation = ""
+        self._translations: dict[tuple[str, str], set[str]] = {}  # KnowledgeBase._translated
         self._lock = threading.Lock()  # guards _loaded, held only to read or swap it
         self._building = threading.Lock()  # held by the one thread building a new view
 
@@ -192,8 +195,13 @@ class KnowledgeBase(IndexRun):
         candidates: int | None = None,
         reader: bool = True,
         fusion: str | None = None,
+        lang: str = "",
     ) -> list[Hit]:
         """Hybrid search; ``sections`` keeps only the best piece of each heading section.
+
+        ``lang`` is the reader's language (their page's ``<html lang>``): on a translated
+        site, a page the site has in that language too is left to that translation (the
+        plain ranking a model reads keeps it, below its translation).
 
         ``reader`` ranks for what a person sees first (search results, no-key answers): the
         question's title weighs in, sections the docs link to gain (``link_weight``,
@@ -257,6 +265,10 @@ class KnowledgeBase(IndexRun):
             hits = retrieval.demote(
                 hits, view.history, self.settings.history_weight, self._history_only(view, question)
             )
+        other = self._translated(view, lang)
+        if other and reader:  # a reader reads the page in their own language
+            hits = [h for h in hits if h.chunk.path not in other]
+        hits = retrieval.demote(hits, other, TRANSLATED_WEIGHT)  # a model reads both
         hits = retrieval.distinct(hits)
         if sections:
             hits = retrieval.by_section(hits)
@@ -283,6 +295,23 @@ class KnowledgeBase(IndexRun):
         for t in keyword_tokens(question):
             spared |= view.history_only.get(t, set())
         return spared
+
+    def site_languages(self) -> str:
+        """The languages of the translated site indexed (``Languages.as_json``; "" when
+        it is not one)."""
+        return self.store.meta("languages")
+
+    def _translated(self, view: Loaded, lang: str) -> set[str]:
+        """Pages in another language than ``lang`` that the site also has in it (none
+        unless the index is of a site translated into ``lang``)."""
+        languages = i18n_layout.Languages.from_json(self.site_languages() if lang else "")
+        if languages is None or not (wanted := i18n_layout.wanted_locale(lang, languages)):
+            return set()
+        key, cached = (view.generation, wanted), self._translations
+        if key not in cached:  # one scan of the pages per index and language
+            pages = {(c.path, c.url) for c in view.chunks}
+            cached = self._translations = {key: i18n_layout.translated(pages, languages, wanted)}
+        return cached[key]
 
     def _links(self, view: Loaded, question: str) -> retrieval.Links | None:
         weight, text_weight = self.settings.link_weight, self.settings.link_text_weight

@@ -62,9 +62,11 @@ class AskRequest:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     stream: bool | None = None
+    lang: str = ""  # the reader's language (their page's <html lang>)
 
 
 MAX_JSON_DEPTH = 32
+MAX_LANG_CHARS = 35  # the longest language tag a page names ("zh-Hant-TW", with room)
 WHOLE_NUMBER = re.compile(r"[0-9]{1,6}")
 
 
@@ -122,7 +124,22 @@ def parse_ask(body: Any, settings: Settings) -> AskRequest:
         patterns(body, "include"),
         patterns(body, "exclude"),
         stream,
+        language(body.get("lang")),
     )
+
+
+def language(given: Any) -> str:
+    """The reader's language tag as sent ("" when none): a string of at most
+    :data:`MAX_LANG_CHARS` (one the site has no pages in is used for nothing)."""
+    if given is None:
+        return ""
+    if not isinstance(given, str) or len(given) > MAX_LANG_CHARS:
+        raise reject(
+            422,
+            f'lang must be a language tag such as "fr" or "pt-BR" (at most '
+            f"{MAX_LANG_CHARS} characters).",
+        )
+    return given.strip()
 
 
 async def read_json(request: Request, limit: int) -> Any:

@@ -56,6 +56,7 @@ class Replica(KnowledgeBase):
         self._embedder: embeddings.Embedder | None = None
         self._loaded = Loaded()
         self._own_generation = ""
+        self._translations: dict[tuple[str, str], set[str]] = {}
         self._lock = threading.Lock()  # one load at a time
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
@@ -181,6 +182,10 @@ class Replica(KnowledgeBase):
             )
             self._embedder = embeddings.load_embedder(name, self.settings.embed_api_base)
         return self._embedder
+
+    def site_languages(self) -> str:
+        """The translated site's languages, as the writer's record says."""
+        return self.record.languages
 
     def index(self, *args: Any, **kwargs: Any) -> IndexReport:
         """Refused: a replica never writes."""

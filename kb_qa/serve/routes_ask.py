@@ -50,6 +50,7 @@ class AskRoutes:
             exclude=ask.exclude,
             settings=self.settings,
             limiter=self.limiter,
+            lang=ask.lang,
         )
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)

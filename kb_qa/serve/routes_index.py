@@ -13,7 +13,14 @@ from starlette.responses import JSONResponse, Response
 from kb_qa.errors import KbQaError
 from kb_qa.serve import inputs
 from kb_qa.serve.first_index import RETRY_SECONDS
-from kb_qa.serve.protocol import WHOLE_NUMBER, compressed, hit_json, patterns, reject
+from kb_qa.serve.protocol import (
+    WHOLE_NUMBER,
+    compressed,
+    hit_json,
+    language,
+    patterns,
+    reject,
+)
 
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
@@ -23,7 +30,7 @@ class IndexRoutes:
     """Search, health and the page list of ``kb_qa.serve.app.Api``."""
 
     async def search(self, request: Request) -> Response:
-        """GET /api/search?q=&k="""
+        """GET /api/search?q=&k=&lang="""
         params = request.query_params
         if not params.get("q", "").strip():
             raise reject(422, "q is required: the text to search for.")
@@ -40,10 +47,11 @@ class IndexRoutes:
             raise reject(exc.status, str(exc)) from None
         include = patterns({"include": params.getlist("include")}, "include")
         exclude = patterns({"exclude": params.getlist("exclude")}, "exclude")
+        lang = language(params.get("lang"))
         if (waiting := self.still_indexing()) is not None:
             return waiting
         try:
-            hits = await self._thread(self._search, q, k, include, exclude)
+            hits = await self._thread(self._search, q, k, include, exclude, lang)
         except KbQaError as exc:
             return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
@@ -60,8 +68,10 @@ class IndexRoutes:
             body = {"error": why, "code": "indexing", "embedded": embedded, "to_embed": to_embed}
         return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_SECONDS)})
 
-    def _search(self, q: str, k: int, include: Sequence[str], exclude: Sequence[str]) -> list:
-        hits = self.kb.search(q, k, include=include, exclude=exclude)
+    def _search(
+        self, q: str, k: int, include: Sequence[str], exclude: Sequence[str], lang: str
+    ) -> list:
+        hits = self.kb.search(q, k, include=include, exclude=exclude, lang=lang)
         return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
 
     async def _status(self) -> dict[str, Any]:

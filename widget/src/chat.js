@@ -176,7 +176,8 @@ function stream(w, question, history, bot) {
     return fetch(w.apiUrl("/api/ask"), {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ question: question, history: history }),
+      // The page's language: a translated site answers from the reader's own pages first.
+      body: JSON.stringify({ question: question, history: history, lang: pageLanguage() }),
       signal: ctl.signal,
       credentials: "omit",
       cache: "no-store",
@@ -266,3 +267,8 @@ function stream(w, question, history, bot) {
     });
 }
 
+/** The page's language as its <html lang> names it ("" when it names none). */
+export function pageLanguage(doc = document) {
+  let lang = (doc.documentElement && doc.documentElement.lang) || "";
+  return lang.length <= 35 ? lang : "";
+}

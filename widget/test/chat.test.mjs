@@ -1,7 +1,7 @@
 // The conversation sent with a question: answered turns only.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { historyFor, indexingText, retryDelay } from "../src/chat.js";
+import { historyFor, indexingText, pageLanguage, retryDelay } from "../src/chat.js";
 
 const user = (text) => ({ role: "user", text });
 const answer = (text) => ({ role: "assistant", text, done: true });
@@ -37,4 +37,13 @@ test("it is asked again when the server says, within reason", () => {
   assert.equal(retryDelay("1"), 2);
   assert.equal(retryDelay("3600"), 30);
   assert.equal(retryDelay("soon"), 10);
+});
+
+test("the question carries the page's language, as its <html lang> names it", () => {
+  const page = (lang) => ({ documentElement: { lang: lang } });
+  assert.equal(pageLanguage(page("fr")), "fr");
+  assert.equal(pageLanguage(page("pt-BR")), "pt-BR");
+  assert.equal(pageLanguage(page("")), "");
+  assert.equal(pageLanguage({ documentElement: null }), "");
+  assert.equal(pageLanguage(page("x".repeat(36))), ""); // the API refuses longer ones
 });
