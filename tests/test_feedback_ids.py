@@ -185,3 +185,24 @@ def test_ids_outlive_a_restart_and_replicas_share_one_by_feedback_secret(
         assert elsewhere.status_code == 201, elsewhere.text
     assert [r.question for r in FeedbackStore(tmp_path / "d").all()] == [OTHER]
     assert not (tmp_path / "d" / KEY_FILE).exists()  # a configured secret writes no file
+
+
+@pytest.mark.parametrize("question_log", [True, False], ids=["logged", "not-logged"])
+def test_what_readers_wrote_is_readable_by_the_server_s_user_alone(
+    tmp_path: Path, question_log: bool
+) -> None:
+    """The database of questions and ratings took the server's umask: with the usual 022,
+    every user of the machine could read what readers asked and wrote. It is made 0600 now,
+    whichever writes it first, and SQLite gives its -wal and -shm files the same mode."""
+    before = os.umask(0o022)
+    try:
+        base = indexed_sample(tmp_path, rate_limit=0, question_log=question_log)
+        with serve_kb(base) as server:
+            assert rated(server.url, QUESTION).status_code == 201
+        base.close()
+    finally:
+        os.umask(before)
+    files = sorted(base.settings.index_path.glob("feedback.sqlite3*"))
+    assert files and files[0].name == "feedback.sqlite3"
+    modes = {f.name: oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
+    assert set(modes.values()) == {oct(0o600)} or os.name == "nt", modes

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import queue
 import secrets
 import sqlite3
@@ -94,11 +95,21 @@ def new_ref() -> str:
     return secrets.token_urlsafe(12)
 
 
+def made_private(path: Path) -> Path:
+    """``path``, the readers' database, created readable by its owner alone when it is not
+    there: made by SQLite, it took the server's umask (usually readable by every user of the
+    machine). SQLite gives its -wal and -shm files the database's mode."""
+    # The index folder may have been deleted under a running server: make it again.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    return path
+
+
 def connect(folder: Path) -> sqlite3.Connection:
     """The shared database in ``folder`` with the question table in place."""
-    # The index folder may have been deleted under a running server: make it again.
-    folder.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(folder / DB_NAME, timeout=10, check_same_thread=False)
+    path = made_private(folder / DB_NAME)
+    conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
     conn.executescript(_SCHEMA)
     return conn
 
