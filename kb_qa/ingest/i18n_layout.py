@@ -6,6 +6,9 @@ site's paths are not its URLs: in the plugin's suffix layout ``guides/retries.fr
 published at ``fr/guides/retries/``, and in its folder layout ``docs/en/guides/retries.md``
 of the default language at ``guides/retries/``. Without this, every translated section
 was cited at a page the build does not have (``guides/retries.fr/``).
+
+The index keeps the languages (``Languages.as_json``) to answer a reader in their own:
+``translated`` names the pages a reader of one language has in it too, by their URLs.
 """
 
 from __future__ import annotations
