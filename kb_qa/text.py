@@ -149,12 +149,16 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     bm25s' default pattern keeps an unspaced Chinese run as one token, so a query word
     would never match inside it; bigrams (plus single characters for one-character runs)
     make "向量数据库" match any text containing it. ``camel_parts`` adds the parts of
-    CamelCase names; the extractive answer reads passages so. The keyword index does not:
+    CamelCase names and keeps decimals whole (``decimals``); the extractive answer reads
+    passages so. The keyword index does not:
     there they cost the pydantic corpus (every class a "Model") and gained nothing on
     real questions (docs/pages/research-log.md: "CamelCase names split into their parts").
     """
     words: list[str] = []
     cjk: list[str] = []
+    if camel_parts:  # a reader's words: "2.0" is one, not the "2" and "0" of "0.2" too
+        words += decimals(text)
+        text = _DECIMAL.sub(" ", text)
     for token in _raw_tokens(text):
         if _CJK.match(token):
             if len(token) == 1:
@@ -171,6 +175,16 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
                 parts = (p.casefold() for p in _CAMEL_PART.findall(name))
                 words.extend(p for p in parts if p not in STOPWORDS)
     return _stemmer().stemWords(words) + cjk
+
+
+# A number with a decimal point or a version ("2.0", "0.25", "3.11.2"), not part of a word.
+_DECIMAL = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\w)")
+
+
+def decimals(text: str) -> list[str]:
+    """The decimals and dotted versions of ``text``, each one word: aligned as digits, "The
+    delay doubles (2.0)" also matched the "0.2" row of a table."""
+    return _DECIMAL.findall(unicodedata.normalize("NFKC", text))
 
 
 def cjk_runs(text: str) -> list[str]:

@@ -104,6 +104,21 @@ def test_a_table_row_cited_highlights_that_row_only(
     assert source_of(kb, citation)[citation.start : citation.end] == citation.text
 
 
+def test_a_decimal_is_one_word_not_the_digits_of_another(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    """Read as the digits "2" and "0", "2.0" also matched the ``0.2`` of the jitter row, and
+    the highlight ran from the rows on delays to the bottom of the table."""
+    (citation,) = ask(
+        kb,
+        scripted,
+        "How fast do retry delays grow?",
+        "Delays grow by a factor of 2.0 {{Default retry policy}}.",
+    )
+    assert "| `retry.multiplier` | `2.0` |" in citation.text
+    assert "retry.jitter" not in citation.text and "retry.max_backoff" not in citation.text
+
+
 def test_a_list_item_cited_highlights_that_item_only(
     kb: KnowledgeBase, scripted: ScriptedLLM
 ) -> None:

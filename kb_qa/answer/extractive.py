@@ -34,7 +34,7 @@ from kb_qa.answer.blocks import (
 )
 from kb_qa.answer.coverage import content_chars
 from kb_qa.ingest.linkgraph import pages_linked
-from kb_qa.text import keyword_tokens, normalize, spelled_out
+from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
@@ -204,6 +204,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     said = _CONTRACTION.sub("", normalize(question))
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
+    wanted |= set(decimals(said))  # as passages are read: "2.0" whole
     df: dict[str, int] = {}
     for _, _h, blocks in read:
         for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):
