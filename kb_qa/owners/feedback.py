@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_qa.errors import ConfigError
-from kb_qa.owners import questionlog
+from kb_qa.owners import private_files
 
 MAX_ANSWER_CHARS = 20_000  # the longest answer the API streams (max_reply_chars' default)
 MAX_REASON_CHARS = 1_000
@@ -132,7 +132,7 @@ class FeedbackStore:
         self.keep = keep
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(questionlog.made_private(self.path), timeout=10)
+        conn = sqlite3.connect(private_files.made_private(self.path), timeout=10)
         conn.executescript(_SCHEMA)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(feedback)")}
         for column in ("question_id", "answer_ref"):  # a database from before them

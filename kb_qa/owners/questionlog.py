@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import queue
 import secrets
 import sqlite3
@@ -26,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from kb_qa.owners import private_files
 
 log = logging.getLogger(__name__)
 
@@ -95,20 +96,9 @@ def new_ref() -> str:
     return secrets.token_urlsafe(12)
 
 
-def made_private(path: Path) -> Path:
-    """``path``, the readers' database, created readable by its owner alone when it is not
-    there: made by SQLite, it took the server's umask (usually readable by every user of the
-    machine). SQLite gives its -wal and -shm files the database's mode."""
-    # The index folder may have been deleted under a running server: make it again.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    return path
-
-
 def connect(folder: Path) -> sqlite3.Connection:
     """The shared database in ``folder`` with the question table in place."""
-    path = made_private(folder / DB_NAME)
+    path = private_files.made_private(folder / DB_NAME)
     conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
     conn.executescript(_SCHEMA)
     return conn
