@@ -186,3 +186,26 @@ def test_an_index_with_pages_is_searched_while_the_first_run_updates_it(tmp_path
             run.join(60)
     assert not is_error, text
     assert json.loads(text)[0]["path"] == "retries.md"
+
+
+def test_ask_docs_takes_a_file_path_as_search_docs_gives_it(tmp_path: Path) -> None:
+    """search_docs gives each hit's file as an absolute path on this machine, and the
+    search takes such a path as a filter; ask_docs checked its filters on their own first
+    and failed the call ("matches no page") for a path inside the vault."""
+    vault = tmp_path / "site"
+    shutil.copytree(SAMPLE, vault)
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as kb:
+        kb.index()
+        folder = str(vault / "docs" / "reference")
+
+        async def ask() -> tuple[bool, str]:
+            async with Client(build_server(kb)) as client:
+                result = await client.call_tool(
+                    "ask_docs", {"question": "How do I cancel a job?", "include": [folder]}
+                )
+            return result.is_error, result.content[0].text
+
+        is_error, text = anyio.run(ask)
+    assert not is_error, text
+    sources = [line for line in text.splitlines() if line.startswith("[")]
+    assert sources and all("docs/reference/" in line for line in sources), text

@@ -111,6 +111,8 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         """Fail the call when a path filter leaves no page, saying how paths are written
         (an assistant that left out docs_dir got nothing and said the docs are silent)."""
         if only or skip:
+            # As the search reads them: a file path inside the vault (a hit's "file") too.
+            only, skip = kb._vault_paths(only), kb._vault_paths(skip)
             paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
             if unmatched := inputs.unmatched(paths, only, skip):
                 raise ToolError(unmatched)
