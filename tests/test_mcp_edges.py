@@ -209,3 +209,40 @@ def test_ask_docs_takes_a_file_path_as_search_docs_gives_it(tmp_path: Path) -> N
     assert not is_error, text
     sources = [line for line in text.splitlines() if line.startswith("[")]
     assert sources and all("docs/reference/" in line for line in sources), text
+
+
+def test_an_index_the_first_run_rebuilds_is_not_searched_half_empty(tmp_path: Path) -> None:
+    """A rebuild (an upgrade's new chunker, another embedding model) empties the index
+    before the run fills it again: `kb-qa mcp` searched it meanwhile, as an index that
+    held pages, and search_docs answered [] (the assistant said the docs were silent).
+    The tools wait for such a run, as for an empty index."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "retries.md").write_text("# Retries\n\nA failing job is attempted five times.\n")
+    for i in range(12):
+        (vault / f"garden{i}.md").write_text(f"# Garden {i}\n\nBed {i} grows garlic.\n")
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as kb:
+        kb.index()
+    with KnowledgeBase(
+        vault, embed_model="minilm", embed_batch=4, index_dir=tmp_path / "idx"
+    ) as kb:
+        first = FirstIndex(had_pages=first_index.serves_meanwhile(kb))  # as `kb-qa mcp` does
+        gate = Gate()
+        run = threading.Thread(target=first_index.run, args=(kb, first), kwargs={"progress": gate})
+        run.start()
+        try:
+            assert gate.holding.wait(60), "the run never reached its embedding"
+            threading.Timer(2.0, gate.opened.set).start()  # the run goes on a little later
+
+            async def search() -> tuple[bool, str]:
+                async with Client(build_server(kb, first)) as client:
+                    with anyio.fail_after(60):
+                        result = await client.call_tool("search_docs", {"query": "attempts"})
+                return result.is_error, result.content[0].text
+
+            is_error, text = anyio.run(search)
+        finally:
+            gate.opened.set()
+            run.join(60)
+    assert not is_error, text
+    assert json.loads(text)[0]["path"] == "retries.md", text

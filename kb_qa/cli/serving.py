@@ -284,8 +284,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     kb = open_kb(args)
     # An index that holds pages answers while the run brings it up to date (a branch
-    # switch re-embeds minutes of pages); an empty one makes the tools wait for the run.
-    first = FirstIndex(had_pages=bool(kb.store.files()))
+    # switch re-embeds minutes of pages); an empty one, or one the run rebuilds from
+    # nothing, makes the tools wait for the run.
+    first = FirstIndex(had_pages=first_index.serves_meanwhile(kb))
     watcher = _watcher(kb, args).observe() if args.watch else None
     mcp_log = logging.getLogger("kb_qa.mcp")
 

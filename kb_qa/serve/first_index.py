@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FirstIndex", "run"]
+__all__ = ["FirstIndex", "run", "serves_meanwhile"]
 
 RETRY_SECONDS = 5  # what a client told "being built" is asked to wait before asking again
 
@@ -86,6 +86,18 @@ class FirstIndex:
         done, total = self.progress
         done_now = self.done.is_set()
         return {"done": done_now, "embedded": done, "to_embed": total, "error": self.error}
+
+
+def serves_meanwhile(kb: KnowledgeBase) -> bool:
+    """Whether ``kb``'s pages may be searched while its first run goes: it holds some, and
+    the run will not empty it first (a rebuild after an upgrade or a new embedding model
+    starts from nothing, so a search meanwhile found few pages or none)."""
+    if not kb.store.files():
+        return False
+    try:
+        return not kb.pending_rebuild()
+    except KbQaError:  # a config the run cannot read either: it says so to every call
+        return False
 
 
 class Stopped(Exception):
