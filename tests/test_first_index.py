@@ -125,6 +125,27 @@ def test_an_index_that_held_pages_answers_from_them_meanwhile(
     assert server.first.done.wait(60)
 
 
+def test_an_index_the_first_run_rebuilds_is_not_answered_from_half_empty(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], tmp_path: Path
+) -> None:
+    """A rebuild (an upgrade's chunker version, another chunk size or model) empties the
+    index before filling it again: questions meanwhile were answered from the few sections
+    written so far. Now they are told how far the rebuild is, as for a first index."""
+    vault = make_vault(NOTES)
+    before = KnowledgeBase(vault, embed_model="minilm", index_dir=tmp_path / "idx")
+    before.index()
+    before.close()
+    gate = Gate()
+    server = start(vault, gate)  # with the hash embedder: another model, a rebuild
+    assert gate.holding.wait(60)
+    answer = ask(server.url, "How many times is a failing job attempted?")
+    assert answer.status_code == 503 and answer.json()["code"] == "indexing", answer.text
+    gate.opened.set()
+    assert server.first.done.wait(60)
+    answer = ask(server.url, "How many times is a failing job attempted?")
+    assert answer.status_code == 200 and "five times" in answer.json()["text"]
+
+
 def test_stopping_midway_keeps_what_was_embedded(
     make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], tmp_path: Path
 ) -> None:

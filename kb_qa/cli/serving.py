@@ -30,6 +30,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """kb-qa serve"""
     import uvicorn
 
+    from kb_qa.serve import first_index
     from kb_qa.serve.app import create_app
     from kb_qa.serve.first_index import FirstIndex
     from kb_qa.serve.serving import (
@@ -56,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _plain_logs()
         kb, log = open_kb(args), logging.getLogger("kb_qa.serve")
         watcher = _watcher(kb, args).observe() if args.watch else None
-        first = FirstIndex(had_pages=bool(kb.store.files()))
+        first = FirstIndex(had_pages=first_index.serves_meanwhile(kb))  # not half-rebuilt
         s = _with_preview_origins(kb.settings, log)
     if s.host not in LOOPBACK and not s.api_token:
         log.warning(

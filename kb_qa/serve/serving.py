@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_qa.errors import ConfigError
 from kb_qa.serve import first_index
-from kb_qa.serve.first_index import FirstIndex
+from kb_qa.serve.first_index import FirstIndex, serves_meanwhile
 
 if TYPE_CHECKING:
     from kb_qa.settings import Settings
@@ -284,7 +284,7 @@ class BackgroundServer:
 
         check_port(host, port)
         kb = KnowledgeBase(vault, **settings)
-        first = FirstIndex(had_pages=bool(kb.store.files()))
+        first = FirstIndex(had_pages=serves_meanwhile(kb))  # an index rebuilt waits for it
         port = port or free_port(host)
         config = uvicorn.Config(
             create_app(kb, first=first),
