@@ -213,6 +213,12 @@ def test_a_reader_is_answered_from_their_own_language_first(
     assert first(question, "fr-CA") == "fr/guides/retries/"  # its primary language
     assert first(question, "en") == "guides/retries/"
     assert first("Linux only requirements", "fr") == "install/"  # not translated
+    # The twins are left out before the best candidates are taken, not after: an English
+    # question of a French reader found only English twins among them, then nothing.
+    english = "Every job is attempted five times"
+    assert [h.chunk.url for h in instance.search(english, 1, candidates=2, lang="fr")] == [
+        "fr/guides/retries/"
+    ]
     with UvicornThread(create_app(instance)) as server:
         asked = [
             httpx.post(server.url + "/api/ask", json=body, timeout=30)

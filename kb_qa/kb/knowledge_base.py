@@ -218,13 +218,16 @@ class KnowledgeBase(IndexRun):
         n = max(candidates or self.settings.candidates, k * 2)
         allowed_mask: np.ndarray | None = None
         allowed_paths: list[str] | None = None
-        if include or exclude:
+        other = self._translated(view, lang)
+        twins = other if reader else set()  # a reader reads the page in their own language
+        if include or exclude or twins:
             paths = sorted({c.path for c in view.chunks})
             keep = {
                 p
                 for p in paths
                 if (not include or retrieval.path_matches(p, include))
                 and not retrieval.path_matches(p, exclude)
+                and p not in twins
             }
             allowed_paths = sorted(keep)
             allowed_mask = np.array([c.path in keep for c in view.chunks])
@@ -265,9 +268,6 @@ class KnowledgeBase(IndexRun):
             hits = retrieval.demote(
                 hits, view.history, self.settings.history_weight, self._history_only(view, question)
             )
-        other = self._translated(view, lang)
-        if other and reader:  # a reader reads the page in their own language
-            hits = [h for h in hits if h.chunk.path not in other]
         hits = retrieval.demote(hits, other, TRANSLATED_WEIGHT)  # a model reads both
         hits = retrieval.distinct(hits)
         if sections:
