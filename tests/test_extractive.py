@@ -607,6 +607,8 @@ def test_a_list_ending_in_annotated_code_is_quoted_up_to_the_code() -> None:
         # The list is in the next tab, not after the code in its own.
         '=== "A"\n\n    ```yaml\n    x: 1 # (1)!\n    ```\n\n'
         "1.  The list names navigation.indexes.\n",
+        # A call after a statement's ";" (no comment, no marker) before the list.
+        "```c\na = 1; f(1);\n```\n\n1.  The list names navigation.indexes.\n",
     ],
 )
 def test_a_list_material_shows_as_it_is_can_be_quoted_alone(markdown: str) -> None:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from markdown_it.token import Token
 
 _COMMENT = re.compile(r"#|//|/\*|<!--|--|;|%")
-_MARKER = re.compile(r"\((\d{1,4})\)")
+# A marker stands apart, "# (1)!", "/* (2) */": "f(1)" after a ";" is a call, not one.
+_MARKER = re.compile(r"(?<![\w)\]])\((\d{1,4})\)")
 
 
 def annotation_lists(
