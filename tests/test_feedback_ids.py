@@ -206,3 +206,22 @@ def test_what_readers_wrote_is_readable_by_the_server_s_user_alone(
     assert files and files[0].name == "feedback.sqlite3"
     modes = {f.name: oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
     assert set(modes.values()) == {oct(0o600)} or os.name == "nt", modes
+
+
+def test_a_database_an_older_kb_qa_left_readable_is_made_private(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Made 0600 only when created, a database an older kb-qa had made 0644 stayed
+    readable by every user of the machine after the upgrade. It is made private, and said."""
+    base = indexed_sample(tmp_path, rate_limit=0)
+    db = base.settings.index_path / "feedback.sqlite3"
+    with sqlite3.connect(db) as conn:  # as an older kb-qa made it
+        conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    os.chmod(db, 0o644)
+    with serve_kb(base) as server:
+        assert rated(server.url, QUESTION).status_code == 201
+    base.close()
+    files = sorted(db.parent.glob("feedback.sqlite3*"))
+    modes = {f.name: oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
+    assert set(modes.values()) == {oct(0o600)} or os.name == "nt", modes
+    assert "was readable by other users of this machine: made it 0600" in caplog.text

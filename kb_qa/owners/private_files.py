@@ -4,18 +4,34 @@ user alone, whatever its umask."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 __all__ = ["made_private"]
 
 
 def made_private(path: Path) -> Path:
-    """``path``, the readers' database, created readable by its owner alone when it is not
-    there: made by SQLite, it took the server's umask (usually readable by every user of the
-    machine). SQLite gives its -wal and -shm files the database's mode."""
+    """``path``, the readers' database, readable by its owner alone: created so when it is
+    not there (made by SQLite, it took the server's umask, usually readable by every user
+    of the machine; SQLite gives its -wal and -shm files the database's mode), and made so,
+    once and said, when an older kb-qa left it readable by others."""
     # The index folder may have been deleted under a running server: make it again.
     path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
+    try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        _tightened(path)
     return path
+
+
+def _tightened(path: Path) -> None:
+    """An existing database and its -wal and -shm files made 0600 when others could read
+    them (a file the server's user does not own, or cannot change, is left as it is)."""
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if file.stat().st_mode & 0o077 and os.name != "nt":
+                os.chmod(file, 0o600)
+                log.warning("%s was readable by other users of this machine: made it 0600", file)
