@@ -50,7 +50,7 @@ def prepare(
     started = time.perf_counter()
     # As the search reads them (a file path inside the vault too), for the prompt's list of
     # excluded pages: unread, such a path left every page out and the answer found nothing.
-    include, exclude = kb._vault_paths(include), kb._vault_paths(exclude)
+    include, exclude = kb.vault_paths(include), kb.vault_paths(exclude)
     for_model = bool(settings.model) if for_model is None else for_model
     queries = [without_markup(question)]  # what the model reads keeps the question as asked
     # The model's rewrites of it (rewrite.py, run before this thread); without them a

@@ -211,7 +211,7 @@ class KnowledgeBase(IndexRun):
         """
         k = k if k is not None else self.settings.top_k
         question = _checked(question, k, include, exclude)
-        include, exclude = self._vault_paths(include), self._vault_paths(exclude)
+        include, exclude = self.vault_paths(include), self.vault_paths(exclude)
         view = self._search_view()
         if not view.chunks or not question.strip():
             return []
@@ -274,7 +274,7 @@ class KnowledgeBase(IndexRun):
             hits = retrieval.by_section(hits)
         return hits[:k]
 
-    def _vault_paths(self, patterns: Sequence[str]) -> list[str]:
+    def vault_paths(self, patterns: Sequence[str]) -> list[str]:
         """Path filters as the index names pages: relative to the vault, with "/" (an
         absolute path inside the vault, or "docs\\guides", matched nothing)."""
         found = []

@@ -112,7 +112,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         (an assistant that left out docs_dir got nothing and said the docs are silent)."""
         if only or skip:
             # As the search reads them: a file path inside the vault (a hit's "file") too.
-            only, skip = kb._vault_paths(only), kb._vault_paths(skip)
+            only, skip = kb.vault_paths(only), kb.vault_paths(skip)
             paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
             if unmatched := inputs.unmatched(paths, only, skip):
                 raise ToolError(unmatched)
