@@ -157,7 +157,8 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     words: list[str] = []
     cjk: list[str] = []
     if camel_parts:  # a reader's words: "2.0" is one, not the "2" and "0" of "0.2" too
-        words += decimals(text)
+        text = unicodedata.normalize("NFKC", text)  # as decimals() and _raw_tokens read it
+        words += _DECIMAL.findall(text)
         text = _DECIMAL.sub(" ", text)
     for token in _raw_tokens(text):
         if _CJK.match(token):

@@ -268,7 +268,7 @@ class KnowledgeBase(IndexRun):
             hits = retrieval.demote(
                 hits, view.history, self.settings.history_weight, self._history_only(view, question)
             )
-        hits = retrieval.demote(hits, other, TRANSLATED_WEIGHT)  # a model reads both
+        hits = retrieval.demote(hits, other - twins, TRANSLATED_WEIGHT)  # a model reads both
         hits = retrieval.distinct(hits)
         if sections:
             hits = retrieval.by_section(hits)
