@@ -31,7 +31,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest import render, render_files
+from kb_qa.ingest import render, render_files, versioning
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
 from kb_qa.wiring.tags import inject, is_wired, widget_tags
@@ -98,8 +98,9 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
     def _written_site_url(self, config: MkDocsConfig) -> None:
         """The site_url of mkdocs.yml, read before other plugins' ``on_config`` changes it:
         ``mike deploy 2.0`` makes it ``…/2.0``, while the index's citations carry the
-        config's own, which is the prefix the widget must map onto the page's root."""
-        self._site_url = config.site_url or ""
+        config's own, which is the prefix the widget must map onto the page's root (in the
+        default version's folder when the site names one: ``versioning``, as the index)."""
+        self._site_url = versioning.link_base(config.site_url or "", config)
 
     def _on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:

@@ -364,3 +364,30 @@ def test_init_leaves_a_blank_line_between_its_table_and_the_next(
     after = (tmp_path / "zensical.toml").read_text(encoding="utf-8")
     assert "suggested_questions = []\n\n[project.theme]\n" in after
     assert after.endswith("[project.theme]\n")
+
+
+def test_a_zensical_site_versioned_with_mike_is_wired_with_its_default_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The widget maps a citation back onto its page's root by the prefix the index gives
+    links (``kb_qa.ingest.versioning``): on a mike site that names its default version, the
+    loader `kb-qa init` writes must hold the same prefix, version folder included, or every
+    citation would open ``/2.0/latest/…``."""
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# Home\n\n## Start\n\nHello.\n", encoding="utf-8")
+    (root / "zensical.toml").write_text(
+        '[project]\nsite_name = "S"\nsite_url = "https://docs.example.org/s/"\n\n'
+        '[project.extra.version]\nprovider = "mike"\ndefault = "stable"\n',
+        encoding="utf-8",
+    )
+    assert init(capsys, str(root))[0] == 0
+    loader = (root / "docs" / LOADER_PATH).read_text(encoding="utf-8")
+    options = json.loads(re.search(r"var options = (\{.*\});", loader).group(1))
+    assert options["site_url"] == "https://docs.example.org/s/stable/"
+    with KnowledgeBase(root, index_dir=tmp_path / "index", embed_model="hash") as kb:
+        kb.index()
+        [chunk] = [c for c in kb.store.chunks() if c.anchor == "start"]
+        assert kb.url(chunk) == "https://docs.example.org/s/stable/#start"

@@ -305,3 +305,45 @@ def test_a_mike_version_maps_citations_onto_its_own_folder(
     site_url = str(options["site_url"]).rstrip("/") + "/"
     assert cited.startswith(site_url), (cited, options)
     assert options["root"] == "../.."
+
+
+@pytest.mark.parametrize(
+    "versioning",
+    [
+        "plugins:\n  - mike\n  - search\n  - kb-qa\nextra:\n  version:\n    provider: mike\n"
+        "    default: latest\n",
+        "plugins:\n  - mike:\n      canonical_version: latest\n  - search\n  - kb-qa\n",
+    ],
+    ids=["extra.version.default", "canonical_version"],
+)
+def test_links_printed_outside_a_mike_site_open_its_default_version(
+    versioning: str,
+    make_vault: Callable[..., Path],
+    kb: KB,
+    tmp_path: Path,
+    cli_env: Callable[..., dict[str, str]],
+) -> None:
+    """A mike site's root has no pages (it redirects its home page to the default version):
+    ``kb-qa ask``, ``search``, the MCP tools and the insights report printed
+    ``https://lumen.example.com/guides/retries/#default-policy``, a 404. The version the
+    site names is in those links now, and the widget, told the same prefix, still opens a
+    citation under the version its reader is on (the page's root, ``../..``)."""
+    pytest.importorskip("mike")
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: Lumen\nsite_url: https://lumen.example.com/\n" + versioning,
+            "docs/index.md": HOME_EN,
+            "docs/guides/retries.md": RETRIES_EN,
+        }
+    )
+    site = tmp_path / "site"
+    result = mkdocs_build(vault, site, cli_env(MIKE_DOCS_VERSION="2.0"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    instance = kb(vault)
+    instance.index()
+    [chunk] = [c for c in instance.store.chunks() if c.anchor == "default-policy"]
+    cited = instance.url(chunk)
+    assert cited == "https://lumen.example.com/latest/guides/retries/#default-policy"
+    options = widget_options(site / "guides" / "retries" / "index.html")
+    assert options["site_url"] == "https://lumen.example.com/latest/"
+    assert options["root"] == "../.."

@@ -29,6 +29,7 @@ from kb_qa.ingest import (
     note_templates,
     safe_config,
     snippet_guard,
+    versioning,
     zensical,
     zensical_blog,
 )
@@ -56,6 +57,8 @@ class Site:
     root: Path
     docs_dir: Path
     site_url: str = ""
+    # Where links from outside the site start: site_url, in a mike site's version folder
+    link_base: str = ""
     use_directory_urls: bool = True
     # Pages are addressed like MkDocs does it (Zensical does the same): the site has a config.
     is_mkdocs: bool = False
@@ -112,12 +115,6 @@ class Site:
         if self.use_directory_urls:
             return posixpath.join(directory, stem) + "/"
         return posixpath.join(directory, stem) + ".html"
-
-    def absolute_url(self, url: str) -> str:
-        """Join a page URL onto ``site_url`` when the site has one."""
-        if not self.site_url:
-            return url
-        return self.site_url.rstrip("/") + "/" + url
 
     def markdown(self) -> markdown.Markdown:
         """A Python-Markdown instance configured like the site's MkDocs build."""
@@ -197,6 +194,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
     site.warnings += warnings
+    site.link_base = versioning.link_base(site.site_url, config)
     if generator == "zensical":
         site.blog = zensical_blog.blog_of(config)
         entries = zensical.extension_entries(config)

@@ -134,12 +134,12 @@ class IndexRun:
             report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             link_style = "site" if site.is_mkdocs else "file"
             self.store.set_meta(
-                last_indexed=str(time.time()), site_url=site.site_url, link_style=link_style
+                last_indexed=str(time.time()), site_url=site.link_base, link_style=link_style
             )
             # A translated site's languages: a reader's own ranks first (KnowledgeBase.search)
             self.store.set_meta(languages=site.languages.as_json() if site.languages else "")
             wrote = bool(docs or removed or report.rebuilt or report.repaired)
-            self.store.publish(site.site_url, link_style, untouched=untouched and not wrote)
+            self.store.publish(site.link_base, link_style, untouched=untouched and not wrote)
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
         return report

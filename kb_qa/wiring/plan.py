@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_qa.errors import ConfigError
+from kb_qa.ingest import versioning
 from kb_qa.wiring.changes import Change, change_of, file_changes, read_text
 from kb_qa.wiring.options import (
     ASSET_DIR,
@@ -209,7 +210,7 @@ def _plan_toml(
     after = toml_edit.wired(before, str(path), wanted)
     project = toml_edit.project_of(document)
     docs_dir = path.parent / str(project.get("docs_dir") or "docs")
-    site_url = str(project.get("site_url") or "")
+    site_url = versioning.link_base(str(project.get("site_url") or ""), project)
     return change_of(path, before, after, encoding), docs_dir, wanted, site_url
 
 
@@ -230,7 +231,7 @@ def _plan_yaml(
     text = yaml_edit.ensure_item(text, str(path), "extra_javascript", LOADER_PATH, entry_path)
     text = yaml_edit.ensure_mapping(text, str(path), "extra", EXTRA_KEY, wanted.as_config())
     docs_dir = path.parent / str(data.get("docs_dir") or "docs")
-    site_url = str(data.get("site_url") or "")
+    site_url = versioning.link_base(str(data.get("site_url") or ""), data)
     return change_of(path, before, text, encoding), docs_dir, wanted, site_url
 
 
