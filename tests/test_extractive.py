@@ -138,6 +138,19 @@ def test_questions_the_docs_do_not_cover_say_so_first(kb: KnowledgeBase, questio
     assert len(citations.citations) >= 1  # and it names what is nearby, cited
 
 
+def test_a_french_reader_is_told_in_french_that_the_docs_do_not_cover_it(
+    kb: KnowledgeBase,
+) -> None:
+    """The reader's language (their page's ``<html lang>``) is the answer's: its own
+    sentences are French, the nearest sections' headings as the docs have them."""
+    done, citations = ask(kb, "How do I bake sourdough bread?", lang="fr-FR")
+    assert not done.covered
+    assert done.text.startswith(
+        "Cette documentation ne semble pas traiter ce point. Les sections les plus proches\u00a0:"
+    )
+    assert len(citations.citations) >= 1
+
+
 def test_a_follow_up_is_searched_with_the_previous_question(kb: KnowledgeBase) -> None:
     history = [
         Turn("user", "What is the default retry backoff?"),

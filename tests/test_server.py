@@ -175,6 +175,34 @@ def test_extractive_answers_through_the_api(serve: Serve) -> None:
         assert health["mode"] == "extractive" and health["model"] == ""
 
 
+def test_an_extractive_answer_speaks_the_readers_language(serve: Serve) -> None:
+    """The widget sends its page's ``<html lang>``: the status lines and the sentences an
+    answer without a model says around its passages are in that language (its primary
+    subtag), the passages as the docs have them; a language kb-qa does not speak, English."""
+    with serve(rate_limit=0) as server:
+        _, french = ask(server.url, {"question": QUESTION, "lang": "fr-CA"})
+        body = {"question": QUESTION, "lang": "fr", "include": ["no/such/folder/"]}
+        _, unmatched = ask(server.url, body)
+        _, chinese = ask(server.url, {"question": QUESTION, "lang": "zh-Hans"})
+        _, dutch = ask(server.url, {"question": QUESTION, "lang": "nl"})
+    assert french[0][1]["message"] == "Recherche dans vos sources…"
+    n = french[1][1]["excerpts"]
+    assert french[1][1]["message"] == f"Lecture des 5 meilleures sections parmi {n} extraits…"
+    done = french[-1][1]
+    assert done["text"].startswith(
+        "Aucun modèle de langage n’est configuré\u00a0; voici ce que disent vos sources\u00a0:\n\n"
+    )
+    assert "five times" in done["text"]  # the passage itself, as written
+    assert "\nVoir aussi\u00a0: " in done["text"] and "See also" not in done["text"]
+    assert unmatched[-1][1]["text"].endswith(
+        "\n\nAucun passage de vos sources ne répond à cette question."
+    )
+    assert chinese[0][1]["message"] == "正在搜索来源…"
+    assert chinese[-1][1]["text"].startswith("未配置语言模型，以下是来源中的原文：")
+    assert dutch[0][1]["message"] == "Searching your sources…"
+    assert dutch[-1][1]["text"].startswith(LABEL)
+
+
 @pytest.mark.parametrize(
     ("replies", "message", "status"),
     [

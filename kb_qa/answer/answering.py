@@ -41,6 +41,7 @@ from kb_qa.answer.llm import call_options, llm_pieces, warm_up, without_thinking
 from kb_qa.answer.prepare import prepare
 from kb_qa.answer.prompt import Prompt, Turn
 from kb_qa.answer.rewrite import rewrite
+from kb_qa.answer.wording import say
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
@@ -80,14 +81,15 @@ async def answer(
     lang: str = "",
 ) -> AsyncIterator[Event]:
     """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events; ``lang``
-    is the reader's language (their page's), which a translated site answers in first.
+    is the reader's language (their page's), which a translated site answers in first and
+    the status lines and an extractive answer's own sentences are said in.
 
     Blocking retrieval runs in a worker thread (``limiter`` bounds how many at once), so the
     event loop stays free. Closing the iterator early stops the LLM call.
     """
     settings = settings or kb.settings
     started = time.perf_counter()
-    yield Status("searching", "Searching your sources…")
+    yield Status("searching", say(lang, "searching"))
     rewritten: list[str] = []
     if settings.rewrite_queries and settings.model:
         # On a thread outside the search limiter: waiting for the model holds no search.
@@ -114,11 +116,11 @@ async def answer(
         return
     prompt = prepared.prompt
     n, pages = len(prompt.excerpts), len(prompt.pages)
-    message = f"Reading {n} excerpt{'s' * (n != 1)} from {pages} page{'s' * (pages != 1)}…"
+    message = say(lang, "reading", excerpts=n, pages=pages)
     if not settings.model:  # an extractive answer reads retrieval's best few sections only
         best = len({(h.chunk.path, h.chunk.anchor) for _, h in prepared.ranked})
         best = min(best, extractive.CANDIDATES)
-        message = f"Reading the {best} best section{'s' * (best != 1)} of {n} excerpts…"
+        message = say(lang, "reading_best", best=best, excerpts=n)
     yield Status("reading", message, excerpts=n, pages=pages)
 
     usage: dict[str, int] = {}
@@ -126,7 +128,7 @@ async def answer(
     if settings.model:
         pieces = without_thinking(llm_pieces(prompt, settings, usage))
     else:
-        extract = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered)
+        extract = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered, lang)
         quoted = extract.quoted
         pieces = _extractive_pieces(extract.pieces)
     renumberer = CitationRenumberer(n)

@@ -12,7 +12,8 @@ scores as well. Each passage is introduced by its heading path and its citation,
 marker ever lands inside code and no answer ends on a dangling ":".
 
 When retrieval's evidence says the docs do not cover the question (``covered``), the answer
-says so first and names the nearest sections instead.
+says so first and names the nearest sections instead. Its fixed sentences are in the
+reader's language (``lang``, ``wording``), English by default.
 """
 
 from __future__ import annotations
@@ -33,15 +34,17 @@ from kb_qa.answer.blocks import (
     weight_of,
 )
 from kb_qa.answer.coverage import content_chars
+from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
 
-LABEL = "No language model is configured; this is what your sources say:"
-NOT_COVERED = "These docs don't seem to cover that. The nearest sections are:"
-NOTHING = "No passage in your sources matches this question."
+# The fixed sentences in English (``wording`` has them in every language it speaks).
+LABEL = say("en", "label")
+NOT_COVERED = say("en", "not_covered")
+NOTHING = say("en", "nothing")
 CANDIDATES = 5  # best-ranked sections read; the best-scoring one leads
 # A section's score: its best passage's question words (rarity-weighted; the heading's
 # words count as the passage's; the best passage of all candidates scores 1.0) plus this
@@ -182,24 +185,30 @@ def sections_of(ranked: Sequence[tuple[int, Hit]], limit: int) -> list[tuple[int
     return sections
 
 
-def extract(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> list[str]:
+def extract(
+    question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True, lang: str = ""
+) -> list[str]:
     """The answer, as pieces to stream (``quote`` says what each citation quotes)."""
-    return quote(question, ranked, covered).pieces
+    return quote(question, ranked, covered, lang).pieces
 
 
-def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True) -> Extract:
+def quote(
+    question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True, lang: str = ""
+) -> Extract:
     """The answer, and the range of each quoted section that it quotes.
 
     ``ranked`` holds (global excerpt number, hit) pairs, best first. The best section's
     passage comes first, a second one when it matches about as well; each is introduced by
-    its heading path and its number in brackets, like an LLM's citation.
+    its heading path and its number in brackets, like an LLM's citation. ``lang``, the
+    reader's language tag, is the language of the sentences around the passages.
     """
+    label = say(lang, "label")
     sections = sections_of(ranked, CANDIDATES)
     if not sections:
-        return Extract([f"{LABEL}\n\n", NOTHING], {})
+        return Extract([f"{label}\n\n", say(lang, "nothing")], {})
     if not covered:
         nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
-        return Extract([f"{NOT_COVERED}\n\n", nearest], {})
+        return Extract([f"{say(lang, 'not_covered')}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _CONTRACTION.sub("", normalize(question))
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
@@ -219,7 +228,7 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
             scored.append((n, h, text, words, span))
     if not scored:
         nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
-        return Extract([f"{LABEL}\n\n", nearest], {})
+        return Extract([f"{label}\n\n", nearest], {})
     # Which section leads: what its passage says of the question's words and how close
     # the whole section is to it (retrieval's order is the tie-break).
     most = max(words for *_, words, _ in scored) or 1.0
@@ -253,12 +262,12 @@ def quote(question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True
     runner = max((c for c in choices if c is not first), key=lambda c: c.score, default=None)
     if runner is not None and runner.score > 0 and runner.score >= SECOND_SHARE * first.score:
         shown.append(runner)
-    pieces = [f"{LABEL}\n\n"]
+    pieces = [f"{label}\n\n"]
     for c in shown:
         pieces.append(f"**{where(c.hit)}** [{c.number}]\n\n{c.text}\n\n")
     # The other strong sections, one click away: retrieval's top 5 are all worth a look.
     others = [c for c in choices if c not in shown][: CANDIDATES - len(shown)]
     if others:
         listed = "; ".join(f"{where(c.hit)} [{c.number}]" for c in others)
-        pieces.append(f"See also: {listed}.\n")
+        pieces.append(say(lang, "see_also", listed=listed) + "\n")
     return Extract(pieces, {c.number: c.span for c in shown})

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from kb_qa.answer.answering import Citations, Done, Error, Event, Status, answer, citation_json
+from kb_qa.answer.wording import say
 from kb_qa.owners import questionlog
 from kb_qa.serve.protocol import (
     ERROR_STATUS,
@@ -57,7 +58,7 @@ class AskRoutes:
         events = self._public_errors(self._signed(events, ask.question))
         if self._updating():
             events = prefixed(
-                Status("updating", "The index is updating; answering from what is indexed so far…"),
+                Status("updating", say(ask.lang, "updating")),
                 events,
             )
         if wants_json(request, ask):

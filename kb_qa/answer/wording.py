@@ -1,0 +1,160 @@
+"""The fixed sentences of an answer, in the reader's language: the status lines and what an
+extractive answer says around the passages it quotes.
+
+The widget sends its page's ``<html lang>`` with a question (``lang`` of POST /api/ask); a
+tag whose primary subtag is one of ``PHRASES`` (``fr``, ``fr-CA``, ``pt-BR``, ``zh-Hans``)
+is answered in that language, any other (or none: the CLI, MCP) in English. The widget's own
+strings are in ``widget/src/strings.js``, for the same languages.
+
+A phrase counts with ``{name:one|other}``: the form for one (or, in French and Portuguese,
+none) or the other, ``#`` standing for the number, so each language words its own plurals.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PHRASES", "language", "say"]
+
+# Each language's phrases; a key missing from one is said in English.
+PHRASES: dict[str, dict[str, str]] = {
+    "en": {
+        "label": "No language model is configured; this is what your sources say:",
+        "not_covered": "These docs don't seem to cover that. The nearest sections are:",
+        "nothing": "No passage in your sources matches this question.",
+        "see_also": "See also: {listed}.",
+        "searching": "Searching your sources…",
+        "reading": "Reading {excerpts:# excerpt|# excerpts} from {pages:# page|# pages}…",
+        "reading_best": (
+            "Reading the {best:best section|# best sections} of {excerpts:# excerpt|# excerpts}…"
+        ),
+        "updating": "The index is updating; answering from what is indexed so far…",
+    },
+    "de": {
+        "label": "Kein Sprachmodell eingerichtet. Das steht in Ihren Quellen:",
+        "not_covered": (
+            "Dazu scheint diese Dokumentation nichts zu enthalten. Die nächstliegenden Abschnitte:"
+        ),
+        "nothing": "Keine Stelle in Ihren Quellen passt zu dieser Frage.",
+        "see_also": "Siehe auch: {listed}.",
+        "searching": "Ihre Quellen werden durchsucht…",
+        "reading": (
+            "{excerpts:# Auszug|# Auszüge} aus {pages:# Seite|# Seiten} "
+            "{excerpts:wird|werden} gelesen…"
+        ),
+        "reading_best": (
+            "{best:Der beste Abschnitt|Die # besten Abschnitte} von "
+            "{excerpts:# Auszug|# Auszügen} {best:wird|werden} gelesen…"
+        ),
+        "updating": "Der Index wird aktualisiert; die Antwort nutzt den bisherigen Stand…",
+    },
+    "es": {
+        "label": "No hay ningún modelo de lenguaje configurado; esto es lo que dicen tus fuentes:",
+        "not_covered": (
+            "Parece que esta documentación no trata ese tema. Las secciones más cercanas son:"
+        ),
+        "nothing": "Ningún pasaje de tus fuentes responde a esta pregunta.",
+        "see_also": "Ver también: {listed}.",
+        "searching": "Buscando en tus fuentes…",
+        "reading": "Leyendo {excerpts:# fragmento|# fragmentos} de {pages:# página|# páginas}…",
+        "reading_best": (
+            "Leyendo {best:la mejor sección|las # mejores secciones} de "
+            "{excerpts:# fragmento|# fragmentos}…"
+        ),
+        "updating": "El índice se está actualizando; la respuesta usa lo indexado hasta ahora…",
+    },
+    "fr": {
+        "label": (
+            "Aucun modèle de langage n’est configuré\u00a0; voici ce que disent vos sources\u00a0:"
+        ),
+        "not_covered": (
+            "Cette documentation ne semble pas traiter ce point. "
+            "Les sections les plus proches\u00a0:"
+        ),
+        "nothing": "Aucun passage de vos sources ne répond à cette question.",
+        "see_also": "Voir aussi\u00a0: {listed}.",
+        "searching": "Recherche dans vos sources…",
+        "reading": (
+            "Lecture de {excerpts:# extrait|# extraits} provenant de {pages:# page|# pages}…"
+        ),
+        "reading_best": (
+            "Lecture {best:de la meilleure section|des # meilleures sections} parmi "
+            "{excerpts:# extrait|# extraits}…"
+        ),
+        "updating": (
+            "L’index est en cours de mise à jour\u00a0; réponse à partir de ce qui est déjà indexé…"
+        ),
+    },
+    "it": {
+        "label": "Nessun modello linguistico configurato; ecco cosa dicono le tue fonti:",
+        "not_covered": (
+            "Questa documentazione non sembra trattare l’argomento. Le sezioni più vicine sono:"
+        ),
+        "nothing": "Nessun passaggio delle tue fonti risponde a questa domanda.",
+        "see_also": "Vedi anche: {listed}.",
+        "searching": "Ricerca nelle tue fonti…",
+        "reading": "Lettura di {excerpts:# estratto|# estratti} da {pages:# pagina|# pagine}…",
+        "reading_best": (
+            "Lettura {best:della sezione migliore|delle # sezioni migliori} su "
+            "{excerpts:# estratto|# estratti}…"
+        ),
+        "updating": "Indice in aggiornamento; la risposta usa ciò che è già indicizzato…",
+    },
+    "ja": {
+        "label": "言語モデルが設定されていません。ソースの該当箇所は次のとおりです：",
+        "not_covered": "このドキュメントには該当する内容がないようです。近いセクション：",
+        "nothing": "この質問に合う箇所はソースにありません。",
+        "see_also": "関連項目：{listed}。",
+        "searching": "ソースを検索しています…",
+        "reading": "{pages} ページの抜粋 {excerpts} 件を読んでいます…",
+        "reading_best": "抜粋 {excerpts} 件のうち上位 {best} セクションを読んでいます…",
+        "updating": "インデックスを更新中です。現時点の内容から回答します…",
+    },
+    "pt": {
+        "label": "Nenhum modelo de linguagem configurado; isto é o que suas fontes dizem:",
+        "not_covered": "Esta documentação não parece tratar disso. As seções mais próximas são:",
+        "nothing": "Nenhum trecho das suas fontes responde a esta pergunta.",
+        "see_also": "Veja também: {listed}.",
+        "searching": "Pesquisando nas suas fontes…",
+        "reading": "Lendo {excerpts:# trecho|# trechos} de {pages:# página|# páginas}…",
+        "reading_best": (
+            "Lendo {best:a melhor seção|as # melhores seções} de {excerpts:# trecho|# trechos}…"
+        ),
+        "updating": "O índice está sendo atualizado; a resposta usa o que já foi indexado…",
+    },
+    "zh": {
+        "label": "未配置语言模型，以下是来源中的原文：",
+        "not_covered": "这些文档似乎没有涉及这个问题。最接近的章节：",
+        "nothing": "来源中没有与此问题匹配的段落。",
+        "see_also": "另见：{listed}。",
+        "searching": "正在搜索来源…",
+        "reading": "正在阅读 {pages} 个页面中的 {excerpts} 个片段…",
+        "reading_best": "正在阅读 {excerpts} 个片段中最相关的 {best} 个章节…",
+        "updating": "索引正在更新，将根据目前已索引的内容回答…",
+    },
+}
+# Languages whose "one" form is also said of none (CLDR: i = 0,1), as the widget's
+# Intl.PluralRules chooses.
+_ONE_OR_NONE = frozenset({"fr", "pt"})
+_PLACE = re.compile(r"\{(\w+)(?::([^{}|]*)\|([^{}|]*))?\}")
+
+
+def language(tag: str) -> str:
+    """The language of ``PHRASES`` a language tag names ("fr-CA" -> "fr"), else "en"."""
+    primary = tag.strip().replace("_", "-").split("-", 1)[0].lower()
+    return primary if primary in PHRASES else "en"
+
+
+def say(tag: str, key: str, **values: object) -> str:
+    """Phrase ``key`` in the language of ``tag``, ``values`` filled in."""
+    lang = language(tag)
+    phrase = PHRASES[lang].get(key, PHRASES["en"][key])
+
+    def fill(m: re.Match[str]) -> str:
+        value = values[m[1]]
+        if m[2] is None:
+            return str(value)
+        one = value == 1 or (lang in _ONE_OR_NONE and value == 0)
+        return (m[2] if one else m[3]).replace("#", str(value))
+
+    return _PLACE.sub(fill, phrase)
