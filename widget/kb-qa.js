@@ -7,7 +7,9 @@
  *   Any static site:
  *     <script src="/kb-qa/kb-qa.js" defer data-endpoint="https://docs-api.example.com"></script>
  *     (optional: data-title, data-placeholder, data-suggested="a|b", data-shortcut="mod+k",
- *      data-root="/docs/", data-site-url="https://docs.example.com/")
+ *      data-root="/docs/", data-site-url="https://docs.example.com/",
+ *      data-labels='{"send": "Ask"}': any of the words of src/lang/en.js)
+ *   The words are in the page's <html lang> (src/strings.js), English for other languages.
  *
  * Model and document text only ever reach the page as text nodes: nothing here parses HTML from
  * the API.
@@ -966,6 +968,7 @@
   var DOCKED = "data-kb-qa-docked";
   var MIN_PAGE_WIDTH = 600;
   function buildPanel(options, shortcut, apple) {
+    const t = options.t;
     const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
     const shadow = host.attachShadow({ mode: "open" });
     const keys = shortcutLabel(shortcut, apple);
@@ -983,17 +986,17 @@
       },
       [icon("chat"), el("span", { class: "kbq-launcher-label", text: options.title })]
     );
-    const newButton = iconButton("reset", "New conversation");
-    const closeButton = iconButton("close", "Close");
-    const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "-1" });
-    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
-    const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
+    const newButton = iconButton("reset", t("newConversation"));
+    const closeButton = iconButton("close", t("close"));
+    const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
+    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), maxlength: "2000", enterkeyhint: "send" });
+    const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
     const form = el("form", { class: "kbq-form" }, [input, sendButton]);
     const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
       el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
       log,
       form,
-      el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })])
+      el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys }) })])
     ]);
     const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
     const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
@@ -1005,7 +1008,7 @@
     styleLink.addEventListener("error", show);
     shadow.appendChild(styleLink);
     shadow.appendChild(frame);
-    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer };
+    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer, t };
   }
   function initPanel(w) {
     const ui = w.ui;
@@ -1115,9 +1118,10 @@
     }
   }
   function setBusy(ui, busy) {
+    const t = ui.t;
     ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
-    ui.sendButton.setAttribute("aria-label", busy ? "Stop answering" : "Send question");
-    ui.sendButton.title = busy ? "Stop" : "Send";
+    ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
+    ui.sendButton.title = t(busy ? "stop" : "send");
     ui.sendButton.classList.toggle("kbq-busy", busy);
   }
   function panelCovers(ui, marks) {
@@ -1146,27 +1150,502 @@
     return true;
   }
 
+  // src/lang/de.js
+  var de_default = {
+    title: "Doku fragen",
+    placeholder: "Stellen Sie eine Frage zu dieser Dokumentation…",
+    newConversation: "Neue Unterhaltung",
+    close: "Schließen",
+    conversation: "Unterhaltung",
+    question: "Ihre Frage",
+    send: "Senden",
+    sendQuestion: "Frage senden",
+    stop: "Stopp",
+    stopAnswering: "Antwort abbrechen",
+    disclaimer: "Die Antworten stammen aus dieser Dokumentation und können falsch sein: Prüfen Sie die Quellen.",
+    keys: "{keys} öffnet, Esc schließt.",
+    intro: "Fragen Sie alles zu dieser Dokumentation. Jede Antwort nennt die Stellen, aus denen sie stammt: Klicken Sie auf eine Nummer, um die Stelle zu öffnen und hervorzuheben.",
+    suggested: "Vorgeschlagene Fragen",
+    sources: "Quellen",
+    sourcesCopied: "Quellen:",
+    source: "Quelle",
+    sourceN: "Quelle {n}",
+    sourceCount: "{n:# Quelle|# Quellen}.",
+    openHint: "Seite mit dieser Stelle hervorgehoben öffnen",
+    rest: "… (der Rest steht in der Unterhaltung)",
+    truncated: "Antwort gekürzt: Sie war zu lang, um vollständig angezeigt zu werden.",
+    noAnswer: "Es kam keine Antwort.",
+    stopped: "Abgebrochen.",
+    copyCode: "Code kopieren",
+    codeCopied: "Code kopiert",
+    copyAnswer: "Antwort kopieren",
+    answerCopied: "Antwort kopiert",
+    copied: "Kopiert",
+    helpful: "Hilfreich",
+    notHelpful: "Nicht hilfreich",
+    reason: "Begründung (optional)",
+    whatHelped: "Was hat geholfen? (optional)",
+    whatWasWrong: "Was war falsch oder hat gefehlt? (optional)",
+    thanks: "Danke für Ihr Feedback.",
+    indexing: "Die Dokumentation wird noch indiziert. Ihre Frage wird beantwortet, sobald das erledigt ist…",
+    indexingOf: "Die Dokumentation wird noch indiziert: {done} von {total} Abschnitten. Ihre Frage wird beantwortet, sobald das erledigt ist…",
+    tooMany: "Gerade kommen zu viele Fragen.",
+    tryAgainIn: "Versuchen Sie es in {seconds} s erneut.",
+    noService: "Unter {url} antwortet kein kb-qa-Dienst (HTTP {status}). Starten Sie `kb-qa serve` oder setzen Sie den Endpoint des Widgets.",
+    serviceFailed: "Der Antwortdienst ist fehlgeschlagen (HTTP {status}). Versuchen Sie es gleich noch einmal.",
+    webPage: "Der Antwortdienst unter {url} hat eine Webseite statt einer Antwort gesendet: Richten Sie den Endpoint des Widgets auf `kb-qa serve`.",
+    noAnswerSent: "Der Antwortdienst hat keine Antwort gesendet. Versuchen Sie es erneut.",
+    failed: "Die Antwort ist fehlgeschlagen. Versuchen Sie es erneut.",
+    cutOff: "Die Antwort brach ab: Die Verbindung wurde vorzeitig geschlossen. Versuchen Sie es erneut.",
+    unreachable: "Der Antwortdienst unter {url} ist nicht erreichbar ({error}). Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+    cors: "Läuft er, muss er den Ursprung dieser Website ({origin}) in cors_origins (KBQA_CORS_ORIGINS) erlauben.",
+    interrupted: "Die Antwort wurde beim Seitenwechsel unterbrochen. Fragen Sie erneut, um die vollständige Antwort zu erhalten."
+  };
+
+  // src/lang/en.js
+  var en_default = {
+    title: "Ask the docs",
+    placeholder: "Ask a question about these docs…",
+    newConversation: "New conversation",
+    close: "Close",
+    conversation: "Conversation",
+    question: "Your question",
+    send: "Send",
+    sendQuestion: "Send question",
+    stop: "Stop",
+    stopAnswering: "Stop answering",
+    disclaimer: "Answers come from these docs and can be wrong: check the sources.",
+    keys: "{keys} opens, Esc closes.",
+    intro: "Ask anything about these docs. Every answer cites the passages it comes from: click a number to open and highlight it.",
+    suggested: "Suggested questions",
+    sources: "Sources",
+    sourcesCopied: "Sources:",
+    source: "Source",
+    sourceN: "Source {n}",
+    sourceCount: "{n:# source|# sources}.",
+    openHint: "Open the page with this passage highlighted",
+    rest: "… (the rest is in the conversation)",
+    truncated: "Reply truncated: this answer was too long to show in full.",
+    noAnswer: "No answer was returned.",
+    stopped: "Stopped.",
+    copyCode: "Copy code",
+    codeCopied: "Code copied",
+    copyAnswer: "Copy answer",
+    answerCopied: "Answer copied",
+    copied: "Copied",
+    helpful: "Helpful",
+    notHelpful: "Not helpful",
+    reason: "Reason (optional)",
+    whatHelped: "What helped? (optional)",
+    whatWasWrong: "What was wrong or missing? (optional)",
+    thanks: "Thanks for the feedback.",
+    indexing: "The docs are still being indexed. Your question is answered as soon as that is done…",
+    indexingOf: "The docs are still being indexed: {done} of {total} sections. Your question is answered as soon as that is done…",
+    tooMany: "Too many questions right now.",
+    tryAgainIn: "Try again in {seconds} s.",
+    noService: "No kb-qa answer service at {url} (HTTP {status}). Start `kb-qa serve`, or set the widget's endpoint.",
+    serviceFailed: "The answer service failed (HTTP {status}). Try again in a moment.",
+    webPage: "The answer service at {url} sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.",
+    noAnswerSent: "The answer service sent no answer. Try again.",
+    failed: "The answer failed. Try again.",
+    cutOff: "The answer was cut off: the connection closed early. Try again.",
+    unreachable: "Could not reach the answer service at {url} ({error}). Check your connection and try again.",
+    cors: "If it is running, it must allow this site's origin ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
+    interrupted: "The answer was interrupted when the page changed. Ask again to get a full answer."
+  };
+
+  // src/lang/es.js
+  var es_default = {
+    title: "Pregunta a la documentación",
+    placeholder: "Haz una pregunta sobre esta documentación…",
+    newConversation: "Nueva conversación",
+    close: "Cerrar",
+    conversation: "Conversación",
+    question: "Tu pregunta",
+    send: "Enviar",
+    sendQuestion: "Enviar pregunta",
+    stop: "Detener",
+    stopAnswering: "Detener la respuesta",
+    disclaimer: "Las respuestas salen de esta documentación y pueden tener errores: comprueba las fuentes.",
+    keys: "{keys} abre, Esc cierra.",
+    intro: "Pregunta lo que quieras sobre esta documentación. Cada respuesta cita los pasajes de los que procede: haz clic en un número para abrirlo y resaltarlo.",
+    suggested: "Preguntas sugeridas",
+    sources: "Fuentes",
+    sourcesCopied: "Fuentes:",
+    source: "Fuente",
+    sourceN: "Fuente {n}",
+    sourceCount: "{n:# fuente|# fuentes}.",
+    openHint: "Abrir la página con este pasaje resaltado",
+    rest: "… (el resto está en la conversación)",
+    truncated: "Respuesta truncada: era demasiado larga para mostrarla completa.",
+    noAnswer: "No se recibió ninguna respuesta.",
+    stopped: "Detenida.",
+    copyCode: "Copiar código",
+    codeCopied: "Código copiado",
+    copyAnswer: "Copiar respuesta",
+    answerCopied: "Respuesta copiada",
+    copied: "Copiado",
+    helpful: "Útil",
+    notHelpful: "No es útil",
+    reason: "Motivo (opcional)",
+    whatHelped: "¿Qué te ayudó? (opcional)",
+    whatWasWrong: "¿Qué estaba mal o faltaba? (opcional)",
+    thanks: "Gracias por tu opinión.",
+    indexing: "La documentación aún se está indexando. Tu pregunta se responderá en cuanto termine…",
+    indexingOf: "La documentación aún se está indexando: {done} de {total} secciones. Tu pregunta se responderá en cuanto termine…",
+    tooMany: "Hay demasiadas preguntas en este momento.",
+    tryAgainIn: "Vuelve a intentarlo en {seconds} s.",
+    noService: "No hay ningún servicio de respuestas de kb-qa en {url} (HTTP {status}). Inicia `kb-qa serve` o configura el endpoint del widget.",
+    serviceFailed: "El servicio de respuestas falló (HTTP {status}). Vuelve a intentarlo en un momento.",
+    webPage: "El servicio de respuestas en {url} envió una página web, no una respuesta: apunta el endpoint del widget a `kb-qa serve`.",
+    noAnswerSent: "El servicio de respuestas no envió ninguna respuesta. Vuelve a intentarlo.",
+    failed: "La respuesta falló. Vuelve a intentarlo.",
+    cutOff: "La respuesta se cortó: la conexión se cerró antes de tiempo. Vuelve a intentarlo.",
+    unreachable: "No se pudo conectar con el servicio de respuestas en {url} ({error}). Comprueba tu conexión y vuelve a intentarlo.",
+    cors: "Si está en marcha, debe permitir el origen de este sitio ({origin}) en cors_origins (KBQA_CORS_ORIGINS).",
+    interrupted: "La respuesta se interrumpió al cambiar de página. Vuelve a preguntar para obtener la respuesta completa."
+  };
+
+  // src/lang/fr.js
+  var fr_default = {
+    title: "Interroger la doc",
+    placeholder: "Posez une question sur cette documentation…",
+    newConversation: "Nouvelle conversation",
+    close: "Fermer",
+    conversation: "Conversation",
+    question: "Votre question",
+    send: "Envoyer",
+    sendQuestion: "Envoyer la question",
+    stop: "Arrêter",
+    stopAnswering: "Arrêter la réponse",
+    disclaimer: "Les réponses viennent de cette documentation et peuvent se tromper : vérifiez les sources.",
+    keys: "{keys} ouvre, Échap ferme.",
+    intro: "Posez n’importe quelle question sur cette documentation. Chaque réponse cite les passages dont elle provient : cliquez sur un numéro pour l’ouvrir et le surligner.",
+    suggested: "Questions suggérées",
+    sources: "Sources",
+    sourcesCopied: "Sources :",
+    source: "Source",
+    sourceN: "Source {n}",
+    sourceCount: "{n:# source|# sources}.",
+    openHint: "Ouvrir la page avec ce passage surligné",
+    rest: "… (la suite est dans la conversation)",
+    truncated: "Réponse tronquée : elle était trop longue pour être affichée en entier.",
+    noAnswer: "Aucune réponse n’a été reçue.",
+    stopped: "Arrêté.",
+    copyCode: "Copier le code",
+    codeCopied: "Code copié",
+    copyAnswer: "Copier la réponse",
+    answerCopied: "Réponse copiée",
+    copied: "Copié",
+    helpful: "Utile",
+    notHelpful: "Pas utile",
+    reason: "Raison (facultatif)",
+    whatHelped: "Qu’est-ce qui vous a aidé ? (facultatif)",
+    whatWasWrong: "Qu’est-ce qui était faux ou manquait ? (facultatif)",
+    thanks: "Merci pour votre retour.",
+    indexing: "La documentation est encore en cours d’indexation. Votre question recevra une réponse dès que ce sera fait…",
+    indexingOf: "La documentation est encore en cours d’indexation : {done} sections sur {total}. Votre question recevra une réponse dès que ce sera fait…",
+    tooMany: "Trop de questions en ce moment.",
+    tryAgainIn: "Réessayez dans {seconds} s.",
+    noService: "Aucun service de réponse kb-qa à l’adresse {url} (HTTP {status}). Lancez `kb-qa serve` ou définissez l’endpoint du widget.",
+    serviceFailed: "Le service de réponse a échoué (HTTP {status}). Réessayez dans un instant.",
+    webPage: "Le service de réponse à l’adresse {url} a renvoyé une page web, pas une réponse : faites pointer l’endpoint du widget vers `kb-qa serve`.",
+    noAnswerSent: "Le service de réponse n’a renvoyé aucune réponse. Réessayez.",
+    failed: "La réponse a échoué. Réessayez.",
+    cutOff: "La réponse a été interrompue : la connexion s’est fermée trop tôt. Réessayez.",
+    unreachable: "Impossible de joindre le service de réponse à l’adresse {url} ({error}). Vérifiez votre connexion et réessayez.",
+    cors: "S’il fonctionne, il doit autoriser l’origine de ce site ({origin}) dans cors_origins (KBQA_CORS_ORIGINS).",
+    interrupted: "La réponse a été interrompue au changement de page. Posez à nouveau la question pour obtenir une réponse complète."
+  };
+
+  // src/lang/it.js
+  var it_default = {
+    title: "Chiedi alla documentazione",
+    placeholder: "Fai una domanda su questa documentazione…",
+    newConversation: "Nuova conversazione",
+    close: "Chiudi",
+    conversation: "Conversazione",
+    question: "La tua domanda",
+    send: "Invia",
+    sendQuestion: "Invia la domanda",
+    stop: "Interrompi",
+    stopAnswering: "Interrompi la risposta",
+    disclaimer: "Le risposte provengono da questa documentazione e possono essere sbagliate: controlla le fonti.",
+    keys: "{keys} apre, Esc chiude.",
+    intro: "Chiedi qualsiasi cosa su questa documentazione. Ogni risposta cita i passaggi da cui proviene: fai clic su un numero per aprirlo ed evidenziarlo.",
+    suggested: "Domande suggerite",
+    sources: "Fonti",
+    sourcesCopied: "Fonti:",
+    source: "Fonte",
+    sourceN: "Fonte {n}",
+    sourceCount: "{n:# fonte|# fonti}.",
+    openHint: "Apri la pagina con questo passaggio evidenziato",
+    rest: "… (il resto è nella conversazione)",
+    truncated: "Risposta troncata: era troppo lunga per essere mostrata per intero.",
+    noAnswer: "Non è arrivata nessuna risposta.",
+    stopped: "Interrotta.",
+    copyCode: "Copia il codice",
+    codeCopied: "Codice copiato",
+    copyAnswer: "Copia la risposta",
+    answerCopied: "Risposta copiata",
+    copied: "Copiato",
+    helpful: "Utile",
+    notHelpful: "Non utile",
+    reason: "Motivo (facoltativo)",
+    whatHelped: "Che cosa ti è stato utile? (facoltativo)",
+    whatWasWrong: "Che cosa era sbagliato o mancava? (facoltativo)",
+    thanks: "Grazie per il feedback.",
+    indexing: "La documentazione è ancora in fase di indicizzazione. La risposta arriverà appena sarà completata…",
+    indexingOf: "La documentazione è ancora in fase di indicizzazione: {done} sezioni su {total}. La risposta arriverà appena sarà completata…",
+    tooMany: "Troppe domande in questo momento.",
+    tryAgainIn: "Riprova tra {seconds} s.",
+    noService: "Nessun servizio di risposta kb-qa all’indirizzo {url} (HTTP {status}). Avvia `kb-qa serve` o imposta l’endpoint del widget.",
+    serviceFailed: "Il servizio di risposta non ha funzionato (HTTP {status}). Riprova tra poco.",
+    webPage: "Il servizio di risposta all’indirizzo {url} ha inviato una pagina web, non una risposta: punta l’endpoint del widget su `kb-qa serve`.",
+    noAnswerSent: "Il servizio di risposta non ha inviato alcuna risposta. Riprova.",
+    failed: "La risposta non è riuscita. Riprova.",
+    cutOff: "La risposta si è interrotta: la connessione si è chiusa in anticipo. Riprova.",
+    unreachable: "Impossibile raggiungere il servizio di risposta all’indirizzo {url} ({error}). Controlla la connessione e riprova.",
+    cors: "Se è in esecuzione, deve consentire l’origine di questo sito ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
+    interrupted: "La risposta si è interrotta al cambio di pagina. Chiedi di nuovo per avere la risposta completa."
+  };
+
+  // src/lang/ja.js
+  var ja_default = {
+    title: "ドキュメントに質問",
+    placeholder: "このドキュメントについて質問する…",
+    newConversation: "新しい会話",
+    close: "閉じる",
+    conversation: "会話",
+    question: "質問",
+    send: "送信",
+    sendQuestion: "質問を送信",
+    stop: "停止",
+    stopAnswering: "回答を停止",
+    disclaimer: "回答はこのドキュメントに基づきますが、誤りを含むことがあります。出典を確認してください。",
+    keys: "{keys} で開き、Esc で閉じます。",
+    intro: "このドキュメントについて何でも質問できます。回答には出典の箇所が示され、番号をクリックするとその箇所を開いてハイライトします。",
+    suggested: "質問の例",
+    sources: "出典",
+    sourcesCopied: "出典：",
+    source: "出典",
+    sourceN: "出典 {n}",
+    sourceCount: "出典 {n} 件。",
+    openHint: "この箇所をハイライトしてページを開く",
+    rest: "…（続きは会話にあります）",
+    truncated: "回答が長すぎるため、途中までしか表示していません。",
+    noAnswer: "回答がありませんでした。",
+    stopped: "停止しました。",
+    copyCode: "コードをコピー",
+    codeCopied: "コードをコピーしました",
+    copyAnswer: "回答をコピー",
+    answerCopied: "回答をコピーしました",
+    copied: "コピーしました",
+    helpful: "役に立った",
+    notHelpful: "役に立たなかった",
+    reason: "理由（任意）",
+    whatHelped: "何が役に立ちましたか？（任意）",
+    whatWasWrong: "何が間違っていたか、足りなかったか（任意）",
+    thanks: "フィードバックありがとうございます。",
+    indexing: "ドキュメントのインデックスを作成中です。完了しだい質問に回答します…",
+    indexingOf: "ドキュメントのインデックスを作成中です（{total} セクション中 {done}）。完了しだい質問に回答します…",
+    tooMany: "現在、質問が集中しています。",
+    tryAgainIn: "{seconds} 秒後にもう一度お試しください。",
+    noService: "{url} に kb-qa の回答サービスがありません（HTTP {status}）。`kb-qa serve` を起動するか、ウィジェットの endpoint を設定してください。",
+    serviceFailed: "回答サービスでエラーが発生しました（HTTP {status}）。しばらくしてからもう一度お試しください。",
+    webPage: "{url} の回答サービスが回答ではなくウェブページを返しました。ウィジェットの endpoint を `kb-qa serve` に向けてください。",
+    noAnswerSent: "回答サービスから回答がありませんでした。もう一度お試しください。",
+    failed: "回答に失敗しました。もう一度お試しください。",
+    cutOff: "接続が途中で切れたため、回答が途切れました。もう一度お試しください。",
+    unreachable: "{url} の回答サービスに接続できません（{error}）。接続を確認して、もう一度お試しください。",
+    cors: "起動している場合は、cors_origins（KBQA_CORS_ORIGINS）でこのサイトのオリジン（{origin}）を許可する必要があります。",
+    interrupted: "ページが切り替わったため、回答が中断されました。もう一度質問すると、完全な回答が得られます。"
+  };
+
+  // src/lang/pt.js
+  var pt_default = {
+    title: "Pergunte à documentação",
+    placeholder: "Faça uma pergunta sobre esta documentação…",
+    newConversation: "Nova conversa",
+    close: "Fechar",
+    conversation: "Conversa",
+    question: "Sua pergunta",
+    send: "Enviar",
+    sendQuestion: "Enviar pergunta",
+    stop: "Parar",
+    stopAnswering: "Parar a resposta",
+    disclaimer: "As respostas vêm desta documentação e podem conter erros: confira as fontes.",
+    keys: "{keys} abre, Esc fecha.",
+    intro: "Pergunte qualquer coisa sobre esta documentação. Cada resposta cita os trechos de onde vem: clique em um número para abri-lo e destacá-lo.",
+    suggested: "Perguntas sugeridas",
+    sources: "Fontes",
+    sourcesCopied: "Fontes:",
+    source: "Fonte",
+    sourceN: "Fonte {n}",
+    sourceCount: "{n:# fonte|# fontes}.",
+    openHint: "Abrir a página com este trecho destacado",
+    rest: "… (o restante está na conversa)",
+    truncated: "Resposta truncada: era longa demais para ser exibida por inteiro.",
+    noAnswer: "Nenhuma resposta foi recebida.",
+    stopped: "Interrompida.",
+    copyCode: "Copiar código",
+    codeCopied: "Código copiado",
+    copyAnswer: "Copiar resposta",
+    answerCopied: "Resposta copiada",
+    copied: "Copiado",
+    helpful: "Útil",
+    notHelpful: "Não foi útil",
+    reason: "Motivo (opcional)",
+    whatHelped: "O que ajudou? (opcional)",
+    whatWasWrong: "O que estava errado ou faltou? (opcional)",
+    thanks: "Obrigado pelo feedback.",
+    indexing: "A documentação ainda está sendo indexada. Sua pergunta será respondida assim que isso terminar…",
+    indexingOf: "A documentação ainda está sendo indexada: {done} de {total} seções. Sua pergunta será respondida assim que isso terminar…",
+    tooMany: "Muitas perguntas no momento.",
+    tryAgainIn: "Tente novamente em {seconds} s.",
+    noService: "Nenhum serviço de respostas do kb-qa em {url} (HTTP {status}). Inicie o `kb-qa serve` ou configure o endpoint do widget.",
+    serviceFailed: "O serviço de respostas falhou (HTTP {status}). Tente novamente em instantes.",
+    webPage: "O serviço de respostas em {url} enviou uma página web, não uma resposta: aponte o endpoint do widget para o `kb-qa serve`.",
+    noAnswerSent: "O serviço de respostas não enviou nenhuma resposta. Tente novamente.",
+    failed: "A resposta falhou. Tente novamente.",
+    cutOff: "A resposta foi cortada: a conexão foi encerrada antes da hora. Tente novamente.",
+    unreachable: "Não foi possível acessar o serviço de respostas em {url} ({error}). Verifique sua conexão e tente novamente.",
+    cors: "Se ele estiver em execução, precisa permitir a origem deste site ({origin}) em cors_origins (KBQA_CORS_ORIGINS).",
+    interrupted: "A resposta foi interrompida quando a página mudou. Pergunte de novo para obter a resposta completa."
+  };
+
+  // src/lang/zh.js
+  var zh_default = {
+    title: "问问文档",
+    placeholder: "输入关于本文档的问题…",
+    newConversation: "新对话",
+    close: "关闭",
+    conversation: "对话",
+    question: "你的问题",
+    send: "发送",
+    sendQuestion: "发送问题",
+    stop: "停止",
+    stopAnswering: "停止回答",
+    disclaimer: "回答来自本文档，可能有误，请核对来源。",
+    keys: "{keys} 打开，Esc 关闭。",
+    intro: "关于本文档的问题都可以问。每个回答都会注明出处：点击编号即可打开并高亮对应段落。",
+    suggested: "推荐问题",
+    sources: "来源",
+    sourcesCopied: "来源：",
+    source: "来源",
+    sourceN: "来源 {n}",
+    sourceCount: "共 {n} 个来源。",
+    openHint: "打开页面并高亮此段落",
+    rest: "……（其余内容见对话）",
+    truncated: "回答过长，未能完整显示。",
+    noAnswer: "没有收到回答。",
+    stopped: "已停止。",
+    copyCode: "复制代码",
+    codeCopied: "代码已复制",
+    copyAnswer: "复制回答",
+    answerCopied: "回答已复制",
+    copied: "已复制",
+    helpful: "有帮助",
+    notHelpful: "没有帮助",
+    reason: "原因（可选）",
+    whatHelped: "哪些内容有帮助？（可选）",
+    whatWasWrong: "哪里有误或缺少什么？（可选）",
+    thanks: "感谢你的反馈。",
+    indexing: "文档仍在建立索引，完成后会立即回答你的问题…",
+    indexingOf: "文档仍在建立索引：已完成 {done}/{total} 个章节。完成后会立即回答你的问题…",
+    tooMany: "当前提问过多。",
+    tryAgainIn: "请在 {seconds} 秒后重试。",
+    noService: "{url} 上没有 kb-qa 回答服务（HTTP {status}）。请启动 `kb-qa serve`，或设置组件的 endpoint。",
+    serviceFailed: "回答服务出错（HTTP {status}）。请稍后重试。",
+    webPage: "{url} 上的回答服务返回了网页而不是回答：请将组件的 endpoint 指向 `kb-qa serve`。",
+    noAnswerSent: "回答服务没有返回回答。请重试。",
+    failed: "回答失败。请重试。",
+    cutOff: "连接过早关闭，回答被中断。请重试。",
+    unreachable: "无法连接 {url} 上的回答服务（{error}）。请检查网络连接后重试。",
+    cors: "如果服务正在运行，需要在 cors_origins（KBQA_CORS_ORIGINS）中允许本站的来源（{origin}）。",
+    interrupted: "页面切换时回答被中断。请重新提问以获取完整回答。"
+  };
+
+  // src/strings.js
+  var LANGUAGES = { en: en_default, de: de_default, es: es_default, fr: fr_default, it: it_default, ja: ja_default, pt: pt_default, zh: zh_default };
+  var PLACE = /\{(\w+)(?::([^{}|]*)\|([^{}|]*))?\}/g;
+  function languageOf(tag) {
+    const primary = String(tag || "").trim().toLowerCase().split(/[-_]/)[0];
+    return Object.prototype.hasOwnProperty.call(LANGUAGES, primary) ? primary : "en";
+  }
+  function readLabels(given) {
+    let data = given;
+    if (typeof given === "string") {
+      try {
+        data = JSON.parse(given);
+      } catch (e) {
+        data = null;
+      }
+    }
+    const labels = {};
+    if (!data || typeof data !== "object" || Array.isArray(data)) return labels;
+    for (const key of Object.keys(data)) {
+      const value = data[key];
+      if (typeof value === "string" && value.trim()) labels[key] = value;
+      else if (value && typeof value === "object" && !Array.isArray(value)) labels[key] = readLabels(value);
+    }
+    return labels;
+  }
+  function strings(tag, labels) {
+    const lang = languageOf(tag);
+    const own = labels || {};
+    const only = own[lang] && typeof own[lang] === "object" ? own[lang] : {};
+    const text = (key) => [only[key], own[key], LANGUAGES[lang][key], en_default[key]].find((v) => typeof v === "string");
+    const unknown = Object.keys(own).filter((k) => !(k in en_default) && !(k in LANGUAGES) && typeof own[k] === "string");
+    if (unknown.length && typeof console !== "undefined") console.warn("kb-qa: unknown labels (see widget/src/lang/en.js): " + unknown.join(", "));
+    let rules = null;
+    try {
+      rules = new Intl.PluralRules(lang);
+    } catch (e) {
+      rules = null;
+    }
+    const number = (n) => typeof n === "number" ? n.toLocaleString(lang) : String(n);
+    const t = (key, values) => {
+      const v = values || {};
+      const found = text(key);
+      if (found == null) return key;
+      return found.replace(PLACE, (whole, name, one, other) => {
+        if (!(name in v)) return whole;
+        if (one == null) return number(v[name]);
+        const n = Number(v[name]);
+        const single = rules ? rules.select(n) === "one" : n === 1;
+        return (single ? one : other).replace(/#/g, number(n));
+      });
+    };
+    t.lang = lang;
+    return t;
+  }
+  var ENGLISH = strings("en");
+  function pageLanguage(doc = document) {
+    let lang = doc.documentElement && doc.documentElement.lang || "";
+    return lang.length <= 35 ? lang : "";
+  }
+
   // src/messages.js
   var MAX_ANSWER_CHARS = 20500;
-  var TRUNCATED = "Reply truncated: this answer was too long to show in full.";
   var ANNOUNCED_CHARS = 2e3;
   function statusText(st) {
     return st && st.message ? st.message.replace(/(…|\.\.\.)?$/, "…") : "";
   }
-  function answerAnnouncement(m) {
+  function answerAnnouncement(m, t = ENGLISH) {
     let text = stripMarkdown(withoutBidi(m.text).slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, "")).replace(/\s+/g, " ").trim();
-    if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
+    if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " " + t("rest");
     const n = (m.citations || []).length;
-    return [text || "No answer was returned.", n ? n + (n === 1 ? " source." : " sources.") : ""].filter(Boolean).join(" ");
+    return [text || t("noAnswer"), n ? t("sourceCount", { n }) : ""].filter(Boolean).join(" ");
   }
   function renderAll(w) {
-    const { log, input } = w.ui;
+    const { log, input, t } = w.ui;
     const state = w.state;
     log.textContent = "";
     if (!state.messages.length) {
-      let empty = el("div", { class: "kbq-empty" }, [el("p", { text: "Ask anything about these docs. Every answer cites the passages it comes from: click a number to open and highlight it." })]);
+      let empty = el("div", { class: "kbq-empty" }, [el("p", { text: t("intro") })]);
       if (w.options.suggested.length) {
-        let list = el("ul", { class: "kbq-suggest", "aria-label": "Suggested questions" });
+        let list = el("ul", { class: "kbq-suggest", "aria-label": t("suggested") });
         w.options.suggested.forEach(function(q) {
           let b = el("button", { type: "button", class: "kbq-chip", text: q });
           b.addEventListener("click", function() {
@@ -1194,6 +1673,7 @@
     log.scrollTop = Math.max(0, Math.min(end, top - 8));
   }
   function renderMessage(w, m) {
+    const t = w.ui.t;
     if (m.role === "user") {
       m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
       return m._node;
@@ -1234,13 +1714,13 @@
     };
     const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
     if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
-    const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+    const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
     if (extraKey === m._extraKey) return m._node;
     m._extraKey = extraKey;
     m._extra.textContent = "";
-    if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
-    if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
-    if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
+    if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: t("truncated") }));
+    if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: t("noAnswer") }));
+    if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: t("stopped") }));
     if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error }));
     if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
     if (m.done && m.text) m._extra.appendChild(actions(w, m));
@@ -1281,16 +1761,17 @@
     else renderMessage(w, m);
     if (following) showStart(log, m._node);
   }
-  function headingPath(c) {
-    return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › "));
+  function headingPath(c, t = ENGLISH) {
+    return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || t("source")]).join(" › "));
   }
   function citeChip(w, n, c) {
+    const t = w.ui.t;
     const href = c ? citationHref(c, w.links) : null;
     let chip = el(href ? "a" : "span", {
       class: "kbq-cite",
       href,
       "data-n": String(n),
-      "aria-label": c ? "Source " + n + ": " + headingPath(c) : "Source " + n,
+      "aria-label": c ? t("sourceN", { n }) + ": " + headingPath(c, t) : t("sourceN", { n }),
       "aria-describedby": c ? IDS.tip : null,
       tabindex: href ? null : "-1"
     }, [String(n)]);
@@ -1301,12 +1782,13 @@
     return el("sup", { class: "kbq-sup" }, [chip]);
   }
   function sourcesList(w, citations) {
-    let list = el("ol", { class: "kbq-sources", "aria-label": "Sources" });
+    const t = w.ui.t;
+    let list = el("ol", { class: "kbq-sources", "aria-label": t("sources") });
     citations.forEach(function(c) {
       const href = citationHref(c, w.links);
       let link = el(href ? "a" : "span", { class: "kbq-source", href }, [
         el("span", { class: "kbq-source-n", text: String(c.number) }),
-        el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c) })
+        el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c, t) })
       ]);
       link._citation = c;
       link._href = href;
@@ -1315,43 +1797,46 @@
     return list;
   }
   function codeCopyButton(w, text) {
-    let b = iconButton("copy", "Copy code", "kbq-copy-code");
+    const t = w.ui.t;
+    let b = iconButton("copy", t("copyCode"), "kbq-copy-code");
     b.addEventListener("click", function() {
       copyText(text).then(function() {
-        flashDone(b, "Copied");
-        announce(w.ui.announcer, "Code copied");
+        flashDone(b, t("copied"));
+        announce(w.ui.announcer, t("codeCopied"));
       }, function() {
       });
     });
     return b;
   }
   function answerAsText(w, m) {
+    const t = w.ui.t;
     let out = m.text;
     if (m.citations && m.citations.length) {
-      out += "\n\nSources:\n" + m.citations.map(function(c) {
-        return "[" + c.number + "] " + headingPath(c) + " — " + (citationHref(c, w.links) || c.url);
+      out += "\n\n" + t("sourcesCopied") + "\n" + m.citations.map(function(c) {
+        return "[" + c.number + "] " + headingPath(c, t) + " — " + (citationHref(c, w.links) || c.url);
       }).join("\n");
     }
     return out;
   }
   function actions(w, m) {
+    const t = w.ui.t;
     let row = el("div", { class: "kbq-actions" });
-    let copy = iconButton("copy", "Copy answer");
+    let copy = iconButton("copy", t("copyAnswer"));
     copy.addEventListener("click", function() {
       copyText(answerAsText(w, m)).then(function() {
-        flashDone(copy, "Copied");
-        announce(w.ui.announcer, "Answer copied");
+        flashDone(copy, t("copied"));
+        announce(w.ui.announcer, t("answerCopied"));
       }, function() {
       });
     });
     row.appendChild(copy);
     if (m.feedbackSent) {
-      row.appendChild(el("span", { class: "kbq-note", text: "Thanks for the feedback." }));
+      row.appendChild(el("span", { class: "kbq-note", text: t("thanks") }));
       return row;
     }
     if (!m.answerId) return row;
     ["up", "down"].forEach(function(rating) {
-      let b = iconButton(rating, rating === "up" ? "Helpful" : "Not helpful", "kbq-rate");
+      let b = iconButton(rating, t(rating === "up" ? "helpful" : "notHelpful"), "kbq-rate");
       b.setAttribute("aria-pressed", String(m.rating === rating));
       b.addEventListener("click", function() {
         m.rating = rating;
@@ -1364,8 +1849,8 @@
     });
     let wrapRow = el("div", null, [row]);
     if (m.rating) {
-      let reason = el("input", { type: "text", maxlength: "1000", "aria-label": "Reason (optional)", placeholder: m.rating === "up" ? "What helped? (optional)" : "What was wrong or missing? (optional)" });
-      let reasonForm = el("form", { class: "kbq-reason" }, [reason, el("button", { type: "submit", class: "kbq-small", text: "Send" })]);
+      let reason = el("input", { type: "text", maxlength: "1000", "aria-label": t("reason"), placeholder: t(m.rating === "up" ? "whatHelped" : "whatWasWrong") });
+      let reasonForm = el("form", { class: "kbq-reason" }, [reason, el("button", { type: "submit", class: "kbq-small", text: t("send") })]);
       reasonForm.addEventListener("submit", function(ev) {
         ev.preventDefault();
         w.sendFeedback(m, reason.value.trim());
@@ -1474,22 +1959,21 @@
       w.autosize();
     }
   }
-  function httpMessage(res, data) {
+  function httpMessage(res, data, t) {
     const message = data && data.error || "";
     if (res.status === 429) {
       let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-      return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
+      return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
     }
     if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
-      return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+      return t("noService", { url: res.url, status: res.status });
     }
-    return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+    return message || t("serviceFailed", { status: res.status });
   }
-  function indexingText(data) {
+  function indexingText(data, t = ENGLISH) {
     const done = Number(data && data.embedded) || 0;
     const total = Number(data && data.to_embed) || 0;
-    const far = total ? ": " + done.toLocaleString("en") + " of " + total.toLocaleString("en") + " sections" : "";
-    return "The docs are still being indexed" + far + ". Your question is answered as soon as that is done…";
+    return total ? t("indexingOf", { done, total }) : t("indexing");
   }
   function retryDelay(header) {
     const wait = parseInt(header || "", 10);
@@ -1505,6 +1989,7 @@
     });
   }
   function stream(w, question, history2, bot) {
+    const t = w.ui.t;
     let ctl = new AbortController();
     w.controller = ctl;
     setBusy(w.ui, true);
@@ -1551,10 +2036,10 @@
         bot.mode = data.mode;
         if (typeof data.answer_id === "string") bot.answerId = data.answer_id;
         updateMessage(w, bot);
-        announce(w.ui.announcer, answerAnnouncement(bot));
+        announce(w.ui.announcer, answerAnnouncement(bot, t));
       } else if (ev.event === "error") {
         finished = true;
-        fail(w, bot, data.message || "The answer failed. Try again.");
+        fail(w, bot, data.message || t("failed"));
       }
     };
     let post = function() {
@@ -1577,19 +2062,19 @@
           data = {};
         }
         if (res.status === 503 && data.code === "indexing") {
-          const said = statusText(bot.status);
-          bot.status = { stage: "indexing", message: indexingText(data) };
+          const already = bot.status && bot.status.stage === "indexing";
+          bot.status = { stage: "indexing", message: indexingText(data, t) };
           updateMessage(w, bot);
-          if (!said.startsWith("The docs are still being indexed")) announce(w.ui.announcer, statusText(bot.status));
+          if (!already) announce(w.ui.announcer, statusText(bot.status));
           return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
         }
         finished = true;
-        fail(w, bot, httpMessage(res, data));
+        fail(w, bot, httpMessage(res, data, t));
       });
       const type = res.headers.get("Content-Type") || "";
       if (!/event-stream|json/.test(type)) {
         finished = true;
-        fail(w, bot, "The answer service at " + res.url + " sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.");
+        fail(w, bot, t("webPage", { url: res.url }));
         return;
       }
       if (!res.body || !/event-stream/.test(type)) {
@@ -1597,7 +2082,7 @@
           finished = true;
           const text = jsonAnswerText(data);
           if (!text) {
-            fail(w, bot, "The answer service sent no answer. Try again.");
+            fail(w, bot, t("noAnswerSent"));
             return;
           }
           bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
@@ -1605,7 +2090,7 @@
           bot.citations = data.citations || [];
           bot.done = true;
           updateMessage(w, bot);
-          announce(w.ui.announcer, answerAnnouncement(bot));
+          announce(w.ui.announcer, answerAnnouncement(bot, t));
         });
       }
       let reader = res.body.getReader();
@@ -1627,27 +2112,23 @@
       return pump();
     };
     post().then(function() {
-      if (!finished) fail(w, bot, "The answer was cut off: the connection closed early. Try again.");
+      if (!finished) fail(w, bot, t("cutOff"));
     }).catch(function(err) {
       if (ctl.signal.aborted) {
         bot.stopped = true;
         updateMessage(w, bot);
-        announce(w.ui.announcer, "Stopped.");
+        announce(w.ui.announcer, t("stopped"));
       } else if (!finished) {
         let where = w.options.endpoint || location.origin;
         let elsewhere = where.indexOf(location.origin) !== 0;
-        let hint = elsewhere ? " If it is running, it must allow this site's origin (" + location.origin + ") in cors_origins (KBQA_CORS_ORIGINS)." : "";
-        fail(w, bot, "Could not reach the answer service at " + where + " (" + (err && err.message ? err.message : "network error") + "). Check your connection and try again." + hint);
+        let hint = elsewhere ? " " + t("cors", { origin: location.origin }) : "";
+        fail(w, bot, t("unreachable", { url: where, error: err && err.message ? err.message : "network error" }) + hint);
       }
     }).then(function() {
       if (w.controller === ctl) w.controller = null;
       setBusy(w.ui, false);
       w.save(true);
     });
-  }
-  function pageLanguage(doc = document) {
-    let lang = doc.documentElement && doc.documentElement.lang || "";
-    return lang.length <= 35 ? lang : "";
   }
 
   // src/feedback.js
@@ -1941,14 +2422,18 @@
         shortcut: d.shortcut,
         root: d.root,
         site_url: d.siteUrl,
-        preview_endpoint: d.previewEndpoint
+        preview_endpoint: d.previewEndpoint,
+        labels: d.labels
       };
     }
     let src = script && script.src ? script.src : location.href;
+    const t = strings(pageLanguage(document), readLabels(opts.labels));
     return {
       endpoint: endpointOf(opts, location),
-      title: opts.title || "Ask the docs",
-      placeholder: opts.placeholder || "Ask a question about these docs…",
+      // The title and placeholder options, when set, come before any label of the same name.
+      title: opts.title || t("title"),
+      placeholder: opts.placeholder || t("placeholder"),
+      t,
       suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
       shortcut: opts.shortcut || defaultShortcut(document),
       // Resolved once: after instant navigation the page URL no longer matches this script tag.
@@ -1972,7 +2457,7 @@
 
   // src/state.js
   var KEPT_MESSAGES = 40;
-  function createStore(key) {
+  function createStore(key, interrupted) {
     const state = { open: false, messages: [], draft: "", highlighted: 0 };
     try {
       const saved = JSON.parse(sessionStorage.getItem(key) || "null");
@@ -1980,7 +2465,7 @@
         state.open = !!saved.open;
         state.draft = String(saved.draft || "");
         state.messages = saved.messages.map((m) => {
-          if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = "The answer was interrupted when the page changed. Ask again to get a full answer.";
+          if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = interrupted;
           return m;
         });
       }
@@ -2046,11 +2531,11 @@
       clearTimeout(tipTimer);
       tipFor = target;
       tip.textContent = "";
-      tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c) }));
+      tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c, w.ui.t) }));
       let passage = preview(c);
       if (passage.length > PREVIEW_CHARS) passage = passage.slice(0, PREVIEW_CHARS).replace(/\s+\S*$/, "") + " …";
       if (passage) tip.appendChild(el("p", { class: "kbq-tip-text", dir: "auto", text: passage }));
-      tip.appendChild(el("p", { class: "kbq-tip-hint", text: "Open the page with this passage highlighted" }));
+      tip.appendChild(el("p", { class: "kbq-tip-hint", text: w.ui.t("openHint") }));
       tip.hidden = false;
       const r = target.getBoundingClientRect();
       const width = Math.min(360, window.innerWidth - 16);
@@ -2120,7 +2605,7 @@
     const options = readOptions(widgetScript());
     const apple = /Mac|iPhone|iPad|iPod/.test(navigator.userAgentData && navigator.userAgentData.platform || navigator.platform || "");
     const shortcut = parseShortcut(options.shortcut, apple);
-    const store = createStore("kb-qa:v1:" + (options.endpoint || location.origin));
+    const store = createStore("kb-qa:v1:" + (options.endpoint || location.origin), options.t("interrupted"));
     const w = {
       options,
       links: { root: options.root, siteUrl: options.siteUrl },

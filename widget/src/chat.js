@@ -4,6 +4,9 @@ import { announce } from "./dom.js";
 import { answerAnnouncement, MAX_ANSWER_CHARS, renderAll, renderMessage, statusText, updateMessage } from "./messages.js";
 import { setBusy } from "./panel.js";
 import { jsonAnswerText, parseSSE } from "./sse.js";
+import { ENGLISH, pageLanguage } from "./strings.js";
+
+export { pageLanguage };
 
 const HISTORY_MESSAGES = 8;
 const HISTORY_CHARS = 12000;
@@ -78,27 +81,27 @@ function fail(w, bot, message) {
   }
 }
 
-/** What a failed request's reply says, in words (``data``: its JSON body, or {}). */
-function httpMessage(res, data) {
+/** What a failed request's reply says, in words (``data``: its JSON body, or {}; the
+ * server's own message as it sent it, the widget's in the words of ``t``). */
+function httpMessage(res, data, t) {
   const message = (data && data.error) || "";
   if (res.status === 429) {
     let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-    return (message || "Too many questions right now.") + (wait > 0 ? " Try again in " + wait + " s." : "");
+    return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
   }
   if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
     // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
-    return "No kb-qa answer service at " + res.url + " (HTTP " + res.status + "). Start `kb-qa serve`, or set the widget's endpoint.";
+    return t("noService", { url: res.url, status: res.status });
   }
-  return message || "The answer service failed (HTTP " + res.status + "). Try again in a moment.";
+  return message || t("serviceFailed", { status: res.status });
 }
 
 /** While the docs are still being indexed (a first `mkdocs serve` of a big site), the
- * question waits and is asked again: how far the index is, in words. */
-export function indexingText(data) {
+ * question waits and is asked again: how far the index is, in words (of ``t``, strings.js). */
+export function indexingText(data, t = ENGLISH) {
   const done = Number(data && data.embedded) || 0;
   const total = Number(data && data.to_embed) || 0;
-  const far = total ? ": " + done.toLocaleString("en") + " of " + total.toLocaleString("en") + " sections" : "";
-  return "The docs are still being indexed" + far + ". Your question is answered as soon as that is done…";
+  return total ? t("indexingOf", { done: done, total: total }) : t("indexing");
 }
 
 /** Seconds to wait before asking again, from a Retry-After header: 2 to 30, 10 if absent. */
@@ -118,6 +121,7 @@ function pause(seconds, signal) {
 }
 
 function stream(w, question, history, bot) {
+  const t = w.ui.t;
   let ctl = new AbortController();
   w.controller = ctl;
   setBusy(w.ui, true);
@@ -166,10 +170,10 @@ function stream(w, question, history, bot) {
       // Sent back with a thumb: the server takes a rating only for an answer it gave.
       if (typeof data.answer_id === "string") bot.answerId = data.answer_id;
       updateMessage(w, bot);
-      announce(w.ui.announcer, answerAnnouncement(bot));
+      announce(w.ui.announcer, answerAnnouncement(bot, t));
     } else if (ev.event === "error") {
       finished = true;
-      fail(w, bot, data.message || "The answer failed. Try again.");
+      fail(w, bot, data.message || t("failed"));
     }
   };
   let post = function () {
@@ -193,20 +197,20 @@ function stream(w, question, history, bot) {
       }
       if (res.status === 503 && data.code === "indexing") {
         // Asked again when the server says to, until the index answers (or Stop).
-        const said = statusText(bot.status);
-        bot.status = { stage: "indexing", message: indexingText(data) };
+        const already = bot.status && bot.status.stage === "indexing";
+        bot.status = { stage: "indexing", message: indexingText(data, t) };
         updateMessage(w, bot);
-        if (!said.startsWith("The docs are still being indexed")) announce(w.ui.announcer, statusText(bot.status));
+        if (!already) announce(w.ui.announcer, statusText(bot.status));
         return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
       }
       finished = true;
-      fail(w, bot, httpMessage(res, data));
+      fail(w, bot, httpMessage(res, data, t));
     });
     const type = res.headers.get("Content-Type") || "";
     if (!/event-stream|json/.test(type)) {
       // A web page (a proxy's, a static host's): nothing that answers questions is there.
       finished = true;
-      fail(w, bot, "The answer service at " + res.url + " sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.");
+      fail(w, bot, t("webPage", { url: res.url }));
       return;
     }
     if (!res.body || !/event-stream/.test(type)) {
@@ -214,7 +218,7 @@ function stream(w, question, history, bot) {
         finished = true;
         const text = jsonAnswerText(data);
         if (!text) {
-          fail(w, bot, "The answer service sent no answer. Try again.");
+          fail(w, bot, t("noAnswerSent"));
           return;
         }
         bot.text = text.slice(0, MAX_ANSWER_CHARS + 1);
@@ -222,7 +226,7 @@ function stream(w, question, history, bot) {
         bot.citations = data.citations || [];
         bot.done = true;
         updateMessage(w, bot);
-        announce(w.ui.announcer, answerAnnouncement(bot));
+        announce(w.ui.announcer, answerAnnouncement(bot, t));
       });
     }
     let reader = res.body.getReader();
@@ -245,19 +249,19 @@ function stream(w, question, history, bot) {
   };
   post()
     .then(function () {
-      if (!finished) fail(w, bot, "The answer was cut off: the connection closed early. Try again.");
+      if (!finished) fail(w, bot, t("cutOff"));
     })
     .catch(function (err) {
       if (ctl.signal.aborted) {
         bot.stopped = true;
         updateMessage(w, bot);
-        announce(w.ui.announcer, "Stopped.");
+        announce(w.ui.announcer, t("stopped"));
       } else if (!finished) {
         let where = w.options.endpoint || location.origin;
         // A browser reports a refused cross-origin call like a network failure.
         let elsewhere = where.indexOf(location.origin) !== 0;
-        let hint = elsewhere ? " If it is running, it must allow this site's origin (" + location.origin + ") in cors_origins (KBQA_CORS_ORIGINS)." : "";
-        fail(w, bot, "Could not reach the answer service at " + where + " (" + (err && err.message ? err.message : "network error") + "). Check your connection and try again." + hint);
+        let hint = elsewhere ? " " + t("cors", { origin: location.origin }) : "";
+        fail(w, bot, t("unreachable", { url: where, error: err && err.message ? err.message : "network error" }) + hint);
       }
     })
     .then(function () {
@@ -265,10 +269,4 @@ function stream(w, question, history, bot) {
       setBusy(w.ui, false);
       w.save(true);
     });
-}
-
-/** The page's language as its <html lang> names it ("" when it names none). */
-export function pageLanguage(doc = document) {
-  let lang = (doc.documentElement && doc.documentElement.lang) || "";
-  return lang.length <= 35 ? lang : "";
 }

@@ -7,7 +7,9 @@
  *   Any static site:
  *     <script src="/kb-qa/kb-qa.js" defer data-endpoint="https://docs-api.example.com"></script>
  *     (optional: data-title, data-placeholder, data-suggested="a|b", data-shortcut="mod+k",
- *      data-root="/docs/", data-site-url="https://docs.example.com/")
+ *      data-root="/docs/", data-site-url="https://docs.example.com/",
+ *      data-labels='{"send": "Ask"}': any of the words of src/lang/en.js)
+ *   The words are in the page's <html lang> (src/strings.js), English for other languages.
  *
  * Model and document text only ever reach the page as text nodes: nothing here parses HTML from
  * the API.
@@ -52,7 +54,7 @@ function create() {
   const options = readOptions(widgetScript());
   const apple = /Mac|iPhone|iPad|iPod/.test((navigator.userAgentData && navigator.userAgentData.platform) || navigator.platform || "");
   const shortcut = parseShortcut(options.shortcut, apple);
-  const store = createStore("kb-qa:v1:" + (options.endpoint || location.origin));
+  const store = createStore("kb-qa:v1:" + (options.endpoint || location.origin), options.t("interrupted"));
   const w = {
     options: options,
     links: { root: options.root, siteUrl: options.siteUrl },

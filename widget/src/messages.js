@@ -3,13 +3,14 @@
 import { announce, copyText, el, flashDone, iconButton } from "./dom.js";
 import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks, withoutBidi } from "./markdown.js";
-import { stripMarkdown } from "./passage.js";
-
-/** The most of one answer the widget keeps and lays out; the rest is dropped with a note.
- * A little over the server's max_reply_chars (20,000), so its own note where it cut shows. */
-export const MAX_ANSWER_CHARS = 20500;
-export const TRUNCATED = "Reply truncated: this answer was too long to show in full.";
 import { IDS } from "./panel.js";
+import { stripMarkdown } from "./passage.js";
+import { ENGLISH } from "./strings.js";
+
+/** The most of one answer the widget keeps and lays out; the rest is dropped with a note
+ * ("truncated"). A little over the server's max_reply_chars (20,000), so its own note where
+ * it cut shows. */
+export const MAX_ANSWER_CHARS = 20500;
 
 /** The most of a finished answer a screen reader is read at once; the log holds all of it. */
 export const ANNOUNCED_CHARS = 2000;
@@ -20,24 +21,24 @@ export function statusText(st) {
 }
 
 /** What a screen reader hears once answer ``m`` has arrived: its text as plain text, without
- * the citation numbers, then how many sources it cites. */
-export function answerAnnouncement(m) {
+ * the citation numbers, then how many sources it cites (in the words of ``t``, strings.js). */
+export function answerAnnouncement(m, t = ENGLISH) {
   let text = stripMarkdown(withoutBidi(m.text).slice(0, MAX_ANSWER_CHARS).replace(/[ \t]*\[\d{1,3}\]/g, ""))
     .replace(/\s+/g, " ")
     .trim();
-  if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " … (the rest is in the conversation)";
+  if (text.length > ANNOUNCED_CHARS) text = text.slice(0, ANNOUNCED_CHARS).replace(/\s+\S*$/, "") + " " + t("rest");
   const n = (m.citations || []).length;
-  return [text || "No answer was returned.", n ? n + (n === 1 ? " source." : " sources.") : ""].filter(Boolean).join(" ");
+  return [text || t("noAnswer"), n ? t("sourceCount", { n: n }) : ""].filter(Boolean).join(" ");
 }
 
 export function renderAll(w) {
-  const { log, input } = w.ui;
+  const { log, input, t } = w.ui;
   const state = w.state;
   log.textContent = "";
   if (!state.messages.length) {
-    let empty = el("div", { class: "kbq-empty" }, [el("p", { text: "Ask anything about these docs. Every answer cites the passages it comes from: click a number to open and highlight it." })]);
+    let empty = el("div", { class: "kbq-empty" }, [el("p", { text: t("intro") })]);
     if (w.options.suggested.length) {
-      let list = el("ul", { class: "kbq-suggest", "aria-label": "Suggested questions" });
+      let list = el("ul", { class: "kbq-suggest", "aria-label": t("suggested") });
       w.options.suggested.forEach(function (q) {
         let b = el("button", { type: "button", class: "kbq-chip", text: q });
         b.addEventListener("click", function () {
@@ -71,6 +72,7 @@ export function showStart(log, node) {
 }
 
 export function renderMessage(w, m) {
+  const t = w.ui.t;
   if (m.role === "user") {
     m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
     return m._node;
@@ -115,13 +117,13 @@ export function renderMessage(w, m) {
   if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
   // Sources, errors, actions: rebuilt only when what they show changed (the feedback thumbs
   // and reason form come back through here with the rating or the feedback sent).
-  const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+  const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
   if (extraKey === m._extraKey) return m._node;
   m._extraKey = extraKey;
   m._extra.textContent = "";
-  if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: TRUNCATED }));
-  if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: "No answer was returned." }));
-  if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: "Stopped." }));
+  if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: t("truncated") }));
+  if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: t("noAnswer") }));
+  if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: t("stopped") }));
   if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error })); // announced once, by chat.js
   if (m.citations && m.citations.length) m._extra.appendChild(sourcesList(w, m.citations));
   if (m.done && m.text) m._extra.appendChild(actions(w, m));
@@ -173,17 +175,18 @@ export function updateMessage(w, m) {
   if (following) showStart(log, m._node);
 }
 
-export function headingPath(c) {
-  return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || "Source"]).join(" › "));
+export function headingPath(c, t = ENGLISH) {
+  return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || t("source")]).join(" › "));
 }
 
 function citeChip(w, n, c) {
+  const t = w.ui.t;
   const href = c ? citationHref(c, w.links) : null;
   let chip = el(href ? "a" : "span", {
     class: "kbq-cite",
     href: href,
     "data-n": String(n),
-    "aria-label": c ? "Source " + n + ": " + headingPath(c) : "Source " + n,
+    "aria-label": c ? t("sourceN", { n: n }) + ": " + headingPath(c, t) : t("sourceN", { n: n }),
     "aria-describedby": c ? IDS.tip : null,
     tabindex: href ? null : "-1",
   }, [String(n)]);
@@ -195,12 +198,13 @@ function citeChip(w, n, c) {
 }
 
 function sourcesList(w, citations) {
-  let list = el("ol", { class: "kbq-sources", "aria-label": "Sources" });
+  const t = w.ui.t;
+  let list = el("ol", { class: "kbq-sources", "aria-label": t("sources") });
   citations.forEach(function (c) {
     const href = citationHref(c, w.links);
     let link = el(href ? "a" : "span", { class: "kbq-source", href: href }, [
       el("span", { class: "kbq-source-n", text: String(c.number) }),
-      el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c) }),
+      el("span", { class: "kbq-source-t", dir: "auto", text: headingPath(c, t) }),
     ]);
     link._citation = c;
     link._href = href;
@@ -210,45 +214,48 @@ function sourcesList(w, citations) {
 }
 
 function codeCopyButton(w, text) {
-  let b = iconButton("copy", "Copy code", "kbq-copy-code");
+  const t = w.ui.t;
+  let b = iconButton("copy", t("copyCode"), "kbq-copy-code");
   b.addEventListener("click", function () {
     copyText(text).then(function () {
-      flashDone(b, "Copied");
-      announce(w.ui.announcer, "Code copied");
+      flashDone(b, t("copied"));
+      announce(w.ui.announcer, t("codeCopied"));
     }, function () {});
   });
   return b;
 }
 
 function answerAsText(w, m) {
+  const t = w.ui.t;
   let out = m.text;
   if (m.citations && m.citations.length) {
-    out += "\n\nSources:\n" + m.citations.map(function (c) {
-      return "[" + c.number + "] " + headingPath(c) + " — " + (citationHref(c, w.links) || c.url);
+    out += "\n\n" + t("sourcesCopied") + "\n" + m.citations.map(function (c) {
+      return "[" + c.number + "] " + headingPath(c, t) + " — " + (citationHref(c, w.links) || c.url);
     }).join("\n");
   }
   return out;
 }
 
 function actions(w, m) {
+  const t = w.ui.t;
   let row = el("div", { class: "kbq-actions" });
-  let copy = iconButton("copy", "Copy answer");
+  let copy = iconButton("copy", t("copyAnswer"));
   copy.addEventListener("click", function () {
     copyText(answerAsText(w, m)).then(function () {
-      flashDone(copy, "Copied");
-      announce(w.ui.announcer, "Answer copied");
+      flashDone(copy, t("copied"));
+      announce(w.ui.announcer, t("answerCopied"));
     }, function () {});
   });
   row.appendChild(copy);
   if (m.feedbackSent) {
-    row.appendChild(el("span", { class: "kbq-note", text: "Thanks for the feedback." }));
+    row.appendChild(el("span", { class: "kbq-note", text: t("thanks") }));
     return row;
   }
   // The server takes a rating only with the id it gave the answer (a conversation kept from
   // before it signed answers has none): no thumbs that could not be sent.
   if (!m.answerId) return row;
   ["up", "down"].forEach(function (rating) {
-    let b = iconButton(rating, rating === "up" ? "Helpful" : "Not helpful", "kbq-rate");
+    let b = iconButton(rating, t(rating === "up" ? "helpful" : "notHelpful"), "kbq-rate");
     b.setAttribute("aria-pressed", String(m.rating === rating));
     b.addEventListener("click", function () {
       m.rating = rating;
@@ -261,8 +268,8 @@ function actions(w, m) {
   });
   let wrapRow = el("div", null, [row]);
   if (m.rating) {
-    let reason = el("input", { type: "text", maxlength: "1000", "aria-label": "Reason (optional)", placeholder: m.rating === "up" ? "What helped? (optional)" : "What was wrong or missing? (optional)" });
-    let reasonForm = el("form", { class: "kbq-reason" }, [reason, el("button", { type: "submit", class: "kbq-small", text: "Send" })]);
+    let reason = el("input", { type: "text", maxlength: "1000", "aria-label": t("reason"), placeholder: t(m.rating === "up" ? "whatHelped" : "whatWasWrong") });
+    let reasonForm = el("form", { class: "kbq-reason" }, [reason, el("button", { type: "submit", class: "kbq-small", text: t("send") })]);
     reasonForm.addEventListener("submit", function (ev) {
       ev.preventDefault();
       w.sendFeedback(m, reason.value.trim());

@@ -1,5 +1,6 @@
 /** The widget's options: from the MkDocs plugin's data-kb-qa-options="{json}", or from the
  * drop-in tag's data-* attributes. */
+import { pageLanguage, readLabels, strings } from "./strings.js";
 
 /** The <script> tag that loaded the widget (the plugin's, or the drop-in one). */
 export function widgetScript() {
@@ -26,13 +27,18 @@ export function readOptions(script) {
       root: d.root,
       site_url: d.siteUrl,
       preview_endpoint: d.previewEndpoint,
+      labels: d.labels,
     };
   }
   let src = script && script.src ? script.src : location.href;
+  // The widget's words in the page's language, with the site owner's labels.
+  const t = strings(pageLanguage(document), readLabels(opts.labels));
   return {
     endpoint: endpointOf(opts, location),
-    title: opts.title || "Ask the docs",
-    placeholder: opts.placeholder || "Ask a question about these docs…",
+    // The title and placeholder options, when set, come before any label of the same name.
+    title: opts.title || t("title"),
+    placeholder: opts.placeholder || t("placeholder"),
+    t: t,
     suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
     shortcut: opts.shortcut || defaultShortcut(document),
     // Resolved once: after instant navigation the page URL no longer matches this script tag.

@@ -10,6 +10,7 @@ const MIN_PAGE_WIDTH = 600; // narrower than this beside the panel, the page is 
 
 /** The widget's elements (nothing is shown until the stylesheet has loaded). */
 export function buildPanel(options, shortcut, apple) {
+  const t = options.t;
   const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
   const shadow = host.attachShadow({ mode: "open" });
   const keys = shortcutLabel(shortcut, apple);
@@ -27,19 +28,19 @@ export function buildPanel(options, shortcut, apple) {
     },
     [icon("chat"), el("span", { class: "kbq-launcher-label", text: options.title })]
   );
-  const newButton = iconButton("reset", "New conversation");
-  const closeButton = iconButton("close", "Close");
+  const newButton = iconButton("reset", t("newConversation"));
+  const closeButton = iconButton("close", t("close"));
   // The log is not a live region: its text changes every frame while an answer streams.
   // What a screen reader should hear once (status, finished answer, error) goes to ``announcer``.
-  const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "-1" });
-  const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": "Your question", maxlength: "2000", enterkeyhint: "send" });
-  const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": "Send question", title: "Send" }, [icon("send")]);
+  const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
+  const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), maxlength: "2000", enterkeyhint: "send" });
+  const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
   const form = el("form", { class: "kbq-form" }, [input, sendButton]);
   const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
     el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
     log,
     form,
-    el("p", { class: "kbq-foot" }, ["Answers come from these docs and can be wrong: check the sources.", el("span", { class: "kbq-keys", text: " " + keys + " opens, Esc closes." })]),
+    el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys: keys }) })]),
   ]);
   const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
   // In the frame, not the panel: it speaks after the panel closed too (a passage highlighted).
@@ -53,7 +54,7 @@ export function buildPanel(options, shortcut, apple) {
   styleLink.addEventListener("error", show);
   shadow.appendChild(styleLink);
   shadow.appendChild(frame);
-  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer };
+  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer, t };
 }
 
 /**
@@ -193,9 +194,10 @@ function trapFocus(ui, ev) {
 
 /** The send button as Send, or as Stop while an answer streams. */
 export function setBusy(ui, busy) {
+  const t = ui.t;
   ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
-  ui.sendButton.setAttribute("aria-label", busy ? "Stop answering" : "Send question");
-  ui.sendButton.title = busy ? "Stop" : "Send";
+  ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
+  ui.sendButton.title = t(busy ? "stop" : "send");
   ui.sendButton.classList.toggle("kbq-busy", busy);
 }
 

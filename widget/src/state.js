@@ -2,8 +2,9 @@
 
 const KEPT_MESSAGES = 40;
 
-/** {state, save(now)}: the saved state of ``key`` (or an empty one) and a debounced writer. */
-export function createStore(key) {
+/** {state, save(now)}: the saved state of ``key`` (or an empty one) and a debounced writer;
+ * an answer the page was left in the middle of ends with the error ``interrupted``. */
+export function createStore(key, interrupted) {
   const state = { open: false, messages: [], draft: "", highlighted: 0 };
   try {
     const saved = JSON.parse(sessionStorage.getItem(key) || "null");
@@ -12,7 +13,7 @@ export function createStore(key) {
       state.draft = String(saved.draft || "");
       state.messages = saved.messages.map((m) => {
         // An answer still streaming when the page was left cannot resume.
-        if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = "The answer was interrupted when the page changed. Ask again to get a full answer.";
+        if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = interrupted;
         return m;
       });
     }

@@ -57,11 +57,11 @@ export function initTooltip(w) {
     clearTimeout(tipTimer);
     tipFor = target;
     tip.textContent = "";
-    tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c) }));
+    tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c, w.ui.t) }));
     let passage = preview(c);
     if (passage.length > PREVIEW_CHARS) passage = passage.slice(0, PREVIEW_CHARS).replace(/\s+\S*$/, "") + " …";
     if (passage) tip.appendChild(el("p", { class: "kbq-tip-text", dir: "auto", text: passage }));
-    tip.appendChild(el("p", { class: "kbq-tip-hint", text: "Open the page with this passage highlighted" }));
+    tip.appendChild(el("p", { class: "kbq-tip-hint", text: w.ui.t("openHint") }));
     tip.hidden = false;
     const r = target.getBoundingClientRect();
     const width = Math.min(360, window.innerWidth - 16);

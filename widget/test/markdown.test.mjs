@@ -191,7 +191,8 @@ test("parseInline splits citation groups written back to back", () => {
 
 test("the widget source never assigns innerHTML or uses eval", async () => {
   const src = new URL("../src/", import.meta.url);
-  const files = (await readdir(src)).map((name) => new URL(name, src));
+  const names = (await readdir(src, { recursive: true })).filter((name) => name.endsWith(".js"));
+  const files = names.map((name) => new URL(name, src));
   files.push(new URL("../kb-qa.js", import.meta.url));
   for (const file of files) {
     const source = await readFile(file, "utf8");

@@ -1,0 +1,98 @@
+// The widget's words in its page's language, and a site owner's labels over them.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { indexingText } from "../src/chat.js";
+import { answerAnnouncement } from "../src/messages.js";
+import { readOptions } from "../src/options.js";
+import { LANGUAGES, languageOf, readLabels, strings } from "../src/strings.js";
+
+const PLACES = /\{(\w+)(?::[^{}|]*\|[^{}|]*)?\}/g;
+const places = (text) => [...text.matchAll(PLACES)].map((m) => m[1]).sort();
+
+test("the page's primary language subtag chooses the words; any other language is English", () => {
+  const cases = { fr: "fr", "fr-CA": "fr", "zh-Hans": "zh", "zh-Hant-TW": "zh", "pt-BR": "pt", PT_br: "pt", de: "de", "es-419": "es", it: "it", ja: "ja", en: "en", "en-GB": "en", nl: "en", ar: "en", "": "en", undefined: "en" };
+  for (const [tag, lang] of Object.entries(cases)) assert.equal(languageOf(tag === "undefined" ? undefined : tag), lang, tag);
+  assert.deepEqual(Object.keys(LANGUAGES).sort(), ["de", "en", "es", "fr", "it", "ja", "pt", "zh"]);
+});
+
+test("every language says every string, with the same values filled in", () => {
+  const keys = Object.keys(LANGUAGES.en).sort();
+  for (const [lang, table] of Object.entries(LANGUAGES)) {
+    assert.deepEqual(Object.keys(table).sort(), keys, lang);
+    for (const key of keys) {
+      assert.ok(table[key].trim(), `${lang}.${key}`);
+      assert.deepEqual([...new Set(places(table[key]))], [...new Set(places(LANGUAGES.en[key]))], `${lang}.${key}`);
+    }
+  }
+});
+
+test("a French page's widget speaks French, counting as French does", () => {
+  const t = strings("fr-FR");
+  assert.equal(t.lang, "fr");
+  assert.equal(t("title"), "Interroger la doc");
+  assert.equal(t("send"), "Envoyer");
+  assert.equal(t("sourceN", { n: 2 }), "Source 2");
+  assert.equal(answerAnnouncement({ text: "Oui [1].", citations: [{}] }, t), "Oui. 1 source.");
+  assert.equal(answerAnnouncement({ text: "Oui [1].", citations: [{}, {}] }, t), "Oui. 2 sources.");
+  assert.equal(answerAnnouncement({ text: "", citations: [] }, t), "Aucune réponse n’a été reçue.");
+  assert.equal(
+    indexingText({ embedded: 4, to_embed: 12 }, t),
+    "La documentation est encore en cours d’indexation\u00a0: 4 sections sur 12. Votre question recevra une réponse dès que ce sera fait…",
+  );
+  assert.equal(strings("de")("sourceCount", { n: 1 }), "1 Quelle.");
+  assert.equal(strings("de")("sourceCount", { n: 3 }), "3 Quellen.");
+  assert.equal(strings("ja")("sourceCount", { n: 3 }), "出典 3 件。");
+  assert.equal(strings("nl")("send"), "Send");
+});
+
+test("a site owner's labels replace any string, for every language or for one", () => {
+  const labels = readLabels('{"send": "Go", "fr": {"send": "Allez", "close": "Fermer le chat"}, "title": "", "stop": 7}');
+  assert.deepEqual(labels, { send: "Go", fr: { send: "Allez", close: "Fermer le chat" } });
+  assert.equal(strings("en", labels)("send"), "Go");
+  assert.equal(strings("de", labels)("send"), "Go");
+  assert.equal(strings("fr-CA", labels)("send"), "Allez");
+  assert.equal(strings("fr", labels)("close"), "Fermer le chat");
+  assert.equal(strings("en", labels)("close"), "Close");
+  assert.equal(strings("fr", labels)("stop"), "Arrêter"); // not text: the language's own
+  assert.equal(strings("en", readLabels({ sourceCount: "{n:one link|# links}" }))("sourceCount", { n: 1 }), "one link");
+  assert.deepEqual(readLabels("{not json"), {});
+  assert.deepEqual(readLabels(["send"]), {});
+  assert.deepEqual(readLabels(undefined), {});
+});
+
+/** readOptions on a page in ``lang`` for the plugin's options, or the drop-in tag's data-*. */
+function optionsOn(lang, { plugin, dataset }) {
+  globalThis.location = new URL("https://docs.example.com/guide/");
+  globalThis.document = { documentElement: { lang: lang }, querySelector: () => null };
+  const script = {
+    src: "https://docs.example.com/kb-qa/kb-qa.js",
+    dataset: dataset || {},
+    getAttribute: (name) => (name === "data-kb-qa-options" && plugin ? JSON.stringify(plugin) : null),
+  };
+  try {
+    return readOptions(script);
+  } finally {
+    delete globalThis.document;
+    delete globalThis.location;
+  }
+}
+
+test("the title and placeholder: the owner's option, else their label, else the language's own", () => {
+  const french = optionsOn("fr", { plugin: { endpoint: "" } });
+  assert.equal(french.title, "Interroger la doc");
+  assert.equal(french.placeholder, "Posez une question sur cette documentation…");
+  assert.equal(french.t("copyAnswer"), "Copier la réponse");
+  const english = optionsOn("en", { plugin: { title: "" } });
+  assert.equal(english.title, "Ask the docs");
+  assert.equal(english.placeholder, "Ask a question about these docs…");
+  const labelled = optionsOn("fr", { plugin: { labels: { title: "Demandez à Lumen", send: "Poser" } } });
+  assert.equal(labelled.title, "Demandez à Lumen");
+  assert.equal(labelled.t("send"), "Poser");
+  const both = optionsOn("fr", { plugin: { title: "Ask Lumen", placeholder: "Your question…", labels: { title: "Demandez à Lumen", placeholder: "Votre question…" } } });
+  assert.equal(both.title, "Ask Lumen");
+  assert.equal(both.placeholder, "Your question…");
+  const dropIn = optionsOn("pt-BR", { dataset: { labels: '{"close": "Fechar chat"}' } });
+  assert.equal(dropIn.title, "Pergunte à documentação");
+  assert.equal(dropIn.t("close"), "Fechar chat");
+  assert.equal(optionsOn("pt-BR", { dataset: { title: "Ajuda", labels: '{"title": "x"}' } }).title, "Ajuda");
+});
