@@ -64,8 +64,11 @@ class KbQaConfig(base.Config):
 
     enabled = c.Type(bool, default=True)
     endpoint = c.Type(str, default="")
-    title = c.Type(str, default="Ask the docs")
-    placeholder = c.Type(str, default="Ask a question about these docs…")
+    # Unset (""), the title and placeholder are the widget's own in each page's language.
+    title = c.Type(str, default="")
+    placeholder = c.Type(str, default="")
+    # The widget's words replaced: {key: text}, or {language: {key: text}} for its pages.
+    labels = c.Type(dict, default={})
     suggested_questions = c.ListOfItems(c.Type(str), default=[])
     shortcut = c.Type(str, default="mod+k")
     index_on_build = c.Type(bool, default=False)
@@ -109,6 +112,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             endpoint = check_endpoint(self.config.endpoint)
         except ConfigError as exc:
             raise PluginError(f"kb-qa: {exc}") from exc
+        _check_labels(self.config.labels)
         if not _SHORTCUT.match(self.config.shortcut.strip()):
             raise PluginError(
                 f"kb-qa: shortcut {self.config.shortcut!r} is not a key combination like "
@@ -250,6 +254,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             "root": root,
             "site_url": self._site_url,
         }
+        if self.config.labels:
+            options["labels"] = self.config.labels
         return widget_tags(css, js, options)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
@@ -305,6 +311,21 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             self._api.stop()
             self._api = None
         _KB_QA_LOG.removeHandler(_FORWARD)
+
+
+def _check_labels(labels: dict[Any, Any]) -> None:
+    """The ``labels`` option: each a string (``send: Ask``), or a language's own strings
+    (``fr: {send: Demander}``); which keys there are is the widget's to say (it warns in
+    the browser's console about one it does not know)."""
+    for key, value in labels.items():
+        inner = value.items() if isinstance(value, dict) else [(key, value)]
+        if not isinstance(key, str) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in inner
+        ):
+            raise PluginError(
+                f"kb-qa: labels: {key!r} must be a text (send: Ask) or a language's texts "
+                "(fr: {send: Demander}); the keys are listed under the widget's options."
+            )
 
 
 def _source(page: Page) -> str:

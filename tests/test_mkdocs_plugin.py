@@ -119,6 +119,20 @@ def test_every_page_gets_the_widget_once(built: Path) -> None:
         assert opts["site_url"] == "https://lumen.example.com/"
 
 
+def test_labels_reach_the_widget_and_an_unset_title_is_the_pages_language(
+    build: Build, tmp_path: Path
+) -> None:
+    """The widget's words are in each page's language: with no ``title`` or ``placeholder``
+    the plugin passes none (it passed "Ask the docs" to every page), and ``labels`` pass
+    through as written."""
+    labels = {"send": "Ask", "fr": {"send": "Demander"}}
+    result = build({"labels": labels})
+    assert result.returncode == 0, result.stderr
+    _, options, _ = widget_tags(tmp_path / "vault" / "site" / "index.html")
+    assert options[0]["labels"] == labels
+    assert options[0]["title"] == "" and options[0]["placeholder"] == ""
+
+
 def test_assets_are_copied_into_the_site(built: Path) -> None:
     for name in FILES:
         copied = built / "site" / "kb-qa" / name
@@ -197,6 +211,9 @@ def test_disabled_injects_and_copies_nothing(build: Build, tmp_path: Path) -> No
         ({"shortcut": "ctrl+"}, "kb-qa: shortcut 'ctrl+' is not a key combination like 'mod+k'"),
         ({"suggested_questions": "How?"}, "suggested_questions"),
         ({"index_on_build": "yes"}, "index_on_build"),
+        ({"labels": {"send": 3}}, "kb-qa: labels: 'send' must be a text (send: Ask)"),
+        ({"labels": {"fr": {"send": ["Demander"]}}}, "kb-qa: labels: 'fr' must be a text"),
+        ({"labels": "send=Ask"}, "labels"),
     ],
 )
 def test_bad_config_fails_with_a_clear_message(

@@ -28,17 +28,16 @@ class WidgetOptions:
     """What the site owner configures about the widget (``extra.kb_qa`` in the site config)."""
 
     endpoint: str = ""
-    title: str = "Ask the docs"
+    title: str = ""  # unset: the widget's own title, in each page's language
     suggested_questions: tuple[str, ...] = ()
     preview_endpoint: str = PREVIEW_ENDPOINT
 
     def as_config(self) -> dict[str, Any]:
         """The ``extra.kb_qa`` mapping."""
-        data: dict[str, Any] = {
-            "endpoint": self.endpoint,
-            "title": self.title,
-            "suggested_questions": list(self.suggested_questions),
-        }
+        data: dict[str, Any] = {"endpoint": self.endpoint}
+        if self.title:
+            data["title"] = self.title
+        data["suggested_questions"] = list(self.suggested_questions)
         if self.preview_endpoint != PREVIEW_ENDPOINT:
             data["preview_endpoint"] = self.preview_endpoint
         return data
@@ -100,7 +99,7 @@ def options_from(extra: Any) -> WidgetOptions | None:
         raise ConfigError(f"extra.{EXTRA_KEY}.suggested_questions must be a list of questions.")
     return WidgetOptions(
         endpoint=str(raw.get("endpoint") or ""),
-        title=str(raw.get("title") or WidgetOptions.title),
+        title=str(raw.get("title") or ""),
         suggested_questions=tuple(str(q) for q in suggested),
         preview_endpoint=str(raw.get("preview_endpoint") or PREVIEW_ENDPOINT),
     )
