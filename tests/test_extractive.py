@@ -628,3 +628,78 @@ def test_a_list_material_shows_as_it_is_can_be_quoted_alone(markdown: str) -> No
     result = quote("Which list names navigation.indexes?", [(1, Hit(_section(markdown), 1.0))])
     a, b = result.quoted[1]
     assert "The list names navigation.indexes." in markdown[a:b]
+
+
+def _page(heading_path: tuple[str, ...], text: str) -> Chunk:
+    page, anchor = heading_path[0].lower(), heading_path[-1].lower().replace(" ", "-")
+    return Chunk(
+        anchor, f"docs/{page}.md", f"{page}/", anchor, heading_path[-1], heading_path, 2, text,
+        0, len(text), 1, 1 + text.count("\n"), "h",
+    )  # fmt: skip
+
+
+def test_a_how_to_question_quotes_how_not_the_default_behaviour() -> None:
+    """httpx's "Redirection and History" opens with what happens by default; asked "How do
+    I follow redirects?", the answer quoted that and left out `follow_redirects=True`."""
+    text = (
+        "By default, HTTPX will **not** follow redirects for all HTTP methods, although\n"
+        "this can be explicitly enabled.\n\n"
+        "For example, GitHub redirects all HTTP requests to HTTPS.\n\n"
+        "```pycon\n>>> r = httpx.get('http://github.com/')\n>>> r.status_code\n301\n```\n\n"
+        "You can modify the default redirection handling with the `follow_redirects` "
+        "parameter:\n\n"
+        "```pycon\n>>> r = httpx.get('http://github.com/', follow_redirects=True)\n```\n\n"
+        "The `history` property of the response can be used to inspect any followed redirects.\n"
+    )
+    chunk = _page(("QuickStart", "Redirection and History"), text)
+    result = quote("How do I follow redirects?", [(1, Hit(chunk, 0.6))])
+    a, b = result.quoted[1]
+    assert "follow_redirects=True" in text[a:b]
+    assert text[a:b].startswith("You can modify the default redirection handling")
+    # Asked what happens, not how: the section's opening says it.
+    a, b = quote("Does httpx follow redirects?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b].startswith("By default, HTTPX will **not** follow redirects")
+
+
+def test_a_sentence_ending_in_an_ellipsis_keeps_the_code_it_introduces() -> None:
+    """httpx: "You can disable SSL verification completely..." and then the code that
+    does it; the error example before it must not lead for holding "certificate"."""
+    text = (
+        "By default httpx will verify HTTPS connections, and raise an error for invalid SSL "
+        "cases...\n\n"
+        '```pycon\n>>> httpx.get("https://expired.badssl.com/")\nhttpx.ConnectError: '
+        "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed\n```\n\n"
+        "You can disable SSL verification completely and allow insecure requests...\n\n"
+        '```pycon\n>>> httpx.get("https://expired.badssl.com/", verify=False)\n'
+        "<Response [200 OK]>\n```\n"
+    )
+    chunk = _page(("SSL", "Enabling and disabling verification"), text)
+    # Retrieval's other sections speak of certificates too, as httpx's do.
+    others = [
+        _page(("SSL", "Client side certificates"), "Use a client certificate with `cert=`.\n"),
+        _page(("Environment Variables", "SSL_CERT_FILE"), "A CA certificate bundle file.\n"),
+    ]
+    ranked = [(1, Hit(chunk, 0.6))] + [(n, Hit(c, 0.5)) for n, c in enumerate(others, 2)]
+    result = quote("How do I disable SSL certificate verification?", ranked)
+    a, b = result.quoted[1]
+    assert text[a:b].startswith("You can disable SSL verification completely")
+    assert text[a:b].endswith("<Response [200 OK]>\n```")
+
+
+def test_a_version_note_is_never_the_answer() -> None:
+    """pdm's sections open with an admonition "Added in 1.5.0."; "How do I add a
+    development-only dependency?" was answered with that note alone."""
+    text = (
+        "**Tip:**\n\nAdded in 1.5.0.\n\n"
+        "PDM also supports defining groups of dependencies that are useful for development.\n"
+        "We can define them as development dependencies:\n\n"
+        "```bash\npdm add -dG test pytest\n```\n\n"
+        "You can have several groups of development only dependencies.\n"
+    )
+    chunk = _page(("Manage Dependencies", "Add development only dependencies"), text)
+    result = quote("How do I add a development-only dependency?", [(1, Hit(chunk, 0.6))])
+    a, b = result.quoted[1]
+    assert "pdm add -dG test pytest" in text[a:b] and "Added in" not in text[a:b]
+    # Whatever is asked, the section's opening is its text, not the note before it.
+    a, b = quote("Development only dependencies?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b].startswith("PDM also supports")
