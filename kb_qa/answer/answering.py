@@ -79,10 +79,16 @@ async def answer(
     settings: Settings | None = None,
     limiter: anyio.CapacityLimiter | None = None,
     lang: str = "",
+    quote_on_failure: bool = False,
 ) -> AsyncIterator[Event]:
     """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events; ``lang``
     is the reader's language (their page's), which a translated site answers in first and
     the status lines and an extractive answer's own sentences are said in.
+
+    ``quote_on_failure`` (the API's readers): a model that fails before it wrote anything
+    (no key, unreachable, an error, a timeout) is answered as without a model, saying so,
+    its error logged and the ``done`` event's ``fallback`` its code, where the CLI and MCP
+    (the operator) get the error itself.
 
     Blocking retrieval runs in a worker thread (``limiter`` bounds how many at once), so the
     event loop stays free. Closing the iterator early stops the LLM call.
@@ -136,6 +142,7 @@ async def answer(
     first_token: float | None = None
     left = settings.max_reply_chars or -1  # characters of the reply still to stream
     cut = False
+    fallback = ""  # the model's error code, when its failure is answered with quotes
     try:
         async for piece in pieces:
             if 0 <= left < len(piece):
@@ -154,13 +161,27 @@ async def answer(
         log.warning(
             "answer failed after %d characters: %s (%s)", sum(map(len, text)), exc, exc.detail
         )
-        if renumberer.order:  # the part already shown keeps working citations
-            yield Citations(_citations(kb, "".join(text), renumberer.order, prompt, quoted, True))
         code = "llm_timeout" if isinstance(exc, LLMTimeoutError) else "llm_error"
-        yield Error(str(exc), code, exc.detail)
-        return
+        if not (quote_on_failure and not text and prepared.ranked):
+            if renumberer.order:  # the part already shown keeps working citations
+                yield Citations(
+                    _citations(kb, "".join(text), renumberer.order, prompt, quoted, True)
+                )
+            yield Error(str(exc), code, exc.detail)
+            return
+        fallback = code
     finally:
         await pieces.aclose()
+    if fallback:  # nothing was shown: the reader gets the sources' own words, not an error
+        extract = extractive.quote(
+            prepared.queries[0], prepared.ranked, prepared.covered, lang, failed=True
+        )
+        quoted, renumberer = extract.quoted, CitationRenumberer(n)
+        for piece in extract.pieces:
+            if shown := renumberer.feed(piece):
+                first_token = first_token or time.perf_counter()
+                text.append(shown)
+                yield Delta(shown)
     tail = renumberer.finish()
     if cut:
         tail += TRUNCATED.format(settings.max_reply_chars)
@@ -168,14 +189,15 @@ async def answer(
         first_token = first_token or time.perf_counter()
         text.append(tail)
         yield Delta(tail)
-    if settings.model and not strip_citations("".join(text)).strip():
+    by_model = bool(settings.model) and not fallback
+    if by_model and not strip_citations("".join(text)).strip():
         # An empty reply (a content filter's stop, or nothing but citation markers) is no
         # answer: the reader is told so, as for any other failure of the model.
         log.warning("the model %s returned no text", settings.model)
         yield Error(NO_ANSWER, "llm_error")
         return
-    order, by_model = renumberer.order, bool(settings.model)
-    if settings.model and not order and prepared.ranked and not cut:
+    order = renumberer.order
+    if by_model and not order and prepared.ranked and not cut:
         # A reply citing nothing ("I don't know", or facts with no [n]) would leave the
         # reader nothing to check it against: the best sections follow it, each cited
         # (not after a reply cut at max_reply_chars: the widget shows little more).
@@ -218,10 +240,11 @@ async def answer(
     yield Done(
         text="".join(text),
         model=settings.model,
-        mode="llm" if settings.model else "extractive",
+        mode="llm" if by_model else "extractive",
         timings=timings,
         counts=counts,
         covered=prepared.covered,
+        fallback=fallback,
     )
 
 

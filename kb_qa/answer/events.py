@@ -69,6 +69,9 @@ class Done:
     question_id: str = ""
     # What a rating of this answer sends back (kb_qa.owners.answer_ids; the API sets it)
     answer_id: str = ""
+    # "llm_error" or "llm_timeout": the model failed before it wrote anything, and the
+    # answer quotes the sources instead (mode "extractive"; answering.answer)
+    fallback: str = ""
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""

@@ -232,16 +232,21 @@ def extract(
 
 
 def quote(
-    question: str, ranked: Sequence[tuple[int, Hit]], covered: bool = True, lang: str = ""
+    question: str,
+    ranked: Sequence[tuple[int, Hit]],
+    covered: bool = True,
+    lang: str = "",
+    failed: bool = False,
 ) -> Extract:
     """The answer, and the range of each quoted section that it quotes.
 
     ``ranked`` holds (global excerpt number, hit) pairs, best first. The best section's
     passage comes first, a second one when it matches about as well; each is introduced by
     its heading path and its number in brackets, like an LLM's citation. ``lang``, the
-    reader's language tag, is the language of the sentences around the passages.
+    reader's language tag, is the language of the sentences around the passages; ``failed``:
+    a model is configured but did not answer, which the label says.
     """
-    label = say(lang, "label")
+    label = say(lang, "label_failed" if failed else "label")
     sections = sections_of(ranked, CANDIDATES)
     if not sections:
         return Extract([f"{label}\n\n", say(lang, "nothing")], {})

@@ -49,6 +49,14 @@ async def warm_up(settings: Settings) -> str:
     except LLMError as exc:  # serve anyway: search works, and each answer says why it cannot
         log.error("%s", exc.detail)
         return exc.detail
+    if missing := missing_keys(litellm, settings):
+        # Every answer would fail: said at start (and by /api/health), not per question only
+        problem = (
+            f"the model {settings.model} needs {' and '.join(missing)}, which is not set in "
+            "kb-qa's environment: until it is, readers are answered with quotes of the sources"
+        )
+        log.error("%s", problem)
+        return problem
     # A mock call (no network) loads the lazily imported parts of litellm's streaming path,
     # which would otherwise add ~0.5 s to the first answer.
     try:
@@ -63,6 +71,19 @@ async def warm_up(settings: Settings) -> str:
     except Exception as exc:  # noqa: BLE001 - warming up is best effort
         log.debug("LLM warm-up failed: %s", exc)
     return ""
+
+
+def missing_keys(litellm: Any, settings: Settings) -> list[str]:
+    """The API keys the model's provider needs and the environment lacks (litellm's own
+    check, which reads only the environment); none for a model behind ``api_base``, whose
+    local servers need none."""
+    if settings.api_base:
+        return []
+    try:
+        found = litellm.validate_environment(model=settings.model)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot check: the first answer says
+        return []
+    return [k for k in found.get("missing_keys") or () if str(k).endswith("_API_KEY")]
 
 
 def call_options(settings: Settings) -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = ["PHRASES", "language", "say"]
 PHRASES: dict[str, dict[str, str]] = {
     "en": {
         "label": "No language model is configured; this is what your sources say:",
+        "label_failed": "The language model did not answer; this is what your sources say:",
         "not_covered": "These docs don't seem to cover that. The nearest sections are:",
         "nothing": "No passage in your sources matches this question.",
         "see_also": "See also: {listed}.",
@@ -32,6 +33,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "de": {
         "label": "Kein Sprachmodell eingerichtet. Das steht in Ihren Quellen:",
+        "label_failed": "Das Sprachmodell hat nicht geantwortet. Das steht in Ihren Quellen:",
         "not_covered": (
             "Dazu scheint diese Dokumentation nichts zu enthalten. Die nächstliegenden Abschnitte:"
         ),
@@ -50,6 +52,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "es": {
         "label": "No hay ningún modelo de lenguaje configurado; esto es lo que dicen tus fuentes:",
+        "label_failed": "El modelo de lenguaje no respondió; esto es lo que dicen tus fuentes:",
         "not_covered": (
             "Parece que esta documentación no trata ese tema. Las secciones más cercanas son:"
         ),
@@ -66,6 +69,9 @@ PHRASES: dict[str, dict[str, str]] = {
     "fr": {
         "label": (
             "Aucun modèle de langage n’est configuré\u00a0; voici ce que disent vos sources\u00a0:"
+        ),
+        "label_failed": (
+            "Le modèle de langage n’a pas répondu\u00a0; voici ce que disent vos sources\u00a0:"
         ),
         "not_covered": (
             "Cette documentation ne semble pas traiter ce point. "
@@ -87,6 +93,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "it": {
         "label": "Nessun modello linguistico configurato; ecco cosa dicono le tue fonti:",
+        "label_failed": "Il modello linguistico non ha risposto; ecco cosa dicono le tue fonti:",
         "not_covered": (
             "Questa documentazione non sembra trattare l’argomento. Le sezioni più vicine sono:"
         ),
@@ -102,6 +109,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "ja": {
         "label": "言語モデルが設定されていません。ソースの該当箇所は次のとおりです：",
+        "label_failed": "言語モデルが応答しませんでした。ソースの該当箇所は次のとおりです：",
         "not_covered": "このドキュメントには該当する内容がないようです。近いセクション：",
         "nothing": "この質問に合う箇所はソースにありません。",
         "see_also": "関連項目：{listed}。",
@@ -112,6 +120,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "pt": {
         "label": "Nenhum modelo de linguagem configurado; isto é o que suas fontes dizem:",
+        "label_failed": "O modelo de linguagem não respondeu; isto é o que suas fontes dizem:",
         "not_covered": "Esta documentação não parece tratar disso. As seções mais próximas são:",
         "nothing": "Nenhum trecho das suas fontes responde a esta pergunta.",
         "see_also": "Veja também: {listed}.",
@@ -124,6 +133,7 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "zh": {
         "label": "未配置语言模型，以下是来源中的原文：",
+        "label_failed": "语言模型未能回答，以下是来源中的原文：",
         "not_covered": "这些文档似乎没有涉及这个问题。最接近的章节：",
         "nothing": "来源中没有与此问题匹配的段落。",
         "see_also": "另见：{listed}。",

@@ -33,6 +33,8 @@ from kb_qa.serve.protocol import (
 )
 
 log = logging.getLogger(__name__)
+# What the question log says of an answer that quoted the sources because the model failed
+FELL_BACK = "the language model failed before it wrote anything: the answer quoted the sources"
 
 
 class AskRoutes:
@@ -52,6 +54,7 @@ class AskRoutes:
             settings=self.settings,
             limiter=self.limiter,
             lang=ask.lang,
+            quote_on_failure=True,  # a reader gets the sources' words when the model fails
         )
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)
@@ -139,7 +142,10 @@ class AskRoutes:
                         retrieval_ms=event.timings.get("retrieval_ms"),
                         first_token_ms=event.timings.get("first_token_ms"),
                         total_ms=event.timings.get("total_ms"),
-                        error="",
+                        # A model that failed shows in the owner's report even when the
+                        # reader was answered with quotes
+                        error=event.fallback,
+                        error_message=FELL_BACK if event.fallback else "",
                     )
                 elif isinstance(event, Error):
                     entry = dataclasses.replace(
@@ -219,5 +225,6 @@ class AskRoutes:
                 "counts": last.counts,
                 "question_id": last.question_id,
                 "answer_id": last.answer_id,
+                "fallback": last.fallback,
             }
         )
