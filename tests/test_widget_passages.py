@@ -39,6 +39,7 @@ QUESTIONS = [
     ("Got LUM-2003 back from the API. What does it mean?", "table row"),
     ("How long does Lumen keep finished jobs before it deletes them?", "prose"),
     ("The curl install script grabs the latest release. How do I get exactly 2.4.1?", "tab"),
+    ("How do I install Lumen with Homebrew on my Mac?", "later tab"),
     ("Running Lumen in Docker, where do I find the bootstrap token?", "admonition"),
     ("Which LUM error codes are safe to retry?", "admonition"),
     ("Once the bug is fixed, how do I re-run all the dead sync-crm jobs?", "code"),
@@ -97,6 +98,21 @@ def test_the_highlight_is_the_quoted_passage(
     marked = page.evaluate(MARKS_TEXT)
     shot(page, f"passage-{kind.replace(' ', '-')}-{abs(hash(question)) % 1000}")
     assert words(marked) == reader_words(quoted), f"marked {marked!r}\nquoted {quoted!r}"
+    if kind.endswith("tab"):
+        # The tab opened for the passage is the one Material underlines: its indicator
+        # stayed under the first tab when the widget checked another tab's radio silently.
+        later = kind == "later tab"
+        page.wait_for_function(
+            f"""() => {{
+                const set = {MARKS}[0].closest('.tabbed-set');
+                const inputs = [...set.querySelectorAll(':scope > input')];
+                const shown = inputs.findIndex(i => i.checked);
+                const label = set.querySelectorAll('.tabbed-labels > label')[shown];
+                const x = parseFloat(set.style.getPropertyValue('--md-indicator-x'));
+                return (shown > 0) === {str(later).lower()} && x === label.offsetLeft;
+            }}""",
+            timeout=5000,
+        )
     # The section's heading is not hidden under the sticky header: the first mark is below it.
     below = page.evaluate(
         f"""() => {{

@@ -989,7 +989,7 @@
     const newButton = iconButton("reset", t("newConversation"));
     const closeButton = iconButton("close", t("close"));
     const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
-    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), maxlength: "2000", enterkeyhint: "send" });
+    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
     const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
     const form = el("form", { class: "kbq-form" }, [input, sendButton]);
     const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
@@ -2296,7 +2296,10 @@
       let index = Array.prototype.indexOf.call(block.parentElement.children, block);
       let set = block.closest(".tabbed-set");
       let input = set && set.querySelectorAll(":scope > input")[index];
-      if (input) input.checked = true;
+      if (input && !input.checked) {
+        input.checked = true;
+        input.dispatchEvent(new Event("change", { bubbles: true }));
+      }
     }
   }
   function highlight(anchor, spec, smooth) {

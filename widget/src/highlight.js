@@ -160,7 +160,11 @@ function reveal(el) {
     let index = Array.prototype.indexOf.call(block.parentElement.children, block);
     let set = block.closest(".tabbed-set");
     let input = set && set.querySelectorAll(":scope > input")[index];
-    if (input) input.checked = true;
+    if (input && !input.checked) {
+      input.checked = true;
+      // As a click would: Material moves the tab's underline (and linked tabs follow) on it.
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    }
   }
 }
 

@@ -33,7 +33,7 @@ export function buildPanel(options, shortcut, apple) {
   // The log is not a live region: its text changes every frame while an answer streams.
   // What a screen reader should hear once (status, finished answer, error) goes to ``announcer``.
   const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
-  const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), maxlength: "2000", enterkeyhint: "send" });
+  const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
   const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
   const form = el("form", { class: "kbq-form" }, [input, sendButton]);
   const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
