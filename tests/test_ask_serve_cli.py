@@ -335,3 +335,26 @@ def test_serve_on_an_address_this_machine_lacks_says_so(
     assert result.returncode == 1
     assert f"Cannot serve on {host}:8999" in result.stderr and "KBQA_HOST" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_folder_without_markdown_is_named_as_the_problem(tmp_path: Path, cli_env: Env) -> None:
+    """`kb-qa index` on the wrong folder printed "Indexed 0 files" and exited 0, and `ask`
+    then said to run the index that had just run."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("Not Markdown.\n", encoding="utf-8")
+    index = str(folder.parent / "index")  # where kbqa() keeps it
+    indexed = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "index", str(folder), "--index-dir", index],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert indexed.returncode == 1
+    assert f"no Markdown files (.md) were found in {folder}" in indexed.stderr
+    asked = kbqa(cli_env, folder, "ask", "hello?")
+    assert asked.returncode == 1
+    assert "no Markdown files (.md) were found" in asked.stderr
+    assert "Run `kb-qa index`" not in asked.stderr

@@ -83,6 +83,15 @@ def report_summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
+def no_markdown(vault: Path, said: str) -> str:
+    """What an index of no section says: the vault held no Markdown when it was read."""
+    return (
+        f"{said}: no Markdown files (.md) were found in {vault} when it was indexed. Point "
+        "--vault (or the folder argument) at your notes, or at the folder holding the site's "
+        "mkdocs.yml or zensical.toml; files excluded by the site's config are not indexed."
+    )
+
+
 def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
     """Refuse an empty index; while another process writes it (``kb``'s write lock is
     held), say so, and that results may be incomplete; when the next index run will
@@ -98,6 +107,8 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
             "the index is empty: a rebuild of it was stopped before it finished. Run "
             "`kb-qa index` to finish it."
         )
+    if not chunks and kb is not None and kb.store.meta("last_indexed"):
+        raise IndexStateError(no_markdown(kb.settings.vault, "the index is empty"))
     if not chunks:
         raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
     if busy:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_qa.cli.common import (
     check_inputs,
+    no_markdown,
     open_index,
     open_kb,
     place_of,
@@ -65,6 +66,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar.close()
         kb.close()
     print(report_summary(report))
+    if not report.files and not report.skipped:
+        print(f"kb-qa: {no_markdown(kb.settings.vault, 'nothing to index')}", file=sys.stderr)
+        return 1
     return 0
 
 
