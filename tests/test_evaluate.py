@@ -6,7 +6,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_qa.answer.evaluate import load_questions
+import pytest
+
+from kb_qa.answer.evaluate import PAGE, load_questions, run, summarize, unknown_gold
+from kb_qa.errors import ConfigError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
@@ -33,3 +36,61 @@ def test_gold_pages_in_any_common_form(
     )
     questions = load_questions(questions_file, base.store.chunks())
     assert [q.gold for q in questions] == [(("docs/guide/setup.md", "install-it"),)] * 4
+
+
+def test_a_gold_page_or_a_link_string_is_enough(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], tmp_path: Path
+) -> None:
+    """A site owner who knows the page but not the section could not use `kb-qa eval`:
+    a gold entry without an anchor was refused ("('heading')")."""
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: S\nsite_url: https://docs.example.org/s/\n",
+            "docs/guide/setup.md": "# Setup\n\n## Install it\n\nRun the installer.\n",
+            "docs/other.md": "# Other\n\n## Unrelated\n\nNothing about it.\n",
+        }
+    )
+    base = kb(vault)
+    base.index()
+    lines = [
+        {"question": "how to install", "gold": [{"path": "docs/guide/setup.md"}]},
+        {
+            "question": "how to install",
+            "gold": ["https://docs.example.org/s/guide/setup/#install-it"],
+        },
+        {"question": "how to install", "gold": "guide/setup.md"},
+    ]
+    questions_file = tmp_path / "q.jsonl"
+    questions_file.write_text("\n".join(json.dumps(line) for line in lines))
+    questions = load_questions(questions_file, base.store.chunks())
+    assert [q.gold for q in questions] == [
+        (("docs/guide/setup.md", PAGE),),
+        (("docs/guide/setup.md", "install-it"),),
+        (("docs/guide/setup.md", PAGE),),
+    ]
+    assert unknown_gold(questions, base.store.chunks()) == []
+    outcome = summarize(run(base, questions[:1], base.settings))
+    assert outcome["R@5"] == 1.0  # any section of the page counts
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"question": "q", "gold": [{"path": "a.md"}]},', "not valid JSON (Extra data, at column"),
+        ("question,gold", "not valid JSON"),
+        ('{"q": "x", "gold": ["a.md"]}', 'no "question" text'),
+        ('{"question": "x", "gold": []}', '"gold" must be a list of sections'),
+        ('{"question": "x", "gold": [{"anchor": "a"}]}', 'a gold entry has no "path"'),
+    ],
+)
+def test_a_questions_file_it_cannot_read_says_what_is_wrong(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """The messages were Python's: "('heading')", "string indices must be integers"."""
+    questions_file = tmp_path / "q.jsonl"
+    questions_file.write_text(line + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_questions(questions_file, [])
+    message = str(caught.value)
+    assert f"{questions_file}:1: " in message and said in message, message
+    assert '"gold": [{"path": "docs/setup.md", "anchor": "install"}]' in message

@@ -1,8 +1,10 @@
 """Retrieval evaluation: how often the right heading section is found, and how high.
 
 Each line of a questions file is ``{"question": ..., "gold": [{"path": ..., "anchor": ...}]}``;
-a gold entry may give ``"heading"`` (its text) instead of ``"anchor"``. A hit counts when a
-result's path and anchor equal a gold pair.
+a gold entry may give ``"heading"`` (its text) instead of ``"anchor"``, neither (the page:
+any of its sections counts), or be a string: ``"docs/setup.md#install"``, a page URL with
+its ``#anchor``, or a page alone. A hit counts when a result's path and anchor equal a gold
+pair.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
 CUTOFFS = (1, 5, 10, 20, 50)
+PAGE = "*"  # the anchor of a gold page given without a section: any of its sections counts
+FORMAT = (
+    'one JSON object per line, {"question": "...", "gold": [{"path": "docs/setup.md", '
+    '"anchor": "install"}]}; a gold entry may name a "heading" instead of an "anchor", '
+    'only a "path" (any section of that page counts), or be a string: "docs/setup.md#install"'
+)
 
 
 @dataclass(frozen=True)
@@ -52,25 +60,35 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
             continue
         try:
             item = json.loads(line)
-            gold = []
-            for g in item["gold"]:
-                page = resolve_path(str(g["path"]))
-                if "anchor" in g:
-                    gold.append((page, str(g["anchor"]).lstrip("#")))
-                else:
-                    key = (page, match_text(g["heading"]))
-                    gold.append((page, by_heading.get(key, "?" + g["heading"])))
-            questions.append(Question(str(item["question"]), tuple(gold), n))
-        except (ValueError, KeyError, TypeError) as exc:
+        except ValueError as exc:
             raise ConfigError(
-                f'{path}:{n}: expected {{"question": ..., "gold": [{{"path": ..., '
-                f'"anchor": ...}}]}} ({exc}).'
+                f"{path}:{n}: not valid JSON ({getattr(exc, 'msg', exc)}, at column "
+                f"{getattr(exc, 'colno', '?')}); write {FORMAT}."
             ) from exc
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise ConfigError(f'{path}:{n}: no "question" text; write {FORMAT}.')
+        given = item.get("gold")
+        given = [given] if isinstance(given, str) else given
+        if not isinstance(given, list) or not given:
+            raise ConfigError(f'{path}:{n}: "gold" must be a list of sections; write {FORMAT}.')
+        gold = []
+        for g in given:
+            if isinstance(g, str):  # "docs/setup.md#install", a URL, or a page
+                page, _, anchor = g.partition("#")
+                g = {"path": page, "anchor": anchor} if anchor else {"path": page}
+            if not isinstance(g, dict) or not isinstance(g.get("path"), str):
+                raise ConfigError(f'{path}:{n}: a gold entry has no "path"; write {FORMAT}.')
+            page = resolve_path(g["path"])
+            if g.get("anchor"):
+                gold.append((page, str(g["anchor"]).lstrip("#")))
+            elif g.get("heading"):
+                key = (page, match_text(str(g["heading"])))
+                gold.append((page, by_heading.get(key, "?" + str(g["heading"]))))
+            else:
+                gold.append((page, PAGE))
+        questions.append(Question(item["question"], tuple(gold), n))
     if not questions:
-        raise ConfigError(
-            f'{path} holds no questions: write one per line, {{"question": ..., "gold": '
-            '[{"path": ..., "anchor": ...}]}.'
-        )
+        raise ConfigError(f"{path} holds no questions: write {FORMAT}.")
     return questions
 
 
@@ -99,6 +117,8 @@ def gold_label(path: str, anchor: str) -> str:
     """A gold section as people write it: ``path#anchor`` (or the heading that was not found)."""
     if anchor.startswith("?"):
         return f"{path} (heading {anchor[1:]!r})"
+    if anchor == PAGE:
+        return f"{path} (any section)"
     return f"{path}#{anchor}" if anchor else path
 
 
@@ -124,7 +144,7 @@ def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list
                 hint = f"; nearest indexed page: {near[0]}" if near else ""
                 warnings.append(f"{where}gold page {path} is not in the index{hint}")
                 continue
-            if anchor in anchors[path]:
+            if anchor in anchors[path] or anchor == PAGE:
                 continue
             if anchor.startswith("?"):
                 heading = anchor[1:]
@@ -140,11 +160,15 @@ def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list
 
 def rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:
     """1-based rank of the first hit whose (path, anchor) is gold."""
-    wanted = set(gold)
     for rank, hit in enumerate(hits, 1):
-        if (hit.chunk.path, hit.chunk.anchor) in wanted:
+        if is_gold(hit, gold):
             return rank
     return None
+
+
+def is_gold(hit: Hit, gold: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``hit`` is a gold section (or on a gold page given without one)."""
+    return (hit.chunk.path, hit.chunk.anchor) in gold or (hit.chunk.path, PAGE) in gold
 
 
 def page_rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:
@@ -196,13 +220,12 @@ def run(kb: KnowledgeBase, questions: Sequence[Question], settings: Settings) ->
         hits = kb.search(q.question, max(CUTOFFS))
         # What an answering model would receive, model or not.
         excerpts = prepare(kb, settings, q.question, for_model=True).prompt.excerpts
-        wanted = set(q.gold)
         outcomes.append(
             Outcome(
                 q,
                 rank_of(hits, q.gold),
                 page_rank_of(hits, q.gold),
-                any((h.chunk.path, h.chunk.anchor) in wanted for h in excerpts),
+                any(is_gold(h, q.gold) for h in excerpts),
                 tuple(hits[:3]),
             )
         )
