@@ -269,7 +269,26 @@ def widget_options(page: Path) -> dict[str, object]:
     return dict(json.loads(html.unescape(raw)))
 
 
+@pytest.mark.parametrize(
+    ("versioning", "prefix"),
+    [
+        # `mike deploy` puts its plugin first when mkdocs.yml does not list it
+        ("plugins:\n  - mike\n  - search\n  - kb-qa\n", "https://lumen.example.com/"),
+        (
+            "plugins:\n  - mike\n  - search\n  - kb-qa\nextra:\n  version:\n"
+            "    provider: mike\n    default: latest\n",
+            "https://lumen.example.com/latest/",
+        ),
+        (
+            "plugins:\n  - mike:\n      canonical_version: latest\n  - search\n  - kb-qa\n",
+            "https://lumen.example.com/latest/",
+        ),
+    ],
+    ids=["no-default", "extra.version.default", "canonical_version"],
+)
 def test_a_mike_version_maps_citations_onto_its_own_folder(
+    versioning: str,
+    prefix: str,
     make_vault: Callable[..., Path],
     kb: KB,
     tmp_path: Path,
@@ -278,56 +297,10 @@ def test_a_mike_version_maps_citations_onto_its_own_folder(
     """``mike deploy 2.0`` builds with site_url rewritten to ``…/2.0``: the widget was told
     that prefix, the index's citations carry the site_url of mkdocs.yml, so no citation
     matched and each opened ``https://lumen.example.com/guides/retries/``, outside any
-    version (a 404 on a mike site; the live site from a local ``mike serve``)."""
-    pytest.importorskip("mike")
-    vault = make_vault(
-        {
-            # `mike deploy` puts its plugin first when mkdocs.yml does not list it
-            "mkdocs.yml": (
-                "site_name: Lumen\nsite_url: https://lumen.example.com/\n"
-                "plugins:\n  - mike\n  - search\n  - kb-qa\n"
-            ),
-            "docs/index.md": HOME_EN,
-            "docs/guides/retries.md": RETRIES_EN,
-        }
-    )
-    site = tmp_path / "site"
-    result = mkdocs_build(vault, site, cli_env(MIKE_DOCS_VERSION="2.0"), "--quiet")
-    assert result.returncode == 0, result.stderr
-    instance = kb(vault)
-    instance.index()
-    [chunk] = [c for c in instance.store.chunks() if c.anchor == "default-policy"]
-    cited = instance.url(chunk)
-    assert cited == "https://lumen.example.com/guides/retries/#default-policy"
-    options = widget_options(site / "guides" / "retries" / "index.html")
-    # The widget opens a citation under its site_url at the page's root (`../..`, which is
-    # /2.0/ or /latest/ where mike publishes the build): the prefix must be the index's.
-    site_url = str(options["site_url"]).rstrip("/") + "/"
-    assert cited.startswith(site_url), (cited, options)
-    assert options["root"] == "../.."
-
-
-@pytest.mark.parametrize(
-    "versioning",
-    [
-        "plugins:\n  - mike\n  - search\n  - kb-qa\nextra:\n  version:\n    provider: mike\n"
-        "    default: latest\n",
-        "plugins:\n  - mike:\n      canonical_version: latest\n  - search\n  - kb-qa\n",
-    ],
-    ids=["extra.version.default", "canonical_version"],
-)
-def test_links_printed_outside_a_mike_site_open_its_default_version(
-    versioning: str,
-    make_vault: Callable[..., Path],
-    kb: KB,
-    tmp_path: Path,
-    cli_env: Callable[..., dict[str, str]],
-) -> None:
-    """A mike site's root has no pages (it redirects its home page to the default version):
-    ``kb-qa ask``, ``search``, the MCP tools and the insights report printed
-    ``https://lumen.example.com/guides/retries/#default-policy``, a 404. The version the
-    site names is in those links now, and the widget, told the same prefix, still opens a
-    citation under the version its reader is on (the page's root, ``../..``)."""
+    version (a 404 on a mike site; the live site from a local ``mike serve``). And a mike
+    site's root has no pages (it redirects its home page to the default version): the
+    links ``kb-qa ask``, ``search``, the MCP tools and the insights report print open the
+    version the site names, when it names one, and the widget is told that same prefix."""
     pytest.importorskip("mike")
     vault = make_vault(
         {
@@ -342,8 +315,9 @@ def test_links_printed_outside_a_mike_site_open_its_default_version(
     instance = kb(vault)
     instance.index()
     [chunk] = [c for c in instance.store.chunks() if c.anchor == "default-policy"]
-    cited = instance.url(chunk)
-    assert cited == "https://lumen.example.com/latest/guides/retries/#default-policy"
+    assert instance.url(chunk) == prefix + "guides/retries/#default-policy"
     options = widget_options(site / "guides" / "retries" / "index.html")
-    assert options["site_url"] == "https://lumen.example.com/latest/"
+    # The widget opens a citation under its site_url at the page's root (`../..`, which is
+    # /2.0/ or /latest/ where mike publishes the build): the prefix must be the index's.
+    assert str(options["site_url"]).rstrip("/") + "/" == prefix, options
     assert options["root"] == "../.."
