@@ -46,6 +46,11 @@ class Document:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()  # front matter's tags, without "#"
     note: bool = False  # from a notes vault (no site config): titled by its file name as written
+    # How its site titles it (ingest/page_titles.py): the title its nav gives it, the one its
+    # file name gives it, and whose rules pick its title ("mkdocs", "zensical"; "" for a note)
+    nav_title: str = ""
+    file_title: str = ""
+    generator: str = ""
 
 
 @dataclass(frozen=True)

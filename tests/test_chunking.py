@@ -169,7 +169,8 @@ def test_title_falls_back_to_first_h1_then_file_name(make_vault: Callable[..., P
     [
         ("my-notes.md", "My notes"),
         ("Network-Plan.md", "Network Plan"),  # MkDocs capitalises only an all-lower name
-        ("topic/index.md", "Topic"),
+        ("topic/index.md", "Index"),  # MkDocs' File.name, not the folder's
+        ("index.md", "Home"),
     ],
 )
 def test_a_site_page_without_a_title_is_named_as_mkdocs_names_it(

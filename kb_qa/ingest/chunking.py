@@ -19,9 +19,10 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.ingest import anchors, note_names
+from kb_qa.ingest import anchors
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.page_titles import page_title
 from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
 
@@ -64,6 +65,7 @@ def chunk_document(
     *,
     parse_timeout: float = 0,
     warnings: list[str] | None = None,
+    title: str = "",
 ) -> list[Chunk]:
     """Split one document into chunks; anchors match the site's rendered ids.
 
@@ -75,6 +77,9 @@ def chunk_document(
     A page that takes longer than ``parse_timeout`` CPU seconds to render (see
     ``kb_qa.ingest.deadline``) gets its ids from its headings rendered alone, with a note in
     ``warnings``; ``ParseTimeout`` when even that takes too long.
+
+    ``title`` is the page's title as a real build gave it; without it, it is found as the
+    site's generator finds it (``page_titles``).
     """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
@@ -94,7 +99,9 @@ def chunk_document(
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
 
-    sections = _sections(doc, raw_headings, resolved, line_offset, n_lines)
+    # MkDocs titles a page by its H1 only when the H1 opens the page (Zensical by any).
+    opens = bool(tokens) and tokens[0].type == "heading_open" and tokens[0].tag == "h1"
+    sections = _sections(doc, raw_headings, resolved, (line_offset, n_lines), (title, opens))
     _assign_units(sections, tokens, line_offset)
 
     chunks: list[Chunk] = []
@@ -143,26 +150,6 @@ def _rendered_headings(
         return anchors.rendered_headings(md, only)
 
 
-def page_title(doc_title: str, tokens_title: str, doc_path: str, note: bool = False) -> str:
-    """Front matter title, else the first H1, else a title made from the file name: a
-    note's name as written, as Obsidian shows it ("2024-03-10", "Network Plan"; Logseq's
-    file "a___b" as its page "a/b"); a site page's as MkDocs makes it (dashes and
-    underscores as spaces, capitalised only when all lower case: "network-plan" ->
-    "Network plan", "Network-Plan" -> "Network Plan")."""
-    if doc_title:
-        return doc_title
-    if tokens_title:
-        return tokens_title
-    stem = doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook"
-        return note_names.page_name(stem).strip() or "Home"
-    if stem in ("index", "README"):
-        parent = doc_path.rsplit("/", 2)
-        stem = parent[-2] if len(parent) > 1 else "Home"
-    title = stem.replace("-", " ").replace("_", " ").strip()
-    return (title.capitalize() if title == title.lower() else title) or "Home"
-
-
 def _line_starts(source: str) -> list[int]:
     starts = [0]
     for i, ch in enumerate(source):
@@ -187,13 +174,18 @@ def _sections(
     doc: Document,
     raw: Sequence[tuple[int, int, str]],
     resolved: Sequence[Heading],
-    line_offset: int,
-    n_lines: int,
+    lines: tuple[int, int],
+    titled: tuple[str, bool],
 ) -> list[_Section]:
+    """The page's sections; ``lines``: the body's first line and the file's line count;
+    ``titled``: the title a build gave the page ("" for none), whether an H1 opens it."""
+    line_offset, n_lines = lines
     if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
         resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
     first_h1 = next((h for h in resolved if h.level == 1), None)
-    title = page_title(doc.title, first_h1.text if first_h1 else "", doc.doc_path, doc.note)
+    if doc.generator == "mkdocs" and not titled[1]:
+        first_h1 = None  # an H1 after other text is a heading of the page, not its title
+    title = titled[0] or page_title(doc, first_h1.text if first_h1 else "")
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
     stack: list[Heading] = []
     for (line, level, _), heading in zip(raw, resolved):

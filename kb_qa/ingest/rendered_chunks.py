@@ -9,6 +9,7 @@ heading there (generated text keeps its URL only).
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from typing import Any
 
@@ -61,7 +62,9 @@ def chunk_rendered(
     doc = dataclasses.replace(doc, url=page.url)
     rendered = anchors.html_headings(page.html)
     ids = {h.anchor for h in rendered}
-    limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings}
+    # The page's title as the build made it (its nav's, say, where a plugin builds the nav)
+    title = html.unescape(page.title)
+    limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings, "title": title}
     from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
     if not page.transformed and ids <= {c.anchor for c in from_source}:
         return from_source

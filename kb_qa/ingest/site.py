@@ -27,6 +27,7 @@ from kb_qa.errors import ConfigError
 from kb_qa.ingest import (
     i18n_layout,
     note_templates,
+    page_titles,
     safe_config,
     snippet_guard,
     versioning,
@@ -74,6 +75,7 @@ class Site:
     blog: zensical_blog.Blog | None = None  # a Zensical blog: its posts' URLs
     # A site translated with mkdocs-static-i18n: where each language's pages are published
     languages: i18n_layout.Languages | None = None
+    nav: page_titles.NavTitles = field(default_factory=page_titles.NavTitles)  # its titles
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
@@ -195,6 +197,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     )
     site.warnings += warnings
     site.link_base = versioning.link_base(site.site_url, config)
+    site.nav = page_titles.read_nav(config.get("nav") if is_toml else _nav(config_file))
     if generator == "zensical":
         site.blog = zensical_blog.blog_of(config)
         entries = zensical.extension_entries(config)
@@ -206,6 +209,16 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         entries = config.get("markdown_extensions") or []
         _set_extensions(site, entries, root, BUILTIN_EXTENSIONS, trusted)
     return site
+
+
+def _nav(config_file: Path) -> object:
+    """``nav:`` read without the environment or any Python tag (as ``site_name`` is): its
+    titles head every citation, so ``!ENV`` must not put a secret there."""
+    try:
+        config = safe_config.load_yaml(config_file, safe_config.NameLoader)
+    except (ConfigError, OSError):
+        return None  # reported where the config is read for its settings
+    return config.get("nav") if isinstance(config, dict) else None
 
 
 _PLAIN_URL = re.compile(

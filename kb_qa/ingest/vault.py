@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from kb_qa.errors import VaultError, undecodable
 from kb_qa.ingest import front_matter, zensical_blog
 from kb_qa.ingest.decoding import binary_reason, decode, is_binary
+from kb_qa.ingest.page_titles import file_title
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
 from kb_qa.text import without_comments
@@ -320,6 +321,11 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
         aliases=front.aliases,
         tags=front.tags,
         note=not site.is_mkdocs,
+        nav_title=site.nav.titles.get(info.doc_path, ""),
+        file_title=file_title(info.doc_path, site.generator, info.doc_path in site.nav.in_section)
+        if site.is_mkdocs
+        else "",
+        generator=site.generator,
     )
     return ReadResult(doc, "", tuple(warnings))
 

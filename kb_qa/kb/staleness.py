@@ -40,7 +40,9 @@ from kb_qa.types import Document
 # 13: a file opening with UTF-32's byte order mark is read as UTF-32, not UTF-16.
 # 14: a translated site indexed from its files cites each language's URL (i18n_layout).
 # 15: a code block's annotation list (Material) stays in the code's piece (code_annotations).
-CHUNKER_VERSION = "15"
+# 16: a site page's title is the one its site shows: its nav's, then front matter, then an
+#     opening H1, then its file name as MkDocs or Zensical make it (page_titles).
+CHUNKER_VERSION = "16"
 
 
 @dataclass
