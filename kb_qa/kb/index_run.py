@@ -1,8 +1,8 @@
 """The index run of ``KnowledgeBase``: read what changed, render, chunk, embed, store.
 
-One run reads the files that changed since the last (and the pages whose includes or
-rendering changed), chunks them, embeds the new chunks (cached by content hash) and writes
-Chroma first and then the manifest, in groups, so a killed run leaves a usable index.
+One run reads the files that changed since the last (and the pages whose includes, nav
+title or rendering changed), chunks them, embeds the new chunks (cached by content hash),
+writes Chroma first and then the manifest, in groups, so a killed run leaves a usable index.
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ class IndexRun:
                 p for p in known if p not in current and not vault.kept_by_unlisted(p, skipped)
             ]
 
-            includes = staleness.Includes.load(self.store, site.root)
+            inputs = staleness.PageInputs.load(self.store, site)
             docs, touched, refused = self._read_changed(
-                site, files, known, report, rendered or {}, includes
+                site, files, known, report, rendered or {}, inputs
             )
             removed += refused
             phase = _Phases(report.phases, started)
@@ -120,8 +120,8 @@ class IndexRun:
             if docs or removed:
                 self.store.mark_writing()
             rendering = render_config.config_file(site, self.settings) is not None
-            if includes.update(site, docs, removed, rendering):
-                self.store.set_meta(includes=includes.dumps())
+            if inputs.update(docs, removed, rendering):
+                self.store.set_meta(**inputs.meta())
             report.deleted = self._write(docs, chunks_by_doc, removed, outlines, steps)
             if docs or removed:  # only a run that replaced chunks can leave vectors unused
                 self.store.prune_vectors()
@@ -186,14 +186,14 @@ class IndexRun:
         known: dict[str, FileRow],
         report: IndexReport,
         rendered: Mapping[str, RenderedPage],
-        includes: staleness.Includes,
+        inputs: staleness.PageInputs,
     ) -> tuple[list[Document], list[FileRow], list[str]]:
         """The changed files read, the unchanged ones to touch, and the indexed ones whose
         content is now refused (their chunks go: what they said is not there any more)."""
         docs: list[Document] = []
         touched: list[FileRow] = []
         refused: list[str] = []
-        stale_anchors = staleness.stale_anchor_paths(self.store, rendered) | includes.stale()
+        stale_anchors = staleness.stale_anchor_paths(self.store, rendered) | inputs.stale(files)
         boundary = vault.Boundary.of(self.settings)
         for info in files:
             row = known.get(info.path)

@@ -1,19 +1,21 @@
 """How an index knows it is stale beyond its files' contents.
 
 The fingerprint covers everything besides file contents that changes chunks, anchors or
-URLs (a new one rebuilds the index); the include map records the files each page pulls in,
-so a page is re-read when one of them changes.
+URLs (a new one rebuilds the index); ``PageInputs`` records the files each page pulls in
+and what the site's nav says of its title, so a page is re-read when one of them changes.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import html
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION
@@ -24,6 +26,9 @@ from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document
+
+if TYPE_CHECKING:
+    from kb_qa.ingest.vault import FileInfo
 
 # 3: page URLs are percent-encoded (Site.url_for), so existing indexes re-chunk once.
 # 4: a notes vault's %% comments are not indexed (vault.source_text).
@@ -46,17 +51,22 @@ CHUNKER_VERSION = "16"
 
 
 @dataclass
-class Includes:
-    """The files each page pulls in, as the manifest remembers them with their time and
-    size: ``--8<--`` includes, and ``PYTHON_FILES`` (the vault's Python code) for a
-    page with sections generated from code. A page whose files changed renders again."""
+class PageInputs:
+    """What each page was chunked from besides its own file. The files it pulls in, as the
+    manifest remembers them with their time and size: ``--8<--`` includes, and
+    ``PYTHON_FILES`` (the vault's Python code) for a page with sections generated from
+    code; a page whose files changed renders again. And what the site's ``nav:`` said of
+    its title (``NavTitles.key``): a page the nav retitles is chunked again."""
 
     root: Path
     stored: dict[str, dict[str, list[int]]]
+    site: Site
+    nav: dict[str, str]  # vault path -> NavTitles.key when it was chunked ("" left out)
 
     @classmethod
-    def load(cls, store: Store, root: Path) -> Includes:
-        return cls(root, json.loads(store.meta("includes") or "{}"))
+    def load(cls, store: Store, site: Site) -> PageInputs:
+        stored = json.loads(store.meta("includes") or "{}")
+        return cls(site.root, stored, site, json.loads(store.meta("nav_titles") or "{}"))
 
     @functools.cached_property
     def code(self) -> tuple[int, int]:
@@ -66,32 +76,41 @@ class Includes:
     def _stamp(self, dep: str) -> list[int]:
         return list(self.code if dep == PYTHON_FILES else page_includes.stamp(self.root / dep))
 
-    def stale(self) -> set[str]:
-        """Pages one of whose files changed since they were indexed."""
-        return {
+    def stale(self, files: Sequence[FileInfo]) -> set[str]:
+        """Pages one of whose files changed since they were indexed, or whose nav title."""
+        retitled = {f.path for f in files if self.nav.get(f.path, "") != self._key(f.doc_path)}
+        return retitled | {
             page
             for page, deps in self.stored.items()
             if any(self._stamp(dep) != stamp for dep, stamp in deps.items())
         }
 
-    def update(
-        self, site: Site, docs: Sequence[Document], removed: Sequence[str], rendering: bool
-    ) -> bool:
-        """Record the files of each re-read page (and forget removed ones); whether anything
-        changed, so that a run that read nothing writes nothing."""
-        before = self.dumps()
+    def _key(self, doc_path: str) -> str:
+        return self.site.nav.key(doc_path)
+
+    def update(self, docs: Sequence[Document], removed: Sequence[str], rendering: bool) -> bool:
+        """Record the files and nav title of each re-read page (and forget removed ones);
+        whether anything changed, so that a run that read nothing writes nothing."""
+        before = self.meta()
         for path in [*removed, *(d.path for d in docs)]:
             self.stored.pop(path, None)
+            self.nav.pop(path, None)
         for doc in docs:
-            deps = page_includes.includes(doc.source, site)
+            deps = page_includes.includes(doc.source, self.site)
             if rendering and page_includes.generates_from_code(doc.source):
                 deps.append(PYTHON_FILES)
             if deps:
                 self.stored[doc.path] = {d: self._stamp(d) for d in deps}
-        return self.dumps() != before
+            if key := self._key(doc.doc_path):
+                self.nav[doc.path] = key
+        return self.meta() != before
 
-    def dumps(self) -> str:
-        return json.dumps(self.stored, sort_keys=True)
+    def meta(self) -> dict[str, str]:
+        """The store's meta values that hold them."""
+        return {
+            "includes": json.dumps(self.stored, sort_keys=True),
+            "nav_titles": json.dumps(self.nav, sort_keys=True),
+        }
 
 
 def fingerprint(parts: Mapping[str, str]) -> str:
@@ -185,17 +204,25 @@ def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
 
 
 def stale_anchor_paths(store: Store, rendered: Mapping[str, RenderedPage]) -> set[str]:
-    """Paths whose indexed anchors or URL differ from the ones a real build rendered."""
+    """Paths whose indexed anchors, URL or title differ from the ones a real build rendered."""
     if not rendered:
         return set()
     indexed: dict[str, set[str]] = {}
     urls: dict[str, str] = {}
+    titles: dict[str, str] = {}
     for c in store.chunks():
         indexed.setdefault(c.path, set()).add(c.anchor)
         urls[c.path] = c.url
+        titles[c.path] = c.heading_path[0] if c.heading_path else ""
     return {
         path
         for path, page in rendered.items()
         if urls.get(path) != page.url
         or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
+        # retitled by the build (a nav a plugin makes: literate-nav, awesome-pages)
+        or (page.title and titles.get(path, _shown(page)) != _shown(page))
     }
+
+
+def _shown(page: RenderedPage) -> str:
+    return html.unescape(page.title)
