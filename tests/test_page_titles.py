@@ -170,7 +170,7 @@ def test_nav_titles_head_every_heading_path(
     """The httpx case: index.md opens with a raw <h1>; the nav calls it "Introduction"
     and its other pages "SSL" and "Resource Limits". The nav's title comes before the front
     matter's; a page's opening H1 stands beside the title (it is not repeated in the path),
-    an H1 after other text is a heading of the page."""
+    an H1 after other text is a heading of the page (unless it repeats the title)."""
     config = """\
 site_name: HTTPX
 nav:
@@ -180,6 +180,7 @@ nav:
       - SSL: advanced/ssl.md
       - Meta: meta.md
       - Later Page: later-h1.md
+      - Welcome: badges.md
   - !ENV [KBQA_TEST_NAV_TITLE, Environment]: env.md
 """
     pages = {
@@ -189,6 +190,7 @@ nav:
         "meta.md": PAGES["meta.md"],
         "later-h1.md": PAGES["later-h1.md"],
         "env.md": "x\n",
+        "badges.md": '<p align="center">badges</p>\n\n# Welcome\n\n## Features\n\nx\n',
     }
     root = write_site(make_vault({}), ("mkdocs.yml", config), pages)
     monkeypatch.setenv("KBQA_TEST_NAV_TITLE", "secret-from-the-environment")
@@ -198,6 +200,8 @@ nav:
         "advanced/ssl.md": [("SSL",), ("SSL", "Enabling and disabling verification")],
         "meta.md": [("Meta",)],
         "later-h1.md": [("Later Page",), ("Later Page", "Later"), ("Later Page", "Later", "Part")],
+        # starlette's index.md: an H1 after its badges, named as the nav names the page
+        "badges.md": [("Welcome",), ("Welcome",), ("Welcome", "Features")],
         # a nav title is read without the environment (every reader sees it)
         "env.md": [("Environment",)],
     }

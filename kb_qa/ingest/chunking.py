@@ -183,9 +183,10 @@ def _sections(
     if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
         resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
     first_h1 = next((h for h in resolved if h.level == 1), None)
-    if doc.generator == "mkdocs" and not titled[1]:
+    titles_page = first_h1 is not None and (doc.generator != "mkdocs" or titled[1])
+    title = titled[0] or page_title(doc, first_h1.text if first_h1 and titles_page else "")
+    if first_h1 and not titles_page and first_h1.text != title:
         first_h1 = None  # an H1 after other text is a heading of the page, not its title
-    title = titled[0] or page_title(doc, first_h1.text if first_h1 else "")
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
     stack: list[Heading] = []
     for (line, level, _), heading in zip(raw, resolved):
