@@ -135,6 +135,20 @@ def test_titles_are_the_ones_a_real_mkdocs_build_gives(tmp_path: Path) -> None:
     assert built["resource-limits"] == "Resource limits"
 
 
+def test_a_home_page_the_nav_puts_in_a_section_is_index(tmp_path: Path) -> None:
+    """MkDocs titles its home page "Home" only at the top of the nav."""
+    config = MKDOCS_NAV.split("nav:")[0] + "nav:\n  - Section:\n      - index.md\n      - ssl.md\n"
+    pages = {"index.md": "x\n", "ssl.md": PAGES["ssl.md"]}
+    root = write_site(tmp_path / "site", ("mkdocs.yml", config), pages)
+    (root / "overrides").mkdir()
+    (root / "overrides" / "main.html").write_text(OVERRIDE, encoding="utf-8")
+    command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "out")]
+    proc = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert built_titles(tmp_path / "out", "") == {".": "Index", "ssl": "SSL"}
+    assert titles(root) == {"index.md": ("Index",), "ssl.md": ("SSL",)}
+
+
 ZENSICAL_TOML = """\
 [project]
 site_name = "Exp"

@@ -43,7 +43,8 @@ class NavTitles:
         title = self.titles.get(doc_path)
         if title is not None:
             return f"title:{title}"
-        return "in section" if doc_path in self.in_section else ""
+        home = doc_path in ("index.md", "README.md") and doc_path in self.in_section
+        return "home in a section" if home else ""  # "Index", not "Home" (file_title)
 
 
 def read_nav(nav: object) -> NavTitles:
@@ -75,7 +76,10 @@ def read_nav(nav: object) -> NavTitles:
         if depth:
             in_section.add(doc_path)
 
-    visit(nav, 0)
+    try:
+        visit(nav, 0)
+    except RecursionError:  # a nav nested past all reason titles nothing
+        return NavTitles()
     return NavTitles({p: t for p, t in titles.items() if t is not None}, frozenset(in_section))
 
 
