@@ -71,7 +71,9 @@ class Chunk:
     line_end: int
     hash: str  # hash of the indexed text (heading path + body)
     piece: int = 0  # index of this piece within its section
-    context: str = ""  # extra lines repeated in the indexed text (a split table's header)
+    # Extra lines repeated in the indexed text: the page's own titles where its site shows
+    # another, its aliases and tags (first piece), a split table's header (always last)
+    context: str = ""
 
     @property
     def link(self) -> str:

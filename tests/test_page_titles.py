@@ -19,6 +19,7 @@ from pathlib import Path
 import parity  # tests/ is on sys.path under pytest
 import pytest
 
+from kb_qa.answer.blocks import table_header
 from kb_qa.ingest import chunking, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.site import load_site
@@ -287,3 +288,37 @@ def test_a_page_a_build_retitles_is_re_chunked(make_vault: Callable[..., Path], 
         ("TLS & SSL", "Enabling and disabling verification"),
     }
     assert index.index(rendered=built("TLS &amp; SSL")).changed_files == 0
+
+
+def test_a_page_s_own_titles_stay_searchable_beside_its_nav_title(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """hatch's nav calls a page "Advanced" whose H1 reads "Advanced environment
+    configuration": the label is the nav's, but the H1's words (and a front matter title's)
+    still find every section of the page, as they did when they titled it."""
+    config = "site_name: S\nnav:\n  - Advanced: advanced.md\n  - Meta: meta.md\n  - SSL: ssl.md\n"
+    pages = {
+        "advanced.md": "# Advanced environment configuration\n\n## Context formatting\n\n"
+        "Fields are expanded.\n\n## Matrix\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n",
+        "meta.md": PAGES["meta.md"] + "\n## Part\n\ny\n",
+        "ssl.md": PAGES["ssl.md"],  # the H1 reads as the nav's title: nothing to add
+        "other.md": "# Plugins\n\n## Hooks\n\nBuild hooks run.\n",
+    }
+    root = write_site(make_vault({}), ("mkdocs.yml", config), pages)
+    index = kb(root, render=False, chunk_chars=40)
+    index.index()
+    chunks = {(c.path, c.heading_path, c.piece): c for c in index.store.chunks()}
+    hit = index.search("environment configuration formatting", 1)[0].chunk
+    assert (hit.path, hit.heading_path) == ("docs/advanced.md", ("Advanced", "Context formatting"))
+    for (path, heading_path, _), chunk in chunks.items():
+        if path == "docs/advanced.md":
+            assert heading_path[0] == "Advanced"
+            assert chunk.context.split("\n")[0] == "Advanced environment configuration"
+        elif path == "docs/meta.md":
+            assert chunk.context == "From Meta\nHeading One"
+        else:
+            assert chunk.context == ""
+    # A split table's piece keeps its header after that line, where answers read it.
+    rows = [c for (p, h, n), c in chunks.items() if p == "docs/advanced.md" and n > 0]
+    assert rows and all(table_header(c.context) == "| a | b |\n|---|---|" for c in rows)
+    assert index.search("Heading One part", 1)[0].chunk.heading_path == ("Meta", "Part")

@@ -99,18 +99,16 @@ def chunk_document(
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
 
+    if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
+        resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
     # MkDocs titles a page by its H1 only when the H1 opens the page (Zensical by any).
     opens = bool(tokens) and tokens[0].type == "heading_open" and tokens[0].tag == "h1"
-    sections = _sections(doc, raw_headings, resolved, (line_offset, n_lines), (title, opens))
+    title, h1 = _title(doc, resolved, title, opens)
+    sections = _sections(raw_headings, resolved, (line_offset, n_lines), (title, h1))
     _assign_units(sections, tokens, line_offset)
 
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    # Front matter's aliases are other names of the page, its tags what it is filed under
-    # (Obsidian searches both): make them findable.
-    named = [f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else []
-    named += [f"Tags: {', '.join(doc.tags)}"] if doc.tags else []
-    aliases = "\n".join(named)
     for section in sections:
         if section.heading.level == 0 and not _span_text(doc.source, lines, section).strip():
             continue  # nothing but blank lines before the first heading
@@ -119,10 +117,19 @@ def chunk_document(
         repeat = seen.get(section.heading.anchor, 0)
         seen[section.heading.anchor] = repeat + 1
         chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
-    if aliases and chunks:
-        first = chunks[0]
-        context = f"{aliases}\n{first.context}" if first.context else aliases
-        chunks[0] = with_hash(dataclasses.replace(first, context=context))
+    # What the page calls itself where its site shows another title (hatch's nav says
+    # "Advanced" of "# Advanced environment configuration") opens every piece's context, as
+    # written, unlabelled: its words are indexed with every section, as when it was the title.
+    every = [t for t in dict.fromkeys((doc.title, h1.text if h1 else "")) if t and t != title]
+    # Front matter's aliases are other names of the page, its tags what it is filed under
+    # (Obsidian searches both): make them findable.
+    named = every + ([f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else [])
+    named += [f"Tags: {', '.join(doc.tags)}"] if doc.tags else []
+    for i, chunk in enumerate(chunks):
+        # These lines go first: a split table's header stays last (blocks.table_header).
+        context = "\n".join(line for line in (*(every if i else named), chunk.context) if line)
+        if context != chunk.context:
+            chunks[i] = with_hash(dataclasses.replace(chunk, context=context))
     return chunks
 
 
@@ -170,31 +177,38 @@ def _headings(tokens: Sequence[Token], body: str, line_offset: int) -> list[tupl
     return found
 
 
+def _title(
+    doc: Document, resolved: Sequence[Heading], built: str, opens: bool
+) -> tuple[str, Heading | None]:
+    """The page's title (``built``: the one a real build gave it, "" for none) and the H1
+    that heading paths leave out, as the title already opens them (None for none).
+    ``opens``: an H1 opens the page."""
+    first_h1 = next((h for h in resolved if h.level == 1), None)
+    titles_page = first_h1 is not None and (doc.generator != "mkdocs" or opens)
+    title = built or page_title(doc, first_h1.text if first_h1 and titles_page else "")
+    if first_h1 and not titles_page and first_h1.text != title:
+        first_h1 = None  # an H1 after other text is a heading of the page, not its title
+    return title, first_h1
+
+
 def _sections(
-    doc: Document,
     raw: Sequence[tuple[int, int, str]],
     resolved: Sequence[Heading],
     lines: tuple[int, int],
-    titled: tuple[str, bool],
+    titled: tuple[str, Heading | None],
 ) -> list[_Section]:
     """The page's sections; ``lines``: the body's first line and the file's line count;
-    ``titled``: the title a build gave the page ("" for none), whether an H1 opens it."""
+    ``titled``: the page's title and the H1 its heading paths leave out (``_title``)."""
     line_offset, n_lines = lines
-    if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
-        resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
-    first_h1 = next((h for h in resolved if h.level == 1), None)
-    titles_page = first_h1 is not None and (doc.generator != "mkdocs" or titled[1])
-    title = titled[0] or page_title(doc, first_h1.text if first_h1 and titles_page else "")
-    if first_h1 and not titles_page and first_h1.text != title:
-        first_h1 = None  # an H1 after other text is a heading of the page, not its title
+    title, first_h1 = titled
     sections = [_Section(line_offset, Heading(0, title, ""), (title,), [])]
     stack: list[Heading] = []
     for (line, level, _), heading in zip(raw, resolved):
         while stack and stack[-1].level >= level:
             stack.pop()
         stack.append(heading)
-        # The page's first H1 is its title (or stands beside a front-matter title): the
-        # page title already opens the path.
+        # The page's first H1 is its title (or stands beside another: the nav's, the front
+        # matter's; it is a line of every chunk's context then): the title opens the path.
         names = [h.text for h in stack if h is not first_h1]
         sections.append(_Section(line, heading, (title, *names), []))
     for current, following in itertools.pairwise(sections):

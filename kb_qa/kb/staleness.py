@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 # 15: a code block's annotation list (Material) stays in the code's piece (code_annotations).
 # 16: a site page's title is the one its site shows: its nav's, then front matter, then an
 #     opening H1, then its file name as MkDocs or Zensical make it (page_titles).
-CHUNKER_VERSION = "16"
+# 17: a page's own titles (its opening H1, its front matter's) that differ from that title
+#     open every chunk's context, a line each: their words stay indexed.
+CHUNKER_VERSION = "17"
 
 
 @dataclass
