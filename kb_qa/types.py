@@ -71,9 +71,12 @@ class Chunk:
     line_end: int
     hash: str  # hash of the indexed text (heading path + body)
     piece: int = 0  # index of this piece within its section
-    # Extra lines repeated in the indexed text: the page's own titles where its site shows
-    # another, its aliases and tags (first piece), a split table's header (always last)
+    # Extra lines repeated in the indexed text: the page's aliases and tags (first piece),
+    # a split table's header (always last)
     context: str = ""
+    # The page's own title (front matter, first H1, file name) where its site shows another
+    # (a nav title, heading_path[0]): what retrieval reads in its place (``indexed_path``)
+    own_title: str = ""
 
     @property
     def link(self) -> str:
@@ -81,9 +84,17 @@ class Chunk:
         return f"{self.url}#{self.anchor}" if self.anchor else self.url
 
     @property
+    def indexed_path(self) -> tuple[str, ...]:
+        """The heading path as retrieval reads it: opening with the page's own title where
+        its site shows another (``own_title``)."""
+        if self.own_title and self.heading_path:
+            return (self.own_title, *self.heading_path[1:])
+        return self.heading_path
+
+    @property
     def index_text(self) -> str:
         """What is embedded and keyword-indexed: heading path first, then the text."""
-        head = " > ".join(self.heading_path)
+        head = " > ".join(self.indexed_path)
         parts = [head, self.context, self.text] if self.context else [head, self.text]
         return "\n".join(p for p in parts if p)
 

@@ -465,6 +465,13 @@ def test_markup_in_a_question_does_not_hide_what_it_asks(kb: KnowledgeBase) -> N
     )
 
 
+def quoted(citations: Citations) -> tuple[str, str, str]:
+    """The section and passage the first citation quotes (its excerpt number depends on how
+    many excerpts a prompt with the conversation holds, not on what is quoted)."""
+    first = citations.citations[0]
+    return first.path, first.anchor, first.text
+
+
 def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
     kb: KnowledgeBase,
 ) -> None:
@@ -473,7 +480,7 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
         assert follow_up_queries(question, history) == []
         _, after = ask(kb, question, history=history)
         _, alone = ask(kb, question)
-        assert after.citations[0] == alone.citations[0]
+        assert quoted(after) == quoted(alone)
         assert "retries.md" not in after.citations[0].path
     # A question that points back to what it names itself is a new question too, when the
     # docs cover it alone.
@@ -485,7 +492,7 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
         assert leans_on_conversation(question) and may_stand_alone(question), question
         _, after = ask(kb, question, history=history)
         _, alone = ask(kb, question)
-        assert after.citations[0] == alone.citations[0], question
+        assert quoted(after) == quoted(alone), question
         assert after.citations[0].path == "docs/faq.md"
     # One that names nothing before its pronoun, opens as a continuation or names too
     # little is searched with the conversation.

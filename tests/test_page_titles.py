@@ -290,12 +290,13 @@ def test_a_page_a_build_retitles_is_re_chunked(make_vault: Callable[..., Path], 
     assert index.index(rendered=built("TLS &amp; SSL")).changed_files == 0
 
 
-def test_a_page_s_own_titles_stay_searchable_beside_its_nav_title(
+def test_a_page_s_own_title_is_what_retrieval_reads_beside_its_nav_title(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:
     """hatch's nav calls a page "Advanced" whose H1 reads "Advanced environment
-    configuration": the label is the nav's, but the H1's words (and a front matter title's)
-    still find every section of the page, as they did when they titled it."""
+    configuration": the label is the nav's, but retrieval reads the page's own title (its
+    front matter's, else its first H1) in its place, as before nav titles were read: with
+    the nav's short labels in the indexed text, real questions lost their sections."""
     config = "site_name: S\nnav:\n  - Advanced: advanced.md\n  - Meta: meta.md\n  - SSL: ssl.md\n"
     pages = {
         "advanced.md": "# Advanced environment configuration\n\n## Context formatting\n\n"
@@ -310,15 +311,12 @@ def test_a_page_s_own_titles_stay_searchable_beside_its_nav_title(
     chunks = {(c.path, c.heading_path, c.piece): c for c in index.store.chunks()}
     hit = index.search("environment configuration formatting", 1)[0].chunk
     assert (hit.path, hit.heading_path) == ("docs/advanced.md", ("Advanced", "Context formatting"))
+    own = {"docs/advanced.md": "Advanced environment configuration", "docs/meta.md": "From Meta"}
     for (path, heading_path, _), chunk in chunks.items():
-        if path == "docs/advanced.md":
-            assert heading_path[0] == "Advanced"
-            assert chunk.context.split("\n")[0] == "Advanced environment configuration"
-        elif path == "docs/meta.md":
-            assert chunk.context == "From Meta\nHeading One"
-        else:
-            assert chunk.context == ""
-    # A split table's piece keeps its header after that line, where answers read it.
+        assert chunk.own_title == own.get(path, "")
+        if path in own:
+            assert heading_path[0] != own[path]  # the label is the site's
+            assert chunk.index_text.startswith(" > ".join((own[path], *heading_path[1:])))
+    # A split table's piece keeps its header, where answers read it.
     rows = [c for (p, h, n), c in chunks.items() if p == "docs/advanced.md" and n > 0]
     assert rows and all(table_header(c.context) == "| a | b |\n|---|---|" for c in rows)
-    assert index.search("Heading One part", 1)[0].chunk.heading_path == ("Meta", "Part")

@@ -114,7 +114,7 @@ def _cjk_covered(question: str, hits: Sequence[Hit]) -> bool:
     # pair in the best passages with most of the question's content characters, its
     # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟".
     content = _content_pairs(question)
-    named = set().union(*(keyword_tokens(" ".join(h.chunk.heading_path)) for h in hits[:3]))
+    named = set().union(*(keyword_tokens(" ".join(h.chunk.indexed_path)) for h in hits[:3]))
     return bool(wanted) and (
         len(wanted & found) >= CJK_MATCHED * len(wanted)
         or len(about) >= CJK_PAIRS

@@ -267,7 +267,7 @@ def quote(
     scored = []
     how = _HOW.search(question) is not None
     for n, h, blocks in read:
-        heading = frozenset(keyword_tokens(" ".join(h.chunk.heading_path))) & frozenset(wanted)
+        heading = frozenset(keyword_tokens(" ".join(h.chunk.indexed_path))) & frozenset(wanted)
         text, words, span = _best_passage(blocks, heading, weight, how)
         if text:
             scored.append((n, h, text, words, span))

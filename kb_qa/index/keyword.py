@@ -104,4 +104,4 @@ class KeywordIndex:
 def _keyword_text(chunk: Chunk) -> str:
     # The heading path is repeated so that words in headings weigh more than body words.
     # Block ids ("^quorum-rule") are addresses, not words of the note.
-    return " ".join(chunk.heading_path) + "\n" + without_block_ids(chunk.index_text)
+    return " ".join(chunk.indexed_path) + "\n" + without_block_ids(chunk.index_text)

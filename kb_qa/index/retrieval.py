@@ -51,7 +51,7 @@ def history_pages(chunks: Sequence[Chunk], patterns: Sequence[str] = ()) -> set[
     titles: dict[str, str] = {}
     for c in chunks:
         headings.setdefault(c.path, []).append(c.heading)
-        titles.setdefault(c.path, c.heading_path[0] if c.heading_path else "")
+        titles.setdefault(c.path, c.indexed_path[0] if c.heading_path else "")
     found = set()
     for path, heads in headings.items():
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]

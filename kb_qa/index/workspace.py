@@ -98,6 +98,7 @@ def chunk_record(chunk: Chunk, title: str, order: int) -> tuple[str, dict[str, s
         "hash": chunk.hash,
         "piece": chunk.piece,
         "context": chunk.context,
+        "own_title": chunk.own_title,
         "title": title,
         "ord": order,
     }
@@ -121,4 +122,5 @@ def chunk_from_record(chunk_id: str, document: str, meta: dict[str, Any]) -> Chu
         hash=str(meta["hash"]),
         piece=int(meta["piece"]),
         context=str(meta["context"]),
+        own_title=str(meta.get("own_title") or ""),
     )

@@ -22,7 +22,7 @@ from markdown_it.token import Token
 from kb_qa.ingest import anchors
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.deadline import ParseTimeout, deadline
-from kb_qa.ingest.page_titles import page_title
+from kb_qa.ingest.page_titles import own_title, page_title
 from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
 
@@ -117,19 +117,20 @@ def chunk_document(
         repeat = seen.get(section.heading.anchor, 0)
         seen[section.heading.anchor] = repeat + 1
         chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
-    # What the page calls itself where its site shows another title (hatch's nav says
-    # "Advanced" of "# Advanced environment configuration") opens every piece's context, as
-    # written, unlabelled: its words are indexed with every section, as when it was the title.
-    every = [t for t in dict.fromkeys((doc.title, h1.text if h1 else "")) if t and t != title]
     # Front matter's aliases are other names of the page, its tags what it is filed under
     # (Obsidian searches both): make them findable.
-    named = every + ([f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else [])
+    named = [f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else []
     named += [f"Tags: {', '.join(doc.tags)}"] if doc.tags else []
-    for i, chunk in enumerate(chunks):
-        # These lines go first: a split table's header stays last (blocks.table_header).
-        context = "\n".join(line for line in (*(every if i else named), chunk.context) if line)
-        if context != chunk.context:
-            chunks[i] = with_hash(dataclasses.replace(chunk, context=context))
+    if named and chunks:
+        first = chunks[0]
+        context = "\n".join(named + ([first.context] if first.context else []))
+        chunks[0] = with_hash(dataclasses.replace(first, context=context))
+    # Where the site shows another title (hatch's nav says "Advanced" of "# Advanced
+    # environment configuration"), retrieval still reads the page's own: the words it is
+    # asked about (a nav's short label lost real questions their section).
+    own = own_title(doc, next((h.text for h in resolved if h.level == 1), ""))
+    if own != title:
+        chunks = [with_hash(dataclasses.replace(c, own_title=own)) for c in chunks]
     return chunks
 
 

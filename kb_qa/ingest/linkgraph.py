@@ -176,7 +176,7 @@ class Resolver:
                 self.paths.add(c.path)
                 self.by_url.setdefault(unquote(c.url).strip("/"), c.path)
                 self.by_stem.setdefault(name_key(note_names.stem(c.path)), []).append(c.path)
-                titles[c.path] = c.heading_path[0] if c.heading_path else ""
+                titles[c.path] = c.indexed_path[0] if c.heading_path else ""
             if c.level > 0:
                 self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
             for m in BLOCK_ID.finditer(c.text) if "^" in c.text else ():

@@ -117,3 +117,19 @@ def page_title(doc: Document, h1: str) -> str:
         stem = doc.doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         return note_names.page_name(stem).strip() or "Home"
     return doc.file_title or file_title(doc.doc_path, doc.generator)
+
+
+def own_title(doc: Document, first_h1: str) -> str:
+    """What the page calls itself: its front matter's title, else its first H1 wherever it
+    stands, else its file name (``index.md`` and ``README.md`` by their folder's, "Home" at
+    the top). Retrieval reads it where the site shows another title (``Chunk.own_title``)."""
+    if doc.title or first_h1:
+        return doc.title or first_h1
+    stem = doc.doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if doc.note:
+        return note_names.page_name(stem).strip() or "Home"
+    if stem in ("index", "README"):
+        parent = doc.doc_path.rsplit("/", 2)
+        stem = parent[-2] if len(parent) > 1 else "Home"
+    title = stem.replace("-", " ").replace("_", " ").strip()
+    return (title.capitalize() if title == title.lower() else title) or "Home"

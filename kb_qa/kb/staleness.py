@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 #     opening H1, then its file name as MkDocs or Zensical make it (page_titles).
 # 17: a page's own titles (its opening H1, its front matter's) that differ from that title
 #     open every chunk's context, a line each: their words stay indexed.
-CHUNKER_VERSION = "17"
+# 18: instead, retrieval reads such a page's own title in place of the site's (own_title).
+CHUNKER_VERSION = "18"
 
 
 @dataclass
