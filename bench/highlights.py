@@ -99,8 +99,10 @@ def questions(name: str, limit: int) -> list[str]:
     return [json.loads(line)["question"] for line in lines if line.strip()][:limit]
 
 
-def check(new_page: Callable[[], Any], origin: str, question: str) -> Outcome:
-    """Ask ``question`` on the site's home page, click the first citation, read the marks."""
+def check(new_page: Callable[[], Any], origin: str, question: str, base: str = "") -> Outcome:
+    """Ask ``question`` on the site's home page, click the first citation, read the marks.
+    ``base``: the index's link prefix (a mike site's names its default version, ``/latest/``,
+    which the widget maps onto the page's own root, as this build has no version folder)."""
     page = new_page()
     open_page(page, origin + "/")
     page.locator(".kbq-launcher").click()
@@ -122,7 +124,9 @@ def check(new_page: Callable[[], Any], origin: str, question: str) -> Outcome:
     landed = page.evaluate(LANDED, anchor)
     outcome.marked = landed["marked"]
     outcome.in_view = landed["inView"]
-    want = re.sub(r"^https?://[^/]+", "", first["url"].split("#")[0])
+    url = first["url"].split("#")[0]
+    url = origin + "/" + url[len(base) :] if base and url.startswith(base) else url
+    want = re.sub(r"^https?://[^/]+", "", url)
     if landed["path"] != want:
         outcome.note = f"landed on {landed['path']}#{landed['hash']}"
     elif anchor and not landed["heading"]:
@@ -149,11 +153,12 @@ def run_site(name: str, source: Path, limit: int, browser: Any) -> tuple[list[Ou
     outcomes: list[Outcome] = []
     settings = {"index_dir": WORK / "index" / f"highlights-{name}", "rate_limit": 0}
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBQA_")}
-    with site_with_api(build.root, work / "site-with-chat", env, **settings) as (origin, _, _):
+    with site_with_api(build.root, work / "site-with-chat", env, **settings) as (origin, _, kb):
+        base = kb.store.meta("site_url")
         for question in questions(name, limit):
             context = loopback_context(browser)
             try:
-                outcomes.append(check(context.new_page, origin, question))
+                outcomes.append(check(context.new_page, origin, question, base))
             finally:
                 context.close()
     return outcomes, time.perf_counter() - started
