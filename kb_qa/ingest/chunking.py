@@ -208,8 +208,8 @@ def _sections(
         while stack and stack[-1].level >= level:
             stack.pop()
         stack.append(heading)
-        # The page's first H1 is its title (or stands beside another: the nav's, the front
-        # matter's; it is a line of every chunk's context then): the title opens the path.
+        # The page's first H1 is its title (or stands beside the nav's or front matter's,
+        # read by retrieval as Chunk.own_title): the title already opens the path.
         names = [h.text for h in stack if h is not first_h1]
         sections.append(_Section(line, heading, (title, *names), []))
     for current, following in itertools.pairwise(sections):

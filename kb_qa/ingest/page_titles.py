@@ -113,9 +113,8 @@ def page_title(doc: Document, h1: str) -> str:
         return doc.title
     if h1:
         return h1
-    if doc.note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook"
-        stem = doc.doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        return note_names.page_name(stem).strip() or "Home"
+    if doc.note:  # its name as written (``own_title``: neither front matter nor H1 here)
+        return own_title(doc, "")
     return doc.file_title or file_title(doc.doc_path, doc.generator)
 
 
@@ -126,7 +125,7 @@ def own_title(doc: Document, first_h1: str) -> str:
     if doc.title or first_h1:
         return doc.title or first_h1
     stem = doc.doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if doc.note:
+    if doc.note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook"
         return note_names.page_name(stem).strip() or "Home"
     if stem in ("index", "README"):
         parent = doc.doc_path.rsplit("/", 2)

@@ -45,6 +45,11 @@ def html_to_markdown(content: str) -> str:
     return h2m.convert(content, options).content or ""
 
 
+def shown_title(page: RenderedPage) -> str:
+    """The page's title as its build shows it (MkDocs hands it over HTML-escaped)."""
+    return html.unescape(page.title)
+
+
 def chunk_rendered(
     doc: Document,
     page: RenderedPage,
@@ -63,7 +68,7 @@ def chunk_rendered(
     rendered = anchors.html_headings(page.html)
     ids = {h.anchor for h in rendered}
     # The page's title as the build made it (its nav's, say, where a plugin builds the nav)
-    title = html.unescape(page.title)
+    title = shown_title(page)
     limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings, "title": title}
     from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
     if not page.transformed and ids <= {c.anchor for c in from_source}:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from kb_qa.index.store import Store
 from kb_qa.ingest import anchors, page_includes, render_config
 from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.render import RenderedPage
+from kb_qa.ingest.rendered_chunks import shown_title
 from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 from kb_qa.types import Document
@@ -61,7 +61,6 @@ class PageInputs:
     code; a page whose files changed renders again. And what the site's ``nav:`` said of
     its title (``NavTitles.key``): a page the nav retitles is chunked again."""
 
-    root: Path
     stored: dict[str, dict[str, list[int]]]
     site: Site
     nav: dict[str, str]  # vault path -> NavTitles.key when it was chunked ("" left out)
@@ -69,15 +68,15 @@ class PageInputs:
     @classmethod
     def load(cls, store: Store, site: Site) -> PageInputs:
         stored = json.loads(store.meta("includes") or "{}")
-        return cls(site.root, stored, site, json.loads(store.meta("nav_titles") or "{}"))
+        return cls(stored, site, json.loads(store.meta("nav_titles") or "{}"))
 
     @functools.cached_property
     def code(self) -> tuple[int, int]:
         """The vault's Python files, stamped once per run (before any page is rendered)."""
-        return page_includes.python_stamp(self.root)
+        return page_includes.python_stamp(self.site.root)
 
     def _stamp(self, dep: str) -> list[int]:
-        return list(self.code if dep == PYTHON_FILES else page_includes.stamp(self.root / dep))
+        return list(self.code if dep == PYTHON_FILES else page_includes.stamp(self.site.root / dep))
 
     def stale(self, files: Sequence[FileInfo]) -> set[str]:
         """Pages one of whose files changed since they were indexed, or whose nav title."""
@@ -223,9 +222,5 @@ def stale_anchor_paths(store: Store, rendered: Mapping[str, RenderedPage]) -> se
         if urls.get(path) != page.url
         or {h.anchor for h in anchors.html_headings(page.html)} - indexed.get(path, set())
         # retitled by the build (a nav a plugin makes: literate-nav, awesome-pages)
-        or (page.title and titles.get(path, _shown(page)) != _shown(page))
+        or (page.title and titles.get(path, shown_title(page)) != shown_title(page))
     }
-
-
-def _shown(page: RenderedPage) -> str:
-    return html.unescape(page.title)
