@@ -340,6 +340,18 @@ def test_a_reply_with_no_words_is_an_error_not_an_empty_answer(
     assert (error.code, error.message) == ("llm_error", NO_ANSWER)
 
 
+def test_a_reply_opening_on_a_citation_shows_it_with_its_first_words(
+    loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
+) -> None:
+    """Markers and blanks before any word are held back (an empty reply must never show
+    them), then streamed with the first word: nothing of the reply is lost."""
+    llm.script(Reply(text=" [1]\n\nFive attempts [1].", chunk_size=2))
+    events = ask(loop, kb, settings=llm_settings(kb, llm))
+    done = events[-1]
+    assert isinstance(done, Done) and done.text == " [1]\n\nFive attempts [1]."
+    assert text_of(events) == done.text and done.mode == "llm"
+
+
 def test_a_reply_the_provider_cut_says_so(
     loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, llm: LLMServer
 ) -> None:

@@ -205,21 +205,29 @@ def test_an_extractive_answer_speaks_the_readers_language(serve: Serve) -> None:
 
 @pytest.mark.parametrize(
     ("replies", "code"),
-    [([Reply(status=500, text="boom")] * 2, "llm_error"), ([Reply(delay=3)], "llm_timeout")],
-    ids=["500", "timeout"],
+    [
+        ([Reply(status=500, text="boom")] * 2, "llm_error"),
+        ([Reply(delay=3)], "llm_timeout"),
+        ([Reply(text="", finish_reason="content_filter")], "llm_error"),
+        ([Reply(text=" [1] [2]", chunk_size=2)], "llm_error"),
+    ],
+    ids=["500", "timeout", "filtered", "only-citation-markers"],
 )
 def test_a_model_that_fails_before_writing_leaves_readers_the_sources_words(
     api: str, llm: LLMServer, replies: list[Reply], code: str
 ) -> None:
     """A failing or silent model answered every reader with an error (and a model whose key
     was not set, every question): nothing was shown yet, so they get what a site without a
-    model gives, saying the model did not answer; the done event names the failure."""
+    model gives, saying the model did not answer; the done event names the failure. A reply
+    with no words (a content filter's stop, citation markers alone) is such a failure too,
+    and its markers are never shown before the quotes."""
     llm.script(*replies)
     response, events = ask(api, {"question": QUESTION})
     assert response.status_code == 200
     assert "error" not in names(events)
     done = events[-1][1]
     assert (done["fallback"], done["mode"]) == (code, "extractive")
+    assert text(events) == done["text"]  # nothing of the model's shown before the quotes
     assert done["text"].startswith(
         "The language model did not answer; this is what your sources say:\n\n"
     )

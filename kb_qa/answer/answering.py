@@ -86,9 +86,9 @@ async def answer(
     the status lines and an extractive answer's own sentences are said in.
 
     ``quote_on_failure`` (the API's readers): a model that fails before it wrote anything
-    (no key, unreachable, an error, a timeout) is answered as without a model, saying so,
-    its error logged and the ``done`` event's ``fallback`` its code, where the CLI and MCP
-    (the operator) get the error itself.
+    (no key, unreachable, an error, a timeout, a reply with no words) is answered as without
+    a model, saying so, its error logged and the ``done`` event's ``fallback`` its code,
+    where the CLI and MCP (the operator) get the error itself.
 
     Blocking retrieval runs in a worker thread (``limiter`` bounds how many at once), so the
     event loop stays free. Closing the iterator early stops the LLM call.
@@ -143,12 +143,15 @@ async def answer(
     left = settings.max_reply_chars or -1  # characters of the reply still to stream
     cut = False
     fallback = ""  # the model's error code, when its failure is answered with quotes
+    held = ""  # a model's first text while it holds no words (blanks, citation markers)
     try:
         async for piece in pieces:
             if 0 <= left < len(piece):
                 piece, cut = piece[:left], True
             left -= len(piece)
-            shown = renumberer.feed(piece)
+            shown, held = held + renumberer.feed(piece), ""
+            if settings.model and not text and not strip_citations(shown).strip():
+                held, shown = shown, ""  # shown with the first word, or never: an empty reply
             if shown:
                 if first_token is None:
                     first_token = time.perf_counter()
@@ -172,6 +175,16 @@ async def answer(
         fallback = code
     finally:
         await pieces.aclose()
+    tail = held + renumberer.finish()
+    if settings.model and not fallback and not strip_citations("".join(text) + tail).strip():
+        # An empty reply (a content filter's stop, or nothing but citation markers) is no
+        # answer: like any other failure of the model, it leaves the API's readers the
+        # sources' words, the CLI and MCP the error.
+        log.warning("the model %s returned no text", settings.model)
+        if not (quote_on_failure and not text and prepared.ranked):
+            yield Error(NO_ANSWER, "llm_error")
+            return
+        fallback, cut = "llm_error", False
     if fallback:  # nothing was shown: the reader gets the sources' own words, not an error
         extract = extractive.quote(
             prepared.queries[0], prepared.ranked, prepared.covered, lang, failed=True
@@ -182,7 +195,7 @@ async def answer(
                 first_token = first_token or time.perf_counter()
                 text.append(shown)
                 yield Delta(shown)
-    tail = renumberer.finish()
+        tail = renumberer.finish()
     if cut:
         tail += TRUNCATED.format(settings.max_reply_chars)
     if tail:
@@ -190,12 +203,6 @@ async def answer(
         text.append(tail)
         yield Delta(tail)
     by_model = bool(settings.model) and not fallback
-    if by_model and not strip_citations("".join(text)).strip():
-        # An empty reply (a content filter's stop, or nothing but citation markers) is no
-        # answer: the reader is told so, as for any other failure of the model.
-        log.warning("the model %s returned no text", settings.model)
-        yield Error(NO_ANSWER, "llm_error")
-        return
     order = renumberer.order
     if by_model and not order and prepared.ranked and not cut:
         # A reply citing nothing ("I don't know", or facts with no [n]) would leave the
