@@ -229,8 +229,10 @@ def stack(
         llm.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # One per test module, not per session (0.7 s each): while it is open the main thread's
+    # event loop runs, and a later module's ``asyncio.run`` would fail in any test order.
     with chromium() as instance:
         yield instance
 
