@@ -710,3 +710,18 @@ def test_a_version_note_is_never_the_answer() -> None:
     # Whatever is asked, the section's opening is its text, not the note before it.
     a, b = quote("Development only dependencies?", [(1, Hit(chunk, 0.6))]).quoted[1]
     assert text[a:b].startswith("PDM also supports")
+
+
+def test_how_long_asks_for_an_amount_it_is_not_a_word_to_find() -> None:
+    """ "How long …", "how many …": the second word asks for an amount (which the passage
+    choice weighs on its own, ``amounts.py``), it is not what the question is about. Counted
+    as a word, "as long as 64 characters" tied the passage giving the lifetime."""
+    text = (
+        "Long names are fine: a token's name may be as long as 64 characters.\n\n"
+        "A token is valid for 90 days.\n"
+    )
+    chunk = _page(("Authentication", "Tokens"), text)
+    a, b = quote("How long is a token valid?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b] == "A token is valid for 90 days."
+    a, b = quote("Can a token's name be long?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b].startswith("Long names are fine")
