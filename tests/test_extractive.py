@@ -725,3 +725,18 @@ def test_how_long_asks_for_an_amount_it_is_not_a_word_to_find() -> None:
     assert text[a:b] == "A token is valid for 90 days."
     a, b = quote("Can a token's name be long?", [(1, Hit(chunk, 0.6))]).quoted[1]
     assert text[a:b].startswith("Long names are fine")
+
+
+def test_a_passage_is_chosen_by_all_it_quotes_a_list_with_its_lead_in() -> None:
+    """pdm's workspace docs: "The following commands must be run from the workspace root:"
+    and the list under it are quoted together, but were scored apart, and the paragraph
+    before them, holding as many of the question's words as the list alone, was quoted."""
+    text = (
+        "Members share the root's lock file; running a command in a member updates the root.\n\n"
+        "The following commands must be run from the workspace root:\n\n"
+        "- `tool install`\n- `tool lock`\n"
+    )
+    chunk = _page(("Workspace", "Locking and installing"), text)
+    question = "Can I run tool install or tool lock from a member directory?"
+    a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b] == text[text.index("The following") :].rstrip("\n")
