@@ -195,6 +195,32 @@ def test_health_says_the_vault_is_missing_not_to_run_index(
         assert "vault folder is missing" in problem and str(folder) not in problem
 
 
+def test_a_vault_moved_away_is_answered_from_memory_and_never_made_again(
+    make_vault: Callable[..., Path],
+) -> None:
+    """With the index inside the vault (the default), moving the vault away took the index
+    with it: searches and questions got a 500 (its manifest could not be opened), and
+    logging the question made ``<vault>/.kb-qa`` again, an empty vault its watcher then
+    indexed in place of the real one."""
+    folder = make_vault(dict(PAGES))
+    with KnowledgeBase(folder, embed_model="hash") as base:
+        base.index()
+        with UvicornThread(create_app(base)) as server:
+            assert httpx.get(server.url + "/api/search", params={"q": "boiler"}).status_code == 200
+            away = folder.rename(folder.with_name("away"))
+            for _ in range(3):  # on new worker threads too
+                found = httpx.get(server.url + "/api/search", params={"q": "boiler pressure"})
+                assert found.status_code == 200 and found.json()["hits"][0]["path"] == "alpha.md"
+                asked = httpx.post(
+                    server.url + "/api/ask",
+                    json={"question": "boiler pressure", "stream": False},
+                    timeout=30,
+                )
+                assert asked.status_code == 200 and "alpha" in asked.json()["answer"].lower()
+            assert not folder.exists()
+        assert (away / ".kb-qa" / "manifest.sqlite3").is_file()
+
+
 def test_a_search_answers_from_the_view_it_has_while_a_new_one_is_built(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kb_qa.errors import IndexStateError
 from kb_qa.text import HIDDEN_PROPERTY, HIGHLIGHT, code_segments
 from kb_qa.types import Chunk, Heading, Outline
 
@@ -108,7 +109,16 @@ class PerThread:
         """This thread's connection, opened on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, check_same_thread=False)
+            try:
+                conn = sqlite3.connect(self.path, check_same_thread=False)
+            except sqlite3.OperationalError as exc:
+                # Its folder went (the vault holding it moved away under a running server):
+                # said in words, a 503 to readers, never a 500.
+                raise IndexStateError(
+                    f"The index in {self.path.parent} cannot be opened ({exc}). If the vault "
+                    "folder holding it was moved or deleted, put it back: kb-qa answers again "
+                    "once it is there. Or run kb-qa index."
+                ) from None
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=10000")
@@ -135,10 +145,21 @@ class PerThread:
 class Manifest:
     """Reading the manifest of ``kb_qa.index.store.Store`` (its ``db`` connection)."""
 
+    # Each meta value as last read: what a server keeps answering with while the index
+    # folder cannot be opened (moved away with its vault), as it keeps its loaded view.
+    _known_meta: dict[str, str]
+
     def meta(self, key: str) -> str:
         """A stored value ("" when unset)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else ""
+        known = self.__dict__.setdefault("_known_meta", {})
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        except IndexStateError:
+            if key in known:
+                return known[key]
+            raise
+        known[key] = row[0] if row else ""
+        return known[key]
 
     def set_meta(self, **values: str) -> None:
         """Store values, committed at once."""

@@ -129,7 +129,7 @@ def _read_or_make(path: Path) -> str:
         return _read(path)
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # never the vault holding it (private_files)
     draft = path.with_name(f".{KEY_FILE}.{secrets.token_hex(6)}")
     descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

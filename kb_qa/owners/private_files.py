@@ -18,8 +18,10 @@ def made_private(path: Path) -> Path:
     not there (made by SQLite, it took the server's umask, usually readable by every user
     of the machine; SQLite gives its -wal and -shm files the database's mode), and made so,
     once and said, when an older kb-qa left it readable by others."""
-    # The index folder may have been deleted under a running server: make it again.
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # The index folder may have been deleted under a running server: make it again, but
+    # never the folder holding it (a vault moved away must not come back as an empty one,
+    # which its watcher would then index: FileNotFoundError instead).
+    path.parent.mkdir(exist_ok=True)
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
