@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -505,6 +506,11 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
     # Pointing back, opening as a continuation or a bare fragment: a follow-up.
     for question in ("Should I cache it?", "And for pip?", "What about Windows?", "Per job?"):
         assert leans_on_conversation(question), question
+    # A few words naming something ("spare key"; how people search their notes) are a
+    # search of their own; a fragment relating to something ("On Windows?") is not.
+    assert may_stand_alone("spare key") and may_stand_alone("dead-letter queue")
+    for question in ("On Windows?", "for Docker?", "Per job?", "the default?", "that one"):
+        assert not may_stand_alone(question), question
     # "there", "one" as a number and Chinese questions (no spaces: one "word") that point
     # nowhere.
     for question in (
@@ -519,6 +525,29 @@ def test_a_new_short_question_after_another_is_not_read_as_a_follow_up(
     pointing = ("那个怎么改？", "怎么改？", "包子呢？", "还有别的方法吗？", "それを変更するには？")
     for question in pointing:
         assert leans_on_conversation(question), question
+
+
+def test_a_few_words_after_another_question_are_a_search_of_their_own(
+    tmp_path: Path,
+) -> None:
+    """A notes vault asked "spare key" after a question about a Chinese lesson quoted the
+    lesson: three words or fewer were always read as a follow-up and searched with the
+    previous question's terms, so whatever was asked before answered every keyword search."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "House.md").write_text("# House\n\nThe spare house key is under the blue pot.\n")
+    (vault / "Chinese.md").write_text("# 学习中文\n\n我的中文老师叫王老师，每周四晚上七点上课。\n")
+    (vault / "Bike.md").write_text("# Bike\n\n## Tyres\n\nRun 4.2 bar in the front.\n")
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as notes:
+        notes.index()
+        for before, question, answered in (
+            ("中文老师什么时候上课", "spare key", "House.md"),
+            ("What tyre pressure for the bike?", "spare key", "House.md"),
+            ("中文老师什么时候上课", "tyre pressure", "Bike.md"),
+        ):
+            history = [Turn("user", before), Turn("assistant", "[1]")]
+            _, citations = ask(notes, question, history=history)
+            assert citations.citations[0].path == answered, (before, question)
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,13 @@ _CONTINUES = re.compile(
     r"那|还有)|呢\W*$",
     re.IGNORECASE,
 )
+# A fragment opening with a word that relates it to something ("On Windows?", "for Docker?"):
+# a follow-up, never a search of its own.
+_RELATES = re.compile(
+    r"\s*(?:on|for|with|without|in|into|inside|under|via|using|at|by|from|to|per|over|"
+    r"through|within|vs|versus|than)\b",
+    re.IGNORECASE,
+)
 FRAGMENT_WORDS = 3  # a question this short without a question of its own is a follow-up
 FRAGMENT_CJK = 4  # ... and in Chinese or Japanese, this many characters ("怎么改？")
 
@@ -204,7 +211,9 @@ OWN_TERMS = 5
 
 
 def may_stand_alone(question: str) -> bool:
-    """Whether a question that points back may be a question of its own all the same: it
+    """Whether a question that leans on the conversation may be a question of its own all
+    the same. A fragment that names something and relates to nothing ("spare key", "alarm
+    code"; not "On Windows?"): how people search their notes. One that points back: it
     does not open as a continuation, names ``OWN_TERMS`` things or more, and one of them
     comes before the first word that points back, so that the word can point to it ("I
     enqueued a job by mistake. How do I stop it from the CLI?"; not "Can they show in the
@@ -219,6 +228,10 @@ def may_stand_alone(question: str) -> bool:
         return False
     unpointed = _NOT_POINTING.sub(" ", question)
     pointer = _DEPENDENT.search(unpointed)
+    if not pointer and cjk_share(question) < CJK_SHARE and not _RELATES.match(question):
+        # Read as a follow-up of whatever was asked before, a fragment was answered from
+        # that topic ("spare key" after a Chinese lesson quoted the lesson).
+        return bool(key_terms(question))
     before = key_terms(unpointed[: pointer.start()]) if pointer else ""
     return len(key_terms(question).split()) >= OWN_TERMS and bool(before)
 
