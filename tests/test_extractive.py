@@ -769,3 +769,22 @@ def test_a_passage_is_chosen_by_all_it_quotes_a_list_with_its_lead_in() -> None:
     question = "Can I run tool install or tool lock from a member directory?"
     a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
     assert text[a:b] == text[text.index("The following") :].rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        (
+            "Set the hooks URL. Do not include a trailing slash. E.g. <https://hooks.example.com>",
+            "E.g. <https://hooks.example.com>",
+        ),
+        ("Hooks questions go to <hooks@example.com>.", "go to hooks@example.com."),
+        ("Hooks use <b>Lisp</b>.", "Hooks use Lisp."),
+    ],
+)
+def test_an_autolink_is_kept_where_html_tags_are_left_out(markdown: str, shown: str) -> None:
+    """Paperless-ngx: "Do not include a trailing slash. E.g." and nothing more: the
+    address, written as an autolink, was removed as if it were an HTML tag."""
+    section = _section(f"## Hooks\n\n{markdown}\n")
+    result = quote("Which URL do hooks use?", [(1, Hit(section, 1.0))])
+    assert shown in "".join(result.pieces)

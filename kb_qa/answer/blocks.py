@@ -34,7 +34,10 @@ _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*
 # bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
 # retrieves it seconds (unbounded, 80 KB of "[" took 19 s; tests/hostile/test_slow_markup.py).
 _ATTRS = re.compile(r"[ \t]{0,32}\{[ \t]{0,32}[#.:][^{}\n]{0,500}\}")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
+# An HTML tag, not an autolink: "<https://paperless.example.com>" is a link the page shows
+# (and the widget too), "<help@example.com>" an address shown as its words.
+_HTML_TAG = re.compile(r"<(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)/?[A-Za-z][^<>]{0,1000}>")
+_EMAIL_AUTOLINK = re.compile(r"<([\w.!#$%&'*+/=?^`{|}~-]{1,200}@[A-Za-z0-9.-]{1,250})>")
 # A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
 _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
@@ -107,7 +110,7 @@ def _plain_prose(text: str) -> str:
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
-    text = _HTML_TAG.sub("", text)
+    text = _HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text))
     return strip_citations(without_block_ids(text))
 
 
