@@ -199,6 +199,10 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 continue
             if token.type == "code_block":  # indented code: show it fenced
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
+            elif not _closes(raw, token.markup):
+                # A fence the section never closes (it runs to the page's end) is closed in
+                # the answer: open, it took in all that followed, "See also" and citations.
+                raw += "\n" + token.markup
             kind, text = "code", raw
             if at in notes:
                 listed = parsed[notes[at]].map or (0, 0)
@@ -213,6 +217,12 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read)
             blocks.append(Block(kind, text, tokens, where, rows, note))
     return blocks
+
+
+def _closes(fenced: str, markup: str) -> bool:
+    """Whether a fenced block's last line closes it (its fence, at least as long)."""
+    last = fenced.rsplit("\n", 1)[-1].strip() if "\n" in fenced else ""
+    return len(last) >= len(markup) and set(last) == {markup[0]}
 
 
 def _annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
