@@ -793,7 +793,10 @@ def test_an_autolink_is_kept_where_html_tags_are_left_out(markdown: str, shown: 
 def test_a_fence_the_page_never_closes_is_closed_in_the_answer() -> None:
     """A page ending in an open fence: quoted as it is, it took in all that followed ("See
     also" rendered as code, its citation numbers never renumbered)."""
-    text = "## Unclosed\n\nThe helper returns a string:\n\n```python\ndef unclosed():\n    return 'x'\n"
+    text = (
+        "## Unclosed\n\nThe helper returns a string:\n\n```python\ndef unclosed():\n"
+        "    return 'x'\n"
+    )
     open_fence = _page(("Helpers", "Unclosed"), text)
     other = _page(("Helpers", "Other"), "## Other\n\nAnother helper returns nothing.\n")
     result = quote("What does unclosed return?", [(1, Hit(open_fence, 0.6)), (2, Hit(other, 0.5))])
