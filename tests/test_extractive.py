@@ -19,6 +19,7 @@ from api_helpers import indexed_sample
 
 from kb_qa.answer.amounts import asks_amount, states_amount
 from kb_qa.answer.answering import Citations, Done, Event, answer
+from kb_qa.answer.blocks import passages
 from kb_qa.answer.citations import Citation, narrowed
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
 from kb_qa.answer.prepare import (
@@ -805,3 +806,29 @@ def test_a_fence_the_page_never_closes_is_closed_in_the_answer() -> None:
     assert shown.count("```") == 2 and shown.rstrip().endswith("Other [2].")
     a, b = result.quoted[1]
     assert text[a:b] == text[text.index("The helper") :].rstrip("\n")  # the page's bytes
+
+
+def test_a_definition_list_is_quoted_as_the_prose_it_is() -> None:
+    """Paperless-ngx writes every setting as a definition (def_list): ": text" and
+    paragraphs indented under it, which were quoted as a code block (a stray ": ", then
+    monospace text with raw links) though the page shows them as prose."""
+    text = (
+        "#### `OCR_LANGUAGE=<lang>`\n\n"
+        ": Customize the language paperless uses when\nparsing documents.\n\n"
+        "    It should be a 3-letter code, see [the languages](https://example.com/langs).\n\n"
+        '    Defaults to "eng".\n'
+    )
+    chunk = _page(("Configuration", "OCR_LANGUAGE=<lang>"), text)
+    shown = "".join(quote("What does the OCR language default to?", [(1, Hit(chunk, 0.6))]).pieces)
+    assert 'Defaults to "eng".' in shown and "```" not in shown and "\n: " not in shown
+    blocks = passages(text)
+    assert [b.kind for b in blocks] == ["prose"] * 3
+    assert blocks[1].text == "It should be a 3-letter code, see the languages."
+
+
+def test_admonition_syntax_inside_code_is_the_code_as_written() -> None:
+    """Docs that teach admonitions show their syntax in a code block: it was turned into
+    a bold title and dedented, inside the quoted code."""
+    code = '```markdown\n!!! note "Phasellus posuere"\n\n    Lorem ipsum dolor sit amet.\n```'
+    blocks = passages(f"## Usage\n\nWrite:\n\n{code}\n")
+    assert [(b.kind, b.text) for b in blocks] == [("prose", "Write:"), ("code", code)]

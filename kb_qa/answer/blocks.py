@@ -29,6 +29,8 @@ _PARSER = (
     .enable(["table", "strikethrough"])
     .disable("inline")
 )
+_FENCE = re.compile(r"(`{3,}|~{3,})")
+_DEFINITION = re.compile(r":[ \t]{1,3}(?=\S)")
 _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
 # Every pattern run over a passage at answer time stops at the next opener and has a
 # bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
@@ -75,20 +77,31 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
     out: list[str] = []
     origin: list[int] = []
     stack: list[int] = []  # content indent of each open container
+    fence = ""  # the fence of the code block the line is in: its lines are code, as written
+    lazy = False  # in a definition's first paragraph, whose lines need no indent
     for number, line in enumerate(markdown.replace("\r\n", "\n").split("\n")):
         indent = len(line) - len(line.lstrip(" "))
-        while stack and line.strip() and indent < stack[-1]:
+        while stack and line.strip() and indent < stack[-1] and not (fence or lazy):
             stack.pop()
         strip = stack[-1] if stack else 0
         line = line[strip:] if line[:strip].strip() == "" else line.lstrip(" ")
-        m = _CONTAINER.match(line)
-        if m:
+        if fence:
+            fence = "" if _closes(line, fence) else fence
+        elif opened := _FENCE.match(line):
+            fence = opened.group(1)
+        elif m := _CONTAINER.match(line):
             title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
             if title:
                 out += [f"**{title.strip()}:**", ""]
                 origin += [number, number]
             stack.append(strip + len(m.group(1)) + 4)
             continue
+        elif defined := _DEFINITION.match(line):
+            # A definition list's ": text" (def_list; Paperless-ngx writes every setting so):
+            # its text and the paragraphs indented under it, which CommonMark reads as code.
+            line, lazy = line[defined.end() :], True
+            stack.append(strip + 4)
+        lazy = lazy and bool(line.strip())
         out.append(line)
         origin.append(number)
     return "\n".join(out), origin
@@ -199,7 +212,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 continue
             if token.type == "code_block":  # indented code: show it fenced
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
-            elif not _closes(raw, token.markup):
+            elif "\n" not in raw or not _closes(raw.rsplit("\n", 1)[1], token.markup):
                 # A fence the section never closes (it runs to the page's end) is closed in
                 # the answer: open, it took in all that followed, "See also" and citations.
                 raw += "\n" + token.markup
@@ -219,10 +232,11 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     return blocks
 
 
-def _closes(fenced: str, markup: str) -> bool:
-    """Whether a fenced block's last line closes it (its fence, at least as long)."""
-    last = fenced.rsplit("\n", 1)[-1].strip() if "\n" in fenced else ""
-    return len(last) >= len(markup) and set(last) == {markup[0]}
+def _closes(line: str, markup: str) -> bool:
+    """Whether ``line`` closes a code block fenced with ``markup`` (the same fence, at least
+    as long, alone on its line)."""
+    end = line.strip()
+    return len(end) >= len(markup) and set(end) == {markup[0]}
 
 
 def _annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:
