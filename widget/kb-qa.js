@@ -101,6 +101,9 @@
   // src/passage.js
   var FP_WORDS = 12;
   var TAIL_REPEATS = 8;
+  var TAIL_PLACES = 16;
+  var LEAD = /^[([{<"'“‘«¿¡]{1,3}/u;
+  var TRAIL = /[)\]}>"'”’».,;:!?…]{1,3}$/u;
   var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
   var WORD = /[\p{L}\p{M}\p{N}]+/gu;
   function norm(word) {
@@ -283,20 +286,36 @@
     return !!result && result.matched >= Math.min(3, wanted) && result.matched >= wanted * 0.4;
   }
   function fingerprint(passage) {
-    let list = words(stripMarkdown(passage));
+    let shown = stripMarkdown(passage);
+    let list = words(shown);
     if (!list.length) return "";
-    if (list.length <= FP_WORDS * 2 + 4) return joinWords(list);
-    return joinWords(list.slice(0, FP_WORDS)) + ".." + joinWords(list.slice(-FP_WORDS));
+    let end = ends(shown);
+    if (list.length <= FP_WORDS * 2 + 4) return end.lead + joinWords(list) + end.trail;
+    return end.lead + joinWords(list.slice(0, FP_WORDS)) + ".." + list.length + ".." + joinWords(list.slice(-FP_WORDS)) + end.trail;
+  }
+  function ends(text) {
+    let t = String(text || "").trim();
+    return { lead: (LEAD.exec(t) || [""])[0], trail: (TRAIL.exec(t) || [""])[0] };
   }
   function findPassage(text, spec) {
     let tokens = tokenize(text);
     let head;
     let tail = null;
+    let length = 0;
+    let end0 = ends(typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage));
     if (typeof spec === "string") {
       let most = FP_WORDS * 2 + 4;
       let cut = spec.indexOf("..");
       head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
-      if (cut !== -1) tail = words(spec.slice(cut + 2).slice(-most * 64)).slice(-most);
+      if (cut !== -1) {
+        let rest = spec.slice(cut + 2);
+        let counted = /^(\d{1,6})\.\./.exec(rest);
+        if (counted) {
+          length = Number(counted[1]);
+          rest = rest.slice(counted[0].length);
+        }
+        tail = words(rest.slice(-most * 64)).slice(-most);
+      }
     } else {
       head = words(stripMarkdown(spec && spec.passage));
     }
@@ -306,15 +325,44 @@
     if (tail && tail.length) {
       let last = align(tail, tokens, first.start);
       if (good(last, tail.length) && last.end >= first.end) {
-        for (let k = 0; k < TAIL_REPEATS; k++) {
-          let next = align(tail, tokens, last.start + 1);
-          if (!next || next.score < last.score || next.start > last.end + 1) break;
-          last = next;
+        if (length) last = nearestPlace(tail, tokens, last, first.start + length - 1);
+        else {
+          for (let k = 0; k < TAIL_REPEATS; k++) {
+            let next = align(tail, tokens, last.start + 1);
+            if (!next || next.score < last.score || next.start > last.end + 1) break;
+            last = next;
+          }
         }
         end = last.end;
       }
     }
-    return { start: tokens[first.start].s, end: tokens[end].e };
+    return widened(text, tokens[first.start].s, tokens[end].e, end0);
+  }
+  function nearestPlace(tail, tokens, found, want) {
+    let best = found;
+    let last = found;
+    for (let k = 0; k < TAIL_PLACES && last.end < want; k++) {
+      let next = align(tail, tokens, last.start + 1);
+      if (!next || next.score < found.score) break;
+      if (Math.abs(next.end - want) < Math.abs(best.end - want)) best = next;
+      last = next;
+    }
+    return best;
+  }
+  function widened(text, start, end, punct) {
+    for (let k = punct.lead.length; k > 0; k--) {
+      if (start >= k && text.slice(start - k, start) === punct.lead.slice(-k)) {
+        start -= k;
+        break;
+      }
+    }
+    for (let k = punct.trail.length; k > 0; k--) {
+      if (text.slice(end, end + k) === punct.trail.slice(0, k)) {
+        end += k;
+        break;
+      }
+    }
+    return { start, end };
   }
 
   // src/links.js
@@ -2193,18 +2241,18 @@
     if (!el2) return { nodes: [contentRoot()], heading: null };
     let m = /^H([1-6])$/.exec(el2.tagName);
     let level = m ? +m[1] : 7;
-    let ends = function(n) {
+    let ends2 = function(n) {
       let h = /^H([1-6])$/.exec(n.tagName);
       return !!h && +h[1] <= level;
     };
     let holdsEnd = function(n) {
-      return ends(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends);
+      return ends2(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends2);
     };
     let nodes = [el2];
     let root = contentRoot();
     let at = el2;
     let stop = false;
-    for (let n = at.nextElementSibling; n && !(stop = ends(n)); n = n.nextElementSibling) nodes.push(n);
+    for (let n = at.nextElementSibling; n && !(stop = ends2(n)); n = n.nextElementSibling) nodes.push(n);
     while (m && !stop && at.parentElement && at.parentElement !== root && root.contains(at.parentElement)) {
       at = at.parentElement;
       for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);

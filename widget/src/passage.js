@@ -7,6 +7,11 @@
 
 const FP_WORDS = 12; // words kept from each end of a long passage in a link
 const TAIL_REPEATS = 8; // at most this many back-to-back repeats of a link's last words are followed
+const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many places of its last words
+// The punctuation before a passage's first word and after its last ("<arguments>", "is
+// disabled)."): carried in its link and marked with it, where the page has it too.
+const LEAD = /^[([{<"'“‘«¿¡]{1,3}/u;
+const TRAIL = /[)\]}>"'”’».,;:!?…]{1,3}$/u;
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
@@ -237,10 +242,20 @@ function good(result, wanted) {
 
 /** {head, tail} words for a link: the whole passage when short, else both ends. */
 export function fingerprint(passage) {
-  let list = words(stripMarkdown(passage));
+  let shown = stripMarkdown(passage);
+  let list = words(shown);
   if (!list.length) return "";
-  if (list.length <= FP_WORDS * 2 + 4) return joinWords(list);
-  return joinWords(list.slice(0, FP_WORDS)) + ".." + joinWords(list.slice(-FP_WORDS));
+  let end = ends(shown);
+  if (list.length <= FP_WORDS * 2 + 4) return end.lead + joinWords(list) + end.trail;
+  // With the passage's length between its ends: where its last words also occur earlier
+  // (a traceback whose last line repeats its first), the place that length reaches is its end.
+  return end.lead + joinWords(list.slice(0, FP_WORDS)) + ".." + list.length + ".." + joinWords(list.slice(-FP_WORDS)) + end.trail;
+}
+
+/** The punctuation ``text`` opens and ends with ({lead, trail}: "" when none). */
+function ends(text) {
+  let t = String(text || "").trim();
+  return { lead: (LEAD.exec(t) || [""])[0], trail: (TRAIL.exec(t) || [""])[0] };
 }
 
 /**
@@ -252,13 +267,23 @@ export function findPassage(text, spec) {
   let tokens = tokenize(text);
   let head;
   let tail = null;
+  let length = 0; // the passage's words, when the link says
+  let end0 = ends(typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage));
   if (typeof spec === "string") {
     // From a link anyone can write: no more words than a fingerprint holds, or the
     // alignment (words of spec times words of the section) holds the page for seconds.
     let most = FP_WORDS * 2 + 4;
     let cut = spec.indexOf("..");
     head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
-    if (cut !== -1) tail = words(spec.slice(cut + 2).slice(-most * 64)).slice(-most);
+    if (cut !== -1) {
+      let rest = spec.slice(cut + 2);
+      let counted = /^(\d{1,6})\.\./.exec(rest); // "head..N..tail" (a link of an older widget has no N)
+      if (counted) {
+        length = Number(counted[1]);
+        rest = rest.slice(counted[0].length);
+      }
+      tail = words(rest.slice(-most * 64)).slice(-most);
+    }
   } else {
     head = words(stripMarkdown(spec && spec.passage));
   }
@@ -268,16 +293,52 @@ export function findPassage(text, spec) {
   if (tail && tail.length) {
     let last = align(tail, tokens, first.start);
     if (good(last, tail.length) && last.end >= first.end) {
-      // Of equally good places for the last words, align finds the first. Where they repeat
-      // back to back (a passage ending in two lines of code with the same words), the passage
-      // ends where the run does: a next place as good that starts in or right after this one.
-      for (let k = 0; k < TAIL_REPEATS; k++) {
-        let next = align(tail, tokens, last.start + 1);
-        if (!next || next.score < last.score || next.start > last.end + 1) break;
-        last = next;
+      if (length) last = nearestPlace(tail, tokens, last, first.start + length - 1);
+      else {
+        // Of equally good places for the last words, align finds the first. Where they
+        // repeat back to back (a passage ending in two lines of code with the same words),
+        // the passage ends where the run does: a next place as good that starts in or right
+        // after this one.
+        for (let k = 0; k < TAIL_REPEATS; k++) {
+          let next = align(tail, tokens, last.start + 1);
+          if (!next || next.score < last.score || next.start > last.end + 1) break;
+          last = next;
+        }
       }
       end = last.end;
     }
   }
-  return { start: tokens[first.start].s, end: tokens[end].e };
+  return widened(text, tokens[first.start].s, tokens[end].e, end0);
+}
+
+/** Of the places where a passage's last words are as good as at ``found`` (the first), the
+ * one ending nearest ``want``, the token its length reaches from its first word. */
+function nearestPlace(tail, tokens, found, want) {
+  let best = found;
+  let last = found;
+  for (let k = 0; k < TAIL_PLACES && last.end < want; k++) {
+    let next = align(tail, tokens, last.start + 1);
+    if (!next || next.score < found.score) break;
+    if (Math.abs(next.end - want) < Math.abs(best.end - want)) best = next;
+    last = next;
+  }
+  return best;
+}
+
+/** ``start``..``end`` of ``text`` with as much of the passage's own punctuation before its
+ * first word and after its last (``ends``) as the page has there. */
+function widened(text, start, end, punct) {
+  for (let k = punct.lead.length; k > 0; k--) {
+    if (start >= k && text.slice(start - k, start) === punct.lead.slice(-k)) {
+      start -= k;
+      break;
+    }
+  }
+  for (let k = punct.trail.length; k > 0; k--) {
+    if (text.slice(end, end + k) === punct.trail.slice(0, k)) {
+      end += k;
+      break;
+    }
+  }
+  return { start: start, end: end };
 }

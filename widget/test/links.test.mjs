@@ -18,7 +18,7 @@ test("relative citation URLs resolve against the site root, keeping #anchor", ()
   const url = new URL(href);
   assert.equal(url.origin + url.pathname, "https://docs.example.com/v2/guides/retries/");
   assert.equal(url.hash, "#default-retry-policy");
-  assert.equal(url.searchParams.get(HL_PARAM), "default retry policy out of the box every job gets the following policy");
+  assert.equal(url.searchParams.get(HL_PARAM), "default retry policy out of the box every job gets the following policy.");
 });
 
 test("absolute URLs under site_url map onto the site the widget runs on", () => {

@@ -56,7 +56,7 @@ test("a table passage with code spans and bold matches its rendered cells", () =
   assert.ok(span);
   const found = slice(RETRIES_PAGE, span);
   assert.ok(found.startsWith("Default retry policy\nOut of the box"), found);
-  assert.ok(found.endsWith("declared dead"), found);
+  assert.ok(found.endsWith("declared dead."), found);
   assert.ok(!found.includes("How the backoff"));
 });
 
@@ -79,7 +79,7 @@ Change the defaults in \`lumen.yml\`; see the \`retry.*\` rows of the
 an environment variable such as \`LUMEN_RETRY__MAX_ATTEMPTS=8\`.`;
   const found = slice(RETRIES_PAGE, kbqa.findPassage(RETRIES_PAGE, { passage }));
   assert.ok(found.startsWith("Note\nThe cap is applied"), found);
-  assert.ok(found.endsWith("LUMEN_RETRY__MAX_ATTEMPTS=8"), found);
+  assert.ok(found.endsWith("LUMEN_RETRY__MAX_ATTEMPTS=8."), found);
   // Both ends carried in a link work too.
   const viaLink = slice(RETRIES_PAGE, kbqa.findPassage(RETRIES_PAGE, kbqa.fingerprint(passage)));
   assert.equal(viaLink, found);
@@ -96,7 +96,7 @@ test("the page adding words (line numbers, titles) and dropping some still match
   const page = "Intro text here.\nNote\n1\n2\nThe cap is applied before jitter so an individual delay can exceed the cap.\nOther text.";
   const passage = "!!! warning \"\"\n    The cap is applied before jitter, so an individual delay can exceed the (documented) cap.";
   const found = slice(page, kbqa.findPassage(page, { passage }));
-  assert.equal(found, "The cap is applied before jitter so an individual delay can exceed the cap");
+  assert.equal(found, "The cap is applied before jitter so an individual delay can exceed the cap.");
 });
 
 test("raw HTML in the Markdown is not expected as text; code spans are", () => {
@@ -104,10 +104,10 @@ test("raw HTML in the Markdown is not expected as text; code spans are", () => {
   const fixture = "### Documentation test fixture\n\nThis page deliberately contains one line of raw HTML in its Markdown source,\nshown below.\n\n<img src=\"x\" onerror=\"window.__xss=1\">";
   assert.equal(kbqa.stripMarkdown(fixture), "Documentation test fixture\n\nThis page deliberately contains one line of raw HTML in its Markdown source,\nshown below.");
   const found = slice(page, kbqa.findPassage(page, { passage: fixture }));
-  assert.ok(found.endsWith("shown below"), found);
+  assert.ok(found.endsWith("shown below."), found);
   const code = "A producer could enqueue a job whose kind was an HTML\nsnippet such as `<img src=x onerror=alert(1)>`, and the script ran.";
   assert.ok(kbqa.stripMarkdown(code).includes("<img src=x onerror=alert(1)>"));
-  assert.ok(slice(page, kbqa.findPassage(page, { passage: code })).endsWith("the script ran"));
+  assert.ok(slice(page, kbqa.findPassage(page, { passage: code })).endsWith("the script ran."));
 });
 
 test("fenced code keeps its comment lines as text, not as headings", () => {
@@ -204,7 +204,7 @@ test("a link whose text holds a code span leaves no URL words behind", () => {
   assert.equal(kbqa.stripMarkdown(passage), "The intent is to prevent confusion. See, for example,\n[the torchtriton attack from\nDecember 2022. Set [repo_url too.");
   const page = "Intro.\nThe intent is to prevent confusion. See, for example,\nthe torchtriton attack from\nDecember 2022. Set repo_url too.\nNext paragraph.";
   const found = slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage)));
-  assert.ok(found.startsWith("The intent") && found.endsWith("repo_url too"), found);
+  assert.ok(found.startsWith("The intent") && found.endsWith("repo_url too."), found);
 });
 
 test("tab labels and admonition titles show no icon shortcodes; a code block shows its title", () => {
@@ -230,5 +230,35 @@ test("a passage's last words said again after it do not stretch it", () => {
   const line = "assert str(AnyUrl(url='https://google.com/api')) == 'https://google.com/api'";
   const page = "Pydantic V2 uses Rust's Url crate for URL validation. One notable difference is that the new Url types append slashes to the validated version:\n" + line + "\nFor example, in a test:\nthe same call " + line;
   const found = slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage)));
-  assert.ok(found.endsWith(line.slice(0, -1)) && !found.includes("For example"), found);
+  assert.ok(found.endsWith(line) && !found.includes("For example"), found);
+});
+
+test("a passage whose last words also open it is marked to its end, not to their first place", () => {
+  // Paperless-ngx: a traceback whose last line repeats its first; the link's last words were
+  // aligned at their first place, and only the first line was marked.
+  const lines = ["FATAL lumen.server: panic in scheduler loop: index out of range"];
+  for (let i = 0; i < 6; i++) lines.push(`  at scheduler.tick (loop.go:${40 + i}) frame ${i} of the trace`);
+  lines.push(lines[0]);
+  const code = lines.join("\n");
+  const passage = "The server logs this when it stops:\n\n```text\n" + code + "\n```";
+  const page = "Crashes\nThe server logs this when it stops:\n" + code + "\nRestart it with lumen serve.";
+  const fp = kbqa.fingerprint(passage);
+  assert.ok(/\.\.\d+\.\./.test(fp), fp); // the passage's length travels in the link
+  const found = slice(page, kbqa.findPassage(page, fp));
+  assert.ok(found.startsWith("The server logs") && found.endsWith("index out of range"), found);
+  assert.ok(found.includes("frame 5 of the trace"), found);
+  // A link written before the length was carried still finds the passage's start.
+  const old = fp.replace(/\.\.\d+\.\./, "..");
+  assert.ok(slice(page, kbqa.findPassage(page, old)).startsWith("The server logs"));
+});
+
+test("a passage's own punctuation at its ends is marked: placeholders keep their brackets", () => {
+  const page = "Run it\nRun docker compose exec webserver <command> <arguments>\nThen (after a restart) it works.";
+  const passage = "Run `docker compose exec webserver <command> <arguments>`";
+  assert.equal(slice(page, kbqa.findPassage(page, { passage })), "Run docker compose exec webserver <command> <arguments>");
+  assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), "Run docker compose exec webserver <command> <arguments>");
+  const aside = "(after a restart) it works.";
+  assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(aside))), aside);
+  // Punctuation the passage does not have is not marked ("works" then "." on the page).
+  assert.equal(slice(page, kbqa.findPassage(page, { passage: "after a restart it works" })), "after a restart) it works");
 });
