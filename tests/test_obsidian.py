@@ -285,6 +285,40 @@ def test_a_short_note_naming_the_question_s_subject_covers_it(
     assert coverage.covered(question, hits, "minilm") is expected
 
 
+CAR_NOTES = {
+    "Car.md": (
+        "# Car\n\n## Tyres\n\nSummer tyres: Michelin Primacy 4, 205/55 R16, pressure 2.3 bar "
+        "front and 2.1 bar rear.\nWinter tyres are stored at the garage on Bahnhofstrasse, "
+        "locker 17.\n\n> [!warning] Torque\n> Wheel bolts must be tightened to 120 Nm.\n\n"
+        "## Service history\n\n| Date | km | Work | Cost |\n|---|---|---|---|\n"
+        "| 2022-04-02 | 52,000 | Inspection | €310 |\n| 2023-03-20 | 68,400 | Brake pads | €420 |\n"
+    ),
+    "Garden.md": "# Garden\n\n## Garlic\n\nPlanted in October, lifted in July.\n",
+    **PACKING_NOTES,
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # The section's best cosine is under the words floor: a short fact in a longer note.
+        ("wheel bolt torque", True),
+        ("torque for the wheel bolts", True),
+        ("What torque does a bicycle crank bolt need?", False),
+    ],
+)
+def test_a_fact_whose_words_stand_together_covers_it_at_a_low_cosine(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    question: str,
+    expected: bool,
+) -> None:
+    hits = _asked(make_vault, kb, CAR_NOTES, question)
+    best = max(h.similarity or 0.0 for h in hits)
+    assert best < coverage.WORDS_FLOOR["minilm"] or not expected
+    assert coverage.covered(question, hits, "minilm") is expected
+
+
 def test_the_block_holding_the_question_s_words_leads_though_the_heading_holds_them_too(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:
