@@ -12,6 +12,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from kb_qa.errors import VaultError, undecodable
 from kb_qa.ingest import front_matter, zensical_blog
@@ -21,6 +22,9 @@ from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
 from kb_qa.settings import Settings
 from kb_qa.text import without_comments
 from kb_qa.types import Document
+
+if TYPE_CHECKING:
+    import pathspec
 
 MISSING = "file disappeared before it could be read"
 UNLISTED = "cannot list the folder (its notes indexed before are kept)"
@@ -118,10 +122,10 @@ class Boundary:
                 return _hidden_parts(named.relative_to(base))
         return set()
 
-    def read_bytes(self, path: Path) -> bytes:
-        """The bytes of a regular file inside the vault, checked on the opened file itself
-        (so swapping a symlink in after the check changes nothing); ``VaultError`` if refused.
-        """
+    def read_bytes(self, path: Path, limit: int = -1) -> bytes:
+        """The bytes (the first ``limit``) of a regular file inside the vault, checked on the
+        opened file itself (so swapping a symlink in after the check changes nothing);
+        ``VaultError`` if refused."""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
@@ -135,7 +139,7 @@ class Boundary:
             reason = self.refuse_real(real, path)
             if reason:
                 raise VaultError(reason)
-            return f.read()
+            return f.read(limit)
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the vault, POSIX separators."""
@@ -168,9 +172,7 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
             "files inside the vault, the folder of the site's config. Keep the docs in a "
             "folder under the config's (move the config up beside them, or the docs down)."
         )
-    import pathspec  # here, not at the top: a search never walks the vault
-
-    ignore = pathspec.GitIgnoreSpec.from_lines(settings.ignore)
+    ignore = ignored_by(settings)
     found: list[FileInfo] = []
     skipped: list[tuple[str, str]] = []
     for path, refused in _walk(docs_dir, boundary):
@@ -201,6 +203,13 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
         found.append(FileInfo(rel, doc_rel, st.st_size, st.st_mtime_ns))
     found.sort(key=lambda f: f.path)
     return found, skipped
+
+
+def ignored_by(settings: Settings) -> pathspec.GitIgnoreSpec:
+    """The vault's ``ignore`` patterns: a path they match is left out of the index."""
+    import pathspec  # here, not at the top: a search never walks the vault
+
+    return pathspec.GitIgnoreSpec.from_lines(settings.ignore)
 
 
 def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, Response
 
 from kb_qa.errors import VaultError
 from kb_qa.ingest import decoding, linkgraph, vault
+from kb_qa.ingest.site import MARKDOWN_SUFFIXES
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
 from kb_qa.text import LOGSEQ_ID, as_shown, nfc
@@ -53,6 +54,22 @@ class PageRoutes:
             raise reject(404, f"{wanted!r} cannot be shown now: {rendered}")
         return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
 
+    def _unindexed(self, wanted: str) -> VaultError | None:
+        """Why a note of the vault is not indexed, when it is because it is binary now (the
+        watcher took it out of the answers): None for any other path, as for one not there."""
+        if not wanted.lower().endswith(MARKDOWN_SUFFIXES):
+            return None
+        if vault.ignored_by(self.settings).match_file(wanted):
+            return None
+        try:
+            boundary = vault.Boundary.of(self.settings)
+            data = boundary.read_bytes(self.settings.vault / wanted, 8192)  # is_binary's look
+        except VaultError:
+            return None
+        if decoding.is_binary(data):
+            return VaultError(f"it is not indexed: {decoding.binary_reason(data)}.")
+        return None
+
     def _pages_allowed(self) -> None:
         # A browser cannot send the bearer token with a page load, so a private
         # deployment does not show notes as pages at all.
@@ -73,7 +90,7 @@ class PageRoutes:
         wanted = nfc(wanted)
         path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
-            return None
+            return self._unindexed(wanted)
         try:
             data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
         except VaultError as exc:
