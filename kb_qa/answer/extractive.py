@@ -196,13 +196,15 @@ def _quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     chosen, last = [best], best
     if blocks[best].kind != "prose" and best > 0 and blocks[best - 1].kind == "prose":
         chosen.insert(0, best - 1)
+    size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
     while (
         last + 1 < len(blocks)
         and _introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
-        and sum(len(blocks[i].text) for i in chosen) < MAX_PASSAGE_CHARS
+        and size < MAX_PASSAGE_CHARS
     ):
         last += 1
         chosen.append(last)
+        size += len(blocks[last].text)
     return chosen
 
 
