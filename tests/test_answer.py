@@ -30,7 +30,7 @@ from kb_qa.answer.answering import (
     answer,
 )
 from kb_qa.answer.blocks import passages
-from kb_qa.answer.extractive import LABEL
+from kb_qa.answer.extractive import LABEL, NOT_COVERED
 from kb_qa.answer.llm import MODEL_CUT
 from kb_qa.answer.prompt import SYSTEM_PROMPT, Turn
 from kb_qa.errors import redacted
@@ -350,6 +350,23 @@ def test_a_reply_opening_on_a_citation_shows_it_with_its_first_words(
     done = events[-1]
     assert isinstance(done, Done) and done.text == " [1]\n\nFive attempts [1]."
     assert text_of(events) == done.text and done.mode == "llm"
+
+
+def test_a_model_declining_a_question_the_sources_do_not_cover_is_not_told_to_cite(
+    loop: asyncio.AbstractEventLoop, llm: LLMServer, tmp_path: Path
+) -> None:
+    """Asked what the docs do not cover, a model rightly declines, citing nothing: the
+    answer went on "(This answer cites none of your sources: check it against ...)" over
+    three unrelated sections. It lists them as the nearest, as a no-key answer does."""
+    reply = "The documentation does not cover this."
+    llm.script(Reply(text=reply))
+    kb = indexed_sample(tmp_path, embed_model="minilm")  # coverage is calibrated for MiniLM
+    events = ask(loop, kb, "What is the capital of France?", settings=llm_settings(kb, llm))
+    kb.close()
+    done = events[-1]
+    assert isinstance(done, Done) and not done.covered and done.mode == "llm"
+    assert done.text.startswith(f"{reply}\n\n{NOT_COVERED}\n\n- **")
+    assert "cites none" not in done.text and done.text == text_of(events)
 
 
 def test_a_reply_the_provider_cut_says_so(

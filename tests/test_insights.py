@@ -140,7 +140,8 @@ def test_the_report_counts_what_happened(report: dict[str, Any]) -> None:
     t = report["totals"]
     assert t["questions"] == 2 + 4 + 2 + 1 + 1 + 1 + 1  # + follow-up, streamed, failed
     assert t["not_covered"] >= len(FRANCE) + len(BREAD)
-    assert t["errors"] == 1 and t["llm"] == 1
+    # The failed model's question was answered with quotes: extractive, not a model answer
+    assert t["errors"] == 1 and t["llm"] == 0
     assert t["follow_ups"] == 1
     assert (t["thumbs_up"], t["thumbs_down"]) == (1, 3)
     feedback = report["feedback"]
@@ -149,6 +150,10 @@ def test_the_report_counts_what_happened(report: dict[str, Any]) -> None:
     errors = report["errors"]
     assert errors["by_code"][0]["code"] == "llm_error"
     assert errors["recent"][0]["question"] == ON_TOPIC[0]
+    # Why it failed, not only that it did (an unreachable service here; a wrong key, a rate
+    # limit or a context too long each say so)
+    assert "Could not reach the language model" in errors["recent"][0]["message"], errors
+    assert "answered with quotes" in errors["recent"][0]["message"]
     buckets = report["volume"]["buckets"]
     assert sum(b["questions"] for b in buckets) == t["questions"]
     outcomes = ("answered", "not_covered", "errors", "left")

@@ -227,6 +227,7 @@ def test_a_model_that_fails_before_writing_leaves_readers_the_sources_words(
     assert "error" not in names(events)
     done = events[-1][1]
     assert (done["fallback"], done["mode"]) == (code, "extractive")
+    assert done["fallback_message"].startswith("The language model")  # what the failure was
     assert text(events) == done["text"]  # nothing of the model's shown before the quotes
     assert done["text"].startswith(
         "The language model did not answer; this is what your sources say:\n\n"

@@ -60,7 +60,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-NO_ANSWER = "The language model returned no answer. Ask again, or rephrase the question."
+EMPTY_REPLY = "The language model returned no answer."
+NO_ANSWER = f"{EMPTY_REPLY} Ask again, or rephrase the question."
 TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
 UNCITED = (
     "\n\n*(This answer cites none of your sources: check it against the sections that "
@@ -142,7 +143,7 @@ async def answer(
     first_token: float | None = None
     left = settings.max_reply_chars or -1  # characters of the reply still to stream
     cut = False
-    fallback = ""  # the model's error code, when its failure is answered with quotes
+    fallback = failure = ""  # the model's error code and words, when quotes answer instead
     held = ""  # a model's first text while it holds no words (blanks, citation markers)
     try:
         async for piece in pieces:
@@ -172,7 +173,7 @@ async def answer(
                 )
             yield Error(str(exc), code, exc.detail)
             return
-        fallback = code
+        fallback, failure = code, str(exc)
     finally:
         await pieces.aclose()
     tail = held + renumberer.finish()
@@ -184,7 +185,7 @@ async def answer(
         if not (quote_on_failure and not text and prepared.ranked):
             yield Error(NO_ANSWER, "llm_error")
             return
-        fallback, cut = "llm_error", False
+        fallback, failure, cut = "llm_error", EMPTY_REPLY, False
     if fallback:  # nothing was shown: the reader gets the sources' own words, not an error
         extract = extractive.quote(
             prepared.queries[0], prepared.ranked, prepared.covered, lang, failed=True
@@ -203,17 +204,18 @@ async def answer(
         text.append(tail)
         yield Delta(tail)
     by_model = bool(settings.model) and not fallback
+    drawn = by_model  # the citations are what the model drew from: aligned to passages
     order = renumberer.order
     if by_model and not order and prepared.ranked and not cut:
         # A reply citing nothing ("I don't know", or facts with no [n]) would leave the
         # reader nothing to check it against: the best sections follow it, each cited
-        # (not after a reply cut at max_reply_chars: the widget shows little more).
-        order, note = _nearest(prepared.ranked)
+        # (not after a reply cut at max_reply_chars: the widget shows little more) ...
+        order, note = _nearest(prepared.ranked, prepared.covered, lang)
         text.append(note)
         yield Delta(note)
-        by_model = False  # the sections are listed, not drawn from: each keeps all of it
+        drawn = False  # the sections are listed, not drawn from: each keeps all of it
 
-    citations = _citations(kb, "".join(text), order, prompt, quoted, by_model)
+    citations = _citations(kb, "".join(text), order, prompt, quoted, drawn)
     yield Citations(citations)
     ended = time.perf_counter()
     timings = {
@@ -252,6 +254,7 @@ async def answer(
         counts=counts,
         covered=prepared.covered,
         fallback=fallback,
+        fallback_message=failure,
     )
 
 
@@ -277,12 +280,18 @@ def _citations(
     )
 
 
-def _nearest(ranked: Sequence[tuple[int, Hit]]) -> tuple[dict[int, int], str]:
+def _nearest(
+    ranked: Sequence[tuple[int, Hit]], covered: bool, lang: str
+) -> tuple[dict[int, int], str]:
     """The best sections of ``ranked`` ((excerpt number, hit), best first) as citations
-    1..NEAREST (display number -> excerpt number), and the note that lists them."""
+    1..NEAREST (display number -> excerpt number), and the note that lists them: ... to
+    check the reply against, or, when retrieval found the sources do not cover the
+    question (a model saying so, rightly), as the nearest there are, which a no-key answer
+    lists too; not as sources the reply should have cited."""
     sections = list(enumerate(extractive.sections_of(ranked, NEAREST), 1))
     lines = "".join(f"- **{extractive.where(hit)}** [{shown}]\n" for shown, (_, hit) in sections)
-    return {shown: number for shown, (number, _) in sections}, UNCITED + lines
+    lead = UNCITED if covered else f"\n\n{say(lang, 'not_covered')}\n\n"
+    return {shown: number for shown, (number, _) in sections}, lead + lines
 
 
 async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:

@@ -70,8 +70,11 @@ class Done:
     # What a rating of this answer sends back (kb_qa.owners.answer_ids; the API sets it)
     answer_id: str = ""
     # "llm_error" or "llm_timeout": the model failed before it wrote anything, and the
-    # answer quotes the sources instead (mode "extractive"; answering.answer)
+    # answer quotes the sources instead (mode "extractive"; answering.answer) ...
     fallback: str = ""
+    # ... and what the failure was, in words safe to show anyone ("The language model
+    # service failed (HTTP 500)."): the owner's report keeps it with the question
+    fallback_message: str = ""
 
     def data(self) -> dict[str, Any]:
         """The SSE ``data`` payload."""

@@ -34,7 +34,7 @@ from kb_qa.serve.protocol import (
 
 log = logging.getLogger(__name__)
 # What the question log says of an answer that quoted the sources because the model failed
-FELL_BACK = "the language model failed before it wrote anything: the answer quoted the sources"
+FELL_BACK = "(It failed before it wrote anything: the reader was answered with quotes.)"
 
 
 class AskRoutes:
@@ -145,7 +145,10 @@ class AskRoutes:
                         # A model that failed shows in the owner's report even when the
                         # reader was answered with quotes
                         error=event.fallback,
-                        error_message=FELL_BACK if event.fallback else "",
+                        error_message=f"{event.fallback_message} {FELL_BACK}"
+                        if event.fallback
+                        else "",
+                        mode=event.mode,  # quotes, when the model failed
                     )
                 elif isinstance(event, Error):
                     entry = dataclasses.replace(
@@ -226,5 +229,6 @@ class AskRoutes:
                 "question_id": last.question_id,
                 "answer_id": last.answer_id,
                 "fallback": last.fallback,
+                "fallback_message": last.fallback_message,
             }
         )
