@@ -193,6 +193,11 @@ def test_a_reply_citing_nothing_is_followed_by_the_best_sections(
         chunk = kb.search(" ".join(c.heading_path), k=50)
         assert c.text == next(h.chunk.text for h in chunk if h.chunk.anchor == c.anchor)
     assert done.counts["citations"] == 3
+    # In the reader's language, as the rest of what kb-qa itself says
+    llm.script(Reply(text=reply))
+    german = ask(loop, kb, settings=llm_settings(kb, llm), lang="de")[-1]
+    assert isinstance(german, Done)
+    assert german.text.startswith(reply + "\n\n*(Diese Antwort nennt keine Ihrer Quellen")
 
 
 def test_history_reaches_the_llm_before_the_new_question(

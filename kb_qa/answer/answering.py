@@ -63,10 +63,6 @@ log = logging.getLogger(__name__)
 EMPTY_REPLY = "The language model returned no answer."
 NO_ANSWER = f"{EMPTY_REPLY} Ask again, or rephrase the question."
 TRUNCATED = "\n\n*(The reply was cut here: it reached {:,} characters, max_reply_chars.)*"
-UNCITED = (
-    "\n\n*(This answer cites none of your sources: check it against the sections that "
-    "match the question best.)*\n\n"
-)
 NEAREST = 3  # sections listed under an answer that cites none
 
 
@@ -290,7 +286,8 @@ def _nearest(
     lists too; not as sources the reply should have cited."""
     sections = list(enumerate(extractive.sections_of(ranked, NEAREST), 1))
     lines = "".join(f"- **{extractive.where(hit)}** [{shown}]\n" for shown, (_, hit) in sections)
-    lead = UNCITED if covered else f"\n\n{say(lang, 'not_covered')}\n\n"
+    lead = f"\n\n*{say(lang, 'uncited')}*" if covered else f"\n\n{say(lang, 'not_covered')}"
+    lead += "\n\n"
     return {shown: number for shown, (number, _) in sections}, lead + lines
 
 

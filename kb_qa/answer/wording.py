@@ -30,6 +30,10 @@ PHRASES: dict[str, dict[str, str]] = {
             "Reading the {best:best section|# best sections} of {excerpts:# excerpt|# excerpts}…"
         ),
         "updating": "The index is updating; answering from what is indexed so far…",
+        "uncited": (
+            "(This answer cites none of your sources: check it against the sections that "
+            "match the question best.)"
+        ),
     },
     "de": {
         "label": "Kein Sprachmodell eingerichtet. Das steht in Ihren Quellen:",
@@ -49,6 +53,10 @@ PHRASES: dict[str, dict[str, str]] = {
             "{excerpts:# Auszug|# Auszügen} {best:wird|werden} gelesen…"
         ),
         "updating": "Der Index wird aktualisiert; die Antwort nutzt den bisherigen Stand…",
+        "uncited": (
+            "(Diese Antwort nennt keine Ihrer Quellen: Prüfen Sie sie anhand der Abschnitte, "
+            "die am besten zur Frage passen.)"
+        ),
     },
     "es": {
         "label": "No hay ningún modelo de lenguaje configurado; esto es lo que dicen tus fuentes:",
@@ -65,6 +73,10 @@ PHRASES: dict[str, dict[str, str]] = {
             "{excerpts:# fragmento|# fragmentos}…"
         ),
         "updating": "El índice se está actualizando; la respuesta usa lo indexado hasta ahora…",
+        "uncited": (
+            "(Esta respuesta no cita ninguna de tus fuentes: compruébala con las secciones que "
+            "mejor responden a la pregunta.)"
+        ),
     },
     "fr": {
         "label": (
@@ -90,6 +102,10 @@ PHRASES: dict[str, dict[str, str]] = {
         "updating": (
             "L’index est en cours de mise à jour\u00a0; réponse à partir de ce qui est déjà indexé…"
         ),
+        "uncited": (
+            "(Cette réponse ne cite aucune de vos sources\u00a0: vérifiez-la à l’aide des "
+            "sections qui correspondent le mieux à la question.)"
+        ),
     },
     "it": {
         "label": "Nessun modello linguistico configurato; ecco cosa dicono le tue fonti:",
@@ -106,6 +122,10 @@ PHRASES: dict[str, dict[str, str]] = {
             "{excerpts:# estratto|# estratti}…"
         ),
         "updating": "Indice in aggiornamento; la risposta usa ciò che è già indicizzato…",
+        "uncited": (
+            "(Questa risposta non cita nessuna delle tue fonti: verificala con le sezioni più "
+            "pertinenti alla domanda.)"
+        ),
     },
     "ja": {
         "label": "言語モデルが設定されていません。ソースの該当箇所は次のとおりです：",
@@ -117,6 +137,10 @@ PHRASES: dict[str, dict[str, str]] = {
         "reading": "{pages} ページの抜粋 {excerpts} 件を読んでいます…",
         "reading_best": "抜粋 {excerpts} 件のうち上位 {best} セクションを読んでいます…",
         "updating": "インデックスを更新中です。現時点の内容から回答します…",
+        "uncited": (
+            "（この回答はどの出典も引用していません。"
+            "質問に最も合うセクションと照らし合わせて確認してください。）"
+        ),
     },
     "pt": {
         "label": "Nenhum modelo de linguagem configurado; isto é o que suas fontes dizem:",
@@ -130,6 +154,10 @@ PHRASES: dict[str, dict[str, str]] = {
             "Lendo {best:a melhor seção|as # melhores seções} de {excerpts:# trecho|# trechos}…"
         ),
         "updating": "O índice está sendo atualizado; a resposta usa o que já foi indexado…",
+        "uncited": (
+            "(Esta resposta não cita nenhuma das suas fontes: confira-a com as seções que "
+            "melhor correspondem à pergunta.)"
+        ),
     },
     "zh": {
         "label": "未配置语言模型，以下是来源中的原文：",
@@ -141,6 +169,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "reading": "正在阅读 {pages} 个页面中的 {excerpts} 个片段…",
         "reading_best": "正在阅读 {excerpts} 个片段中最相关的 {best} 个章节…",
         "updating": "索引正在更新，将根据目前已索引的内容回答…",
+        "uncited": "（此回答未引用任何来源：请对照与问题最相关的章节进行核实。）",
     },
 }
 # Languages whose "one" form is also said of none (CLDR: i = 0,1), as the widget's

@@ -60,7 +60,7 @@ def test_a_setting_raises_the_cap(kb: KnowledgeBase, llm: LLMServer) -> None:
     llm.script(Reply(text="word " * 6_000, chunk_size=2_000))  # 30,000 characters
     with UvicornThread(create_app(kb, kb.settings.replace(max_reply_chars=50_000))) as server:
         answer = ask_json(server.url).json()["answer"]
-    # Whole, then the note an answer citing no source ends with (answering.UNCITED).
+    # Whole, then the note an answer citing no source ends with (wording "uncited").
     reply, note = answer.split("\n\n*(This answer cites none of your sources", 1)
     assert reply.strip() == ("word " * 6_000).strip()
     assert note
