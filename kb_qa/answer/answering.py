@@ -205,7 +205,7 @@ async def answer(
     if by_model and not order and prepared.ranked and not cut:
         # A reply citing nothing ("I don't know", or facts with no [n]) would leave the
         # reader nothing to check it against: the best sections follow it, each cited
-        # (not after a reply cut at max_reply_chars: the widget shows little more) ...
+        # (not after a reply cut at max_reply_chars: the widget shows little more).
         order, note = _nearest(prepared.ranked, prepared.covered, lang)
         text.append(note)
         yield Delta(note)
@@ -280,10 +280,10 @@ def _nearest(
     ranked: Sequence[tuple[int, Hit]], covered: bool, lang: str
 ) -> tuple[dict[int, int], str]:
     """The best sections of ``ranked`` ((excerpt number, hit), best first) as citations
-    1..NEAREST (display number -> excerpt number), and the note that lists them: ... to
-    check the reply against, or, when retrieval found the sources do not cover the
-    question (a model saying so, rightly), as the nearest there are, which a no-key answer
-    lists too; not as sources the reply should have cited."""
+    1..NEAREST (display number -> excerpt number), and the note that lists them: as the
+    sections to check the reply against or, when retrieval found that the sources do not
+    cover the question (a model rightly saying so), as the nearest there are, the way a
+    no-key answer lists them."""
     sections = list(enumerate(extractive.sections_of(ranked, NEAREST), 1))
     lines = "".join(f"- **{extractive.where(hit)}** [{shown}]\n" for shown, (_, hit) in sections)
     lead = f"\n\n*{say(lang, 'uncited')}*" if covered else f"\n\n{say(lang, 'not_covered')}"
