@@ -832,3 +832,19 @@ def test_admonition_syntax_inside_code_is_the_code_as_written() -> None:
     code = '```markdown\n!!! note "Phasellus posuere"\n\n    Lorem ipsum dolor sit amet.\n```'
     blocks = passages(f"## Usage\n\nWrite:\n\n{code}\n")
     assert [(b.kind, b.text) for b in blocks] == [("prose", "Write:"), ("code", code)]
+
+
+def test_a_footnote_is_never_quoted_as_what_a_sentence_introduces() -> None:
+    """Material's "Navigation tabs": "Add the following lines to `mkdocs.yml`:" was quoted
+    with the footnote defined under it, whose text the page shows at its end: the
+    highlight ran from the sentence over the rest of the page."""
+    text = (
+        "## Navigation tabs\n\nWhen tabs are enabled, top-level sections are rendered below "
+        "the header.[^1] Add\nthe following lines to `mkdocs.yml`:\n\n  [^1]:\n    Prior to "
+        "6.2, navigation tabs grouped top-level pages under the first tab.\n\n"
+        "``` yaml\ntheme:\n  features:\n    - navigation.tabs\n```\n"
+    )
+    chunk = _page(("Setup", "Navigation tabs"), text)
+    result = quote("Can the navigation tabs stay pinned when scrolling?", [(1, Hit(chunk, 0.6))])
+    a, b = result.quoted[1]
+    assert "[^1]:" not in text[a:b] and text[a:b].startswith("When tabs are enabled")

@@ -93,6 +93,7 @@ _ASIDE = re.compile(
 # The ends of "what's", "don't", "they're", "I've", "we'll", "I'd", "I'm": the tokenizer
 # splits them at the apostrophe, and the "s" of "What's the pip package..." made "the
 # server's version" outscore the table holding the package (dev 0.709 -> 0.745).
+_FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
 _CONTRACTION = re.compile(r"(?<=\w)(?:n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECASE)
 # The word after "how" that asks for an amount ("how long", "how many"): how the question
 # asks, not what it is about (a passage stating an amount is weighed by AMOUNT_WEIGHT). As a
@@ -193,13 +194,17 @@ def _best_passage(
 def _quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     """The blocks quoted when block ``best`` is chosen: a list, code block or table with
     the sentence that introduces it, and a sentence with what it introduces."""
+    def lead_in(i: int) -> bool:  # a footnote's text shows at the page's end, not here
+        return blocks[i].kind == "prose" and not _FOOTNOTE.match(blocks[i].text)
+
     chosen, last = [best], best
-    if blocks[best].kind != "prose" and best > 0 and blocks[best - 1].kind == "prose":
+    if blocks[best].kind != "prose" and best > 0 and lead_in(best - 1):
         chosen.insert(0, best - 1)
     size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
     while (
         last + 1 < len(blocks)
         and _introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
+        and not _FOOTNOTE.match(blocks[last + 1].text)
         and size < MAX_PASSAGE_CHARS
     ):
         last += 1
