@@ -1244,6 +1244,8 @@
     webPage: "Der Antwortdienst unter {url} hat eine Webseite statt einer Antwort gesendet: Richten Sie den Endpoint des Widgets auf `kb-qa serve`.",
     noAnswerSent: "Der Antwortdienst hat keine Antwort gesendet. Versuchen Sie es erneut.",
     failed: "Die Antwort ist fehlgeschlagen. Versuchen Sie es erneut.",
+    modelFailed: "Das Sprachmodell konnte die Antwort nicht beenden. Versuchen Sie es erneut.",
+    modelTimeout: "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.",
     cutOff: "Die Antwort brach ab: Die Verbindung wurde vorzeitig geschlossen. Versuchen Sie es erneut.",
     unreachable: "Der Antwortdienst unter {url} ist nicht erreichbar ({error}). Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
     cors: "Läuft er, muss er den Ursprung dieser Website ({origin}) in cors_origins (KBQA_CORS_ORIGINS) erlauben.",
@@ -1296,6 +1298,8 @@
     webPage: "The answer service at {url} sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.",
     noAnswerSent: "The answer service sent no answer. Try again.",
     failed: "The answer failed. Try again.",
+    modelFailed: "The language model could not finish the answer. Try again.",
+    modelTimeout: "The language model took too long to answer. Try again.",
     cutOff: "The answer was cut off: the connection closed early. Try again.",
     unreachable: "Could not reach the answer service at {url} ({error}). Check your connection and try again.",
     cors: "If it is running, it must allow this site's origin ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
@@ -1348,6 +1352,8 @@
     webPage: "El servicio de respuestas en {url} envió una página web, no una respuesta: apunta el endpoint del widget a `kb-qa serve`.",
     noAnswerSent: "El servicio de respuestas no envió ninguna respuesta. Vuelve a intentarlo.",
     failed: "La respuesta falló. Vuelve a intentarlo.",
+    modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
+    modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",
     cutOff: "La respuesta se cortó: la conexión se cerró antes de tiempo. Vuelve a intentarlo.",
     unreachable: "No se pudo conectar con el servicio de respuestas en {url} ({error}). Comprueba tu conexión y vuelve a intentarlo.",
     cors: "Si está en marcha, debe permitir el origen de este sitio ({origin}) en cors_origins (KBQA_CORS_ORIGINS).",
@@ -1400,6 +1406,8 @@
     webPage: "Le service de réponse à l’adresse {url} a renvoyé une page web, pas une réponse : faites pointer l’endpoint du widget vers `kb-qa serve`.",
     noAnswerSent: "Le service de réponse n’a renvoyé aucune réponse. Réessayez.",
     failed: "La réponse a échoué. Réessayez.",
+    modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
+    modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",
     cutOff: "La réponse a été interrompue : la connexion s’est fermée trop tôt. Réessayez.",
     unreachable: "Impossible de joindre le service de réponse à l’adresse {url} ({error}). Vérifiez votre connexion et réessayez.",
     cors: "S’il fonctionne, il doit autoriser l’origine de ce site ({origin}) dans cors_origins (KBQA_CORS_ORIGINS).",
@@ -1452,6 +1460,8 @@
     webPage: "Il servizio di risposta all’indirizzo {url} ha inviato una pagina web, non una risposta: punta l’endpoint del widget su `kb-qa serve`.",
     noAnswerSent: "Il servizio di risposta non ha inviato alcuna risposta. Riprova.",
     failed: "La risposta non è riuscita. Riprova.",
+    modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
+    modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",
     cutOff: "La risposta si è interrotta: la connessione si è chiusa in anticipo. Riprova.",
     unreachable: "Impossibile raggiungere il servizio di risposta all’indirizzo {url} ({error}). Controlla la connessione e riprova.",
     cors: "Se è in esecuzione, deve consentire l’origine di questo sito ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
@@ -1504,6 +1514,8 @@
     webPage: "{url} の回答サービスが回答ではなくウェブページを返しました。ウィジェットの endpoint を `kb-qa serve` に向けてください。",
     noAnswerSent: "回答サービスから回答がありませんでした。もう一度お試しください。",
     failed: "回答に失敗しました。もう一度お試しください。",
+    modelFailed: "言語モデルが回答を完了できませんでした。もう一度お試しください。",
+    modelTimeout: "言語モデルの応答に時間がかかりすぎました。もう一度お試しください。",
     cutOff: "接続が途中で切れたため、回答が途切れました。もう一度お試しください。",
     unreachable: "{url} の回答サービスに接続できません（{error}）。接続を確認して、もう一度お試しください。",
     cors: "起動している場合は、cors_origins（KBQA_CORS_ORIGINS）でこのサイトのオリジン（{origin}）を許可する必要があります。",
@@ -1556,6 +1568,8 @@
     webPage: "O serviço de respostas em {url} enviou uma página web, não uma resposta: aponte o endpoint do widget para o `kb-qa serve`.",
     noAnswerSent: "O serviço de respostas não enviou nenhuma resposta. Tente novamente.",
     failed: "A resposta falhou. Tente novamente.",
+    modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
+    modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",
     cutOff: "A resposta foi cortada: a conexão foi encerrada antes da hora. Tente novamente.",
     unreachable: "Não foi possível acessar o serviço de respostas em {url} ({error}). Verifique sua conexão e tente novamente.",
     cors: "Se ele estiver em execução, precisa permitir a origem deste site ({origin}) em cors_origins (KBQA_CORS_ORIGINS).",
@@ -1608,6 +1622,8 @@
     webPage: "{url} 上的回答服务返回了网页而不是回答：请将组件的 endpoint 指向 `kb-qa serve`。",
     noAnswerSent: "回答服务没有返回回答。请重试。",
     failed: "回答失败。请重试。",
+    modelFailed: "语言模型未能完成回答。请重试。",
+    modelTimeout: "语言模型响应时间过长。请重试。",
     cutOff: "连接过早关闭，回答被中断。请重试。",
     unreachable: "无法连接 {url} 上的回答服务（{error}）。请检查网络连接后重试。",
     cors: "如果服务正在运行，需要在 cors_origins（KBQA_CORS_ORIGINS）中允许本站的来源（{origin}）。",
@@ -2011,12 +2027,21 @@
     const message = data && data.error || "";
     if (res.status === 429) {
       let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-      return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
+      return (ownWords(t) ? t("tooMany") : message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
     }
     if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
       return t("noService", { url: res.url, status: res.status });
     }
     return message || t("serviceFailed", { status: res.status });
+  }
+  function ownWords(t) {
+    return t.lang !== "en";
+  }
+  var ERROR_WORDS = { llm_error: "modelFailed", llm_timeout: "modelTimeout" };
+  function errorText(data, t = ENGLISH) {
+    const message = data && data.message || "";
+    if (message && !ownWords(t)) return message;
+    return t(ERROR_WORDS[data && data.code] || "failed");
   }
   function indexingText(data, t = ENGLISH) {
     const done = Number(data && data.embedded) || 0;
@@ -2087,7 +2112,7 @@
         announce(w.ui.announcer, answerAnnouncement(bot, t));
       } else if (ev.event === "error") {
         finished = true;
-        fail(w, bot, data.message || t("failed"));
+        fail(w, bot, errorText(data, t));
       }
     };
     let post = function() {

@@ -87,13 +87,30 @@ function httpMessage(res, data, t) {
   const message = (data && data.error) || "";
   if (res.status === 429) {
     let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-    return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
+    return (ownWords(t) ? t("tooMany") : message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
   }
   if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
     // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
     return t("noService", { url: res.url, status: res.status });
   }
   return message || t("serviceFailed", { status: res.status });
+}
+
+/** Whether the widget says things in its own words rather than the server's: the server
+ * words its errors in English, a reader of a page in another language gets the widget's. */
+function ownWords(t) {
+  return t.lang !== "en";
+}
+
+// An answer's error codes (the `error` event's `code`) the widget words itself.
+const ERROR_WORDS = { llm_error: "modelFailed", llm_timeout: "modelTimeout" };
+
+/** What an answer's `error` event tells the reader: the server's words on an English page,
+ * the widget's own in any other language (those of its code, else "The answer failed"). */
+export function errorText(data, t = ENGLISH) {
+  const message = (data && data.message) || "";
+  if (message && !ownWords(t)) return message;
+  return t(ERROR_WORDS[data && data.code] || "failed");
 }
 
 /** While the docs are still being indexed (a first `mkdocs serve` of a big site), the
@@ -173,7 +190,7 @@ function stream(w, question, history, bot) {
       announce(w.ui.announcer, answerAnnouncement(bot, t));
     } else if (ev.event === "error") {
       finished = true;
-      fail(w, bot, data.message || t("failed"));
+      fail(w, bot, errorText(data, t));
     }
   };
   let post = function () {

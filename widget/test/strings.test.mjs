@@ -1,7 +1,7 @@
 // The widget's words in its page's language, and a site owner's labels over them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { indexingText } from "../src/chat.js";
+import { errorText, indexingText } from "../src/chat.js";
 import { answerAnnouncement } from "../src/messages.js";
 import { readOptions } from "../src/options.js";
 import { LANGUAGES, languageOf, readLabels, strings } from "../src/strings.js";
@@ -95,4 +95,16 @@ test("the title and placeholder: the owner's option, else their label, else the 
   assert.equal(dropIn.title, "Pergunte à documentação");
   assert.equal(dropIn.t("close"), "Fechar chat");
   assert.equal(optionsOn("pt-BR", { dataset: { title: "Ajuda", labels: '{"title": "x"}' } }).title, "Ajuda");
+});
+
+test("an answer's error is the server's words on an English page, the widget's own in another language", () => {
+  const timedOut = { code: "llm_timeout", message: "The language model did not answer within 60 s. Try again." };
+  assert.equal(errorText(timedOut, strings("en")), timedOut.message);
+  assert.equal(errorText(timedOut, strings("de")), "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.");
+  assert.equal(errorText({ code: "llm_error", message: "The language model's answer broke off. Try again." }, strings("fr")), "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.");
+  assert.equal(errorText({ code: "retrieval_error", message: "The index cannot be opened." }, strings("ja")), strings("ja")("failed"));
+  assert.equal(errorText({}, strings("es")), strings("es")("failed"));
+  assert.equal(errorText({}, strings("en")), "The answer failed. Try again.");
+  // A site owner's own words still come first
+  assert.equal(errorText(timedOut, strings("de", { de: { modelTimeout: "Zu langsam." } })), "Zu langsam.");
 });

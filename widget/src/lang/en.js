@@ -46,6 +46,8 @@ export default {
   webPage: "The answer service at {url} sent a web page, not an answer: point the widget's endpoint at `kb-qa serve`.",
   noAnswerSent: "The answer service sent no answer. Try again.",
   failed: "The answer failed. Try again.",
+  modelFailed: "The language model could not finish the answer. Try again.",
+  modelTimeout: "The language model took too long to answer. Try again.",
   cutOff: "The answer was cut off: the connection closed early. Try again.",
   unreachable: "Could not reach the answer service at {url} ({error}). Check your connection and try again.",
   cors: "If it is running, it must allow this site's origin ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",

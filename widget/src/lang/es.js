@@ -44,6 +44,8 @@ export default {
   webPage: "El servicio de respuestas en {url} envió una página web, no una respuesta: apunta el endpoint del widget a `kb-qa serve`.",
   noAnswerSent: "El servicio de respuestas no envió ninguna respuesta. Vuelve a intentarlo.",
   failed: "La respuesta falló. Vuelve a intentarlo.",
+  modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
+  modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",
   cutOff: "La respuesta se cortó: la conexión se cerró antes de tiempo. Vuelve a intentarlo.",
   unreachable: "No se pudo conectar con el servicio de respuestas en {url} ({error}). Comprueba tu conexión y vuelve a intentarlo.",
   cors: "Si está en marcha, debe permitir el origen de este sitio ({origin}) en cors_origins (KBQA_CORS_ORIGINS).",

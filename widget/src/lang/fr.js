@@ -45,6 +45,8 @@ export default {
   webPage: "Le service de réponse à l’adresse {url} a renvoyé une page web, pas une réponse\u00a0: faites pointer l’endpoint du widget vers `kb-qa serve`.",
   noAnswerSent: "Le service de réponse n’a renvoyé aucune réponse. Réessayez.",
   failed: "La réponse a échoué. Réessayez.",
+  modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
+  modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",
   cutOff: "La réponse a été interrompue\u00a0: la connexion s’est fermée trop tôt. Réessayez.",
   unreachable: "Impossible de joindre le service de réponse à l’adresse {url} ({error}). Vérifiez votre connexion et réessayez.",
   cors: "S’il fonctionne, il doit autoriser l’origine de ce site ({origin}) dans cors_origins (KBQA_CORS_ORIGINS).",

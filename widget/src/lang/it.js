@@ -44,6 +44,8 @@ export default {
   webPage: "Il servizio di risposta all’indirizzo {url} ha inviato una pagina web, non una risposta: punta l’endpoint del widget su `kb-qa serve`.",
   noAnswerSent: "Il servizio di risposta non ha inviato alcuna risposta. Riprova.",
   failed: "La risposta non è riuscita. Riprova.",
+  modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
+  modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",
   cutOff: "La risposta si è interrotta: la connessione si è chiusa in anticipo. Riprova.",
   unreachable: "Impossibile raggiungere il servizio di risposta all’indirizzo {url} ({error}). Controlla la connessione e riprova.",
   cors: "Se è in esecuzione, deve consentire l’origine di questo sito ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",

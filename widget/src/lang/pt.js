@@ -44,6 +44,8 @@ export default {
   webPage: "O serviço de respostas em {url} enviou uma página web, não uma resposta: aponte o endpoint do widget para o `kb-qa serve`.",
   noAnswerSent: "O serviço de respostas não enviou nenhuma resposta. Tente novamente.",
   failed: "A resposta falhou. Tente novamente.",
+  modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
+  modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",
   cutOff: "A resposta foi cortada: a conexão foi encerrada antes da hora. Tente novamente.",
   unreachable: "Não foi possível acessar o serviço de respostas em {url} ({error}). Verifique sua conexão e tente novamente.",
   cors: "Se ele estiver em execução, precisa permitir a origem deste site ({origin}) em cors_origins (KBQA_CORS_ORIGINS).",

@@ -44,6 +44,8 @@ export default {
   webPage: "{url} 上的回答服务返回了网页而不是回答：请将组件的 endpoint 指向 `kb-qa serve`。",
   noAnswerSent: "回答服务没有返回回答。请重试。",
   failed: "回答失败。请重试。",
+  modelFailed: "语言模型未能完成回答。请重试。",
+  modelTimeout: "语言模型响应时间过长。请重试。",
   cutOff: "连接过早关闭，回答被中断。请重试。",
   unreachable: "无法连接 {url} 上的回答服务（{error}）。请检查网络连接后重试。",
   cors: "如果服务正在运行，需要在 cors_origins（KBQA_CORS_ORIGINS）中允许本站的来源（{origin}）。",
