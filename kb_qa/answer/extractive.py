@@ -194,6 +194,7 @@ def _best_passage(
 def _quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     """The blocks quoted when block ``best`` is chosen: a list, code block or table with
     the sentence that introduces it, and a sentence with what it introduces."""
+
     def lead_in(i: int) -> bool:  # a footnote's text shows at the page's end, not here
         return blocks[i].kind == "prose" and not _FOOTNOTE.match(blocks[i].text)
 
