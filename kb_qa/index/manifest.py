@@ -151,15 +151,14 @@ class Manifest:
 
     def meta(self, key: str) -> str:
         """A stored value ("" when unset)."""
-        known = self.__dict__.setdefault("_known_meta", {})
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         except IndexStateError:
-            if key in known:
-                return known[key]
+            if key in self._known_meta:
+                return self._known_meta[key]
             raise
-        known[key] = row[0] if row else ""
-        return known[key]
+        self._known_meta[key] = row[0] if row else ""
+        return self._known_meta[key]
 
     def set_meta(self, **values: str) -> None:
         """Store values, committed at once."""

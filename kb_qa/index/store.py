@@ -94,6 +94,7 @@ class Store(Manifest, WorkspaceClaim):
         check_vault(settings)
         _check_own_folder(self.folder, settings.vault)
         self._connections = PerThread(self.folder / MANIFEST)
+        self._known_meta = {}
         self._create_manifest()
         self.workspace = workspace_name(
             settings.workspace, site_name(settings.vault), settings.vault
