@@ -10,7 +10,9 @@ import re
 
 from kb_qa.ingest.legacy_text import decode_legacy
 
-__all__ = ["binary_reason", "decode", "is_binary"]
+__all__ = ["HEAD_BYTES", "binary_reason", "decode", "is_binary"]
+
+HEAD_BYTES = 8192  # how much of a file is_binary and binary_reason read
 
 # Byte order marks, longest first: UTF-32 LE's (FF FE 00 00) opens with UTF-16 LE's.
 _BOMS = (
@@ -25,7 +27,7 @@ _NOT_ASCII = re.compile("[^\x00-\x7f\ufffd]")  # a character UTF-8 decoded, not 
 def is_binary(data: bytes) -> bool:
     """Whether a file's bytes are not text: a NUL in its first 8 KB, unless it opens with
     UTF-16's byte order mark (Notepad's "Unicode") or UTF-32's."""
-    return b"\x00" in data[:8192] and not _bom_codec(data)
+    return b"\x00" in data[:HEAD_BYTES] and not _bom_codec(data)
 
 
 def _bom_codec(data: bytes) -> str:
@@ -36,7 +38,7 @@ def _bom_codec(data: bytes) -> str:
 def binary_reason(data: bytes) -> str:
     """Why a binary file is not read: UTF-16 without its byte order mark (ASCII's NULs on
     every other byte) is told apart from bytes that are no text at all."""
-    head = data[:8192]
+    head = data[:HEAD_BYTES]
     odd, even = head[1::2].count(0), head[0::2].count(0)
     half = len(head) // 2
     if len(head) >= 4 and ((even == 0 and odd * 2 >= half) or (odd == 0 and even * 2 >= half)):

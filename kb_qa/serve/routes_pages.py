@@ -63,7 +63,7 @@ class PageRoutes:
             return None
         try:
             boundary = vault.Boundary.of(self.settings)
-            data = boundary.read_bytes(self.settings.vault / wanted, 8192)  # is_binary's look
+            data = boundary.read_bytes(self.settings.vault / wanted, decoding.HEAD_BYTES)
         except VaultError:
             return None
         if decoding.is_binary(data):
