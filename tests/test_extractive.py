@@ -343,7 +343,7 @@ def section(n, text):
     return Chunk(f"c{n}", f"p{n}.md", f"p{n}/", f"s{n}", f"S{n}", (f"S{n}",), 2, text, 0,
                  len(text), 1, 3, "h")
 
-one = ("## S1\\n\\nThe apple, the pear and the plum sit in the crate.\\n\\n"
+one = ("## S1\\n\\nThe apple, the pear and the plum sit in the crate.\\n\\nOr not.\\n\\n"
        "The lemon, the melon and the grape sit in the crate.\\n")
 rest = ["A crate.", "Another crate.", "Nothing.", "Nothing."]
 ranked = [(1, Hit(section(1, one), 0.5))]
@@ -769,7 +769,53 @@ def test_a_passage_is_chosen_by_all_it_quotes_a_list_with_its_lead_in() -> None:
     chunk = _page(("Workspace", "Locking and installing"), text)
     question = "Can I run tool install or tool lock from a member directory?"
     a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b] == text[text.index("The following") :].rstrip("\n")
+    # The paragraph before holds "member", a question word the list lacks: the passage
+    # grows over it (``_widened``), the list with its lead-in always in it.
+    assert text[a:b].endswith(text[text.index("The following") :].rstrip("\n"))
+
+
+def test_a_passage_grows_over_the_neighbour_that_answers_the_rest_of_the_question() -> None:
+    """httpx's "SOCKS": "Does httpx work with a socks5 proxy? What do I need to install?"
+    quoted the proxy example alone; the install command is the unit just before it."""
+    text = (
+        "In addition to HTTP proxies, `httpcore` also supports proxies using the SOCKS "
+        "protocol.\n\n"
+        "You can install SOCKS support using `pip`:\n\n"
+        "```shell\n$ pip install httpx[socks]\n```\n\n"
+        "You can now configure a client to make requests via a proxy using the SOCKS "
+        "protocol:\n\n"
+        "```python\nhttpx.Client(proxy='socks5://user:pass@host:port')\n```\n\n"
+        "The end of the section says nothing asked.\n"
+    )
+    chunk = _page(("Proxies", "SOCKS"), text)
+    question = "Does httpx work with a socks5 proxy? What do I need to install?"
+    a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b].startswith("You can install SOCKS support")
+    assert text[a:b].endswith("host:port')\n```")  # the last paragraph adds no question word
+    # A neighbour holding no question word the passage lacks is left out.
+    a, b = quote("Which client proxy URL do I give for socks5?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert text[a:b].startswith("You can now configure a client")
+
+
+def test_a_passage_grows_neither_past_annotations_nor_over_a_footnote() -> None:
+    """Material shows a code block's annotations as tooltips and a footnote's text at the
+    page's end: a highlight cannot run through either, so a passage never grows over them."""
+    annotated = (
+        "Add the following lines to `mkdocs.yml`:\n\n"
+        "``` yaml\ntheme:\n  palette:\n    scheme: slate # (1)!\n```\n\n"
+        "1.  Separate colors for light and dark mode.\n\n"
+        "The palette now follows the operating system without a reload.\n"
+    )
+    chunk = _page(("Colors", "Automatic mode"), annotated)
+    a, b = quote("How do I set the palette in mkdocs.yml?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert "without a reload" not in annotated[a:b]
+    footnoted = (
+        "Tabs stay pinned below the header.[^1]\n\n"
+        "[^1]: Before 6.2, tabs scrolled away with the page.\n"
+    )
+    chunk = _page(("Navigation", "Sticky tabs"), footnoted)
+    a, b = quote("Do tabs stay pinned or scroll away?", [(1, Hit(chunk, 0.6))]).quoted[1]
+    assert footnoted[a:b] == "Tabs stay pinned below the header.[^1]"
 
 
 @pytest.mark.parametrize(
