@@ -1237,6 +1237,7 @@
     thanks: "Danke für Ihr Feedback.",
     indexing: "Die Dokumentation wird noch indiziert. Ihre Frage wird beantwortet, sobald das erledigt ist…",
     indexingOf: "Die Dokumentation wird noch indiziert: {done} von {total} Abschnitten. Ihre Frage wird beantwortet, sobald das erledigt ist…",
+    tooLong: "Die Frage ist zu lang. Kürzen Sie sie und fragen Sie erneut.",
     tooMany: "Gerade kommen zu viele Fragen.",
     tryAgainIn: "Versuchen Sie es in {seconds} s erneut.",
     noService: "Unter {url} antwortet kein kb-qa-Dienst (HTTP {status}). Starten Sie `kb-qa serve` oder setzen Sie den Endpoint des Widgets.",
@@ -1291,6 +1292,7 @@
     thanks: "Thanks for the feedback.",
     indexing: "The docs are still being indexed. Your question is answered as soon as that is done…",
     indexingOf: "The docs are still being indexed: {done} of {total} sections. Your question is answered as soon as that is done…",
+    tooLong: "The question is too long. Shorten it and ask again.",
     tooMany: "Too many questions right now.",
     tryAgainIn: "Try again in {seconds} s.",
     noService: "No kb-qa answer service at {url} (HTTP {status}). Start `kb-qa serve`, or set the widget's endpoint.",
@@ -1345,6 +1347,7 @@
     thanks: "Gracias por tu opinión.",
     indexing: "La documentación aún se está indexando. Tu pregunta se responderá en cuanto termine…",
     indexingOf: "La documentación aún se está indexando: {done} de {total} secciones. Tu pregunta se responderá en cuanto termine…",
+    tooLong: "La pregunta es demasiado larga. Acórtala y vuelve a preguntar.",
     tooMany: "Hay demasiadas preguntas en este momento.",
     tryAgainIn: "Vuelve a intentarlo en {seconds} s.",
     noService: "No hay ningún servicio de respuestas de kb-qa en {url} (HTTP {status}). Inicia `kb-qa serve` o configura el endpoint del widget.",
@@ -1399,6 +1402,7 @@
     thanks: "Merci pour votre retour.",
     indexing: "La documentation est encore en cours d’indexation. Votre question recevra une réponse dès que ce sera fait…",
     indexingOf: "La documentation est encore en cours d’indexation : {done} sections sur {total}. Votre question recevra une réponse dès que ce sera fait…",
+    tooLong: "La question est trop longue. Raccourcissez-la et posez-la à nouveau.",
     tooMany: "Trop de questions en ce moment.",
     tryAgainIn: "Réessayez dans {seconds} s.",
     noService: "Aucun service de réponse kb-qa à l’adresse {url} (HTTP {status}). Lancez `kb-qa serve` ou définissez l’endpoint du widget.",
@@ -1453,6 +1457,7 @@
     thanks: "Grazie per il feedback.",
     indexing: "La documentazione è ancora in fase di indicizzazione. La risposta arriverà appena sarà completata…",
     indexingOf: "La documentazione è ancora in fase di indicizzazione: {done} sezioni su {total}. La risposta arriverà appena sarà completata…",
+    tooLong: "La domanda è troppo lunga. Accorciala e chiedi di nuovo.",
     tooMany: "Troppe domande in questo momento.",
     tryAgainIn: "Riprova tra {seconds} s.",
     noService: "Nessun servizio di risposta kb-qa all’indirizzo {url} (HTTP {status}). Avvia `kb-qa serve` o imposta l’endpoint del widget.",
@@ -1507,6 +1512,7 @@
     thanks: "フィードバックありがとうございます。",
     indexing: "ドキュメントのインデックスを作成中です。完了しだい質問に回答します…",
     indexingOf: "ドキュメントのインデックスを作成中です（{total} セクション中 {done}）。完了しだい質問に回答します…",
+    tooLong: "質問が長すぎます。短くしてもう一度お尋ねください。",
     tooMany: "現在、質問が集中しています。",
     tryAgainIn: "{seconds} 秒後にもう一度お試しください。",
     noService: "{url} に kb-qa の回答サービスがありません（HTTP {status}）。`kb-qa serve` を起動するか、ウィジェットの endpoint を設定してください。",
@@ -1561,6 +1567,7 @@
     thanks: "Obrigado pelo feedback.",
     indexing: "A documentação ainda está sendo indexada. Sua pergunta será respondida assim que isso terminar…",
     indexingOf: "A documentação ainda está sendo indexada: {done} de {total} seções. Sua pergunta será respondida assim que isso terminar…",
+    tooLong: "A pergunta é longa demais. Encurte-a e pergunte novamente.",
     tooMany: "Muitas perguntas no momento.",
     tryAgainIn: "Tente novamente em {seconds} s.",
     noService: "Nenhum serviço de respostas do kb-qa em {url} (HTTP {status}). Inicie o `kb-qa serve` ou configure o endpoint do widget.",
@@ -1615,6 +1622,7 @@
     thanks: "感谢你的反馈。",
     indexing: "文档仍在建立索引，完成后会立即回答你的问题…",
     indexingOf: "文档仍在建立索引：已完成 {done}/{total} 个章节。完成后会立即回答你的问题…",
+    tooLong: "问题太长。请缩短后重新提问。",
     tooMany: "当前提问过多。",
     tryAgainIn: "请在 {seconds} 秒后重试。",
     noService: "{url} 上没有 kb-qa 回答服务（HTTP {status}）。请启动 `kb-qa serve`，或设置组件的 endpoint。",
@@ -2023,13 +2031,14 @@
       w.autosize();
     }
   }
-  function httpMessage(res, data, t) {
-    const message = data && data.error || "";
+  function httpMessage(res, data, t = ENGLISH) {
+    const message = ownWords(t) ? "" : data && data.error || "";
+    if (res.status === 413 && !message) return t("tooLong");
     if (res.status === 429) {
       let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-      return (ownWords(t) ? t("tooMany") : message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
+      return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
     }
-    if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+    if (!(data && data.error) && (res.status === 404 || res.status === 405 || res.status === 501)) {
       return t("noService", { url: res.url, status: res.status });
     }
     return message || t("serviceFailed", { status: res.status });

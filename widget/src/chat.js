@@ -81,15 +81,18 @@ function fail(w, bot, message) {
   }
 }
 
-/** What a failed request's reply says, in words (``data``: its JSON body, or {}; the
- * server's own message as it sent it, the widget's in the words of ``t``). */
-function httpMessage(res, data, t) {
-  const message = (data && data.error) || "";
+/** What a failed request's reply says, in words (``data``: its JSON body, or {}; ``res``:
+ * its status, headers and URL). The server's message on an English page; in another
+ * language the widget's own words (the server words its errors in English): a question
+ * too long, too many questions, or the status that failed. */
+export function httpMessage(res, data, t = ENGLISH) {
+  const message = ownWords(t) ? "" : (data && data.error) || "";
+  if (res.status === 413 && !message) return t("tooLong");
   if (res.status === 429) {
     let wait = parseInt(res.headers.get("Retry-After") || "", 10);
-    return (ownWords(t) ? t("tooMany") : message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
+    return (message || t("tooMany")) + (wait > 0 ? " " + t("tryAgainIn", { seconds: wait }) : "");
   }
-  if (!message && (res.status === 404 || res.status === 405 || res.status === 501)) {
+  if (!(data && data.error) && (res.status === 404 || res.status === 405 || res.status === 501)) {
     // Not kb-qa (whose errors say what went wrong): nothing answers questions there.
     return t("noService", { url: res.url, status: res.status });
   }

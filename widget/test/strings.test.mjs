@@ -1,7 +1,7 @@
 // The widget's words in its page's language, and a site owner's labels over them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { errorText, indexingText } from "../src/chat.js";
+import { errorText, httpMessage, indexingText } from "../src/chat.js";
 import { answerAnnouncement } from "../src/messages.js";
 import { readOptions } from "../src/options.js";
 import { LANGUAGES, languageOf, readLabels, strings } from "../src/strings.js";
@@ -107,4 +107,21 @@ test("an answer's error is the server's words on an English page, the widget's o
   assert.equal(errorText({}, strings("en")), "The answer failed. Try again.");
   // A site owner's own words still come first
   assert.equal(errorText(timedOut, strings("de", { de: { modelTimeout: "Zu langsam." } })), "Zu langsam.");
+});
+
+test("a refused request is the server's words on an English page, the widget's own in another language", () => {
+  const reply = (status, retryAfter = "") => ({ status, url: "http://127.0.0.1:8000/api/ask", headers: { get: () => retryAfter } });
+  const tooLong = { error: "The question is 3,000 characters; the limit is 2,000 (max_question_chars)." };
+  assert.equal(httpMessage(reply(413), tooLong, strings("en")), tooLong.error);
+  assert.equal(httpMessage(reply(413), tooLong, strings("de")), "Die Frage ist zu lang. Kürzen Sie sie und fragen Sie erneut.");
+  assert.equal(httpMessage(reply(413), {}, strings("en")), "The question is too long. Shorten it and ask again.");
+  const busy = { error: "Too many requests from this address." };
+  assert.equal(httpMessage(reply(429, "5"), busy, strings("en")), "Too many requests from this address. Try again in 5 s.");
+  assert.equal(httpMessage(reply(429, "5"), busy, strings("fr")), strings("fr")("tooMany") + " " + strings("fr")("tryAgainIn", { seconds: 5 }));
+  const malformed = { error: "history must be a list of {role, content} messages." };
+  assert.equal(httpMessage(reply(422), malformed, strings("en")), malformed.error);
+  assert.equal(httpMessage(reply(422), malformed, strings("ja")), strings("ja")("serviceFailed", { status: 422 }));
+  // A kb-qa server that refused with its words is no missing service, in any language.
+  assert.equal(httpMessage(reply(404), { error: "No such page." }, strings("es")), strings("es")("serviceFailed", { status: 404 }));
+  assert.equal(httpMessage(reply(404), {}, strings("es")), strings("es")("noService", { url: "http://127.0.0.1:8000/api/ask", status: 404 }));
 });

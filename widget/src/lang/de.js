@@ -37,6 +37,7 @@ export default {
   thanks: "Danke für Ihr Feedback.",
   indexing: "Die Dokumentation wird noch indiziert. Ihre Frage wird beantwortet, sobald das erledigt ist…",
   indexingOf: "Die Dokumentation wird noch indiziert: {done} von {total} Abschnitten. Ihre Frage wird beantwortet, sobald das erledigt ist…",
+  tooLong: "Die Frage ist zu lang. Kürzen Sie sie und fragen Sie erneut.",
   tooMany: "Gerade kommen zu viele Fragen.",
   tryAgainIn: "Versuchen Sie es in {seconds} s erneut.",
   noService: "Unter {url} antwortet kein kb-qa-Dienst (HTTP {status}). Starten Sie `kb-qa serve` oder setzen Sie den Endpoint des Widgets.",

@@ -39,6 +39,7 @@ export default {
   thanks: "Thanks for the feedback.",
   indexing: "The docs are still being indexed. Your question is answered as soon as that is done…",
   indexingOf: "The docs are still being indexed: {done} of {total} sections. Your question is answered as soon as that is done…",
+  tooLong: "The question is too long. Shorten it and ask again.",
   tooMany: "Too many questions right now.",
   tryAgainIn: "Try again in {seconds} s.",
   noService: "No kb-qa answer service at {url} (HTTP {status}). Start `kb-qa serve`, or set the widget's endpoint.",

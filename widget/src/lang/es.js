@@ -37,6 +37,7 @@ export default {
   thanks: "Gracias por tu opinión.",
   indexing: "La documentación aún se está indexando. Tu pregunta se responderá en cuanto termine…",
   indexingOf: "La documentación aún se está indexando: {done} de {total} secciones. Tu pregunta se responderá en cuanto termine…",
+  tooLong: "La pregunta es demasiado larga. Acórtala y vuelve a preguntar.",
   tooMany: "Hay demasiadas preguntas en este momento.",
   tryAgainIn: "Vuelve a intentarlo en {seconds} s.",
   noService: "No hay ningún servicio de respuestas de kb-qa en {url} (HTTP {status}). Inicia `kb-qa serve` o configura el endpoint del widget.",

@@ -38,6 +38,7 @@ export default {
   thanks: "Merci pour votre retour.",
   indexing: "La documentation est encore en cours d’indexation. Votre question recevra une réponse dès que ce sera fait…",
   indexingOf: "La documentation est encore en cours d’indexation\u00a0: {done} sections sur {total}. Votre question recevra une réponse dès que ce sera fait…",
+  tooLong: "La question est trop longue. Raccourcissez-la et posez-la à nouveau.",
   tooMany: "Trop de questions en ce moment.",
   tryAgainIn: "Réessayez dans {seconds}\u00a0s.",
   noService: "Aucun service de réponse kb-qa à l’adresse {url} (HTTP {status}). Lancez `kb-qa serve` ou définissez l’endpoint du widget.",

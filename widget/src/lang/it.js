@@ -37,6 +37,7 @@ export default {
   thanks: "Grazie per il feedback.",
   indexing: "La documentazione è ancora in fase di indicizzazione. La risposta arriverà appena sarà completata…",
   indexingOf: "La documentazione è ancora in fase di indicizzazione: {done} sezioni su {total}. La risposta arriverà appena sarà completata…",
+  tooLong: "La domanda è troppo lunga. Accorciala e chiedi di nuovo.",
   tooMany: "Troppe domande in questo momento.",
   tryAgainIn: "Riprova tra {seconds} s.",
   noService: "Nessun servizio di risposta kb-qa all’indirizzo {url} (HTTP {status}). Avvia `kb-qa serve` o imposta l’endpoint del widget.",

@@ -37,6 +37,7 @@ export default {
   thanks: "フィードバックありがとうございます。",
   indexing: "ドキュメントのインデックスを作成中です。完了しだい質問に回答します…",
   indexingOf: "ドキュメントのインデックスを作成中です（{total} セクション中 {done}）。完了しだい質問に回答します…",
+  tooLong: "質問が長すぎます。短くしてもう一度お尋ねください。",
   tooMany: "現在、質問が集中しています。",
   tryAgainIn: "{seconds} 秒後にもう一度お試しください。",
   noService: "{url} に kb-qa の回答サービスがありません（HTTP {status}）。`kb-qa serve` を起動するか、ウィジェットの endpoint を設定してください。",

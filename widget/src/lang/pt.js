@@ -37,6 +37,7 @@ export default {
   thanks: "Obrigado pelo feedback.",
   indexing: "A documentação ainda está sendo indexada. Sua pergunta será respondida assim que isso terminar…",
   indexingOf: "A documentação ainda está sendo indexada: {done} de {total} seções. Sua pergunta será respondida assim que isso terminar…",
+  tooLong: "A pergunta é longa demais. Encurte-a e pergunte novamente.",
   tooMany: "Muitas perguntas no momento.",
   tryAgainIn: "Tente novamente em {seconds} s.",
   noService: "Nenhum serviço de respostas do kb-qa em {url} (HTTP {status}). Inicie o `kb-qa serve` ou configure o endpoint do widget.",

@@ -37,6 +37,7 @@ export default {
   thanks: "感谢你的反馈。",
   indexing: "文档仍在建立索引，完成后会立即回答你的问题…",
   indexingOf: "文档仍在建立索引：已完成 {done}/{total} 个章节。完成后会立即回答你的问题…",
+  tooLong: "问题太长。请缩短后重新提问。",
   tooMany: "当前提问过多。",
   tryAgainIn: "请在 {seconds} 秒后重试。",
   noService: "{url} 上没有 kb-qa 回答服务（HTTP {status}）。请启动 `kb-qa serve`，或设置组件的 endpoint。",
