@@ -47,6 +47,8 @@ QUESTIONS = [
     ("How many API calls per minute can a single token make?", "prose"),
     ("How many job completions per second can a SQLite-backed server handle?", "prose"),
     ("How many times is a failing job retried?", "prose under a table"),
+    # Grown over the paragraphs and code around it (extractive._widened): one highlight
+    ("How long is a new API token valid if I don't pass --ttl?", "grown passage"),
 ]
 
 
