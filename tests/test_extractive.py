@@ -675,6 +675,12 @@ def _page(heading_path: tuple[str, ...], text: str) -> Chunk:
     )  # fmt: skip
 
 
+def _quoted(question: str, chunk: Chunk) -> str:
+    """What the answer to ``question`` quotes of ``chunk``, retrieval's only section."""
+    a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
+    return chunk.text[a:b]
+
+
 def test_a_how_to_question_quotes_how_not_the_default_behaviour() -> None:
     """httpx's "Redirection and History" opens with what happens by default; asked "How do
     I follow redirects?", the answer quoted that and left out `follow_redirects=True`."""
@@ -768,10 +774,9 @@ def test_a_passage_is_chosen_by_all_it_quotes_a_list_with_its_lead_in() -> None:
     )
     chunk = _page(("Workspace", "Locking and installing"), text)
     question = "Can I run tool install or tool lock from a member directory?"
-    a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
     # The paragraph before holds "member", a question word the list lacks: the passage
     # grows over it (``_widened``), the list with its lead-in always in it.
-    assert text[a:b].endswith(text[text.index("The following") :].rstrip("\n"))
+    assert _quoted(question, chunk).endswith(text[text.index("The following") :].rstrip("\n"))
 
 
 def test_a_passage_grows_over_the_neighbour_that_answers_the_rest_of_the_question() -> None:
@@ -788,13 +793,12 @@ def test_a_passage_grows_over_the_neighbour_that_answers_the_rest_of_the_questio
         "The end of the section says nothing asked.\n"
     )
     chunk = _page(("Proxies", "SOCKS"), text)
-    question = "Does httpx work with a socks5 proxy? What do I need to install?"
-    a, b = quote(question, [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b].startswith("You can install SOCKS support")
-    assert text[a:b].endswith("host:port')\n```")  # the last paragraph adds no question word
+    quoted = _quoted("Does httpx work with a socks5 proxy? What do I need to install?", chunk)
+    assert quoted.startswith("You can install SOCKS support")
+    assert quoted.endswith("host:port')\n```")  # the last paragraph adds no question word
     # A neighbour holding no question word the passage lacks is left out.
-    a, b = quote("Which client proxy URL do I give for socks5?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b].startswith("You can now configure a client")
+    quoted = _quoted("Which client proxy URL do I give for socks5?", chunk)
+    assert quoted.startswith("You can now configure a client")
 
 
 def test_a_passage_grows_neither_past_annotations_nor_over_a_footnote() -> None:
@@ -807,15 +811,14 @@ def test_a_passage_grows_neither_past_annotations_nor_over_a_footnote() -> None:
         "The palette now follows the operating system without a reload.\n"
     )
     chunk = _page(("Colors", "Automatic mode"), annotated)
-    a, b = quote("How do I set the palette in mkdocs.yml?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert "without a reload" not in annotated[a:b]
+    assert "without a reload" not in _quoted("How do I set the palette in mkdocs.yml?", chunk)
     footnoted = (
         "Tabs stay pinned below the header.[^1]\n\n"
         "[^1]: Before 6.2, tabs scrolled away with the page.\n"
     )
     chunk = _page(("Navigation", "Sticky tabs"), footnoted)
-    a, b = quote("Do tabs stay pinned or scroll away?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert footnoted[a:b] == "Tabs stay pinned below the header.[^1]"
+    quoted = _quoted("Do tabs stay pinned or scroll away?", chunk)
+    assert quoted == "Tabs stay pinned below the header.[^1]"
 
 
 @pytest.mark.parametrize(
