@@ -92,11 +92,12 @@ def test_a_path_filter_that_matches_no_page_says_how_paths_are_written(
     indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI
 ) -> None:
     vault, _ = indexed
-    result = run_cli("search", "harvest", "--vault", str(vault), "--include", "fruit/*")
-    assert result.returncode == 0 and "No results." in result.stdout
-    assert "include ['fruit/*'] matches no page" in result.stderr
-    assert "such as a.md" in result.stderr
-    no_traceback(result)
+    for command in ("search", "ask"):  # refused: "No results" read as docs that are silent
+        result = run_cli(command, "harvest", "--vault", str(vault), "--include", "fruit/*")
+        assert result.returncode == 1 and result.stdout == ""
+        assert "kb-qa: include ['fruit/*'] matches no page" in result.stderr
+        assert "such as a.md" in result.stderr
+        no_traceback(result)
     # A filter that leaves pages, with no match among them, says nothing more.
     result = run_cli("search", "xylophone", "--vault", str(vault), "--include", "a.md")
     assert "matches no page" not in result.stderr

@@ -20,7 +20,7 @@ from api_helpers import indexed_sample, parse_sse
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
-from kb_qa.answer.extractive import LABEL
+from kb_qa.answer.extractive import LABEL, extract
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
@@ -181,8 +181,6 @@ def test_an_extractive_answer_speaks_the_readers_language(serve: Serve) -> None:
     subtag), the passages as the docs have them; a language kb-qa does not speak, English."""
     with serve(rate_limit=0) as server:
         _, french = ask(server.url, {"question": QUESTION, "lang": "fr-CA"})
-        body = {"question": QUESTION, "lang": "fr", "include": ["no/such/folder/"]}
-        _, unmatched = ask(server.url, body)
         _, chinese = ask(server.url, {"question": QUESTION, "lang": "zh-Hans"})
         _, dutch = ask(server.url, {"question": QUESTION, "lang": "nl"})
     assert french[0][1]["message"] == "Recherche dans vos sources…"
@@ -194,7 +192,7 @@ def test_an_extractive_answer_speaks_the_readers_language(serve: Serve) -> None:
     )
     assert "five times" in done["text"]  # the passage itself, as written
     assert "\nVoir aussi\u00a0: " in done["text"] and "See also" not in done["text"]
-    assert unmatched[-1][1]["text"].endswith(
+    assert "".join(extract(QUESTION, [], lang="fr")).endswith(
         "\n\nAucun passage de vos sources ne répond à cette question."
     )
     assert chinese[0][1]["message"] == "正在搜索来源…"
@@ -378,12 +376,32 @@ def test_search(api: str) -> None:
     assert {h["path"].split("/")[1] for h in only.json()["hits"]} == {"operations"}
 
 
+def test_a_path_filter_that_matches_no_page_is_refused_not_answered(api: str) -> None:
+    """``include: ["guides/*"]`` (docs_dir left out) matched nothing: a search returned no
+    hits and an answer said the docs do not cover what they plainly do (and ``kb-qa
+    insights`` then listed the question as a gap). Both refuse it, saying how paths read."""
+    search = httpx.get(api + "/api/search", params={"q": "retry", "include": "guides/*"})
+    assert search.status_code == 422
+    assert "did you mean docs/guides/*?" in search.json()["error"]
+    body = {"question": "How do I retry a job?", "include": ["guides/*"], "stream": False}
+    answer = httpx.post(api + "/api/ask", json=body)
+    assert answer.status_code == 422 and answer.json() == search.json()
+    # Filters that leave pages are answered from them, whatever they match.
+    body = {"question": "How do I retry a job?", "include": ["docs/guides/*"], "stream": False}
+    assert httpx.post(api + "/api/ask", json=body).status_code == 200
+    body["exclude"] = ["docs/"]
+    refused = httpx.post(api + "/api/ask", json=body)
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith("exclude ['docs/'] leaves out every page")
+
+
 def test_search_parameters_never_reach_files(api: str) -> None:
     # Paths only filter the index; a traversal pattern matches nothing and reads nothing.
     response = httpx.get(
         api + "/api/search", params={"q": "root", "include": "../../../etc/passwd"}
     )
-    assert response.status_code == 200 and response.json()["hits"] == []
+    assert response.status_code == 422
+    assert "include ['../../../etc/passwd'] matches no page" in response.json()["error"]
     response = httpx.get(api + "/api/..%2f..%2fetc%2fpasswd")
     assert response.status_code == 404
     assert response.json() == {"error": "Not Found"}
@@ -516,6 +534,12 @@ def test_bearer_token(serve: Serve) -> None:
             server.url + "/api/ask", json={"question": QUESTION, "stream": False}, headers=good
         )
         assert response.status_code == 200
+        # A load balancer's readiness probe, which often cannot send a header, is answered:
+        # whether the server is ready, nothing of why without the token.
+        probe = httpx.get(server.url + "/api/ready")
+        assert probe.status_code == 200 and probe.json() == {"ready": True}
+        told = httpx.get(server.url + "/api/ready", headers=good).json()
+        assert told["ready"] is True and told["status"] == "ok" and "generation" in told
         # A browser's preflight carries no token; it must still be answered.
         preflight = httpx.options(
             server.url + "/api/ask",

@@ -92,12 +92,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         check_inputs(args, kb.settings)
         require_index(kb.stats()["chunks"], kb)
         hits = kb.search(args.question, args.k, include=args.include, exclude=args.exclude)
-        if not hits and (args.include or args.exclude):  # say so, as the MCP tool does
-            from kb_qa.serve.inputs import unmatched
+        if not hits:  # a filter that leaves no page is refused, as the API and MCP do
+            from kb_qa.serve.inputs import check_filters
 
-            why = unmatched(sorted(kb.store.files()), args.include or (), args.exclude or ())
-            if why:
-                print(f"kb-qa: {why}", file=sys.stderr)
+            check_filters(kb, args.include or (), args.exclude or ())
         if args.json:
             from kb_qa.serve.protocol import hit_json
 
@@ -163,6 +161,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     try:
         check_inputs(args, kb.settings)
         require_index(kb.stats()["chunks"], kb)
+        from kb_qa.serve.inputs import check_filters
+
+        check_filters(kb, args.include or (), args.exclude or ())  # else "not covered"
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()

@@ -2,8 +2,8 @@
 
 A plain ASGI middleware (no BaseHTTPMiddleware), so streamed answers pass through untouched.
 Every ``/api/`` request is rate limited (but the health and readiness checks) and, when a
-token is configured, must carry ``Authorization: Bearer <token>``. The rate limit runs first,
-so guessing the token is as slow as everything else.
+token is configured, must carry ``Authorization: Bearer <token>`` (but the readiness check).
+The rate limit runs first, so guessing the token is as slow as everything else.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 
 MAX_CLIENTS = 10_000  # buckets kept before full (idle) ones are forgotten
 UNLIMITED_PATHS = frozenset({"/api/health", "/api/ready"})
+# Answered without the token too: a load balancer's readiness probe often cannot send a
+# header (the route then says only whether the server is ready, nothing of why).
+OPEN_PATHS = frozenset({"/api/ready"})
 
 
 def client_key(address: str) -> str:
@@ -111,7 +114,8 @@ class Guard:
                         [(b"retry-after", str(seconds).encode())],
                     )
                     return
-            if path.startswith("/api/") and self.token and not self._authorized(scope):
+            guarded = path.startswith("/api/") and path not in OPEN_PATHS
+            if guarded and self.token and not self._authorized(scope):
                 await _error(
                     send_nosniff,
                     401,

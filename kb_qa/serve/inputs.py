@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_qa.errors import KbQaError
 from kb_qa.index.retrieval import path_matches
 from kb_qa.settings import MAX_TOP_K, Settings
 from kb_qa.text import SURROGATE
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 MAX_K = MAX_TOP_K  # results a search returns at most
 MAX_PATTERNS = 100
@@ -89,6 +92,16 @@ def unmatched(paths: Sequence[str], include: Sequence[str], exclude: Sequence[st
     if all(path_matches(p, exclude) for p in kept):
         return f"exclude {list(exclude)} leaves out every page that include leaves in."
     return ""
+
+
+def check_filters(kb: KnowledgeBase, include: Sequence[str], exclude: Sequence[str]) -> None:
+    """Raise ``InputError`` when path filters, read as a search reads them, leave no page of
+    ``kb`` (``unmatched``): a search of nothing answered "not covered" of docs that cover
+    the question, and ``kb-qa insights`` listed it as a gap."""
+    if include or exclude:
+        paths = sorted(kb.store.files())
+        if why := unmatched(paths, kb.vault_paths(include), kb.vault_paths(exclude)):
+            raise InputError(why)
 
 
 def _within(path: str, pattern: str) -> str:

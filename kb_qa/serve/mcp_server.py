@@ -110,12 +110,10 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     async def matching(only: Sequence[str], skip: Sequence[str]) -> None:
         """Fail the call when a path filter leaves no page, saying how paths are written
         (an assistant that left out docs_dir got nothing and said the docs are silent)."""
-        if only or skip:
-            # As the search reads them: a file path inside the vault (a hit's "file") too.
-            only, skip = kb.vault_paths(only), kb.vault_paths(skip)
-            paths = sorted(await anyio.to_thread.run_sync(kb.store.files))
-            if unmatched := inputs.unmatched(paths, only, skip):
-                raise ToolError(unmatched)
+        try:
+            await anyio.to_thread.run_sync(inputs.check_filters, kb, only, skip)
+        except inputs.InputError as exc:
+            raise ToolError(str(exc)) from None
 
     @server.tool(
         title="Ask the docs", description=ASK_DOCS, annotations=READ_ONLY,

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from kb_qa.answer.answering import Citations, Done, Error, Event, Status, answer, citation_json
 from kb_qa.answer.wording import say
 from kb_qa.owners import questionlog
+from kb_qa.serve import inputs
 from kb_qa.serve.protocol import (
     ERROR_STATUS,
     AskRequest,
@@ -28,6 +29,7 @@ from kb_qa.serve.protocol import (
     parse_ask,
     prefixed,
     read_json,
+    reject,
     sse_frame,
     wants_json,
 )
@@ -45,6 +47,11 @@ class AskRoutes:
         ask = parse_ask(await read_json(request, self.settings.max_body_bytes), self.settings)
         if (waiting := self.still_indexing()) is not None:
             return waiting
+        if ask.include or ask.exclude:  # a filter that leaves no page: not "not covered"
+            try:
+                await self._thread(inputs.check_filters, self.kb, ask.include, ask.exclude)
+            except inputs.InputError as exc:
+                raise reject(exc.status, str(exc)) from None
         events = answer(
             self.kb,
             ask.question,

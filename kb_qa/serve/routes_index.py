@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from kb_qa.errors import KbQaError
 from kb_qa.serve import inputs
 from kb_qa.serve.first_index import RETRY_SECONDS
+from kb_qa.serve.guard import bearer_matches
 from kb_qa.serve.protocol import (
     WHOLE_NUMBER,
     compressed,
@@ -52,6 +53,8 @@ class IndexRoutes:
             return waiting
         try:
             hits = await self._thread(self._search, q, k, include, exclude, lang)
+        except inputs.InputError as exc:
+            raise reject(exc.status, str(exc)) from None
         except KbQaError as exc:
             return JSONResponse({"error": self.public(str(exc)), "code": "retrieval_error"}, 503)
         return JSONResponse({"query": q, "hits": hits})
@@ -72,6 +75,8 @@ class IndexRoutes:
         self, q: str, k: int, include: Sequence[str], exclude: Sequence[str], lang: str
     ) -> list:
         hits = self.kb.search(q, k, include=include, exclude=exclude, lang=lang)
+        if not hits:  # a filter that leaves no page is a 422 saying how paths are written
+            inputs.check_filters(self.kb, include, exclude)
         return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
 
     async def _status(self) -> dict[str, Any]:
@@ -138,6 +143,9 @@ class IndexRoutes:
         serving = status["status"] == "ok" or str(status["problem"] or "").startswith(NOT_FOLLOWED)
         ready = serving and status["loaded"]
         body = {"ready": ready, **{k: status[k] for k in ("status", "problem", "generation")}}
+        token = self.settings.api_token.encode()
+        if token and not bearer_matches(request.scope.get("headers", []), token):
+            body = {"ready": ready}  # open to a probe without the token: nothing of why
         return JSONResponse(body, status_code=200 if ready else 503)
 
     def _updating(self) -> bool:
