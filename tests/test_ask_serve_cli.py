@@ -238,8 +238,9 @@ def test_serve_indexes_then_answers_and_stops_cleanly(
     assert response.json()["mode"] == "extractive"
     proc.send_signal(signal.SIGTERM)
     output, _ = proc.communicate(timeout=20)
-    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells why.
-    assert proc.returncode in (0, -signal.SIGTERM)
+    # uvicorn shuts down gracefully, then raises the signal again: a stop asked for and
+    # completed exits 0 (as Ctrl-C does), not 143 as if killed (the docs promise exit 0).
+    assert proc.returncode == 0
     assert "Shutting down" in output and "Finished server process" in output
     assert "Indexed 18 files" in output
     assert "Uvicorn running on http://127.0.0.1:" in output

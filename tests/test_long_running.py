@@ -86,8 +86,8 @@ def test_serve_stops_within_shutdown_timeout_while_answers_stream(
                         output, _ = proc.communicate(timeout=20)  # the answer takes 100 s
                     except subprocess.TimeoutExpired:
                         pytest.fail("kb-qa serve was still running 20 s after SIGTERM")
-            # uvicorn re-raises the signal once it has shut down, so the status tells why.
-            assert proc.returncode in (0, -signal.SIGTERM)
+            # Shut down as far as it could wait: a stop asked for and done, exit 0.
+            assert proc.returncode == 0
             assert "timeout graceful shutdown exceeded" in output
             assert "Finished server process" in output
         finally:

@@ -8,12 +8,14 @@ to date on its own.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +87,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         indexer.start()
     interrupted = False
     try:
-        server.run()
+        with _terminated_cleanly():
+            server.run()
     except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down, then raised it again
         interrupted = True
     finally:
@@ -101,6 +104,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 STARTUP_FAILURE = 3  # uvicorn's exit code when it cannot start (its log says why)
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised again by uvicorn once it has shut down gracefully."""
+
+
+@contextlib.contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """A SIGTERM that uvicorn raises again after its graceful shutdown ends the serve with
+    exit 0, as Ctrl-C does, not as killed by the signal (143): ``systemctl stop``, ``docker
+    stop`` and a script's ``kill`` asked for that stop, and it completed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _first_run(kb: Any, first: FirstIndex, log: logging.Logger, watcher: Any, server: Any) -> None:
