@@ -67,6 +67,7 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     assert set(arguments) == {"query", "k", "include", "exclude", "question"}
     assert all(a.get("description") for a in arguments.values()), arguments
     assert "1 to 100" in arguments["k"]["description"]
+    assert arguments["k"]["default"] == 10  # top_k, as every other search (it was 8)
     only = json.loads(str(result["only"]))
     assert only and all(h["path"].startswith("docs/guides/") for h in only)
     assert result["structured"] is None  # the hits once, as text, not again as a JSON string

@@ -88,7 +88,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     )  # fmt: skip
     async def search_docs(
         query: Annotated[str, Field(description="What to look for, in the user's words.")],
-        k: Annotated[int, Field(description=K, json_schema_extra=K_RANGE)] = 8,
+        k: Annotated[int, Field(description=K, json_schema_extra=K_RANGE)] = kb.settings.top_k,
         include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
         exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
         ctx: Context | None = None,
