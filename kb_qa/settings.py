@@ -232,7 +232,10 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 raise ValueError("must be true or false (1/0, yes/no, on/off, enabled/disabled)")
             return said in _TRUE
         if isinstance(current, int):
-            result = int(value)
+            try:
+                result = int(value)
+            except (TypeError, ValueError):  # not "invalid literal for int() with base 10"
+                raise ValueError("must be a whole number, such as 10") from None
             if result < 0:
                 raise ValueError("must not be negative")
             if result == 0 and name in _MORE_THAN_ZERO:
@@ -243,11 +246,13 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 raise ValueError("must be a port number, 0 to 65535")
             return result
         if isinstance(current, float):
-            number = float(value)
-            if not math.isfinite(number) or number < 0:
-                raise ValueError("must be a number, 0 or more")
-            if number == 0 and name in _MORE_THAN_ZERO:
-                raise ValueError("must be more than 0")
+            least = "more than 0" if name in _MORE_THAN_ZERO else "0 or more"
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"must be a number, {least}") from None
+            if not math.isfinite(number) or number < 0 or (number == 0 and least != "0 or more"):
+                raise ValueError(f"must be a number, {least}")
             return number
         if isinstance(current, tuple):
             if isinstance(value, str):

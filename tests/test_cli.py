@@ -264,14 +264,17 @@ def test_bad_setting_exits_1_naming_the_variable(
     [
         ("KBQA_TOP_K", "150", "must be between 1 and 100"),
         ("KBQA_TOP_K", "0", "must be between 1 and 100"),
-        ("KBQA_LLM_TIMEOUT", "-5", "must be a number, 0 or more"),
-        ("KBQA_LLM_TIMEOUT", "inf", "must be a number, 0 or more"),
-        ("KBQA_LLM_TIMEOUT", "0", "must be more than 0"),
+        ("KBQA_TOP_K", "abc", "must be a whole number, such as 10."),
+        ("KBQA_LLM_TIMEOUT", "-5", "must be a number, more than 0"),
+        ("KBQA_LLM_TIMEOUT", "inf", "must be a number, more than 0"),
+        ("KBQA_LLM_TIMEOUT", "0", "must be a number, more than 0"),
+        ("KBQA_LLM_TIMEOUT", "soon", "must be a number, more than 0"),
         ("KBQA_RATE_LIMIT", "nan", "must be a number, 0 or more"),
         ("KBQA_PARSE_TIMEOUT", "-1", "must be a number, 0 or more"),
         ("KBQA_RENDER", "treu", "must be true or false"),
         ("KBQA_QUESTION_LOG", "sure", "must be true or false"),
         ("KBQA_CHUNK_CHARS", "0", "must be more than 0"),
+        ("KBQA_CHUNK_CHARS", "1e3", "must be a whole number"),
         ("KBQA_TOKEN_BUDGET", "0", "must be more than 0"),
         ("KBQA_EMBED_BATCH", "0", "must be more than 0"),
         ("KBQA_MAX_HEADER_BYTES", "0", "must be more than 0"),
@@ -290,6 +293,7 @@ def test_a_setting_out_of_range_stops_the_command_naming_it(
     result = run_cli("index", str(vault), env={name: value})
     assert result.returncode == 1
     assert name in result.stderr and said in result.stderr
+    assert "literal" not in result.stderr and "float()" not in result.stderr  # Python's words
     no_traceback(result)
 
 

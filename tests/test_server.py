@@ -413,7 +413,10 @@ def test_search_parameters_never_reach_files(api: str) -> None:
         ({}, 422, "q is required"),
         ({"q": "x", "k": "many"}, 422, "k must be a whole number"),
         ({"q": "x", "k": "0"}, 422, "k must be between 1 and 100"),
-        ({"q": "x" * 2001}, 413, "max_question_chars"),
+        ({"q": "x", "k": "12345678901"}, 422, "k must be between 1 and 100"),
+        ({"q": "x", "k": "9" * 5000}, 422, "k must be between 1 and 100"),
+        ({"q": "x", "k": " 5"}, 422, "k must be a whole number"),
+        ({"q": "x" * 2001}, 413, "The q parameter is 2,001 characters long"),
     ],
 )
 def test_search_rejects_bad_parameters(

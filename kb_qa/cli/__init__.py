@@ -144,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "serve",
-        help="index the vault, then serve the HTTP API (with --chroma-url and --workspace "
-        "and no vault: a read-only replica)",
+        help="serve the HTTP API at once, bringing the vault's index up to date beside it "
+        "(with --chroma-url and --workspace and no vault: a read-only replica)",
     )
     p.add_argument(
         "vault",

@@ -164,6 +164,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         from kb_qa.serve.inputs import check_filters
 
         check_filters(kb, args.include or (), args.exclude or ())  # else "not covered"
+        if kb.settings.model:  # an install without the llm extra says so before searching
+            from kb_qa import extras
+
+            extras.litellm(f"The model {kb.settings.model} (KBQA_MODEL or --model)")
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()

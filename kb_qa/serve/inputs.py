@@ -41,8 +41,9 @@ def question(text: Any, settings: Settings, name: str = "question") -> str:
         # NULs, zero-width spaces and byte-order marks alone say nothing either.
         raise InputError(f"{name} is required and must be a non-empty string.")
     if len(text) > settings.max_question_chars:
+        subject = "The q parameter" if name == "q" else f"The {name}"  # /api/search's
         raise InputError(
-            f"The {name} is {len(text):,} characters long; the limit is "
+            f"{subject} is {len(text):,} characters long; the limit is "
             f"{settings.max_question_chars:,} (max_question_chars).",
             413,
         )

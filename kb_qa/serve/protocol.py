@@ -67,7 +67,7 @@ class AskRequest:
 
 MAX_JSON_DEPTH = 32
 MAX_LANG_CHARS = 35  # the longest language tag a page names ("zh-Hant-TW", with room)
-WHOLE_NUMBER = re.compile(r"[0-9]{1,6}")
+WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
 def reject(status: int, message: str) -> HTTPException:
