@@ -244,6 +244,16 @@ def test_init_on_a_folder_of_html_pages(tmp_path: Path, capsys: pytest.CaptureFi
     assert init(capsys, str(site), "--endpoint", "https://api.example.com")[1].endswith(
         "nothing to change.\n"
     )
+    # Run again as the docs say, after each build, without the options: a folder of pages
+    # has no config to keep them, so they are kept from the pages' own tags (the endpoint
+    # was wiped, and the widget asked the static host).
+    assert init(capsys, str(site), "--check")[0] == 0
+    assert init(capsys, str(site))[1].endswith("nothing to change.\n")
+    (site / "new.html").write_text("<html><head></head><body><h1>New</h1></body></html>")
+    assert init(capsys, str(site))[0] == 0
+    new = (site / "new.html").read_text(encoding="utf-8")
+    (raw,) = re.findall(r'data-kb-qa-options="([^"]*)"', new)
+    assert json.loads(html.unescape(raw))["endpoint"] == "https://api.example.com"
 
 
 def test_init_explains_a_folder_it_cannot_wire(

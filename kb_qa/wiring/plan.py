@@ -43,7 +43,7 @@ from kb_qa.wiring.options import (
     options_from,
     plugin_options,
 )
-from kb_qa.wiring.tags import entry_path, html_with_tags, page_tags, root_path
+from kb_qa.wiring.tags import entry_path, html_with_tags, options_in, page_tags, root_path
 
 
 @dataclass
@@ -241,11 +241,13 @@ def _plan_yaml(
 def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
     """Every page gets the drop-in tags (replacing kb-qa's older ones), the files go in kb-qa/."""
     result = Plan(root, "html")
-    wanted = WidgetOptions().merged(**options)
     pages = sorted(p for p in root.rglob("*.html") if ASSET_DIR not in p.relative_to(root).parts)
-    for page in pages:
-        if page.is_symlink() or not page.resolve().is_relative_to(root):
-            continue  # a link (out of the site, or to a page wired under its own name)
+    pages = [p for p in pages if not p.is_symlink() and p.resolve().is_relative_to(root)]
+    # A site has no config to keep its options: run again (after each build, on a fresh
+    # page or a rebuilt site), kb-qa init keeps those its pages' tags carry.
+    kept = next(filter(None, (options_in(read_text(p, page=True)[0]) for p in pages)), None)
+    wanted = (kept or WidgetOptions()).merged(**options)
+    for page in pages:  # not a link (out of the site, or to a page wired under its own name)
         before, encoding = read_text(page, page=True)
         # The 404 page is served at any path: its links start at the site's root path.
         base = root_path(before, root) if page == root / "404.html" else ""

@@ -51,6 +51,32 @@ def widget_tags(css: str, js: str, options: dict[str, Any]) -> str:
     )
 
 
+_OPTIONS_ATTR = re.compile(r'\bdata-kb-qa-options="([^"]*)"')
+
+
+def options_in(page: str) -> WidgetOptions | None:
+    """The widget options a page's kb-qa tags carry (None when it has none, or they cannot
+    be read): ``kb-qa init`` run again on a built site keeps what the first run set."""
+    for tag in TAG_RE.findall(page):
+        if found := _OPTIONS_ATTR.search(tag):
+            try:
+                data = json.loads(html.unescape(found.group(1)))
+            except ValueError:
+                return None
+            if not isinstance(data, dict):
+                return None
+            suggested = data.get("suggested")
+            return WidgetOptions().merged(
+                endpoint=str(data.get("endpoint") or ""),
+                title=str(data.get("title") or ""),
+                suggested_questions=[str(q) for q in suggested]
+                if isinstance(suggested, list)
+                else None,
+                preview_endpoint=str(data.get("preview_endpoint") or "") or None,
+            )
+    return None
+
+
 def html_with_tags(page: str, tags: str) -> str:
     """``page`` with kb-qa's tags (and no older copy of them) at the end of <head>."""
     return inject(TAG_RE.sub("", page), tags)
