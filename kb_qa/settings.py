@@ -212,6 +212,20 @@ _TRUE = ("1", "true", "yes", "y", "on", "enabled")
 _FALSE = ("0", "false", "no", "n", "off", "disabled", "")
 
 
+def _origin(given: str) -> str:
+    """A CORS origin as browsers send it, ``scheme://host[:port]``: "https://docs.example.com/"
+    is that origin (a browser's never ends in "/", and the slash silently refused every
+    request); one with a path names no origin."""
+    origin = given.strip().rstrip("/")
+    url = urlparse(origin)
+    if origin != "*" and (url.scheme not in ("http", "https") or not url.netloc or url.path):
+        raise ValueError(
+            f"{given!r} is not an origin: write scheme://host[:port] without a path, such as "
+            "https://docs.example.com"
+        )
+    return origin
+
+
 def _coerce(settings: Settings, name: str, value: Any) -> Any:
     """Turn strings from the environment or CLI into the field's type, with a clear error."""
     current = getattr(settings, name)
@@ -255,9 +269,14 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 raise ValueError(f"must be a number, {least}")
             return number
         if isinstance(current, tuple):
-            if isinstance(value, str):
-                return tuple(p.strip() for p in value.split(",") if p.strip())
-            return tuple(value)
+            items = (
+                [p.strip() for p in value.split(",") if p.strip()]
+                if isinstance(value, str)
+                else value
+            )
+            if name == "cors_origins":
+                return tuple(_origin(str(o)) for o in items)
+            return tuple(items)
         if name == "chroma_url" and value:
             url = urlparse(str(value))
             if url.scheme not in ("http", "https") or not url.hostname or url.port == 0:

@@ -283,6 +283,8 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_FUSION", "bogus", "use one of zscore, rrf"),
         ("KBQA_GENERATOR", "hugo", "use one of mkdocs, zensical, or leave it empty"),
         ("KBQA_CHROMA_URL", "notaurl", "use an http(s) URL"),
+        ("KBQA_CORS_ORIGINS", "https://docs.example.com/guide/", "is not an origin"),
+        ("KBQA_CORS_ORIGINS", "docs.example.com", "write scheme://host[:port]"),
     ],
 )
 def test_a_setting_out_of_range_stops_the_command_naming_it(

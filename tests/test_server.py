@@ -572,7 +572,9 @@ def test_cors_allows_configured_origins_only(serve: Serve) -> None:
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "content-type",
     }
-    with serve(cors_origins=f"{ORIGIN}, https://other.example.org", rate_limit=0) as server:
+    # "https://docs.example.com/" as copied from the address bar: the same origin (a browser's
+    # Origin never ends in "/"; the slash refused every request, silently).
+    with serve(cors_origins=f"{ORIGIN}/, https://other.example.org", rate_limit=0) as server:
         response = httpx.get(server.url + "/api/health", headers={"Origin": ORIGIN})
         assert response.headers["access-control-allow-origin"] == ORIGIN
         response = httpx.get(server.url + "/api/health", headers={"Origin": "https://evil.example"})
