@@ -205,6 +205,37 @@ def test_a_citation_finds_its_section_by_heading_when_the_site_has_other_ids(
         site.write("cli", CLI)
 
 
+def test_a_citation_whose_id_moved_to_another_section_finds_its_passage_on_the_page(
+    site: Site, page: Any
+) -> None:
+    """The first "Options" was renamed after indexing, so its id ``options`` now names the
+    second one: the widget looked for the passage there only and marked that section's
+    heading, the reader sent to the wrong place with nothing to say so. The passage is
+    looked for in the whole page before the heading is marked."""
+    question = "Which address does the lumen server HTTP API bind to by default?"
+    reply = httpx.post(site.api + "/api/ask", json={"question": question, "stream": False})
+    assert reply.json()["citations"][0]["link"] == "cli/#options"
+    site.write("cli", CLI.replace("### Options", "### Server flags", 1))
+    try:
+        open_page(page, site.origin + "/docs/")
+        page.keyboard.press("Control+k")
+        ask(page, question)
+        page.locator(".kbq-sources a").first.click()
+        page.wait_for_url(re.compile(r"/docs/cli/\?kbqa-hl=.*#options$"))
+        expect(page.locator("mark.kb-qa-highlight").first).to_be_in_viewport()
+        shot(page, "dropin-id-moved")
+        marked = page.evaluate(
+            "[...document.querySelectorAll('mark.kb-qa-highlight')].map(m => "
+            "[[...document.querySelectorAll('table')].indexOf(m.closest('table')), "
+            "m.textContent])"
+        )
+        assert marked and all(table == 0 for table, _ in marked), marked  # the first table
+        assert "127.0.0.1:7420" in "".join(text for _, text in marked)
+        assert page.problems == []
+    finally:
+        site.write("cli", CLI)
+
+
 def test_the_panel_follows_the_sites_own_dark_switch(site: Site, page: Any) -> None:
     """A site with its own light/dark switch (Docusaurus' data-theme, Bootstrap's
     data-bs-theme, a "dark" class as Tailwind and VitePress set) got a light panel on its

@@ -2389,6 +2389,12 @@
     let sec = section(anchor);
     let col = collectText(sec.nodes, sec.heading);
     let span = findPassage(col.text, spec);
+    if (!span && sec.heading) {
+      const page = { nodes: [contentRoot()], heading: null };
+      const all = collectText(page.nodes, null);
+      const found = findPassage(all.text, spec);
+      if (found) [sec, col, span] = [page, all, found];
+    }
     if (span && sec.heading && span.start < col.headingEnd && span.end > col.headingEnd) {
       let body = /\S/.exec(col.text.slice(col.headingEnd, span.end));
       if (body) span.start = col.headingEnd + body.index;

@@ -174,6 +174,15 @@ export function highlight(anchor, spec, smooth) {
   let sec = section(anchor);
   let col = collectText(sec.nodes, sec.heading);
   let span = findPassage(col.text, spec);
+  if (!span && sec.heading) {
+    // Not in the section the id names: a heading renamed since indexing may have handed
+    // its id to another ("options" to the second "Options"). The passage, where on the page
+    // it is, before the heading alone.
+    const page = { nodes: [contentRoot()], heading: null };
+    const all = collectText(page.nodes, null);
+    const found = findPassage(all.text, spec);
+    if (found) [sec, col, span] = [page, all, found];
+  }
   if (span && sec.heading && span.start < col.headingEnd && span.end > col.headingEnd) {
     // The passage starts with its own heading: mark the text under it, not the title.
     let body = /\S/.exec(col.text.slice(col.headingEnd, span.end));
