@@ -102,8 +102,8 @@
   var FP_WORDS = 12;
   var TAIL_REPEATS = 8;
   var TAIL_PLACES = 16;
-  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜]{1,3}/u;
-  var TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞]{1,3}$/u;
+  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?: (?=\S))?/u;
+  var TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]{1,3}$/u;
   var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
   var WORD = /[\p{L}\p{M}\p{N}]+/gu;
   function norm(word) {

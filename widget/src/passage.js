@@ -10,9 +10,10 @@ const TAIL_REPEATS = 8; // at most this many back-to-back repeats of a link's la
 const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many places of its last words
 // The punctuation before a passage's first word and after its last ("<arguments>", "is
 // disabled)."): carried in its link and marked with it, where the page has it too.
-// Chinese and Japanese ones too ("…最大32文字です。", "「設定」"), full-width forms included.
-const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜]{1,3}/u;
-const TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞]{1,3}$/u;
+// Chinese and Japanese ones too ("…最大32文字です。", "「設定」"), full-width forms included,
+// and the markup a code example opens or ends with ("**bold**", "> quote", "`code`").
+const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?: (?=\S))?/u;
+const TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]{1,3}$/u;
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 

@@ -262,3 +262,17 @@ test("a passage's own punctuation at its ends is marked: placeholders keep their
   // Punctuation the passage does not have is not marked ("works" then "." on the page).
   assert.equal(slice(page, kbqa.findPassage(page, { passage: "after a restart it works" })), "after a restart) it works");
 });
+
+test("a code example's opening and closing markup is marked with it", () => {
+  // Zensical's starter page: "How do I make text bold?" quotes a Markdown example whose
+  // "**" and "> " the page shows as code; they were left out of the mark.
+  const page = "Formatting\nText can be **bold text** or ~~struck~~.\n> Blockquote line\nAfter.";
+  for (const [passage, marked] of [
+    ["```md\nText can be **bold text**\n```", "Text can be **bold text**"],
+    ["```md\n~~struck~~\n```", "~~struck~~"],
+    ["```md\n> Blockquote line\n```", "> Blockquote line"],
+  ]) {
+    assert.equal(slice(page, kbqa.findPassage(page, { passage })), marked);
+    assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), marked);
+  }
+});
