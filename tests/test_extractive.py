@@ -897,3 +897,16 @@ def test_a_footnote_is_never_quoted_as_what_a_sentence_introduces() -> None:
     result = quote("Can the navigation tabs stay pinned when scrolling?", [(1, Hit(chunk, 0.6))])
     a, b = result.quoted[1]
     assert "[^1]:" not in text[a:b] and text[a:b].startswith("When tabs are enabled")
+
+
+def test_a_tabs_title_counts_as_the_heading_of_what_it_holds() -> None:
+    """Zensical's starter page: "How do I print hello from Rust?" quoted the Python tab,
+    tied with the Rust one (each holds two of the question's words, "print" and "hello" or
+    "hello" and "rust"): a tab's title says what the tab is for, as a heading does."""
+    text = (
+        '=== "Python"\n\n    ``` python\n    print("Hello from Python!")\n    ```\n\n'
+        '=== "Rust"\n\n    ``` rs\n    println!("Hello from Rust!");\n    ```\n'
+    )
+    chunk = _page(("Get started", "Content tabs"), text)
+    assert _quoted("How do I print hello from Rust?", chunk).startswith('=== "Rust"')
+    assert _quoted("How do I print hello from Python?", chunk).startswith('=== "Python"')

@@ -35,6 +35,7 @@ from kb_qa.answer.blocks import (
     weight_of,
 )
 from kb_qa.answer.coverage import content_chars
+from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
@@ -68,18 +69,6 @@ HEADING_WEIGHT = 0.5
 # 7% of them, off topic for 22 / 16 / 3.6% (one that also had to add a question word the
 # first lacks did no better): all but a near tie is listed under "See also" instead.
 SECOND_SHARE = 0.99
-MAX_PASSAGE_CHARS = 1600
-# A passage grows over the unit just before or after it when that unit holds a question
-# word the passage and its heading lack, while the whole stays within this many
-# characters (``_widened``). Real docs split an answer over neighbouring paragraphs
-# ("Does httpx work with a socks5 proxy? What do I need to install?": the install command,
-# then the proxy example). bench/passages.py dev: real docs 0.500 -> 0.594 (800 characters:
-# 0.578; 1600: 0.594; units two blocks away too: 0.594; only words of rarity weight >= 1.0:
-# 0.547), the sample site and vault 0.855 unchanged; locked test, scored after: real docs
-# 0.500 -> 0.531, 0.778 unchanged. The first passage's mean length on the dev questions:
-# sample site and vault 249 -> 278 characters, real docs 336 -> 391. A "how do I" question
-# answered by the passage that shows how is not grown (its code needs nothing around it).
-WIDEN_CHARS = 1200
 # Which passage of a section is quoted. A block's own question words count this much more
 # again (the heading's words count for every block: "You can disable SSL verification..."
 # says what the question asks, where the error example before it only adds "certificate"),
@@ -105,7 +94,6 @@ _ASIDE = re.compile(
 # The ends of "what's", "don't", "they're", "I've", "we'll", "I'd", "I'm": the tokenizer
 # splits them at the apostrophe, and the "s" of "What's the pip package..." made "the
 # server's version" outscore the table holding the package (dev 0.709 -> 0.745).
-_FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
 _CONTRACTION = re.compile(r"(?<=\w)(?:n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECASE)
 # The word after "how" that asks for an amount ("how long", "how many"): how the question
 # asks, not what it is about (a passage stating an amount is weighed by AMOUNT_WEIGHT). As a
@@ -147,12 +135,23 @@ def _best_passage(
     if not blocks:
         return "", 0.0, (0, 0)
 
-    # A block is ranked by all it would be quoted with (``_quoted_with``). bench/passages.py
+    # A block is ranked by all it would be quoted with (``units.quoted_with``). bench/passages.py
     # dev: real docs 0.484 -> 0.500, the sample site and vault 0.855 unchanged. The
     # section's own score stays its best block's (scored by the unit quoted, section
     # choice moved: bench/answers.py dev first citation 0.266 -> 0.228).
     units = [
-        frozenset().union(*(blocks[j].tokens for j in _quoted_with(blocks, i)))
+        frozenset().union(*(blocks[j].tokens for j in quoted_with(blocks, i)))
+        for i in range(len(blocks))
+    ]
+    # A tab's or an admonition's title is the heading of what it holds: its question words
+    # count HEADING_WEIGHT more again, as a section heading's do. "How do I print hello from
+    # Rust?" quoted Zensical's starter page's Python tab, tied with its Rust tab (each holds
+    # two of the words); bench/passages.py dev unchanged at 0.25 to 1.0 (0.855, real docs
+    # 0.594), and the held-out set too (0.229).
+    titles = [
+        frozenset().union(
+            *(blocks[j].tokens for j in quoted_with(blocks, i) if is_title(blocks[j]))
+        )
         for i in range(len(blocks))
     ]
 
@@ -164,11 +163,12 @@ def _best_passage(
 
     def shows(i: int) -> bool:  # code, or the sentence that introduces it
         after = i + 1 < len(blocks) and blocks[i + 1].kind == "code"
-        return blocks[i].kind == "code" or (after and _introduces(blocks[i].text, code=True))
+        return blocks[i].kind == "code" or (after and introduces(blocks[i].text, code=True))
 
     def rank(i: int) -> tuple[float, float, int]:
         leaning = HOW_WEIGHT if how and shows(i) else 0.0
-        return score(i) + OWN_WEIGHT * own(i) + leaning, own(i), -i
+        titled = HEADING_WEIGHT * weight_of(titles[i], weight)
+        return score(i) + OWN_WEIGHT * own(i) + leaning + titled, own(i), -i
 
     best = max(range(len(blocks)), key=rank)
     if max(map(score, range(len(blocks)))) == weight_of(heading, weight) and not (
@@ -179,9 +179,9 @@ def _best_passage(
         best = 0
         while best + 1 < len(blocks) and _ASIDE.fullmatch(blocks[best].text.strip()):
             best += 1
-    chosen = _quoted_with(blocks, best)
+    chosen = quoted_with(blocks, best)
     if not (how and shows(best)):
-        chosen = _widened(blocks, chosen, heading, weight)
+        chosen = widened(blocks, chosen, heading, weight)
     shown: list[str] = []
     spans: list[tuple[int, int]] = []
     for i in chosen:
@@ -203,71 +203,6 @@ def _best_passage(
     restated = HEADING_WEIGHT * weight_of(heading, weight)
     best_block = max(weight_of(b.tokens | heading, weight) for b in blocks)
     return text, best_block + restated, quoted
-
-
-def _quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
-    """The blocks quoted when block ``best`` is chosen: a list, code block or table with
-    the sentence that introduces it, and a sentence with what it introduces."""
-
-    def lead_in(i: int) -> bool:  # a footnote's text shows at the page's end, not here
-        return blocks[i].kind == "prose" and not _FOOTNOTE.match(blocks[i].text)
-
-    chosen, last = [best], best
-    if blocks[best].kind != "prose" and best > 0 and lead_in(best - 1):
-        chosen.insert(0, best - 1)
-    size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
-    while (
-        last + 1 < len(blocks)
-        and _introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
-        and not _FOOTNOTE.match(blocks[last + 1].text)
-        and size < MAX_PASSAGE_CHARS
-    ):
-        last += 1
-        chosen.append(last)
-        size += len(blocks[last].text)
-    return chosen
-
-
-def _widened(
-    blocks: Sequence[Block], chosen: list[int], heading: frozenset[str], weight: dict[str, float]
-) -> list[int]:
-    """The run of blocks ``chosen`` grown over the unit just before or after it
-    (``_quoted_with``) while that unit holds a question word that neither the run nor the
-    heading has, the unit adding more first, up to ``WIDEN_CHARS`` (``_joins`` says which
-    blocks it may run over). A passage holding a table is not grown: its rows are cut."""
-    while not any(blocks[i].kind == "table" for i in chosen):
-        held = frozenset().union(*(blocks[i].tokens for i in chosen)) | heading
-        grown: list[tuple[float, list[int]]] = []
-        for j in (chosen[0] - 1, chosen[-1] + 1):
-            if not 0 <= j < len(blocks):
-                continue
-            unit = _quoted_with(blocks, j)
-            run = list(range(min(chosen[0], unit[0]), max(chosen[-1], unit[-1]) + 1))
-            new = weight_of(frozenset().union(*(blocks[i].tokens for i in unit)) - held, weight)
-            if (
-                new > 0
-                and sum(len(blocks[i].text) for i in run) <= WIDEN_CHARS
-                and all(_joins(blocks[i], last=i == run[-1]) for i in run)
-            ):
-                grown.append((new, run))
-        if not grown:
-            return chosen
-        chosen = max(grown)[1]
-    return chosen
-
-
-def _joins(block: Block, last: bool) -> bool:
-    """Whether a passage may be grown over ``block``: not over a table (its rows are cut),
-    a footnote's text (the page shows it at its end), nor past a code block's annotations
-    (the page shows them only as tooltips: a highlight cannot run through them)."""
-    return block.kind != "table" and not _FOOTNOTE.match(block.text) and (last or not block.notes)
-
-
-def _introduces(text: str, code: bool = False) -> bool:
-    """Whether a block ends by announcing what follows ("Run this:", "**Tab:**"; before
-    ``code``, also "...": "You can disable SSL verification completely...")."""
-    end = text.rstrip().rstrip("*")
-    return end.endswith(":") or (code and end.endswith(("...", "…")))
 
 
 def _compounds(question: str) -> set[str]:

@@ -1,0 +1,97 @@
+"""What a no-key answer quotes around the block it chose: the sentence that introduces a
+list, code block or table, what a sentence announces, and the neighbouring blocks that hold
+the rest of the question's words (``extractive`` chooses the block; a unit is what one
+choice quotes, the same for ranking and for quoting).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kb_qa.answer.blocks import Block, weight_of
+
+MAX_PASSAGE_CHARS = 1600
+# A passage grows over the unit just before or after it when that unit holds a question
+# word the passage and its heading lack, while the whole stays within this many
+# characters (``widened``). Real docs split an answer over neighbouring paragraphs
+# ("Does httpx work with a socks5 proxy? What do I need to install?": the install command,
+# then the proxy example). bench/passages.py dev: real docs 0.500 -> 0.594 (800 characters:
+# 0.578; 1600: 0.594; units two blocks away too: 0.594; only words of rarity weight >= 1.0:
+# 0.547), the sample site and vault 0.855 unchanged; locked test, scored after: real docs
+# 0.500 -> 0.531, 0.778 unchanged. The first passage's mean length on the dev questions:
+# sample site and vault 249 -> 278 characters, real docs 336 -> 391. A "how do I" question
+# answered by the passage that shows how is not grown (its code needs nothing around it).
+WIDEN_CHARS = 1200
+TITLE = re.compile(r"\*\*[^*\n]{1,80}:\*\*")  # a tab's or admonition's title (blocks._flatten)
+FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
+
+
+def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
+    """The blocks quoted when block ``best`` is chosen: a list, code block or table with
+    the sentence that introduces it, and a sentence with what it introduces."""
+
+    def lead_in(i: int) -> bool:  # a footnote's text shows at the page's end, not here
+        return blocks[i].kind == "prose" and not FOOTNOTE.match(blocks[i].text)
+
+    chosen, last = [best], best
+    if blocks[best].kind != "prose" and best > 0 and lead_in(best - 1):
+        chosen.insert(0, best - 1)
+    size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
+    while (
+        last + 1 < len(blocks)
+        and introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
+        and not FOOTNOTE.match(blocks[last + 1].text)
+        and size < MAX_PASSAGE_CHARS
+    ):
+        last += 1
+        chosen.append(last)
+        size += len(blocks[last].text)
+    return chosen
+
+
+def widened(
+    blocks: Sequence[Block], chosen: list[int], heading: frozenset[str], weight: dict[str, float]
+) -> list[int]:
+    """The run of blocks ``chosen`` grown over the unit just before or after it
+    (``quoted_with``) while that unit holds a question word that neither the run nor the
+    heading has, the unit adding more first, up to ``WIDEN_CHARS`` (``_joins`` says which
+    blocks it may run over). A passage holding a table is not grown: its rows are cut."""
+    while not any(blocks[i].kind == "table" for i in chosen):
+        held = frozenset().union(*(blocks[i].tokens for i in chosen)) | heading
+        grown: list[tuple[float, list[int]]] = []
+        for j in (chosen[0] - 1, chosen[-1] + 1):
+            if not 0 <= j < len(blocks):
+                continue
+            unit = quoted_with(blocks, j)
+            run = list(range(min(chosen[0], unit[0]), max(chosen[-1], unit[-1]) + 1))
+            new = weight_of(frozenset().union(*(blocks[i].tokens for i in unit)) - held, weight)
+            if (
+                new > 0
+                and sum(len(blocks[i].text) for i in run) <= WIDEN_CHARS
+                and all(_joins(blocks[i], last=i == run[-1]) for i in run)
+            ):
+                grown.append((new, run))
+        if not grown:
+            return chosen
+        chosen = max(grown)[1]
+    return chosen
+
+
+def _joins(block: Block, last: bool) -> bool:
+    """Whether a passage may be grown over ``block``: not over a table (its rows are cut),
+    a footnote's text (the page shows it at its end), nor past a code block's annotations
+    (the page shows them only as tooltips: a highlight cannot run through them)."""
+    return block.kind != "table" and not FOOTNOTE.match(block.text) and (last or not block.notes)
+
+
+def is_title(block: Block) -> bool:
+    """Whether ``block`` is a tab's or an admonition's title, as ``blocks`` writes it."""
+    return block.kind == "prose" and TITLE.fullmatch(block.text.strip()) is not None
+
+
+def introduces(text: str, code: bool = False) -> bool:
+    """Whether a block ends by announcing what follows ("Run this:", "**Tab:**"; before
+    ``code``, also "...": "You can disable SSL verification completely...")."""
+    end = text.rstrip().rstrip("*")
+    return end.endswith(":") or (code and end.endswith(("...", "…")))
