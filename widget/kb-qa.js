@@ -2586,6 +2586,7 @@
   var PREVIEW_CHARS = 420;
   var ROW = /^\s*(\||[-*+]\s|\d{1,9}[.)]\s|>)/;
   var TITLE = /^\s*(#{1,6}\s|!!!|\?\?\?|===)/;
+  var UNDERLINE = /^ {0,3}(=+|-+)\s*$/;
   var FENCE2 = /^\s*(```|~~~)/;
   function preview(c) {
     const heading2 = c.heading_path && c.heading_path[c.heading_path.length - 1];
@@ -2599,6 +2600,9 @@
         rows.push({ text: line.trim(), open: false });
       } else if (!line.trim()) {
         if (last) last.open = false;
+      } else if (last && last.open && UNDERLINE.test(line)) {
+        last.open = false;
+        last.title = true;
       } else if (last && last.open && !ROW.test(line) && !TITLE.test(line)) {
         last.md += " " + line.trim();
       } else {
@@ -2608,7 +2612,7 @@
     const out = [];
     rows.forEach((row, i) => {
       const text = row.text != null ? row.text : stripMarkdown(row.md).replace(/\s*\n\s*/g, " ");
-      if (!text || i === 0 && /^\s*#/.test(row.md || "") && text === heading2) return;
+      if (!text || i === 0 && (row.title || /^\s*#/.test(row.md || "")) && text === heading2) return;
       out.push(text);
     });
     return out.join("\n");

@@ -8,6 +8,7 @@ const PREVIEW_CHARS = 420;
 // Lines that start a row of their own; any other line continues the one before it.
 const ROW = /^\s*(\||[-*+]\s|\d{1,9}[.)]\s|>)/;
 const TITLE = /^\s*(#{1,6}\s|!!!|\?\?\?|===)/;
+const UNDERLINE = /^ {0,3}(=+|-+)\s*$/; // a setext heading's: "Misfire handling" over "-----"
 const FENCE = /^\s*(```|~~~)/;
 
 /**
@@ -30,6 +31,9 @@ export function preview(c) {
         rows.push({ text: line.trim(), open: false });
       } else if (!line.trim()) {
         if (last) last.open = false;
+      } else if (last && last.open && UNDERLINE.test(line)) {
+        last.open = false; // the line above is a heading, not text its underline continues
+        last.title = true;
       } else if (last && last.open && !ROW.test(line) && !TITLE.test(line)) {
         last.md += " " + line.trim();
       } else {
@@ -39,7 +43,7 @@ export function preview(c) {
   const out = [];
   rows.forEach((row, i) => {
     const text = row.text != null ? row.text : stripMarkdown(row.md).replace(/\s*\n\s*/g, " ");
-    if (!text || (i === 0 && /^\s*#/.test(row.md || "") && text === heading)) return;
+    if (!text || (i === 0 && (row.title || /^\s*#/.test(row.md || "")) && text === heading)) return;
     out.push(text);
   });
   return out.join("\n");

@@ -44,3 +44,15 @@ test("a tooltip never covers its own chip: with no room either way it is cut to 
   const cut = tipPlace(chip, 400, 60, 500); // 232 px above, 166 below: above, cut
   assert.ok(cut.top + cut.maxHeight <= chip.top - 8 && cut.top >= 60, JSON.stringify(cut));
 });
+
+test("a heading underlined in the Markdown is a heading, not text its underline continues", () => {
+  // scheduling.md's "Misfire handling" is a setext heading: the preview read "Misfire
+  // handling ----------------".
+  const text = "Misfire handling\n----------------\n\nA run that fires more than\n`misfire_grace` late is skipped.";
+  assert.equal(
+    preview({ text, heading_path: ["Cron schedules", "Misfire handling"] }),
+    "A run that fires more than misfire_grace late is skipped."
+  );
+  // Under another heading's path the title stays, without its underline.
+  assert.equal(preview({ text, heading_path: ["Cron schedules"] }).split("\n")[0], "Misfire handling");
+});
