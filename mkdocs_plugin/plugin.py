@@ -140,6 +140,14 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 "https and give its https:// address.",
                 self._endpoint,
             )
+        if self.command == "build" and not self._endpoint:
+            # Info, not a warning: an API behind the site's own host is a setup, and
+            # `mkdocs build --strict` must not fail for it.
+            log.info(
+                "kb-qa: no endpoint is set: the built pages' chat asks /api/ask on the host "
+                "that serves them. Set the plugin's endpoint to the kb-qa API's address if "
+                "it runs elsewhere."
+            )
         # Citation URLs are absolute when the site has a site_url; the widget maps them back
         # onto the site it runs on (a local `mkdocs serve`, a preview deploy, a version):
         # self._site_url is the config's, as the index has it (_written_site_url).

@@ -133,6 +133,20 @@ def test_labels_reach_the_widget_and_an_unset_title_is_the_pages_language(
     assert options[0]["title"] == "" and options[0]["placeholder"] == ""
 
 
+def test_a_build_without_an_endpoint_says_where_the_chat_will_ask(
+    tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """Published on a static host without an endpoint, readers got "No kb-qa answer
+    service" and the owner no word at build time. Said as information: an API behind the
+    site's own host is a setup, and ``--strict`` builds must pass."""
+    said = "kb-qa: no endpoint is set: the built pages' chat asks /api/ask on the host"
+    result = build_site(tmp_path / "bare", {}, cli_env(), quiet=False)
+    assert result.returncode == 0 and said in result.stderr, result.stderr
+    endpoint = {"endpoint": "https://api.example.com"}
+    result = build_site(tmp_path / "set", endpoint, cli_env(), quiet=False)
+    assert result.returncode == 0 and said not in result.stderr, result.stderr
+
+
 def test_assets_are_copied_into_the_site(built: Path) -> None:
     for name in FILES:
         copied = built / "site" / "kb-qa" / name
