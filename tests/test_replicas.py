@@ -240,6 +240,34 @@ def test_a_replica_reloads_a_new_generation_and_keeps_old_snapshots(
                 replica.index()
 
 
+def test_a_repair_publishes_a_new_generation_so_replicas_drop_what_it_deleted(
+    chroma_url: str, tmp_path: Path, write_files: Callable[..., Path]
+) -> None:
+    """Two writers at once left a section of another vault in the workspace; the next run
+    deleted it ("Repaired: Chroma holds 1 vectors of no indexed chunk") but published the
+    same generation, and replicas went on quoting it."""
+    vault = write_files(tmp_path / "heal", {"a.md": "# Alpha\n\n## Install\n\nquokka tool\n"})
+    with KnowledgeBase(vault, embed_model="hash", chroma_url=chroma_url) as writer:
+        writer.index()
+        record = writer.store.chroma(lambda col: col.get(include=["metadatas", "embeddings"]))
+        stray = "Only the other vault has okapis: nine per rack."
+        writer.store.chroma(
+            lambda col: col.add(
+                ids=["stray-okapi"],
+                documents=[stray],
+                metadatas=[{**record["metadatas"][0], "ord": 99}],
+                embeddings=[record["embeddings"][0]],
+            )
+        )
+        with Replica(_settings(chroma_url, "heal", replica_poll=60)) as replica:
+            replica.start()
+            assert any(stray in c.text for c in replica._view().chunks)
+            report = writer.index()
+            assert report.repaired.startswith("Chroma holds 1 vectors of no indexed chunk")
+            assert replica.reload() is True
+            assert not any(stray in c.text for c in replica._view().chunks)
+
+
 def test_a_replica_says_when_the_writer_embedded_with_another_build_of_the_model(
     chroma_url: str,
     tmp_path: Path,

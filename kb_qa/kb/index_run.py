@@ -36,10 +36,7 @@ STEP_EVERY = 200  # files chunked between two reports of the chunking step
 
 
 class IndexRun:
-    """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the
-    knowledge base)."""
-
-    # -- indexing ---------------------------------------------------------------------------
+    """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the KB)."""
 
     def index(
         self,
@@ -139,6 +136,8 @@ class IndexRun:
             # A translated site's languages: a reader's own ranks first (KnowledgeBase.search)
             self.store.set_meta(languages=site.languages.as_json() if site.languages else "")
             wrote = bool(docs or removed or report.rebuilt or report.repaired)
+            if wrote and not (docs or removed):  # a repair: replicas reload on a new generation
+                self._bump_generation()
             self.store.publish(site.link_base, link_style, untouched=untouched and not wrote)
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
