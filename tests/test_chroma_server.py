@@ -85,6 +85,18 @@ def test_unreachable_server_is_a_clear_error(
         KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
 
 
+def test_https_to_a_plain_http_server_says_so(
+    chroma_url: str, make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    """It said "Could not connect to a Chroma server. Are you sure it is running", of a
+    server that runs, and to unset KBQA_CHROMA_URL, which a replica cannot do."""
+    vault = make_vault({"a.md": "# A\n"})
+    https = chroma_url.replace("http://", "https://")
+    with pytest.raises(IndexStateError, match="speaks plain http, not https") as error:
+        KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=https)
+    assert chroma_url in str(error.value)
+
+
 class _NotChroma(http.server.BaseHTTPRequestHandler):
     """A web server that is not Chroma: an HTML page for every path."""
 

@@ -313,8 +313,8 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
         said = " ".join(str(exc).split())[:200].rstrip(".?! ")
         raise IndexStateError(
             f"Cannot reach the Chroma server at {settings.chroma_url} ({said}). Start it (e.g. "
-            "`chroma run --path DIR --port 8000`) or unset KBQA_CHROMA_URL to use the embedded "
-            "index."
+            "`chroma run --path DIR --port 8000`), or check chroma_url (KBQA_CHROMA_URL or "
+            "--chroma-url)."
         ) from exc
     bound(client)
     return client

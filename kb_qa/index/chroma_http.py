@@ -48,12 +48,28 @@ def answers(chroma_url: str) -> None:
             f"{CHROMA_CONNECT_SECONDS:.0f} s. Check that it is running and not overloaded "
             "(or unset KBQA_CHROMA_URL to use the embedded index)."
         ) from exc
-    except httpx.HTTPError:
+    except httpx.HTTPError as exc:
+        if url.scheme == "https" and _plain_http(url.netloc, wait):
+            raise IndexStateError(
+                f"The Chroma server at {url.netloc} speaks plain http, not https: give "
+                f"http://{url.netloc} as chroma_url (KBQA_CHROMA_URL or --chroma-url), or "
+                "put it behind a TLS proxy."
+            ) from exc
         return  # refused, reset: chromadb's own first call says so
     raise IndexStateError(
         f"Something answers at {chroma_url}, but it is not a Chroma server (it has no "
         "/api/v2/heartbeat). Check the address and port of chroma_url (KBQA_CHROMA_URL)."
     )
+
+
+def _plain_http(netloc: str, wait: httpx.Timeout) -> bool:
+    """Whether a Chroma server answers plain http at ``netloc`` (given as https)."""
+    import httpx
+
+    try:
+        return bool(_heartbeat(httpx.get(f"http://{netloc}/api/v2/heartbeat", timeout=wait)))
+    except httpx.HTTPError:
+        return False
 
 
 def _heartbeat(response: httpx.Response) -> bool | None:
