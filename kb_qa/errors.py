@@ -108,3 +108,18 @@ def undecodable(name: str) -> bool:
             f"vault's files ({shown}): {USE_UTF8_LOCALE}. The index was left as it was."
         )
     return True
+
+
+def database_failed(exc: Exception) -> str:
+    """What to do when the index's SQLite database (the manifest, or Chroma's) fails: a
+    read-only one is made writable, not rebuilt."""
+    if "readonly" in str(exc).replace("read-only", "readonly").lower():
+        return (
+            f"the index's database cannot be written ({exc}). Make the index folder and its "
+            "files writable (their owner and mode, or a read-only mount), or set index_dir "
+            "(KBQA_INDEX_DIR) to a writable folder."
+        )
+    return (
+        f"the index's database failed ({exc}). Check that the index folder is writable and "
+        "the disk has room; `kb-qa index` rebuilds a broken index."
+    )

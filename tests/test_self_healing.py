@@ -174,3 +174,27 @@ def test_watcher_recreates_a_deleted_index_folder(
             assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
     finally:
         watcher.stop()
+
+
+def test_a_read_only_index_database_says_to_make_it_writable_not_to_rebuild_it(
+    make_vault: Callable[..., Path], run_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    """A manifest the process cannot write (an immutable file, a read-only mount, another
+    owner): `kb-qa index` advised a rebuild, which cannot help, and `kb-qa serve --watch`
+    logged a traceback before the same words."""
+    vault = make_vault({"a.md": "# A\n\n## Install\n\nquokka tool\n"})
+    assert run_cli("index", str(vault)).returncode == 0
+    (vault / "a.md").write_text("# A\n\n## Install\n\nnumbat tool\n", encoding="utf-8")
+    manifest = vault / ".kb-qa" / "manifest.sqlite3"
+    chattr = shutil.which("chattr")
+    if not chattr or subprocess.run([chattr, "+i", str(manifest)], check=False).returncode:
+        pytest.skip("chattr +i is not available here (it makes a file read-only even to root)")
+    try:
+        for command in (["index", str(vault)], ["serve", str(vault), "--watch", "--port", "0"]):
+            result = run_cli(*command)
+            assert result.returncode == 1, result.stderr
+            assert "the index's database cannot be written" in result.stderr
+            assert "KBQA_INDEX_DIR" in result.stderr and "rebuilds" not in result.stderr
+            assert "Traceback" not in result.stderr
+    finally:
+        subprocess.run([chattr, "-i", str(manifest)], check=True)

@@ -28,7 +28,7 @@ from kb_qa.cli.common import check_arguments
 from kb_qa.cli.indexing import cmd_ask, cmd_eval, cmd_index, cmd_search
 from kb_qa.cli.owners import cmd_feedback, cmd_init, cmd_insights
 from kb_qa.cli.serving import cmd_mcp, cmd_serve, cmd_watch
-from kb_qa.errors import USE_UTF8_LOCALE, KbQaError
+from kb_qa.errors import USE_UTF8_LOCALE, KbQaError, database_failed
 
 # What Ctrl-C leaves, by command
 _INTERRUPTED = {
@@ -69,11 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kb-qa: permission denied{where}. Check who owns it and its mode.", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:  # the manifest or Chroma's database, read-only or broken
-        print(
-            f"kb-qa: the index's database failed ({exc}). Check that the index folder is "
-            "writable and the disk has room; `kb-qa index` rebuilds a broken index.",
-            file=sys.stderr,
-        )
+        print(f"kb-qa: {database_failed(exc)}", file=sys.stderr)
         return 1
     except UnicodeEncodeError:
         # A file name from the index that this locale cannot encode (indexed under UTF-8)

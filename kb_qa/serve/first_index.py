@@ -11,13 +11,14 @@ an index that held pages before is searched as it is).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kb_qa.errors import KbQaError
+from kb_qa.errors import IndexStateError, KbQaError, database_failed
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -132,6 +133,9 @@ def run(
         error = "The server stopped before the index was built."
     except KbQaError as exc:  # said by the caller (``ended``), and to every question
         error, first.failure = f"The index could not be built: {exc}", exc
+    except sqlite3.Error as exc:  # read-only or broken: what to do, without a traceback
+        said = database_failed(exc)
+        error, first.failure = f"The index could not be built: {said}", IndexStateError(said)
     except Exception as exc:  # never a question answered from half an index
         log.exception("the first index run failed")
         error, first.failure = f"The index could not be built: {exc}", exc
