@@ -173,6 +173,18 @@ def test_the_widget_runs_under_a_strict_content_security_policy(site: Site, page
     assert page.problems == []
 
 
+def _open_first_source(site: Site, page: Any, question: str, anchor: str) -> None:
+    """Ask ``question`` on the home page and open the answer's first source, on the CLI
+    page at ``#anchor``, until its highlight is in view."""
+    open_page(page, site.origin + "/docs/")
+    page.keyboard.press("Control+k")
+    ask(page, question)
+    page.locator(".kbq-sources a").first.click()
+    page.wait_for_url(re.compile(rf"/docs/cli/\?kbqa-hl=.*#{anchor}$"))
+    # (Playwright's wait_for_function evaluates strings, which this policy refuses.)
+    expect(page.locator("mark.kb-qa-highlight").first).to_be_in_viewport()
+
+
 @pytest.mark.parametrize("ids", ["github", "none"])
 def test_a_citation_finds_its_section_by_heading_when_the_site_has_other_ids(
     site: Site, page: Any, ids: str
@@ -186,13 +198,7 @@ def test_a_citation_finds_its_section_by_heading_when_the_site_has_other_ids(
         "cli", CLI[: CLI.rindex("| Option")] + "Run `lumen worker --help` to list them.\n", ids
     )
     try:
-        open_page(page, site.origin + "/docs/")
-        page.keyboard.press("Control+k")
-        ask(page, QUESTION)
-        page.locator(".kbq-sources a").first.click()
-        page.wait_for_url(re.compile(r"/docs/cli/\?kbqa-hl=.*#options_1$"))
-        # (Playwright's wait_for_function evaluates strings, which this policy refuses.)
-        expect(page.locator("mark.kb-qa-highlight").first).to_be_in_viewport()
+        _open_first_source(site, page, QUESTION, "options_1")
         shot(page, f"dropin-section-by-heading-{ids}")
         marked = page.evaluate(
             "[...document.querySelectorAll('mark.kb-qa-highlight')].map(m => "
@@ -217,12 +223,7 @@ def test_a_citation_whose_id_moved_to_another_section_finds_its_passage_on_the_p
     assert reply.json()["citations"][0]["link"] == "cli/#options"
     site.write("cli", CLI.replace("### Options", "### Server flags", 1))
     try:
-        open_page(page, site.origin + "/docs/")
-        page.keyboard.press("Control+k")
-        ask(page, question)
-        page.locator(".kbq-sources a").first.click()
-        page.wait_for_url(re.compile(r"/docs/cli/\?kbqa-hl=.*#options$"))
-        expect(page.locator("mark.kb-qa-highlight").first).to_be_in_viewport()
+        _open_first_source(site, page, question, "options")
         shot(page, "dropin-id-moved")
         marked = page.evaluate(
             "[...document.querySelectorAll('mark.kb-qa-highlight')].map(m => "
