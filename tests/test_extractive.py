@@ -695,13 +695,12 @@ def test_a_how_to_question_quotes_how_not_the_default_behaviour() -> None:
         "The `history` property of the response can be used to inspect any followed redirects.\n"
     )
     chunk = _page(("QuickStart", "Redirection and History"), text)
-    result = quote("How do I follow redirects?", [(1, Hit(chunk, 0.6))])
-    a, b = result.quoted[1]
-    assert "follow_redirects=True" in text[a:b]
-    assert text[a:b].startswith("You can modify the default redirection handling")
+    quoted = _quoted("How do I follow redirects?", chunk)
+    assert "follow_redirects=True" in quoted
+    assert quoted.startswith("You can modify the default redirection handling")
     # Asked what happens, not how: the section's opening says it.
-    a, b = quote("Does httpx follow redirects?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b].startswith("By default, HTTPX will **not** follow redirects")
+    quoted = _quoted("Does httpx follow redirects?", chunk)
+    assert quoted.startswith("By default, HTTPX will **not** follow redirects")
 
 
 def test_a_sentence_ending_in_an_ellipsis_keeps_the_code_it_introduces() -> None:
@@ -740,12 +739,10 @@ def test_a_version_note_is_never_the_answer() -> None:
         "You can have several groups of development only dependencies.\n"
     )
     chunk = _page(("Manage Dependencies", "Add development only dependencies"), text)
-    result = quote("How do I add a development-only dependency?", [(1, Hit(chunk, 0.6))])
-    a, b = result.quoted[1]
-    assert "pdm add -dG test pytest" in text[a:b] and "Added in" not in text[a:b]
+    quoted = _quoted("How do I add a development-only dependency?", chunk)
+    assert "pdm add -dG test pytest" in quoted and "Added in" not in quoted
     # Whatever is asked, the section's opening is its text, not the note before it.
-    a, b = quote("Development only dependencies?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b].startswith("PDM also supports")
+    assert _quoted("Development only dependencies?", chunk).startswith("PDM also supports")
 
 
 def test_how_long_asks_for_an_amount_it_is_not_a_word_to_find() -> None:
@@ -757,10 +754,8 @@ def test_how_long_asks_for_an_amount_it_is_not_a_word_to_find() -> None:
         "A token is valid for 90 days.\n"
     )
     chunk = _page(("Authentication", "Tokens"), text)
-    a, b = quote("How long is a token valid?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b] == "A token is valid for 90 days."
-    a, b = quote("Can a token's name be long?", [(1, Hit(chunk, 0.6))]).quoted[1]
-    assert text[a:b].startswith("Long names are fine")
+    assert _quoted("How long is a token valid?", chunk) == "A token is valid for 90 days."
+    assert _quoted("Can a token's name be long?", chunk).startswith("Long names are fine")
 
 
 def test_a_passage_is_chosen_by_all_it_quotes_a_list_with_its_lead_in() -> None:
@@ -894,9 +889,8 @@ def test_a_footnote_is_never_quoted_as_what_a_sentence_introduces() -> None:
         "``` yaml\ntheme:\n  features:\n    - navigation.tabs\n```\n"
     )
     chunk = _page(("Setup", "Navigation tabs"), text)
-    result = quote("Can the navigation tabs stay pinned when scrolling?", [(1, Hit(chunk, 0.6))])
-    a, b = result.quoted[1]
-    assert "[^1]:" not in text[a:b] and text[a:b].startswith("When tabs are enabled")
+    quoted = _quoted("Can the navigation tabs stay pinned when scrolling?", chunk)
+    assert "[^1]:" not in quoted and quoted.startswith("When tabs are enabled")
 
 
 def test_a_tabs_title_counts_as_the_heading_of_what_it_holds() -> None:
