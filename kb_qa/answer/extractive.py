@@ -139,20 +139,16 @@ def _best_passage(
     # dev: real docs 0.484 -> 0.500, the sample site and vault 0.855 unchanged. The
     # section's own score stays its best block's (scored by the unit quoted, section
     # choice moved: bench/answers.py dev first citation 0.266 -> 0.228).
-    units = [
-        frozenset().union(*(blocks[j].tokens for j in quoted_with(blocks, i)))
-        for i in range(len(blocks))
-    ]
+    unit_of = [quoted_with(blocks, i) for i in range(len(blocks))]
+    units = [frozenset().union(*(blocks[j].tokens for j in unit)) for unit in unit_of]
     # A tab's or an admonition's title is the heading of what it holds: its question words
     # count HEADING_WEIGHT more again, as a section heading's do. "How do I print hello from
     # Rust?" quoted Zensical's starter page's Python tab, tied with its Rust tab (each holds
     # two of the words); bench/passages.py dev unchanged at 0.25 to 1.0 (0.855, real docs
     # 0.594), and the held-out set too (0.229).
     titles = [
-        frozenset().union(
-            *(blocks[j].tokens for j in quoted_with(blocks, i) if is_title(blocks[j]))
-        )
-        for i in range(len(blocks))
+        frozenset().union(*(blocks[j].tokens for j in unit if is_title(blocks[j])))
+        for unit in unit_of
     ]
 
     def score(i: int) -> float:
@@ -179,7 +175,7 @@ def _best_passage(
         best = 0
         while best + 1 < len(blocks) and _ASIDE.fullmatch(blocks[best].text.strip()):
             best += 1
-    chosen = quoted_with(blocks, best)
+    chosen = unit_of[best]
     if not (how and shows(best)):
         chosen = widened(blocks, chosen, heading, weight)
     shown: list[str] = []
