@@ -241,14 +241,17 @@ def _plan_yaml(
 def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
     """Every page gets the drop-in tags (replacing kb-qa's older ones), the files go in kb-qa/."""
     result = Plan(root, "html")
-    pages = sorted(p for p in root.rglob("*.html") if ASSET_DIR not in p.relative_to(root).parts)
-    pages = [p for p in pages if not p.is_symlink() and p.resolve().is_relative_to(root)]
+    found = sorted(p for p in root.rglob("*.html") if ASSET_DIR not in p.relative_to(root).parts)
+    pages = [  # not a link (out of the site, or to a page wired under its own name)
+        (p, *read_text(p, page=True))
+        for p in found
+        if not p.is_symlink() and p.resolve().is_relative_to(root)
+    ]
     # A site has no config to keep its options: run again (after each build, on a fresh
     # page or a rebuilt site), kb-qa init keeps those its pages' tags carry.
-    kept = next(filter(None, (options_in(read_text(p, page=True)[0]) for p in pages)), None)
+    kept = next(filter(None, (options_in(before) for _, before, _ in pages)), None)
     wanted = (kept or WidgetOptions()).merged(**options)
-    for page in pages:  # not a link (out of the site, or to a page wired under its own name)
-        before, encoding = read_text(page, page=True)
+    for page, before, encoding in pages:
         # The 404 page is served at any path: its links start at the site's root path.
         base = root_path(before, root) if page == root / "404.html" else ""
         after = html_with_tags(before, page_tags(page.relative_to(root).as_posix(), wanted, base))

@@ -11,7 +11,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kb_qa.wiring.options import ASSET_DIR, CSS_PATH, LOADER_PATH, WidgetOptions
+from kb_qa.wiring.options import (
+    ASSET_DIR,
+    CSS_PATH,
+    EXTRA_KEY,
+    LOADER_PATH,
+    WidgetOptions,
+    options_from,
+)
 
 TAG_RE = re.compile(r"<(?:link|script)\b[^>]*\bdata-kb-qa[^>]*>(?:</script>)?\n?")
 
@@ -65,15 +72,11 @@ def options_in(page: str) -> WidgetOptions | None:
                 return None
             if not isinstance(data, dict):
                 return None
-            suggested = data.get("suggested")
-            return WidgetOptions().merged(
-                endpoint=str(data.get("endpoint") or ""),
-                title=str(data.get("title") or ""),
-                suggested_questions=[str(q) for q in suggested]
-                if isinstance(suggested, list)
-                else None,
-                preview_endpoint=str(data.get("preview_endpoint") or "") or None,
-            )
+            # The tag's names for extra.kb_qa's (a list of questions is "suggested" there)
+            raw = {k: data[k] for k in ("endpoint", "title", "preview_endpoint") if k in data}
+            if isinstance(data.get("suggested"), list):
+                raw["suggested_questions"] = data["suggested"]
+            return options_from({EXTRA_KEY: raw})
     return None
 
 
