@@ -260,13 +260,14 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                 raise ValueError("must be a port number, 0 to 65535")
             return result
         if isinstance(current, float):
-            least = "more than 0" if name in _MORE_THAN_ZERO else "0 or more"
+            positive = name in _MORE_THAN_ZERO
+            wrong = f"must be a number, {'more than 0' if positive else '0 or more'}"
             try:
                 number = float(value)
             except (TypeError, ValueError):
-                raise ValueError(f"must be a number, {least}") from None
-            if not math.isfinite(number) or number < 0 or (number == 0 and least != "0 or more"):
-                raise ValueError(f"must be a number, {least}")
+                raise ValueError(wrong) from None
+            if not math.isfinite(number) or number < 0 or (number == 0 and positive):
+                raise ValueError(wrong)
             return number
         if isinstance(current, tuple):
             items = (
