@@ -840,14 +840,13 @@
         if (ctx && ctx.copy && b.closed) el2.appendChild(ctx.copy(b.text));
       } else if (b.type === "h") {
         el2 = doc.createElement("h" + Math.min(6, Math.max(3, b.level + 2)));
-        el2.setAttribute("dir", "auto");
         el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
+        autoDirection(el2);
       } else if (b.type === "ul" || b.type === "ol") {
         el2 = doc.createElement(b.type);
         if (b.type === "ol" && b.start !== 1) el2.setAttribute("start", String(b.start));
         b.items.forEach(function(item) {
           let li = doc.createElement("li");
-          li.setAttribute("dir", "auto");
           if (item.length === 1 && item[0].type === "p") {
             let text = item[0].text;
             let task = TASK.exec(text);
@@ -862,6 +861,7 @@
             }
             li.appendChild(renderInline(parseInline(text), doc, ctx));
           } else li.appendChild(renderBlocks(item, doc, ctx));
+          autoDirection(li);
           el2.appendChild(li);
         });
       } else if (b.type === "quote") {
@@ -892,8 +892,8 @@
       } else {
         el2 = doc.createElement(BLOCK_TAGS[b.type] || "p");
         if (b.type === "p") {
-          el2.setAttribute("dir", "auto");
           el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
+          autoDirection(el2);
         }
       }
       frag.appendChild(el2);
@@ -903,6 +903,9 @@
   var TASK = /^\[([ xX])\]\s+/;
   var MAX_INLINE_ELEMENTS = 3e3;
   var AFTER_CHIP = /^[.,;:!?)\]}»”’。，；：！？、）]+/;
+  function autoDirection(el2) {
+    el2.setAttribute("dir", "auto");
+  }
   function renderInline(nodes, doc, ctx) {
     let frag = doc.createDocumentFragment();
     let chip = null;

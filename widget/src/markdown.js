@@ -186,14 +186,13 @@ function renderBlocks(blocks, doc, ctx) {
       if (ctx && ctx.copy && b.closed) el.appendChild(ctx.copy(b.text));
     } else if (b.type === "h") {
       el = doc.createElement("h" + Math.min(6, Math.max(3, b.level + 2)));
-      el.setAttribute("dir", "auto");
       el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+      autoDirection(el);
     } else if (b.type === "ul" || b.type === "ol") {
       el = doc.createElement(b.type);
       if (b.type === "ol" && b.start !== 1) el.setAttribute("start", String(b.start));
       b.items.forEach(function (item) {
         let li = doc.createElement("li");
-        li.setAttribute("dir", "auto");
         // A tight item is one paragraph: show it without the paragraph's margins.
         if (item.length === 1 && item[0].type === "p") {
           let text = item[0].text;
@@ -210,6 +209,7 @@ function renderBlocks(blocks, doc, ctx) {
           }
           li.appendChild(renderInline(parseInline(text), doc, ctx));
         } else li.appendChild(renderBlocks(item, doc, ctx));
+        autoDirection(li);
         el.appendChild(li);
       });
     } else if (b.type === "quote") {
@@ -240,8 +240,8 @@ function renderBlocks(blocks, doc, ctx) {
     } else {
       el = doc.createElement(BLOCK_TAGS[b.type] || "p");
       if (b.type === "p") {
-        el.setAttribute("dir", "auto"); // a Hebrew or Arabic passage reads right to left
         el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+        autoDirection(el); // a Hebrew or Arabic passage reads right to left
       }
     }
     frag.appendChild(el);
@@ -258,6 +258,12 @@ export const MAX_INLINE_ELEMENTS = 3000;
 
 // Punctuation that closes what a citation chip ends: kept on the chip's line.
 const AFTER_CHIP = /^[.,;:!?)\]}»”’。，；：！？、）]+/;
+
+/** ``dir="auto"``, set once an element holds its content: set first, Chromium resolves the
+ * direction again at each child appended, and a paragraph of 3,000 code spans took 0.6 s. */
+function autoDirection(el) {
+  el.setAttribute("dir", "auto");
+}
 
 function renderInline(nodes, doc, ctx) {
   let frag = doc.createDocumentFragment();

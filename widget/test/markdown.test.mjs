@@ -153,8 +153,8 @@ test("a note's tasks show as boxes, and text finds its own direction", () => {
   const frag = render("- [ ] Book the venue\n- [x] Send the invites\n- [link](x) stays\n\nשלום עולם");
   assert.equal(
     html(frag),
-    '<ul><li dir="auto" class="kbq-task"><input type="checkbox" disabled=""></input>Book the venue</li>' +
-      '<li dir="auto" class="kbq-task"><input type="checkbox" disabled="" checked=""></input>Send the invites</li>' +
+    '<ul><li class="kbq-task" dir="auto"><input type="checkbox" disabled=""></input>Book the venue</li>' +
+      '<li class="kbq-task" dir="auto"><input type="checkbox" disabled="" checked=""></input>Send the invites</li>' +
       '<li dir="auto"><a href="https://docs.example.com/x">link</a> stays</li></ul>' +
       '<p dir="auto">שלום עולם</p>'
   );
