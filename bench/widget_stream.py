@@ -18,7 +18,6 @@ prints the figure.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -28,11 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from llm_server import LLMServer, Reply
-from uvicorn_thread import UvicornThread
-from widget_stack import ROOT, chromium, loopback_context, serve_folder
-
-from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.app import create_app
+from widget_stack import chromium, loopback_context, one_note_site_with_model
 
 WATCH_GAPS = """() => {
   window.__gap = 0;
@@ -53,13 +48,13 @@ REPLIES = {
 }
 
 
-def one_run(browser: object, origin: str, llm: LLMServer, text: str) -> tuple[float, float]:
+def one_run(browser: object, url: str, llm: LLMServer, text: str) -> tuple[float, float]:
     """(longest main-thread stretch in ms, seconds until the answer was laid out)."""
     llm.script(Reply(text=text, chunk_size=16_384))
     context = loopback_context(browser)
     try:
         page = context.new_page()
-        page.goto(origin + "/index.html")
+        page.goto(url)
         page.wait_for_function("window.KbQa && window.KbQa.mounted")
         page.evaluate(WATCH_GAPS)
         started = time.perf_counter()
@@ -83,47 +78,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        site = work / "site"
-        (site / "kb-qa").mkdir(parents=True)
-        for name in ("kb-qa.js", "kb-qa.css"):
-            shutil.copy(ROOT / "widget" / name, site / "kb-qa" / name)
-        vault = work / "vault"
-        vault.mkdir()
-        (vault / "otters.md").write_text("# Otters\n\n## Sleeping\n\nOtters hold hands.\n")
-        origin, files = serve_folder(site)
-        with LLMServer() as llm:
-            kb = KnowledgeBase(
-                vault,
-                index_dir=work / "idx",
-                embed_model="hash",
-                model="openai/test",
-                api_base=llm.url,
-                cors_origins=(origin,),
-                rate_limit=0,
-                max_reply_chars=0,  # no server cap: the widget alone copes
-            )
-            kb.index()
-            try:
-                with UvicornThread(create_app(kb)) as api, chromium() as browser:
-                    (site / "index.html").write_text(
-                        "<!doctype html><html><head><meta charset=utf-8><title>T</title>"
-                        '<link rel="stylesheet" href="kb-qa/kb-qa.css"></head><body>'
-                        f'<h1>Otters</h1><script src="kb-qa/kb-qa.js" defer '
-                        f'data-endpoint="{api.url}"></script></body></html>',
-                        encoding="utf-8",
-                    )
-                    print(f"{'reply':28} {'longest busy stretch':>22} {'laid out in':>12}")
-                    for name, text in REPLIES.items():
-                        runs = [one_run(browser, origin, llm, text) for _ in range(args.runs)]
-                        gap = statistics.median(g for g, _ in runs)
-                        seconds = statistics.median(s for _, s in runs)
-                        print(f"{name:28} {gap:>19.0f} ms {seconds:>10.2f} s")
-            finally:
-                kb.close()
-                files.shutdown()
-                files.server_close()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LLMServer() as llm,
+        one_note_site_with_model(Path(tmp), llm.url) as url,
+        chromium() as browser,
+    ):
+        print(f"{'reply':28} {'longest busy stretch':>22} {'laid out in':>12}")
+        for name, text in REPLIES.items():
+            runs = [one_run(browser, url, llm, text) for _ in range(args.runs)]
+            gap = statistics.median(g for g, _ in runs)
+            seconds = statistics.median(s for _, s in runs)
+            print(f"{name:28} {gap:>19.0f} ms {seconds:>10.2f} s")
 
 
 if __name__ == "__main__":

@@ -7,67 +7,29 @@ thread stays busy meanwhile is a figure, printed by ``bench/widget_stream.py``, 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser import sync_playwright_or_skip
-from conftest import write_files
 from llm_server import LLMServer, Reply
-from uvicorn_thread import UvicornThread
-from widget_stack import ROOT, loopback_context, serve_folder
-
-from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.app import create_app
+from widget_stack import loopback_context, one_note_site_with_model
 
 sync_api = sync_playwright_or_skip()
 
 
 @pytest.fixture
 def page_and_llm(tmp_path: Path, browser: Any) -> Iterator[tuple[Any, LLMServer]]:
-    site = tmp_path / "site"
-    (site / "kb-qa").mkdir(parents=True)
-    for name in ("kb-qa.js", "kb-qa.css"):
-        shutil.copy(ROOT / "widget" / name, site / "kb-qa" / name)
-    origin, files = serve_folder(site)
-    vault = write_files(
-        tmp_path / "vault", {"otters.md": "# Otters\n\n## Sleeping\n\nOtters hold hands.\n"}
-    )
-    with LLMServer() as llm:
-        kb = KnowledgeBase(
-            vault,
-            index_dir=tmp_path / "idx",
-            embed_model="hash",
-            model="openai/test",
-            api_base=llm.url,
-            cors_origins=(origin,),
-            rate_limit=0,
-            max_reply_chars=0,  # no server cap: the widget alone must cope
-        )
-        kb.index()
+    with LLMServer() as llm, one_note_site_with_model(tmp_path, llm.url) as url:
+        context = loopback_context(browser)
         try:
-            with UvicornThread(create_app(kb)) as api:
-                (site / "index.html").write_text(
-                    "<!doctype html><html><head><meta charset=utf-8><title>T</title>"
-                    '<link rel="stylesheet" href="kb-qa/kb-qa.css"></head><body><h1>Otters</h1>'
-                    f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}"></script>'
-                    "</body></html>",
-                    encoding="utf-8",
-                )
-                context = loopback_context(browser)
-                try:
-                    page = context.new_page()
-                    page.goto(origin + "/index.html")
-                    page.wait_for_function("window.KbQa && window.KbQa.mounted")
-                    yield page, llm
-                finally:
-                    context.close()
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_function("window.KbQa && window.KbQa.mounted")
+            yield page, llm
         finally:
-            kb.close()
-            files.shutdown()
-            files.server_close()
+            context.close()
 
 
 def asked(page: Any) -> Any:

@@ -176,6 +176,47 @@ def site_with_api(
         files.server_close()
 
 
+@contextmanager
+def one_note_site_with_model(work: Path, llm_url: str) -> Iterator[str]:
+    """A static page carrying the built widget (a copy of widget/kb-qa.js and .css), its kb-qa
+    API over a one-note vault (the ``hash`` embedder) answering through the test LLM at
+    ``llm_url`` with no reply cap of its own, so the widget alone copes with what the model
+    sends: yields the page's URL."""
+    site = work / "site"
+    (site / "kb-qa").mkdir(parents=True)
+    for name in ("kb-qa.js", "kb-qa.css"):
+        shutil.copy(ROOT / "widget" / name, site / "kb-qa" / name)
+    vault = work / "vault"
+    vault.mkdir()
+    (vault / "otters.md").write_text("# Otters\n\n## Sleeping\n\nOtters hold hands.\n")
+    origin, files = serve_folder(site)
+    kb = KnowledgeBase(
+        vault,
+        index_dir=work / "idx",
+        embed_model="hash",
+        model="openai/test",
+        api_base=llm_url,
+        cors_origins=(origin,),
+        rate_limit=0,
+        max_reply_chars=0,
+    )
+    try:
+        kb.index()
+        with UvicornThread(create_app(kb)) as api:
+            (site / "index.html").write_text(
+                "<!doctype html><html><head><meta charset=utf-8><title>T</title>"
+                '<link rel="stylesheet" href="kb-qa/kb-qa.css"></head><body><h1>Otters</h1>'
+                f'<script src="kb-qa/kb-qa.js" defer data-endpoint="{api.url}"></script>'
+                "</body></html>",
+                encoding="utf-8",
+            )
+            yield origin + "/index.html"
+    finally:
+        kb.close()
+        files.shutdown()
+        files.server_close()
+
+
 @dataclass
 class Stack:
     site: str  # the static site's origin, e.g. http://127.0.0.1:PORT
