@@ -19,6 +19,7 @@ from kb_qa import extras
 from kb_qa.answer.prompt import Prompt
 from kb_qa.errors import ConfigError, LLMError, LLMTimeoutError, redacted
 from kb_qa.settings import Settings
+from kb_qa.text import SURROGATE
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ async def llm_pieces(
             deadline = anyio.current_time() + settings.llm_timeout
             response = await litellm.acompletion(messages=prompt.messages, stream=True, **options)
             stopped = ""
+            held = ""  # a piece's last half of a surrogate pair, waiting for its other half
             chunks = response.__aiter__()
             while True:
                 with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
@@ -135,11 +137,14 @@ async def llm_pieces(
                 if not chunk.choices:  # the final usage-only chunk has none
                     continue
                 stopped = getattr(chunk.choices[0], "finish_reason", None) or stopped
-                piece = chunk.choices[0].delta.content
+                piece, held = _whole_characters(held + (chunk.choices[0].delta.content or ""))
                 if piece:
                     sent = True
                     yield piece
                     deadline = anyio.current_time() + settings.llm_timeout
+            if held:
+                sent = True
+                yield REPLACEMENT
             kind = _content_type(response)
             if not sent and kind.startswith(("text/html", "application/json")):
                 # A proxy's page, a completion that ignored stream, an error sent with 200:
@@ -157,6 +162,21 @@ async def llm_pieces(
         finally:
             if response is not None:
                 await response.aclose()
+
+
+REPLACEMENT = "\ufffd"
+
+
+def _whole_characters(text: str) -> tuple[str, str]:
+    """(``text`` with each UTF-16 surrogate pair joined into its character and any other
+    surrogate replaced by U+FFFD, a final first half held back): a model's JSON may split an
+    emoji's "\\ud83d" and "\\ude00" over two pieces, or send half of one, and a lone
+    surrogate cannot be encoded to send on."""
+    held = text[-1] if text and "\ud800" <= text[-1] <= "\udbff" else ""
+    text = text[: len(text) - len(held)]
+    if SURROGATE.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text, held
 
 
 class NotAStreamError(Exception):

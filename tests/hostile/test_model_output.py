@@ -5,6 +5,7 @@ further, and the citation pass stays linear on a megabyte of back-to-back ``[1]`
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from api_helpers import parse_sse
 from conftest import write_files
 from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
@@ -98,3 +100,41 @@ def test_the_event_loop_stays_free_during_a_marker_flood(kb: KnowledgeBase, llm:
         asking.join()
     assert done and done[0].status_code == 200
     assert slowest < 2.0, f"health waited {slowest:.1f} s behind the citation pass"
+
+
+def sse(*pieces: str) -> str:
+    """A completion stream whose deltas are ``pieces``, each JSON-escaped as a model's
+    server writes it (an emoji as two ``\\uXXXX`` escapes, which may land in two deltas)."""
+    deltas = "".join(
+        "data: " + json.dumps({"choices": [{"delta": {"content": p}}]}) + "\n\n" for p in pieces
+    )
+    return deltas + 'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+
+
+@pytest.mark.parametrize(
+    ("pieces", "shown"),
+    [
+        (("Otters nap ", "\ud83d", "\ude00 a lot [1]."), "Otters nap \U0001f600 a lot [1]."),
+        (("Otters nap \ud800 a lot [1].",), "Otters nap \ufffd a lot [1]."),
+        (("Otters nap a lot [1]. \udbff",), "Otters nap a lot [1]. \ufffd"),
+    ],
+    ids=["emoji split over two deltas", "a lone surrogate", "half a pair at the end"],
+)
+def test_a_surrogate_in_the_reply_is_joined_or_replaced(
+    kb: KnowledgeBase, llm: LLMServer, pieces: tuple[str, ...], shown: str
+) -> None:
+    """A lone "\\ud83d" in a delta ended the stream with no answer (UnicodeEncodeError while
+    sending), and the same reply without streaming was a 500."""
+    for stream in (False, True):
+        llm.script(Reply(raw=sse(*pieces), raw_type="text/event-stream"))
+        with UvicornThread(create_app(kb)) as server:
+            body = {"question": "Do otters sleep?", "stream": stream}
+            response = httpx.post(server.url + "/api/ask", json=body, timeout=120)
+        assert response.status_code == 200, response.text
+        if stream:
+            events = parse_sse(response.text.splitlines())
+            assert [e for e, _ in events][-1] == "done", events
+            answer = "".join(data["text"] for e, data in events if e == "delta")
+        else:
+            answer = response.json()["answer"]
+        assert answer.startswith(shown), (stream, answer)
