@@ -172,3 +172,51 @@ def test_a_note_whose_name_holds_a_newline_opens(
         response = httpx.get(server.url + "/view/new%0Aline.md")
         assert response.status_code == 200 and "Still a note." in response.text
         assert httpx.get(server.url + "/view/new%0Aother.md").status_code == 404
+
+
+def test_a_page_path_holding_a_nul_byte_is_not_indexed(api: str) -> None:
+    """It was a 500 (``ValueError: embedded null byte`` opening the file)."""
+    for path in ("/view/x%00.md", "/view/docs/index.md%00.md"):
+        response = httpx.get(api + path)
+        assert response.status_code == 404, response.text
+        assert "is not an indexed page" in response.json()["error"]
+
+
+def test_pages_that_changed_since_indexing_get_a_404_saying_why(
+    make_vault: Callable[..., Path], kb_factory: Callable[..., KnowledgeBase]
+) -> None:
+    """Without a watcher, the index still lists them: a folder in a note's place was a 500
+    (IsADirectoryError), and a note grown to 60 MB was served whole, past max_file_bytes."""
+    vault = make_vault({"a.md": "# A\n\nShort.\n", "b.md": "# B\n\nShort.\n"})
+    index = kb_factory(vault)
+    index.index()
+    (vault / "a.md").unlink()
+    (vault / "a.md").mkdir()
+    (vault / "b.md").write_text("# B\n\n" + "grown " * 20_000, encoding="utf-8")
+    settings = index.settings.replace(rate_limit=0, max_file_bytes=100_000)
+    with UvicornThread(create_app(index, settings)) as server:
+        folder = httpx.get(server.url + "/view/a.md")
+        grown = httpx.get(server.url + "/view/b.md")
+    assert folder.status_code == 404, folder.text
+    assert folder.json()["error"] == "'a.md' cannot be shown now: it is a folder now, not a file"
+    assert grown.status_code == 404, grown.text[:200]
+    assert "larger than the 100,000-byte limit now" in grown.json()["error"]
+
+
+def test_a_hidden_note_is_answered_as_a_missing_one(
+    make_vault: Callable[..., Path], kb_factory: Callable[..., KnowledgeBase]
+) -> None:
+    """A hidden binary ``.md`` got "… binary file with a Markdown extension", a missing one
+    "… is not an indexed page": anyone could probe for hidden files (``.obsidian/``)."""
+    vault = make_vault({"a.md": "# A\n\nShort.\n"})
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "h.md").write_bytes(b"x\0y")
+    (vault / ".hidden.md").write_bytes(b"x\0y")
+    index = kb_factory(vault)
+    index.index()
+    with UvicornThread(create_app(index, index.settings.replace(rate_limit=0))) as server:
+        answers = {
+            path: httpx.get(server.url + "/view/" + path).json()["error"]
+            for path in (".hidden.md", ".obsidian/h.md", "missing.md")
+        }
+    assert answers == {path: f"{path!r} is not an indexed page of this vault." for path in answers}

@@ -128,13 +128,17 @@ class Boundary:
         ``VaultError`` if refused."""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except FileNotFoundError:
+        except (FileNotFoundError, ValueError):  # ValueError: a NUL byte in the name
             raise VaultError(MISSING) from None
         except OSError as exc:
             raise VaultError(f"cannot read file: {exc.strerror or exc}") from exc
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise VaultError("it is a folder now, not a file")
+            raise VaultError("not a regular file (a pipe, device or socket)")
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise VaultError("not a regular file (a pipe, device or socket)")
             real = _real_path(fd, path)
             reason = self.refuse_real(real, path)
             if reason:
@@ -144,6 +148,11 @@ class Boundary:
     def relative(self, path: Path) -> str:
         """``path`` relative to the vault, POSIX separators."""
         return path.relative_to(self.root).as_posix()
+
+
+def is_hidden(rel: str) -> bool:
+    """Whether a vault-relative path goes through a hidden file or folder (never indexed)."""
+    return bool(_hidden_parts(Path(rel)))
 
 
 def _hidden_parts(rel: Path) -> set[str]:

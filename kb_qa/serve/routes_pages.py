@@ -57,8 +57,8 @@ class PageRoutes:
     def _unindexed(self, wanted: str) -> VaultError | None:
         """Why a note of the vault is not indexed, when it is because it is binary now (the
         watcher took it out of the answers): None for any other path, as for one not there."""
-        if not wanted.lower().endswith(MARKDOWN_SUFFIXES):
-            return None
+        if not wanted.lower().endswith(MARKDOWN_SUFFIXES) or vault.is_hidden(wanted):
+            return None  # a hidden note is answered as a missing one: nothing to probe
         if vault.ignored_by(self.settings).match_file(wanted):
             return None
         try:
@@ -91,10 +91,17 @@ class PageRoutes:
         path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
             return self._unindexed(wanted)
+        limit = self.settings.max_file_bytes
+        boundary = vault.Boundary.of(self.settings)
         try:
-            data = vault.Boundary.of(self.settings).read_bytes(self.settings.vault / path)
+            data = boundary.read_bytes(self.settings.vault / path, limit + 1)
         except VaultError as exc:
             return exc
+        if len(data) > limit:  # it grew since it was indexed: no 60 MB page
+            return VaultError(
+                f"it is larger than the {limit:,}-byte limit now (KBQA_MAX_FILE_BYTES); "
+                "it leaves the index at the next update."
+            )
         if decoding.is_binary(data):  # as indexing refuses it: no page of random bytes
             return VaultError("it is a binary file now, not Markdown.")
         # As it was indexed (no BOM; a notes vault's comments blanked): the anchors match.
