@@ -824,3 +824,7 @@ def test_the_text_report_shows_no_question_reversed(tmp_path: Path, run_cli: Any
     result = run_cli("insights", str(vault), "--index-dir", str(tmp_path / "index"))
     assert result.returncode == 0, result.stderr
     assert "“txt.exe”" in result.stdout and "\u202e" not in result.stdout
+    # ... and the report as JSON (the CLI's --json, /insights?format=json) kept it.
+    result = run_cli("insights", str(vault), "--index-dir", str(tmp_path / "index"), "--json")
+    assert result.returncode == 0, result.stderr
+    assert "txt.exe" in result.stdout and "\\u202e" not in json.dumps(json.loads(result.stdout))

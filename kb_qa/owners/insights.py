@@ -40,6 +40,7 @@ from kb_qa.owners.feedback import Feedback, FeedbackStore
 from kb_qa.owners.insights_csv import utc
 from kb_qa.owners.questionlog import Entry, QuestionLog
 from kb_qa.settings import Settings
+from kb_qa.text import BIDI_CONTROLS
 
 TOP_QUESTIONS = 50  # rows of the top-questions list in the report (the CSV has them all)
 TOP = 15  # rows of the most/least cited tables
@@ -87,7 +88,7 @@ def build(
     asked = asked_questions(entries, ratings)
     vectors = Vectors(kb, log)
     chunks = chunks_by_section(kb)
-    return {
+    report = {
         "report_version": REPORT_VERSION,
         "vault": settings.vault.name,
         "generated_at": now,
@@ -102,6 +103,20 @@ def build(
         "latency": _latency(entries),
         "errors": _errors(entries),
     }
+    return _without_bidi(report)
+
+
+def _without_bidi(value: Any) -> Any:
+    """``value`` with bidi embeddings, overrides and isolates dropped from every string in it:
+    a reader's question or a file name that reads reversed ("txt.exe") in the JSON, the CLI's
+    ``--json`` and the page's embedded data as well as in the page itself."""
+    if isinstance(value, str):
+        return BIDI_CONTROLS.sub("", value)
+    if isinstance(value, dict):
+        return {k: _without_bidi(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_bidi(v) for v in value]
+    return value
 
 
 def top_questions(
