@@ -35,10 +35,14 @@ _CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+# Tense auxiliaries ("did", "were", "had") name no topic: "what did slugs eat?" quoted the
+# note where softneck garlic "did best". Modals ("should", "could") stay: "should I
+# commit it?" is answered where the docs say what you should do.
 STOPWORDS = frozenset(
-    """a an and are as at be but by can do does for from has have how i if in into is it its
-    me my no not of on or so such than that the their then there these they this to too us
-    was we what when where which while who why will with would you your i'm""".split()
+    """a am an and are as at be been being but by can did do does for from had has have how i
+    if in into is it its me my no not of on or so such than that the their then there these
+    they this to too us was we were what when where which while who why will with would you
+    your i'm""".split()
 )
 
 

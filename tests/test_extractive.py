@@ -904,3 +904,13 @@ def test_a_tabs_title_counts_as_the_heading_of_what_it_holds() -> None:
     chunk = _page(("Get started", "Content tabs"), text)
     assert _quoted("How do I print hello from Rust?", chunk).startswith('=== "Rust"')
     assert _quoted("How do I print hello from Python?", chunk).startswith('=== "Python"')
+
+
+def test_a_tense_auxiliary_does_not_pick_the_passage() -> None:
+    """ "what did slugs eat?" quoted the garden note's "Softneck did best last year": "did"
+    was the one question word it held, and it outweighed the journal's "Slugs ate …"."""
+    garlic = _page(("Garden", "Garlic"), "Plant cloves in October. Softneck did best last year.\n")
+    monday = _page(("Journal", "Monday"), "Slugs ate every lettuce seedling overnight.\n")
+    for question in ("what did slugs eat?", "what were the slugs eating?"):
+        result = quote(question, [(1, Hit(garlic, 0.62)), (2, Hit(monday, 0.6))])
+        assert 1 not in result.quoted, (question, result.quoted)
