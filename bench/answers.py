@@ -14,7 +14,8 @@ bench/quality.py builds (default settings, or those of --embed-model).
 that lean on the previous question ("How do I shrink it?"), each with the same question
 written out in full. Prints R@5 of the gold section among the answer's excerpts for the
 follow-up with the conversation (as the API searches it: kb_qa.answer.prepare.follow_up_queries),
-the follow-up alone, and the full question.
+the follow-up alone, and the full question, and how often the no-key answer's first passage comes
+from a gold section.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import QUESTIONS, WORK, eval_sets, index_dir
 
 from kb_qa import KnowledgeBase
-from kb_qa.answer import evaluate
+from kb_qa.answer import evaluate, extractive
 from kb_qa.answer.answering import Citations, Done, answer, prepare
 from kb_qa.answer.prompt import Turn
 
@@ -45,19 +46,30 @@ async def _run(kb: KnowledgeBase, question: str) -> tuple[Done, Citations]:
     return done, citations
 
 
-def _section_rank(kb: KnowledgeBase, question: str, history: list[Turn], gold: list) -> int:
-    """Rank of the first gold section among the answer's excerpts (999 when absent)."""
+def _section_rank(
+    kb: KnowledgeBase, question: str, history: list[Turn], gold: list
+) -> tuple[int, bool]:
+    """Rank of the first gold section among the answer's excerpts (999 when absent), and
+    whether the no-key answer's first passage is from a gold section."""
+    prepared = prepare(kb, kb.settings, question, history)
     seen: list[tuple[str, str]] = []
-    for _, hit in prepare(kb, kb.settings, question, history).ranked:
+    for _, hit in prepared.ranked:
         key = (hit.chunk.path, hit.chunk.anchor)
         if key not in seen:
             seen.append(key)
-    return next((n for n, key in enumerate(seen, 1) if key in gold), 999)
+    quoted = extractive.quote_prepared(prepared).quoted
+    hits = dict(prepared.ranked)
+    first = next(((hits[n].chunk.path, hits[n].chunk.anchor) for n in quoted), None)
+    return next((n for n, key in enumerate(seen, 1) if key in gold), 999), first in gold
 
 
 def followups() -> None:
     rows = [json.loads(line) for line in (QUESTIONS / "followups.jsonl").open()]
-    found: dict[str, list[int]] = {"with the conversation": [], "follow-up alone": [], "full": []}
+    found: dict[str, list[tuple[int, bool]]] = {
+        "with the conversation": [],
+        "follow-up alone": [],
+        "full": [],
+    }
     for kind, name, vault, _ in eval_sets("synthetic"):
         kb = KnowledgeBase(vault, index_dir=WORK / "index" / f"{kind}-{name}-default-d")
         kb.index()
@@ -75,7 +87,11 @@ def followups() -> None:
             found["full"].append(_section_rank(kb, row["full"], [], gold))
         kb.close()
     for label, ranks in found.items():
-        print(f"{label:<24} R@5 {sum(r <= 5 for r in ranks) / len(ranks):.3f}  (n={len(ranks)})")
+        n = len(ranks)
+        print(
+            f"{label:<24} R@5 {sum(r <= 5 for r, _ in ranks) / n:.3f}  first passage from a "
+            f"gold section {sum(first for _, first in ranks) / n:.3f}  (n={n})"
+        )
 
 
 def main() -> None:

@@ -162,8 +162,8 @@ def _answer(
     """(first passage holds the words, second shown, second off topic, not covered, where
     the first passage comes from) for one labelled question, asked after ``history``."""
     prepared = prepare(kb, kb.settings, row["question"], history or ())
-    # As the API quotes: with what was searched (a follow-up's previous key terms included).
-    result = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered)
+    # As the API quotes: for the question, a follow-up's carried terms counting half.
+    result = extractive.quote_prepared(prepared)
     by_number = dict(prepared.ranked)
     shown = [
         (by_number[n].chunk, by_number[n].chunk.text[a:b]) for n, (a, b) in result.quoted.items()

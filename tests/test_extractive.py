@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -914,3 +915,22 @@ def test_a_tense_auxiliary_does_not_pick_the_passage() -> None:
     for question in ("what did slugs eat?", "what were the slugs eating?"):
         result = quote(question, [(1, Hit(garlic, 0.62)), (2, Hit(monday, 0.6))])
         assert 1 not in result.quoted, (question, result.quoted)
+
+
+def test_a_follow_up_quotes_what_it_asks_of_the_topic_it_continues(tmp_path: Path) -> None:
+    """ "and when is the MOT due?" after a question on the loaded car's tyre pressures quoted
+    the tyre pressures (bench/notes_vault): the previous question's four terms outweighed
+    the two of the question itself."""
+    vault = shutil.copytree(Path(__file__).parents[1] / "bench" / "notes_vault", tmp_path / "v")
+    instance = KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="minilm")
+    instance.index()
+    history = [
+        Turn("user", "what tyre pressure for the car when loaded?"),
+        Turn("assistant", "2.6 bar front, 2.8 bar rear [1]"),
+    ]
+    try:
+        for question in ("and when is the MOT due?", "what about the cambelt?"):
+            _done, citations = ask(instance, question, history=history)
+            assert citations.citations[0].anchor == "next-due", (question, citations.citations)
+    finally:
+        instance.close()

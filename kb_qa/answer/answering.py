@@ -131,7 +131,7 @@ async def answer(
     if settings.model:
         pieces = without_thinking(llm_pieces(prompt, settings, usage))
     else:
-        extract = extractive.quote(prepared.queries[0], prepared.ranked, prepared.covered, lang)
+        extract = extractive.quote_prepared(prepared, lang)
         quoted = extract.quoted
         pieces = _extractive_pieces(extract.pieces)
     renumberer = CitationRenumberer(n)
@@ -183,9 +183,7 @@ async def answer(
             return
         fallback, failure, cut = "llm_error", EMPTY_REPLY, False
     if fallback:  # nothing was shown: the reader gets the sources' own words, not an error
-        extract = extractive.quote(
-            prepared.queries[0], prepared.ranked, prepared.covered, lang, failed=True
-        )
+        extract = extractive.quote_prepared(prepared, lang, failed=True)
         quoted, renumberer = extract.quoted, CitationRenumberer(n)
         for piece in extract.pieces:
             if shown := renumberer.feed(piece):

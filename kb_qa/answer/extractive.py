@@ -35,6 +35,7 @@ from kb_qa.answer.blocks import (
     weight_of,
 )
 from kb_qa.answer.coverage import content_chars
+from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
@@ -59,6 +60,15 @@ SIMILARITY_WEIGHT = 1.0
 # passage states one ("450 ml", "256 KiB"; amounts.py). Dev: 0.800 -> 0.836 at 0.2 to 0.5 (the
 # middle taken), 0.818 at 0.1 and 1.0, and 0.818 at 0.1-0.5 when numbers in code counted.
 AMOUNT_WEIGHT = 0.3
+# The share a follow-up's carried terms (the previous question's key terms, searched with it)
+# count of a passage's words when the follow-up names what it asks about ("and when is the
+# MOT due?" after tyre pressures quoted the tyre pressures at 1.0): they say which topic,
+# its own words what of it. One that points back ("how do I change it for one job?") asks
+# about them: they count whole. bench/answers.py --followups (20 follow-ups, 19 of which
+# point back), first passage from a gold section: 0.250 with every carried term whole,
+# 0.300 with all at 0.5 (which lost test_a_follow_up_is_searched_with_the_previous_question's
+# "change it for just one job"), 0.250 so.
+CARRIED_WEIGHT = 0.5
 # Question words in the heading count this much more again: a heading that restates the
 # question ("Per job" for a follow-up about one job, an FAQ entry) says what the section is
 # for. Dev: 0.709 at 0.5 and 0.7, 0.691 at 0.1 / 0.2 / 0.3 / 1.0 (with weight 1.5 for the
@@ -240,12 +250,26 @@ def extract(
     return quote(question, ranked, covered, lang).pieces
 
 
+def quote_prepared(prepared: Prepared, lang: str = "", failed: bool = False) -> Extract:
+    """``quote`` for what ``prepare`` found: the question as asked, and the terms a follow-up
+    was searched with."""
+    return quote(
+        prepared.asked or prepared.queries[0],
+        prepared.ranked,
+        prepared.covered,
+        lang,
+        failed,
+        prepared.carried,
+    )
+
+
 def quote(
     question: str,
     ranked: Sequence[tuple[int, Hit]],
     covered: bool = True,
     lang: str = "",
     failed: bool = False,
+    carried: str = "",
 ) -> Extract:
     """The answer, and the range of each quoted section that it quotes.
 
@@ -253,7 +277,10 @@ def quote(
     passage comes first, a second one when it matches about as well; each is introduced by
     its heading path and its number in brackets, like an LLM's citation. ``lang``, the
     reader's language tag, is the language of the sentences around the passages; ``failed``:
-    a model is configured but did not answer, which the label says.
+    a model is configured but did not answer, which the label says. ``carried``: the
+    previous question's key terms a follow-up was searched with; a passage's words of them
+    count ``CARRIED_WEIGHT`` as much as the question's own, so "and when is the MOT due?"
+    after a question on tyre pressures quotes the MOT, in the car's notes.
     """
     label = say(lang, "label_failed" if failed else "label")
     sections = sections_of(ranked, CANDIDATES)
@@ -267,12 +294,18 @@ def quote(
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
     wanted |= set(decimals(said))  # as passages are read: "2.0" whole
+    context = set(keyword_tokens(normalize(carried))) - wanted
+    wanted |= context
+    carried_weight = 1.0 if points_back(question) else CARRIED_WEIGHT
     df: dict[str, int] = {}
     for _, _h, blocks in read:
         for t in wanted & (set().union(*(b.tokens for b in blocks)) if blocks else set()):
             df[t] = df.get(t, 0) + 1
     # Rarer question words say more about a passage than words every section shares.
-    weight = {t: math.log(1 + len(read) / df.get(t, 1)) for t in wanted}
+    weight = {
+        t: math.log(1 + len(read) / df.get(t, 1)) * (carried_weight if t in context else 1.0)
+        for t in wanted
+    }
     scored = []
     how = _HOW.search(question) is not None
     for n, h, blocks in read:

@@ -26,6 +26,8 @@ class Prepared:
     candidates: int  # hits retrieved before the token budget
     retrieval_ms: float
     covered: bool  # retrieval's evidence says the sources cover the question
+    asked: str = ""  # the question as asked (markup dropped), what a no-key answer quotes for
+    carried: str = ""  # the previous question's key terms, when searched with them
 
 
 def prepare(
@@ -56,7 +58,9 @@ def prepare(
     # The model's rewrites of it (rewrite.py, run before this thread); without them a
     # follow-up that leans on the conversation is searched with the previous question's
     # key terms: alone, "and how do I change it?" finds unrelated sections.
-    follow = [] if rewritten else follow_up_queries(queries[0], history)
+    asked = queries[0]
+    carried = "" if rewritten else carried_terms(asked, history)
+    follow = follow_up_queries(asked, history) if carried else []
     queries += rewritten
 
     def ranked_for(q: str, reader: bool, fusion: str | None = None) -> list[Hit]:
@@ -80,6 +84,7 @@ def prepare(
             if covered(queries[0], alone[:10], kb.embedder.name):
                 rankings = [alone]  # it says what it asks and the docs answer it: a new question
                 stood_alone = True
+                carried = ""
         if follow and not rankings:
             queries = follow
         rankings = rankings or [ranked_for(q, reader=True) for q in queries]
@@ -111,7 +116,7 @@ def prepare(
     # bare words ("and how do I change it?") cover nothing.
     judged = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
     is_covered = stood_alone or any(covered(q, r[:10], kb.embedder.name) for q, r in judged)
-    return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered)
+    return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered, asked, carried)
 
 
 # An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
@@ -174,9 +179,15 @@ FRAGMENT_WORDS = 3  # a question this short without a question of its own is a f
 FRAGMENT_CJK = 4  # ... and in Chinese or Japanese, this many characters ("怎么改？")
 
 
+def points_back(question: str) -> bool:
+    """Whether a question names what it asks about by a word that points back ("it",
+    "that one", "它"): the conversation's terms are then what it asks about."""
+    return _DEPENDENT.search(_NOT_POINTING.sub(" ", question)) is not None
+
+
 def leans_on_conversation(question: str) -> bool:
     """Whether a question needs the conversation to be understood (see follow_up_queries)."""
-    if _CONTINUES.search(question) or _DEPENDENT.search(_NOT_POINTING.sub(" ", question)):
+    if _CONTINUES.search(question) or points_back(question):
         return True
     if cjk_share(question) >= CJK_SHARE:
         return sum(map(len, cjk_runs(question))) <= FRAGMENT_CJK
@@ -251,10 +262,14 @@ def follow_up_queries(question: str, history: Sequence[Turn]) -> list[str]:
     as a follow-up it found retry sections (bench/passages.py, "after another"). [] when
     the question stands on its own; one that points back but may not is checked by
     ``prepare`` (``may_stand_alone``)."""
+    terms = carried_terms(question, history)
+    return [f"{question}\n{terms}", f"{terms}\n{question}"] if terms else []
+
+
+def carried_terms(question: str, history: Sequence[Turn]) -> str:
+    """The previous user turn's key terms when ``question`` leans on the conversation, else
+    "" (see follow_up_queries)."""
     previous = next((t.content for t in reversed(history) if t.role == "user"), "")
-    if not previous:
-        return []
-    if not leans_on_conversation(question):
-        return []
-    terms = key_terms(previous) or previous
-    return [f"{question}\n{terms}", f"{terms}\n{question}"]
+    if not previous or not leans_on_conversation(question):
+        return ""
+    return key_terms(previous) or previous
