@@ -245,3 +245,22 @@ def test_a_search_answers_from_the_view_it_has_while_a_new_one_is_built(
         old = served.search("boiler pressure", 3)
     assert old and old[0].chunk.path == "alpha.md"  # answered at once, from the old view
     assert served.search("kettle whistles", 3)[0].chunk.heading == "Kettles"  # then the new
+
+
+def test_choosing_a_templates_folder_in_obsidian_takes_its_notes_out(
+    watched: tuple[Path, KnowledgeBase, Watcher],
+) -> None:
+    """Obsidian writes ``.obsidian/templates.json`` when a templates folder is picked: the
+    watcher ignored it (a hidden file), and the template stayed searchable until some
+    other note was edited."""
+    folder, kb, watcher = watched
+    since = time.time()
+    (folder / ".obsidian").mkdir()  # as in any vault Obsidian has opened
+    (folder / "Templates").mkdir()
+    (folder / "Templates" / "Daily.md").write_text("# {{date}}\n\n## Log\n\nKumquat ritual.\n")
+    settle(watcher, since)
+    assert "Kumquat ritual" in texts(kb)
+    since = time.time()
+    (folder / ".obsidian" / "templates.json").write_text('{"folder": "Templates"}')
+    settle(watcher, since)
+    assert "Kumquat ritual" not in texts(kb)

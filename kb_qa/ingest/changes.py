@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
 from kb_qa.types import IndexReport
 
 IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
+TEMPLATE_SETTINGS = frozenset(settings for settings, _key, _kind in SETTINGS)
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class Freshness:
 def relevant(path: str, is_directory: bool) -> bool:
     """Whether a changed path can affect the index (nothing under ``node_modules`` or
     ``.git``, which the vault scan skips)."""
+    if Path(path).as_posix() in TEMPLATE_SETTINGS:
+        return True  # a templates folder chosen in Obsidian: its notes leave the index
     if SKIP_DIRS.intersection(Path(path).parts):
         return False
     name = Path(path).name
