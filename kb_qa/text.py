@@ -118,7 +118,8 @@ def wikilink_label(match: re.Match[str]) -> str:
     target, heading, label = match.groups()
     if heading and heading.strip().startswith("^"):  # a block's address is not shown
         heading = ""
-    written = " > ".join(p.strip() for p in (target or "", heading or "") if p.strip())
+    parts = [target or "", *(heading or "").split("#")]  # [[note#parent#heading]]
+    written = " > ".join(p.strip() for p in parts if p.strip())
     return (label or "").strip() or written
 
 

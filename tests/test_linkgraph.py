@@ -270,3 +270,45 @@ def test_the_view_follows_a_wikilink_to_the_section_the_ranking_counted_it_for(
         for path, anchor in re.findall(r'href="/view/([^"#]+)#([^"]+)"', page)
     }
     assert opened == counted, page
+
+
+def test_a_wikilink_through_parent_headings_opens_the_heading_under_them(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Obsidian's ``[[Note#Parent#Heading]]`` opened ``#car-service-lognext-due``, an id no
+    heading has, and was labelled "Car Service Log > Car Service Log#Next due"; of two
+    "Problems" headings, the one under "Week 2" is meant."""
+    import re
+
+    import httpx
+    from uvicorn_thread import UvicornThread
+
+    from kb_qa.serve.app import create_app
+
+    files = {
+        "Links.md": "# Links\n\n[[Car Service Log#Car Service Log#Next due]] and "
+        "[[Weekly Review#Week 2#Problems]] and [[Weekly Review#Week 9#Problems]].\n",
+        "Car Service Log.md": "# Car Service Log\n\n## Tyres\n\n2.3 bar.\n\n## Next due\n\nMOT.\n",
+        "Weekly Review.md": "# Weekly Review\n\n## Week 1\n\n### Problems\n\nRain.\n\n"
+        "## Week 2\n\n### Problems\n\nSlugs.\n",
+    }
+    base = kb(make_vault(files, name="obsidian"), rate_limit=0)
+    base.index()
+    counted = {
+        target
+        for origin, target, _ in linkgraph.resolved(base.store.chunks())
+        if origin[0] == "Links.md"
+    }
+    # Week 9 is no heading: its "Problems" is the first one, as a plain [[#Problems]] opens.
+    assert counted == {
+        ("Car Service Log.md", "next-due"),
+        ("Weekly Review.md", "problems_1"),
+        ("Weekly Review.md", "problems"),
+    }
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(f"{server.url}/view/Links.md").text
+    assert re.findall(r'#([^"]+)">([^<]+)</a>', page) == [
+        ("next-due", "Car Service Log &gt; Car Service Log &gt; Next due"),
+        ("problems_1", "Weekly Review &gt; Week 2 &gt; Problems"),
+        ("problems", "Weekly Review &gt; Week 9 &gt; Problems"),
+    ], page

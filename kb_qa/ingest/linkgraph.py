@@ -169,6 +169,8 @@ class Resolver:
         self.by_url: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_heading: dict[tuple[str, str], str] = {}
+        # Per page, each section's heading path as keys, for ``[[note#parent#heading]]``
+        self.trails: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         titles: dict[str, str] = {}
         for c in chunks:
             self.sections.add((c.path, c.anchor))
@@ -179,6 +181,8 @@ class Resolver:
                 titles[c.path] = c.indexed_path[0] if c.heading_path else ""
             if c.level > 0:
                 self.by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+                trail = tuple(match_text(h) for h in c.heading_path)
+                self.trails.setdefault(c.path, []).append((trail, c.anchor))
             for m in BLOCK_ID.finditer(c.text) if "^" in c.text else ():
                 # [[note#^id]]: the section holding that block
                 self.by_heading.setdefault((c.path, "^" + m.group(1).lower()), c.anchor)
@@ -244,8 +248,14 @@ class Resolver:
     def heading(self, path: str, heading: str) -> str | None:
         """The anchor of ``heading`` (or of the section holding block ``^id``) in ``path``."""
         key = heading.strip()
-        key = key.lower() if key.startswith("^") else match_text(key)
-        return self.by_heading.get((path, key))
+        if key.startswith("^"):
+            return self.by_heading.get((path, key.lower()))
+        parts = [match_text(p) for p in key.split("#") if p.strip()]
+        if len(parts) > 1:  # Obsidian's [[note#parent#heading]]: the heading under its parents
+            for trail, anchor in self.trails.get(path, ()):
+                if trail[-1] == parts[-1] and _in_order(parts[:-1], trail[:-1]):
+                    return anchor
+        return self.by_heading.get((path, parts[-1] if parts else ""))
 
     def wikilink(self, chunk: Chunk, page: str, heading: str) -> Section | None:
         path = self.note(chunk.path, page)
@@ -253,3 +263,9 @@ class Resolver:
             return None
         anchor = self.heading(path, heading)
         return (path, anchor) if anchor is not None else None
+
+
+def _in_order(wanted: Sequence[str], trail: Sequence[str]) -> bool:
+    """Whether ``wanted`` occur in ``trail`` in that order (others may come between)."""
+    rest = iter(trail)
+    return all(any(w == t for t in rest) for w in wanted)
