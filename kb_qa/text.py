@@ -35,9 +35,7 @@ _CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
-# Tense auxiliaries ("did", "were", "had") name no topic: "what did slugs eat?" quoted the
-# note where softneck garlic "did best". Modals ("should", "could") stay: "should I
-# commit it?" is answered where the docs say what you should do.
+# Tense auxiliaries ("did", "were") name no topic; modals ("should I commit it?") can.
 STOPWORDS = frozenset(
     """a am an and are as at be been being but by can did do does for from had has have how i
     if in into is it its me my no not of on or so such than that the their then there these

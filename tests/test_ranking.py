@@ -154,6 +154,23 @@ def test_a_word_only_the_changelog_holds_finds_its_entry(
     assert base.search("parser queue names", 1)[0].chunk.path != "changelog.md"
 
 
+def test_the_one_note_holding_every_word_of_a_keyword_search_leads(
+    tmp_path: Path, kb: Callable[..., KnowledgeBase]
+) -> None:
+    """ "rest minutes fridge" in the notes vault: Pancakes › Batter, the only section with all
+    three words, came 8th, below seven sections with none of them that MiniLM placed near."""
+    import shutil
+
+    vault = shutil.copytree(Path(__file__).parents[1] / "bench" / "notes_vault", tmp_path / "v")
+    pancakes = vault / "Pancakes.md"
+    text = pancakes.read_text(encoding="utf-8")
+    pancakes.write_text(text.replace("rest 10 minutes", "rest 25 minutes in the fridge"))
+    base = kb(vault, embed_model="minilm")
+    base.index()
+    assert [h.chunk.heading for h in base.search("rest minutes fridge", 1)] == ["Batter"]
+    assert base.search("rest fridge", 1)[0].chunk.heading == "Batter"
+
+
 def test_words_written_apart_match_the_docs_word_written_as_one() -> None:
     from kb_qa.index.keyword import KeywordIndex
 

@@ -83,6 +83,17 @@ class KeywordIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
 
+    def holding_all(self, query: str) -> set[int]:
+        """The chunks that hold every word of ``query`` (two words or more); none when a
+        word is in no chunk at all."""
+        words = list(dict.fromkeys(keyword_tokens(query)))
+        if len(words) < 2 or any(w not in self._vocab for w in words):
+            return set()
+        held = np.ones(self.size, dtype=bool)
+        for word in words:
+            held &= np.asarray(self._bm25.get_scores([word])) > 0
+        return set(np.flatnonzero(held).tolist())
+
     def top(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[int]:
         """Indexes of the ``n`` best-scoring chunks with a positive score."""
         return [i for i, _ in self.top_scored(query, n, allowed)]

@@ -134,6 +134,7 @@ def fuse(
     method: str = "zscore",
     links: Links | None = None,
     cosines: dict[int, float] | None = None,
+    complete: set[int] | None = None,
 ) -> list[Hit]:
     """Fuse a vector ranking ((chunk id, cosine similarity), best first) and a keyword
     ranking ((chunk index, BM25 score), best first) into one list of hits.
@@ -180,6 +181,14 @@ def fuse(
         fused_z = combined
         if links is not None:
             combined = combined + links.evidence(candidates)
+        whole = (complete or set()) & bm25.keys()
+        if keyword_weight and whole and len(whole) <= LONE_MATCHES and len(bm25) > LONE_MATCHES:
+            # Of many chunks holding some of the question's words, these few hold all of
+            # them ("rest minutes fridge"): they lead, as lone matches do below.
+            lone = np.array([i in whole for i in candidates])
+            lift = lone * (combined.max() - combined[lone].min() + 1e-6)
+            combined = combined + lift
+            fused_z = np.where(lone, fused_z + lift, fused_z)
         if keyword_weight and bm25 and (_flat(bm25) or len(bm25) <= LONE_MATCHES):
             # The question's words occur in these chunks only (a made-up name, an error
             # code, a flag), alike or in at most LONE_MATCHES of them: they lead, and only

@@ -199,9 +199,8 @@ class KnowledgeBase(IndexRun):
     ) -> list[Hit]:
         """Hybrid search; ``sections`` keeps only the best piece of each heading section.
 
-        ``lang`` is the reader's language (their page's ``<html lang>``): on a translated
-        site, a page the site has in that language too is left to that translation (the
-        plain ranking a model reads keeps it, below its translation).
+        ``lang``, the reader's language (their page's ``<html lang>``): a page a translated
+        site has in it too is left to that translation (a model's plain ranking keeps both).
 
         ``reader`` ranks for what a person sees first (search results, no-key answers): the
         question's title weighs in, sections the docs link to gain (``link_weight``,
@@ -262,6 +261,7 @@ class KnowledgeBase(IndexRun):
             method=method,
             links=self._links(view, question) if reader else None,
             cosines=cosines,
+            complete=view.keyword.holding_all(question) if view.keyword else None,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
