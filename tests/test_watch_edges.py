@@ -264,3 +264,36 @@ def test_choosing_a_templates_folder_in_obsidian_takes_its_notes_out(
     (folder / ".obsidian" / "templates.json").write_text('{"folder": "Templates"}')
     settle(watcher, since)
     assert "Kumquat ritual" not in texts(kb)
+
+
+def test_a_long_run_says_how_far_it_has_got(
+    make_vault: Callable[..., Path],
+    kb: KB,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 4.8 MB note took minutes to embed under --watch, and neither the log nor
+    /api/health said anything meanwhile."""
+    monkeypatch.setattr(changes, "PROGRESS_SECONDS", 0.0)  # a line per batch, not per 30 s
+    folder = make_vault({f"n{i:04d}.md": f"# Note {i}\n\nText {i}.\n" for i in range(600)})
+    base = kb(folder, embed_batch=50)
+    caplog.set_level(logging.INFO, logger="kb_qa.ingest.watch")
+    watcher = Watcher(base, debounce=0.05).start()
+    try:
+        seen: set[tuple[int, int]] = set()
+        deadline = time.monotonic() + 60
+        while not watcher.last_report:
+            fresh = watcher.freshness().as_dict()
+            if fresh["to_embed"]:
+                seen.add((fresh["embedded"], fresh["to_embed"]))
+            assert time.monotonic() < deadline, "the first run never ended"
+            time.sleep(0.001)
+        assert watcher.wait_idle()
+        assert watcher.freshness().as_dict()["to_embed"] == 0  # no run embedding now
+    finally:
+        watcher.stop()
+    assert seen and all(0 <= done <= total == 600 for done, total in seen), seen
+    said = [r.getMessage() for r in caplog.records if "sections embedded" in r.getMessage()]
+    assert (
+        said and said[0].startswith("indexing: ") and said[0].endswith(" of 600 sections embedded")
+    )

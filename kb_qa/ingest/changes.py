@@ -4,8 +4,12 @@ tell a replaced vault folder from the one being watched), how current the index 
 
 from __future__ import annotations
 
+import logging
+import os
 import re
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,7 @@ from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
 from kb_qa.types import IndexReport
 
+log = logging.getLogger("kb_qa.ingest.watch")  # the watcher's log, as users filter it
 IGNORED_EVENTS = ("opened", "closed", "closed_no_write")
 TEMPLATE_SETTINGS = frozenset(settings for settings, _key, _kind in SETTINGS)
 
@@ -28,6 +33,8 @@ class Freshness:
     indexing: bool
     error: str  # why the last index run failed ("" when it did not)
     unwatched: str = ""  # why edits (or some of them) are not followed at all
+    embedded: int = 0  # sections the running index run has embedded so far
+    to_embed: int = 0  # of these (0 when no run is embedding)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -38,7 +45,50 @@ class Freshness:
             "indexing": self.indexing,
             "error": self.error,
             "unwatched": self.unwatched,
+            "embedded": self.embedded,
+            "to_embed": self.to_embed,
         }
+
+
+# A run embedding at least this many sections says how far it has got, this often.
+PROGRESS_SECTIONS = 500
+PROGRESS_SECONDS = 30.0
+
+
+@dataclass
+class Embedding:
+    """How far an index run's embedding has got: a 5 MB note is thousands of sections, and
+    minutes of a run that said nothing (the log, ``/api/health``'s freshness)."""
+
+    done: int = 0
+    total: int = 0
+    said: float = field(default_factory=time.monotonic)
+
+    def update(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = time.monotonic()
+        if total >= PROGRESS_SECTIONS and 0 < done < total and now - self.said >= PROGRESS_SECONDS:
+            log.info("indexing: %s of %s sections embedded", f"{done:,}", f"{total:,}")
+            self.said = now
+
+
+INOTIFY_LOG = "watchdog.observers.inotify"
+
+
+class LimitReached(logging.Handler):
+    """watchdog only logs a folder it could not watch once it runs ("Unable to watch
+    ...: inotify watch limit reached"): this hands such a folder inside ``vault`` to
+    ``unwatched`` (the watcher's error)."""
+
+    def __init__(self, vault: Path, unwatched: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.vault, self.unwatched = vault, unwatched
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("Unable to watch") and record.args:
+            folder = Path(os.fsdecode(record.args[0]))  # watchdog's paths are bytes
+            if folder.is_relative_to(self.vault):  # not another watcher's vault
+                self.unwatched(str(folder))
 
 
 def relevant(path: str, is_directory: bool) -> bool:

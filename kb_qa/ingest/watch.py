@@ -83,10 +83,11 @@ class Watcher:
         self._stop = threading.Event()
         self._observer: Any = None
         self._watched: tuple[int, int] | None = None  # the vault folder being watched
-        self._limit = _LimitReached(self)
+        self._limit = changes.LimitReached(self.vault, self._unwatched)
         self._limited = ""  # why part of the vault is not watched (the limit of watches)
         self._moved = ""  # the vault path now leads elsewhere (a re-pointed symlink)
         self._warned: set[tuple[str, str, str]] = set()  # last run's warnings, skips: said
+        self._embedding = changes.Embedding()  # how far the running index run has got
         self._worker = threading.Thread(target=self._run, name="kb-qa-indexer", daemon=True)
 
     # -- recording --------------------------------------------------------------------------
@@ -170,6 +171,7 @@ class Watcher:
                 self._indexing,
                 self._error,
                 self._moved or self._limited,
+                *((self._embedding.done, self._embedding.total) if self._indexing else ()),
             )
 
     def _schedule(self) -> None:
@@ -191,13 +193,13 @@ class Watcher:
             self._unwatched(str(self.vault), instances=exc.errno == errno.EMFILE)
             return
         self._observer, self._watched = observer, folder
-        logging.getLogger(_INOTIFY_LOG).addHandler(self._limit)
+        logging.getLogger(changes.INOTIFY_LOG).addHandler(self._limit)
         if self._stop.is_set():  # stop() ran meanwhile (a vault check racing it): undo
             self._unschedule()
 
     def _unschedule(self) -> None:
         # stop() (the caller's thread) and a vault check (the worker's) may both get here.
-        logging.getLogger(_INOTIFY_LOG).removeHandler(self._limit)
+        logging.getLogger(changes.INOTIFY_LOG).removeHandler(self._limit)
         with self._cond:
             observer, self._observer = self._observer, None
         if observer is not None:
@@ -272,7 +274,7 @@ class Watcher:
                 self._cond.wait(timeout=min(self.debounce - quiet, self.max_delay - waited))
                 return None
             batch, self._pending = self._pending, set()
-            self._indexing = True
+            self._indexing, self._embedding = True, changes.Embedding()
             return batch
 
     def _index_once(self, batch: set[str]) -> None:
@@ -315,7 +317,9 @@ class Watcher:
             log.warning("%s%s: %s", kind, changes.shown(path), message)
 
     def _unless_stopped(self, done: int, total: int) -> None:
-        """An index run's progress: stopping ends it between two batches of embeddings."""
+        """An index run's progress: said now and then, and stopping ends it between two
+        batches of embeddings."""
+        self._embedding.update(done, total)
         if self._stop.is_set():
             raise _Stopped
 
@@ -380,21 +384,3 @@ class Watcher:
 
 class _Stopped(Exception):
     """Raised into an index run when the watcher stops."""
-
-
-_INOTIFY_LOG = "watchdog.observers.inotify"
-
-
-class _LimitReached(logging.Handler):
-    """watchdog only logs a folder it could not watch once it runs ("Unable to watch
-    ...: inotify watch limit reached"): this turns that into the watcher's error."""
-
-    def __init__(self, watcher: Watcher) -> None:
-        super().__init__(logging.WARNING)
-        self.watcher = watcher
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith("Unable to watch") and record.args:
-            folder = Path(os.fsdecode(record.args[0]))  # watchdog's paths are bytes
-            if folder.is_relative_to(self.watcher.vault):  # not another watcher's vault
-                self.watcher._unwatched(str(folder))
