@@ -181,25 +181,21 @@ def fuse(
         fused_z = combined
         if links is not None:
             combined = combined + links.evidence(candidates)
+        # The question's words occur in these chunks only (a made-up name, an error code, a
+        # flag), alike or in at most LONE_MATCHES of them: they lead, and only they count as
+        # matching for their pages (page_boost). Standardised, a lone match would count for
+        # less than the best vector candidates of a list that is noise for such a word (uv:
+        # 3 of 40 such words reached the top 10; a notes vault's "ThinkCentre", in two
+        # notes, came 8th). Of many chunks holding some of its words, the few holding all of
+        # them lead too ("rest minutes fridge"; the batter note came 8th).
+        only = bool(bm25) and (_flat(bm25) or len(bm25) <= LONE_MATCHES)
         whole = (complete or set()) & bm25.keys()
-        if keyword_weight and whole and len(whole) <= LONE_MATCHES and len(bm25) > LONE_MATCHES:
-            # Of many chunks holding some of the question's words, these few hold all of
-            # them ("rest minutes fridge"): they lead, as lone matches do below.
-            lone = np.array([i in whole for i in candidates])
+        leading = bm25.keys() if only else whole if len(whole) <= LONE_MATCHES else set()
+        if keyword_weight and leading:
+            lone = np.array([i in leading for i in candidates])
             lift = lone * (combined.max() - combined[lone].min() + 1e-6)
             combined = combined + lift
-            fused_z = np.where(lone, fused_z + lift, fused_z)
-        if keyword_weight and bm25 and (_flat(bm25) or len(bm25) <= LONE_MATCHES):
-            # The question's words occur in these chunks only (a made-up name, an error
-            # code, a flag), alike or in at most LONE_MATCHES of them: they lead, and only
-            # they count as matching for their pages (page_boost). Standardised, a lone
-            # match would count for less than the best vector candidates of a list that is
-            # noise for such a word (uv: 3 of 40 such words reached the top 10; a notes
-            # vault's "ThinkCentre", in two notes, came 8th).
-            lone = np.array([i in bm25 for i in candidates])
-            lift = lone * (combined.max() - combined[lone].min() + 1e-6)
-            combined = combined + lift
-            fused_z = np.where(lone, fused_z + lift, np.minimum(fused_z, 0.0))
+            fused_z = np.where(lone, fused_z + lift, np.minimum(fused_z, 0.0) if only else fused_z)
         fused = {i: float(z) for i, z in zip(candidates, fused_z)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
