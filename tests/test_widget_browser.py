@@ -412,6 +412,17 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     page.locator(".kbq-input").press("Enter")
     sync_api.expect(page.locator(".kbq-error").last).to_contain_text("limit is 2,000")
     assert page.locator(".kbq-input").input_value() == pasted.strip()
+    # ... and in view: the log showed the 800-line question from its top, the error below.
+    in_view = page.evaluate(
+        """() => {
+          const root = document.getElementById('kb-qa').shadowRoot;
+          const log = root.querySelector('.kbq-log').getBoundingClientRect();
+          const errors = root.querySelectorAll('.kbq-error');
+          const error = errors[errors.length - 1].getBoundingClientRect();
+          return error.top >= log.top && error.bottom <= log.bottom;
+        }"""
+    )
+    assert in_view, "the error is out of the conversation's view"
     shot(page, "14-errors")
 
 

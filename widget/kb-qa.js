@@ -1744,7 +1744,9 @@
   function showStart(log, node) {
     const end = log.scrollHeight - log.clientHeight;
     const question = node.classList.contains("kbq-bot") && node.previousElementSibling ? node.previousElementSibling : node;
-    const top = question.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+    const offset = (n) => n.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+    let top = offset(question);
+    if (question !== node && offset(node) - top > log.clientHeight / 2) top = offset(node);
     log.scrollTop = Math.max(0, Math.min(end, top - 8));
   }
   function renderMessage(w, m) {
@@ -1829,12 +1831,13 @@
     m._blocks = { context, keys: keys.slice(0, nodes.length), nodes, laid };
     return ctx.truncated || (m.text || "").length > MAX_ANSWER_CHARS || nodes.length < blocks.length;
   }
-  function updateMessage(w, m) {
-    const log = w.ui.log;
-    const following = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+  function updateMessage(w, m, following = atEnd(w.ui.log)) {
     if (!m._node || !m._node.parentNode) renderAll(w);
     else renderMessage(w, m);
-    if (following) showStart(log, m._node);
+    if (following) showStart(w.ui.log, m._node);
+  }
+  function atEnd(log) {
+    return log.scrollHeight - log.scrollTop - log.clientHeight < 48;
   }
   function headingPath(c, t = ENGLISH) {
     return withoutBidi((c.heading_path && c.heading_path.length ? c.heading_path : [c.path || c.url || t("source")]).join(" › "));
@@ -2024,8 +2027,7 @@
   }
   function fail(w, bot, message) {
     bot.error = message;
-    updateMessage(w, bot);
-    announce(w.ui.announcer, message);
+    const following = atEnd(w.ui.log);
     const at = w.state.messages.indexOf(bot);
     const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
     if (asked && !w.ui.input.value.trim()) {
@@ -2033,6 +2035,8 @@
       w.state.draft = asked;
       w.autosize();
     }
+    updateMessage(w, bot, following);
+    announce(w.ui.announcer, message);
   }
   function httpMessage(res, data, t = ENGLISH) {
     const message = ownWords(t) ? "" : data && data.error || "";

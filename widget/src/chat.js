@@ -1,7 +1,7 @@
 /** Asking: the question and the conversation go to POST /api/ask; the answer streams back as
  * Server-Sent Events (status, delta, citations, done, error) into the message being shown. */
 import { announce } from "./dom.js";
-import { answerAnnouncement, MAX_ANSWER_CHARS, renderAll, renderMessage, statusText, updateMessage } from "./messages.js";
+import { answerAnnouncement, atEnd, MAX_ANSWER_CHARS, renderAll, renderMessage, statusText, updateMessage } from "./messages.js";
 import { setBusy } from "./panel.js";
 import { jsonAnswerText, parseSSE } from "./sse.js";
 import { ENGLISH, pageLanguage } from "./strings.js";
@@ -69,9 +69,9 @@ function submit(w) {
 
 function fail(w, bot, message) {
   bot.error = message;
-  updateMessage(w, bot);
-  announce(w.ui.announcer, message); // once: the error in the log is not a live region
+  const following = atEnd(w.ui.log); // before the box grows and the log shrinks
   // The question goes back into the box (unless the reader typed on): Enter asks it again.
+  // First, so that the log is scrolled to the error at the height the box leaves it.
   const at = w.state.messages.indexOf(bot);
   const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
   if (asked && !w.ui.input.value.trim()) {
@@ -79,6 +79,8 @@ function fail(w, bot, message) {
     w.state.draft = asked;
     w.autosize();
   }
+  updateMessage(w, bot, following);
+  announce(w.ui.announcer, message); // once: the error in the log is not a live region
 }
 
 /** What a failed request's reply says, in words (``data``: its JSON body, or {}; ``res``:

@@ -62,12 +62,16 @@ export function renderAll(w) {
 
 /**
  * Scroll the log to its end, or, when the latest answer is taller than the log, so that its
- * question stays at the top: the reader starts reading an answer at its start.
+ * question stays at the top: the reader starts reading an answer at its start. A question
+ * that would push its answer (or the error it got) below the middle of the log, a long
+ * paste, gives way to the answer's start.
  */
 export function showStart(log, node) {
   const end = log.scrollHeight - log.clientHeight;
   const question = node.classList.contains("kbq-bot") && node.previousElementSibling ? node.previousElementSibling : node;
-  const top = question.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+  const offset = (n) => n.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+  let top = offset(question);
+  if (question !== node && offset(node) - top > log.clientHeight / 2) top = offset(node);
   log.scrollTop = Math.max(0, Math.min(end, top - 8));
 }
 
@@ -167,12 +171,15 @@ function renderAnswer(m, ctx, context) {
 }
 
 /** Re-render a message in place; a reader at the end of the log keeps seeing it from its start. */
-export function updateMessage(w, m) {
-  const log = w.ui.log;
-  const following = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+export function updateMessage(w, m, following = atEnd(w.ui.log)) {
   if (!m._node || !m._node.parentNode) renderAll(w);
   else renderMessage(w, m);
-  if (following) showStart(log, m._node);
+  if (following) showStart(w.ui.log, m._node);
+}
+
+/** Whether the reader is at the end of the log (following the conversation as it comes). */
+export function atEnd(log) {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 48;
 }
 
 export function headingPath(c, t = ENGLISH) {
