@@ -341,6 +341,14 @@ def test_phone_viewport(new_page: Any, stack: Stack) -> None:
     sync_api.expect(panel).to_be_visible()
     box = panel.bounding_box()
     assert box == {"x": 0, "y": 0, "width": 360, "height": 740}
+    # The page behind the full-screen panel stays put: a swipe over its head or question
+    # box scrolled it (500 px), and closing the panel left the reader elsewhere.
+    for selector in (".kbq-head", ".kbq-input"):
+        target = page.locator(selector).bounding_box()
+        page.mouse.move(target["x"] + 20, target["y"] + 10)
+        page.mouse.wheel(0, 500)
+    settle(page)
+    assert page.evaluate("window.scrollY") == 0
     ask(page, "When does an attempt count as failed?")
     for selector in (".kbq-panel", ".kbq-log"):
         assert page.locator(selector).evaluate("el => el.scrollWidth <= el.clientWidth"), selector

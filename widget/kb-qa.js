@@ -1017,6 +1017,7 @@
   // src/panel.js
   var IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
   var DOCKED = "data-kb-qa-docked";
+  var OPEN = "data-kb-qa-open";
   var MIN_PAGE_WIDTH = 600;
   function buildPanel(options, shortcut, apple) {
     const t = options.t;
@@ -1070,6 +1071,7 @@
       ui.panel.hidden = !open;
       ui.launcher.hidden = open;
       ui.launcher.setAttribute("aria-expanded", String(open));
+      document.documentElement.toggleAttribute(OPEN, open);
       w.hideTip();
       if (open) {
         const active = document.activeElement;

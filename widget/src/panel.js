@@ -6,6 +6,7 @@ import { ariaShortcut, matchesShortcut, shortcutLabel } from "./shortcut.js";
 
 export const IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
 const DOCKED = "data-kb-qa-docked"; // on <html>: kb-qa.css makes room for the docked panel
+const OPEN = "data-kb-qa-open"; // on <html> while the panel is open: kb-qa.css
 const MIN_PAGE_WIDTH = 600; // narrower than this beside the panel, the page is not readable
 
 /** The widget's elements (nothing is shown until the stylesheet has loaded). */
@@ -71,6 +72,7 @@ export function initPanel(w) {
     ui.panel.hidden = !open;
     ui.launcher.hidden = open;
     ui.launcher.setAttribute("aria-expanded", String(open));
+    document.documentElement.toggleAttribute(OPEN, open); // a phone's page stays put (kb-qa.css)
     w.hideTip();
     if (open) {
       const active = document.activeElement;
