@@ -934,3 +934,12 @@ def test_a_follow_up_quotes_what_it_asks_of_the_topic_it_continues(tmp_path: Pat
             assert citations.citations[0].anchor == "next-due", (question, citations.citations)
     finally:
         instance.close()
+
+
+def test_turning_something_off_finds_where_the_docs_disable_it(kb: KnowledgeBase) -> None:
+    """ "and how do I turn that off?" after "What is the dead letter queue?" quoted the
+    queue's description again: the docs say `dead_letter.enabled: false`, not "turn off"."""
+    first, _ = ask(kb, "What is the dead letter queue?")
+    history = [Turn("user", "What is the dead letter queue?"), Turn("assistant", first.text)]
+    done, _ = ask(kb, "and how do I turn that off?", history=history)
+    assert "`dead_letter.enabled: false`" in done.text.split("See also")[0], done.text

@@ -112,6 +112,11 @@ _CONTRACTION = re.compile(r"(?<=\w)(?:n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECAS
 # passage 0.855 unchanged, second passage shown 0.073 -> 0.055 and off topic 0.055 ->
 # 0.036; bench/answers.py dev and synthetic unchanged.
 _ASKING_FORM = re.compile(r"(?<=\bhow )(?:many|much|long|often|far|big|large|old|soon)\b", re.I)
+# "Turn it off" / "switch on", as docs say it: disabled, "enabled: false" ("how do I turn
+# that off?" of the dead-letter queue quoted the queue again, not `dead_letter.enabled:
+# false`).
+_SWITCH = re.compile(r"\b(?:turn|switch|shut)(?:\s+\S+){0,3}?\s+(off|on)\b", re.IGNORECASE)
+_SWITCHED = {"off": "disable disabled enabled false", "on": "enable enabled true"}
 # Words of a question that join into a compound ("back up" -> "backup"); with a block's own
 # words breaking a tie its heading makes, dev 0.782 -> 0.800 (neither alone gains).
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -294,6 +299,8 @@ def quote(
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
     wanted |= set(decimals(said))  # as passages are read: "2.0" whole
+    for way in _SWITCH.findall(said):
+        wanted |= set(keyword_tokens(_SWITCHED[way.lower()]))
     context = set(keyword_tokens(normalize(carried))) - wanted
     wanted |= context
     carried_weight = 1.0 if points_back(question) else CARRIED_WEIGHT
