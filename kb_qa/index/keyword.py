@@ -92,6 +92,8 @@ class KeywordIndex:
         held = np.ones(self.size, dtype=bool)
         for word in words:
             held &= np.asarray(self._bm25.get_scores([word])) > 0
+            if not held.any():
+                return set()
         return set(np.flatnonzero(held).tolist())
 
     def top(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[int]:
