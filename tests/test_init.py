@@ -159,9 +159,13 @@ extra:
 """
     config = root / "mkdocs.yml"
     config.write_text(before, encoding="utf-8")
-    code, _ = init(capsys, str(root), "--suggested", "Où est la clé ?")
+    code, out = init(capsys, str(root), "--suggested", "Où est la clé ?")
     after = config.read_text(encoding="utf-8")
     assert code == 0
+    # What answers the chat is said: an owner of a MkDocs 1.x site wired it, ran `mkdocs
+    # serve` and got "Could not reach the answer service", without a word about why.
+    assert f"run `kb-qa serve {root} --watch` beside your preview" in out
+    assert "`- kb-qa` under `plugins:` has `mkdocs serve` run it." in out
     # The flow list is edited in place; everything else is only added to.
     added = only_added(before, after, edited=("extra_css: ['extra.css']",))
     assert "    - kb-qa/kb-qa-options.js" in added
@@ -228,6 +232,7 @@ def test_init_on_a_folder_of_html_pages(tmp_path: Path, capsys: pytest.CaptureFi
     assert init(capsys, str(site), "--check")[0] == 1
     code, out = init(capsys, str(site), "--endpoint", "https://api.example.com")
     assert code == 0 and "new: kb-qa/kb-qa.js" in out
+    assert "with KBQA_CORS_ORIGINS set to the site's origin" in out
     for page in built_pages(site):
         text = page.read_text(encoding="utf-8")
         raw = re.findall(r'data-kb-qa-options="([^"]*)"', text)

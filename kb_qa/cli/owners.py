@@ -92,6 +92,25 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     plan.apply()
     print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
+    print(_next_step(plan.root, plan.kind))
+    return 0
+
+
+def _next_step(root: Path, kind: str) -> str:
+    """What answers the chat once a site is wired: the pages only ask `kb-qa serve`."""
+    if kind == "html":
+        return (
+            "Next: the chat's answers come from `kb-qa serve` on the Markdown these pages were "
+            "built from, with KBQA_CORS_ORIGINS set to the site's origin."
+        )
+    step = (
+        f"Next: the chat's answers come from `kb-qa serve`: run `kb-qa serve {root} --watch` "
+        "beside your preview (the preview's chat asks http://127.0.0.1:8321)."
+    )
+    if "zensical" not in kind:
+        step += " On MkDocs 1.x or ProperDocs, `- kb-qa` under `plugins:` has `mkdocs serve` "
+        step += "run it."
+    return step
 
 
 def cmd_insights(args: argparse.Namespace) -> int:
