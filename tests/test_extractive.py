@@ -943,3 +943,28 @@ def test_turning_something_off_finds_where_the_docs_disable_it(kb: KnowledgeBase
     history = [Turn("user", "What is the dead letter queue?"), Turn("assistant", first.text)]
     done, _ = ask(kb, "and how do I turn that off?", history=history)
     assert "`dead_letter.enabled: false`" in done.text.split("See also")[0], done.text
+
+
+def test_a_flag_the_docs_call_an_option_is_covered(tmp_path: Path) -> None:
+    """ "What does the --frozen flag do?" of uv's docs, which say "use the `--frozen`
+    option", was "not covered"; "… option do?" quoted the sentence."""
+    vault = tmp_path / "docs"
+    vault.mkdir()
+    (vault / "sync.md").write_text(
+        "# Locking and syncing\n\n## Automatic lock and sync\n\nLocking and syncing are "
+        "automatic in uv. To use the lockfile without checking if it is up-to-date, use the "
+        "`--frozen` option.\n\n## Checking the lockfile\n\nWhen considering if the lockfile "
+        "is up-to-date, uv will check if it matches the project metadata.\n",
+        encoding="utf-8",
+    )
+    (vault / "cache.md").write_text("# Caching\n\n## Clearing\n\nRun uv cache clean.\n")
+    instance = KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="minilm")
+    instance.index()
+    try:
+        for kind in ("flag", "option", "parameter"):
+            done, _ = ask(instance, f"What does the --frozen {kind} do?")
+            assert done.covered, (kind, done.text)
+            assert "use the `--frozen`" in done.text, (kind, done.text)
+        assert not ask(instance, "What does the --frozen flag do to my sourdough?")[0].covered
+    finally:
+        instance.close()

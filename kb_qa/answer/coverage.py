@@ -77,6 +77,9 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     wanted = keyword_tokens(question)
     if not wanted:
         return False
+    # "the --frozen flag" of docs that say "the --frozen option": what kind of thing it is,
+    # in words the docs may not share, not what it is about.
+    wanted = [t for t in wanted if t not in _KINDS] or wanted
     held = [keyword_tokens(h.chunk.index_text) for h in hits[:3]]  # each read once
     if best < WORDS_FLOOR.get(embed_model, threshold):
         # A short fact in a longer section scores lower still ("wheel bolt torque" of a tyres
@@ -84,6 +87,9 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         # together in one passage still cover it; scattered over a long one they do not.
         return any(_near(set(wanted), t, NEAR * len(set(wanted))) for t in held)
     return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
+
+
+_KINDS = frozenset(keyword_tokens("flag option parameter argument arg switch"))
 
 
 def _near(wanted: set[str], text: list[str], reach: int) -> bool:
