@@ -396,3 +396,22 @@ def test_search_and_ask_on_an_index_an_older_kb_qa_built_say_it_needs_rebuilding
         assert search.returncode == 0 and "rebuil" not in search.stderr, search.stderr
     changed = run_cli("search", "guest network", "--vault", str(vault))
     assert "the index needs rebuilding: chunk_chars changed." in changed.stderr, changed.stderr
+
+
+def test_another_vaults_index_folder_is_named_when_searched(tmp_path: Path, run_cli: CLI) -> None:
+    """`kb-qa search pancakes --vault other --index-dir vault/.kb-qa` answered from the
+    first vault's notes, as files of the second, without a word."""
+    vault, other = tmp_path / "vault", tmp_path / "other"
+    for folder, text in ((vault, "# Pancakes\n\nButtermilk.\n"), (other, "# Other\n\nNone.\n")):
+        folder.mkdir()
+        (folder / "a.md").write_text(text, encoding="utf-8")
+    assert run_cli("index", str(vault)).returncode == 0
+    index_dir = str(vault / ".kb-qa")
+    result = run_cli("search", "pancakes", "--vault", str(other), "--index-dir", index_dir)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "kb-qa: the index needs rebuilding: it holds workspace 'vault', not this vault's "
+        "'other' (is it another vault's index folder?)."
+    ) in result.stderr, result.stderr
+    same = run_cli("search", "pancakes", "--vault", str(vault))
+    assert "rebuil" not in same.stderr, same.stderr

@@ -151,6 +151,11 @@ def rebuild_reason(store: Store, settings: Settings, parts: Mapping[str, str]) -
     """Why the next index run rebuilds the index ("" when it will not), and whether it
     re-embeds everything (a model changed) or only re-chunks (``parts`` changed: an older
     kb-qa built it, or a setting or the site config changed since)."""
+    built_for = store.meta("collection")
+    if built_for and built_for != store.name:  # --index-dir of another vault, say
+        was = built_for.removeprefix("kbqa-")
+        why = f"it holds workspace {was!r}, not this vault's {store.workspace!r}"
+        return why + " (is it another vault's index folder?)", False
     stored_model = store.meta("embed_model")
     wanted = settings.embed_model
     build = embeddings.MODEL_BUILDS.get(stored_model, "")
