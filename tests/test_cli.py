@@ -185,6 +185,15 @@ def test_eval_metrics_match_hand_computed_ranks(
     miss = "- cordial\n    gold a.md#nowhere (not in the top 50)\n    got 1. e.md#elder"
     assert miss in text.stdout
     assert "((" not in text.stdout  # no Python tuples
+    # ... and so does the JSON form (--misses was dropped without a word), from a file
+    # Notepad wrote (a BOM first, which was "not valid JSON").
+    file.write_bytes(b"\xef\xbb\xbf" + file.read_bytes())
+    both = run_cli("eval", str(file), "--vault", str(vault), "--json", "--misses", env=env)
+    assert both.returncode == 0, both.stderr
+    (missed,) = json.loads(both.stdout)["misses"]
+    assert missed["question"] == "cordial" and missed["rank"] is None
+    assert missed["gold"] == [{"path": "a.md", "anchor": "nowhere"}]
+    assert missed["got"][0] == {"path": "e.md", "anchor": "elder"}
 
 
 def test_eval_warns_about_gold_not_in_the_index(

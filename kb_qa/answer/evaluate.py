@@ -52,7 +52,7 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
     resolve_path = _path_resolver(chunks)
     questions = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # Notepad's BOM too
     except OSError as exc:
         raise ConfigError(f"Cannot read questions file {path}: {exc.strerror or exc}.") from exc
     for n, line in enumerate(lines, 1):

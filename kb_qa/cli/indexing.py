@@ -135,14 +135,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         result = evaluate.summarize(outcomes)
     finally:
         kb.close()
+    misses = [o for o in outcomes if o.rank is None or o.rank > 5]
     if args.json:
+        if args.misses:  # each as the text lists it: the question, its gold, its rank, got
+            result["misses"] = [
+                {
+                    "question": o.question.question,
+                    "gold": [{"path": p, "anchor": a} for p, a in o.question.gold],
+                    "rank": o.rank,
+                    "got": [{"path": h.chunk.path, "anchor": h.chunk.anchor} for h in o.top],
+                }
+                for o in misses
+            ]
         print(json.dumps(result))
         return 0
     print(f"{result['n']} questions")
     for key in ("R@1", "R@5", "R@10", "R@20", "R@50", "MRR@20", "page@5", "in-prompt"):
         print(f"  {key:<9} {result[key]:.3f}")
     if args.misses:
-        misses = [o for o in outcomes if o.rank is None or o.rank > 5]
         print(f"\n{len(misses)} missed in the top 5:" if misses else "\nNo misses in the top 5.")
         for o in misses:
             gold = ", ".join(evaluate.gold_label(p, a) for p, a in o.question.gold)
