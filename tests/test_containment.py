@@ -44,11 +44,13 @@ def test_symlinks_out_of_the_vault_are_skipped_with_a_reason(
     (vault / "leakdir").symlink_to(out / "dir", target_is_directory=True)
     (vault / "rel.md").symlink_to(Path("..") / "outside" / "secret.md")
     (vault / "alias.md").symlink_to(vault / "notes" / "inner.md")  # stays inside: fine
+    (vault / "dangling.md").symlink_to(tmp_path / "nowhere.md")  # was "file disappeared …"
     index = kb(vault)
     report = index.index()
     skipped = dict(report.skipped)
     for name in ("leak.md", "rel.md", "leakdir"):
         assert "outside the vault" in skipped[name], skipped
+    assert skipped["dangling.md"] == "symlink whose target does not exist", skipped
     assert sorted(p["path"] for p in index.pages()) == ["alias.md", "good.md", "notes/inner.md"]
     assert "zebracorn" not in _texts(index)
     assert index.search("zebracorn password hunter2", 5)[0].chunk.path != "leak.md"

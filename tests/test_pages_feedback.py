@@ -347,6 +347,10 @@ def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) 
     ]
     text = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
     assert "2 ratings: 1 up, 1 down" in text
+    # The same folder named twice, in two spellings, counted every rating twice.
+    twice = [*args, "--index-dir", str(kb.settings.index_path) + "/"]
+    again_text = subprocess.run(twice, env=env, capture_output=True, text=True, check=True)
+    assert "2 ratings: 1 up, 1 down" in again_text.stdout
     assert "reason: too short" in text and "Garden > Tomatoes" in text
     lines = subprocess.run(
         [*args, "--json", "--rating", "down"], env=env, capture_output=True, text=True, check=True

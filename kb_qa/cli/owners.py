@@ -21,10 +21,13 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     from kb_qa.owners.feedback import FeedbackStore
 
     items = []
+    read: set[Path] = set()  # a folder named twice (two spellings of it) counts once
     for folder in args.index_dir or [None]:  # replicas each keep their own file
         settings = Settings.from_env(args.vault, index_dir=folder)
         _index_folder(settings)
-        items += FeedbackStore(settings.index_path).all(args.rating)
+        if settings.index_path.resolve() not in read:
+            read.add(settings.index_path.resolve())
+            items += FeedbackStore(settings.index_path).all(args.rating)
     items.sort(key=lambda item: item.at, reverse=True)
     if args.json:
         for item in items:

@@ -39,7 +39,7 @@ from kb_qa.ingest import render_files, snippet_guard
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render_config import SiteInputs, entry_key, plugins_to_run, site_inputs
 from kb_qa.ingest.safe_config import check_inherit
-from kb_qa.ingest.vault import MISSING
+from kb_qa.ingest.vault import BROKEN_LINK, MISSING
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def render_pages(
     for hook in inputs.hooks:
         outside = not (root / hook).resolve().is_relative_to(root.resolve())
         reason = "it is outside the vault" if outside else inside(root / hook)
-        if reason == MISSING:
+        if reason in (MISSING, BROKEN_LINK):
             # MkDocs would stop; the rest of the site still renders as it would with it.
             run.warnings.append((where, f"hook {hook} does not exist: pages render without it"))
             continue

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pathspec
 
 MISSING = "file disappeared before it could be read"
+BROKEN_LINK = "symlink whose target does not exist"
 UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
@@ -86,7 +87,7 @@ class Boundary:
         try:
             real = path.resolve(strict=True)
         except FileNotFoundError:
-            return MISSING
+            return BROKEN_LINK if path.is_symlink() else MISSING
         except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
             return f"cannot resolve the path: {getattr(exc, 'strerror', None) or exc}"
         return self.refuse_real(real, path)

@@ -103,7 +103,7 @@ def refused_paths(boundary: vault.Boundary, root: Path, paths: Iterable[str]) ->
         except OSError:
             link = True  # missing or unreadable: the exact check says which
         why = boundary.refuse(path) if verdict is None or link else verdict
-        if why not in ("", vault.MISSING):
+        if why not in ("", vault.MISSING, vault.BROKEN_LINK):
             refused.add(rel)
     return frozenset(refused)
 
