@@ -43,6 +43,12 @@ async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
             await session.call_tool("search_docs", {"query": "retries", "k": 0}),
             await session.call_tool("search_docs", {"query": "retries", "k": 1000}),
             await session.call_tool("ask_docs", {"question": ""}),
+            # pydantic's own words, not the API's, before: "1 validation error for
+            # search_docsArguments … type=int_from_float … https://errors.pydantic.dev/…"
+            await session.call_tool("search_docs", {"query": "retries", "k": 2.5}),
+            await session.call_tool("search_docs", {"query": "retries", "k": None}),
+            await session.call_tool("search_docs", {"query": "retries", "include": "docs/*"}),
+            await session.call_tool("ask_docs", {"question": "retries?", "exclude": [3]}),
         ]
     return {
         "failed": [(r.is_error, r.content[0].text) for r in failed],
@@ -87,6 +93,14 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     assert all(is_error for is_error, _ in failed), failed
     assert all(text.endswith("k must be between 1 and 100.") for _, text in failed[1:3])
     assert "query" in failed[0][1] and "question" in failed[3][1]
+    assert [text.rsplit(": ", 1)[-1] for _, text in failed[4:]] == [
+        "k must be a whole number written with the digits 0-9.",
+        "k must be a whole number written with the digits 0-9.",
+        "include must be a list of vault paths or globs.",
+        "exclude must be a list of vault paths or globs.",
+    ], failed[4:]
+    assert arguments["k"]["type"] == "integer" and arguments["k"]["maximum"] == 100
+    assert arguments["include"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
 
 
 WAITING = "another kb-qa process is updating this index; waiting for it to finish"

@@ -54,6 +54,14 @@ def question(text: Any, settings: Settings, name: str = "question") -> str:
     return text.strip()
 
 
+def whole(value: Any, name: str) -> int:
+    """``value`` if it is a whole number (a JSON integer, not true or 2.5), in the words the
+    HTTP API uses for a query string's."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be a whole number written with the digits 0-9.")
+    return value
+
+
 def count(k: int) -> int:
     """A number of results, 1 to :data:`MAX_K`."""
     if not 1 <= k <= MAX_K:

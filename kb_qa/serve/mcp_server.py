@@ -18,7 +18,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, WithJsonSchema
 
 from kb_qa import __version__
 from kb_qa.answer.events import Error
@@ -50,11 +50,20 @@ ASK_DOCS = (
     "the answer followed by its numbered sources (heading path, link and file)."
 )
 K = f"How many sections to return, 1 to {inputs.MAX_K}."
-# In the schema a model reads; the rule itself is inputs.count's, with its own words.
-K_RANGE: dict[str, JsonValue] = {"minimum": 1, "maximum": inputs.MAX_K}
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
 INCLUDE = "Only pages matching these vault paths or globs (docs_dir included: docs/guides/*)."
 EXCLUDE = "Leave out pages matching these vault paths or globs."
+# The schema a model reads, while any JSON value is taken and checked by inputs, which says
+# what is wrong in the HTTP API's words (pydantic's own errors read "1 validation error for
+# search_docsArguments … type=int_from_float" with a link).
+Count = Annotated[
+    JsonValue,
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": inputs.MAX_K, "description": K}),
+]
+_LIST: dict[str, JsonValue] = {"type": "array", "items": {"type": "string"}}
+_PATHS: dict[str, JsonValue] = {"anyOf": [_LIST, {"type": "null"}]}
+Include = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": INCLUDE})]
+Exclude = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": EXCLUDE})]
 
 
 PROGRESS_SECONDS = 2.0  # a waiting call's progress report, which keeps clients from timing out
@@ -88,14 +97,14 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     )  # fmt: skip
     async def search_docs(
         query: Annotated[str, Field(description="What to look for, in the user's words.")],
-        k: Annotated[int, Field(description=K, json_schema_extra=K_RANGE)] = kb.settings.top_k,
-        include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
-        exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
+        k: Count = kb.settings.top_k,
+        include: Include = None,
+        exclude: Exclude = None,
         ctx: Context | None = None,
     ) -> str:
         try:
             query = inputs.question(query, kb.settings, "query")
-            k = inputs.count(k)
+            k = inputs.count(inputs.whole(k, "k"))
             only = inputs.patterns(include, "include")
             skip = inputs.patterns(exclude, "exclude")
             await indexed(ctx)
@@ -121,8 +130,8 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
     )  # fmt: skip
     async def ask_docs(
         question: Annotated[str, Field(description="The user's question, as they asked it.")],
-        include: Annotated[list[str] | None, Field(description=INCLUDE)] = None,
-        exclude: Annotated[list[str] | None, Field(description=EXCLUDE)] = None,
+        include: Include = None,
+        exclude: Exclude = None,
         ctx: Context | None = None,
     ) -> str:
         from kb_qa.answer.answering import answer
