@@ -287,6 +287,12 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                     f"it has a path ({url.path}), which the Chroma client cannot use: give the "
                     "server's own address, such as http://127.0.0.1:8000"
                 )
+        if name == "workspace" and value and not any(c.isascii() and c.isalnum() for c in value):
+            # slugged to nothing, the vault folder's name was used in its place, unsaid
+            raise ValueError(
+                "a workspace is named with ASCII letters and digits ('My Docs' is my-docs): "
+                "use a name such as docs"
+            )
         if name in _CHOICES:
             said = str(value).strip().lower()
             if said not in _CHOICES[name]:

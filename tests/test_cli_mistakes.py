@@ -207,3 +207,15 @@ def test_a_locale_that_cannot_read_the_vaults_file_names_leaves_the_index_as_it_
         assert "rename" not in result.stderr
     found = run_cli("search", "otters", "--vault", str(site), "--json")
     assert found.returncode == 0 and "docs/令牌.md" in found.stdout, found.stderr
+
+
+@pytest.mark.parametrize("name", ["文档", "!!!"])
+def test_a_workspace_name_without_ascii_letters_is_refused(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI, name: str
+) -> None:
+    """It was slugged to nothing and the vault folder's name used in its place, unsaid (on a
+    shared Chroma server, every such vault named "docs" would share one workspace)."""
+    vault = write_files(tmp_path / "docs", {"a.md": "# A\n\nText.\n"})
+    result = run_cli("index", str(vault), "--workspace", name)
+    said(result, "a workspace is named with ASCII letters and digits")
+    assert not (vault / ".kb-qa").exists()
