@@ -260,7 +260,7 @@ class IndexRun:
             try:
                 # The whole file (its blocks, its rendering, matching ids to headings), with
                 # room for the fallback to the headings alone (chunking.chunk_document).
-                with deadline(3 * limit, "chunking the file"):
+                with deadline(3 * limit, "chunking the file, given three times that,"):
                     if page is not None:
                         chunks = chunk_rendered(doc, page, md, size, outline, **limits)
                     else:

@@ -12,6 +12,7 @@ The runs are real ``kb-qa`` subprocesses; their timeouts only guard against a ha
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
@@ -71,7 +72,9 @@ def test_a_file_too_slow_even_by_its_headings_fails_once_and_the_rest_is_indexed
     out = result.stdout + result.stderr
     assert "Indexed 1 files" in out or "Indexed 1 file" in out
     [line] = [ln for ln in out.splitlines() if "docs/heading.md" in ln and "in time" in ln]
-    assert "took longer than 1 s" in line
+    # Its heading's own rendering (1 s), or on a busy machine the whole file's chunking
+    # around it (three times that), runs out first: either way the setting is named.
+    assert re.search(r"took longer than 1 s|given three times that, took longer than 3 s", line)
     assert "fix or split the file, or raise parse_timeout" in line
     found = run_cli("search", "otters", "--vault", str(vault), "--json", env=env)
     assert '"path": "docs/good.md"' in found.stdout
