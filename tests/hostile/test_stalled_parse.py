@@ -45,10 +45,12 @@ def test_a_file_of_brackets_does_not_stall_the_run(
     assert result.returncode == 0, result.stderr
     out = result.stdout + result.stderr
     assert "Indexed 3 files" in out
-    # Indexed from their headings alone, and said so.
-    assert "docs/brackets.md: rendering the page for its heading ids took longer than" in out
-    assert "docs/links.md: rendering the page for its heading ids took longer than" in out
-    assert "heading ids were computed from the headings alone" in out
+    # Indexed from their headings alone (or, when the machine is slow, with the whole file's
+    # chunking out of time first), and said so, naming the setting: which deadline runs out
+    # first depends on the machine's speed, not on kb-qa.
+    for name in ("docs/brackets.md", "docs/links.md"):
+        said = [line for line in out.splitlines() if name in line and "took longer than" in line]
+        assert said and all("parse_timeout" in line for line in said), out
     found = run_cli("search", "otters", "--vault", str(vault), "--json", env=env, timeout=HANG)
     assert found.returncode == 0, found.stderr
     assert '"path": "docs/good.md"' in found.stdout
@@ -87,7 +89,7 @@ def test_a_file_too_slow_even_by_its_headings_fails_once_and_the_rest_is_indexed
     more = run_cli("index", str(vault), env=env, timeout=HANG)
     out = more.stdout + more.stderr
     assert more.returncode == 0 and "not parsed again" not in out, out
-    assert "took longer than 1.5 s" in out
+    assert re.search(r"took longer than 1\.5 s|three times that, took longer than 4\.5 s", out)
 
 
 def test_deadline_stops_a_busy_thread_and_leaves_nothing_pending() -> None:
