@@ -48,9 +48,12 @@ def test_a_file_of_brackets_does_not_stall_the_run(
     # Indexed from their headings alone (or, when the machine is slow, with the whole file's
     # chunking out of time first), and said so, naming the setting: which deadline runs out
     # first depends on the machine's speed, not on kb-qa.
+    # (How slow a parser is on 300,000 '[' depends on its release: a fresh install renders
+    # brackets.md in time, and then nothing is said of it.)
     for name in ("docs/brackets.md", "docs/links.md"):
         said = [line for line in out.splitlines() if name in line and "took longer than" in line]
-        assert said and all("parse_timeout" in line for line in said), out
+        assert all("parse_timeout" in line for line in said), out
+        assert said or name == "docs/brackets.md", out
     found = run_cli("search", "otters", "--vault", str(vault), "--json", env=env, timeout=HANG)
     assert found.returncode == 0, found.stderr
     assert '"path": "docs/good.md"' in found.stdout
