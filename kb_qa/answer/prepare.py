@@ -60,7 +60,7 @@ def prepare(
     # key terms: alone, "and how do I change it?" finds unrelated sections.
     asked = queries[0]
     carried = "" if rewritten else carried_terms(asked, history)
-    follow = follow_up_queries(asked, history) if carried else []
+    follow = _searched_with(asked, carried)
     queries += rewritten
 
     def ranked_for(q: str, reader: bool, fusion: str | None = None) -> list[Hit]:
@@ -262,7 +262,11 @@ def follow_up_queries(question: str, history: Sequence[Turn]) -> list[str]:
     as a follow-up it found retry sections (bench/passages.py, "after another"). [] when
     the question stands on its own; one that points back but may not is checked by
     ``prepare`` (``may_stand_alone``)."""
-    terms = carried_terms(question, history)
+    return _searched_with(question, carried_terms(question, history))
+
+
+def _searched_with(question: str, terms: str) -> list[str]:
+    """``question`` with the conversation's ``terms``, in both orders ([] without terms)."""
     return [f"{question}\n{terms}", f"{terms}\n{question}"] if terms else []
 
 
