@@ -968,3 +968,25 @@ def test_a_flag_the_docs_call_an_option_is_covered(tmp_path: Path) -> None:
         assert not ask(instance, "What does the --frozen flag do to my sourdough?")[0].covered
     finally:
         instance.close()
+
+
+def test_an_example_is_quoted_with_the_statement_it_illustrates() -> None:
+    """Starlette's "Route priority": "For example:" and the code under it were quoted
+    without the sentence before them, the rule the example shows."""
+    text = (
+        "Incoming paths are matched against each `Route` in order.\n\n"
+        "In cases where more that one route could match an incoming path, you should take "
+        "care to ensure that more specific routes are listed before general cases.\n\n"
+        "For example:\n\n"
+        "```python\n# Don't do this: `/users/me` will never match incoming requests.\n"
+        "routes = [\n    Route('/users/{username}', user),\n"
+        "    Route('/users/me', current_user),\n]\n```\n"
+    )
+    chunk = _page(("Routing", "Route priority"), text)
+    question = "My /users/me route never gets hit; requests go to the /users/{username} handler."
+    quoted = _quoted(question, chunk)
+    assert quoted.startswith("In cases where more that one route")
+    assert quoted.endswith("current_user),\n]\n```")
+    # A lead-in that says more than "For example:" stands on its own.
+    told = text.replace("For example:", "Routes are tried in the order listed here:")
+    assert _quoted(question, _page(("Routing", "Route priority"), told)).startswith("Routes are")

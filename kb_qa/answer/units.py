@@ -25,6 +25,10 @@ MAX_PASSAGE_CHARS = 1600
 WIDEN_CHARS = 1200
 TITLE = re.compile(r"\*\*[^*\n]{1,80}:\*\*")  # a tab's or admonition's title (blocks._flatten)
 FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
+# A lead-in that only announces an example ("For example:", "E.g.:"): what it exemplifies
+# is the statement before it, quoted with it. Starlette's "more specific routes are listed
+# before general cases" was left out of its "For example:" and the code under it.
+_EXAMPLE = re.compile(r"(?:for example|for instance|e\.g\.|example)\s*:", re.IGNORECASE)
 
 
 def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
@@ -37,6 +41,9 @@ def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     chosen, last = [best], best
     if blocks[best].kind != "prose" and best > 0 and lead_in(best - 1):
         chosen.insert(0, best - 1)
+    first = chosen[0]
+    if first > 0 and lead_in(first - 1) and _EXAMPLE.fullmatch(blocks[first].text.strip()):
+        chosen.insert(0, first - 1)
     size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
     while (
         last + 1 < len(blocks)
