@@ -213,12 +213,18 @@ def test_a_reader_is_answered_from_their_own_language_first(
     assert first(question, "fr-CA") == "fr/guides/retries/"  # its primary language
     assert first(question, "en") == "guides/retries/"
     assert first("Linux only requirements", "fr") == "install/"  # not translated
-    # The twins are left out before the best candidates are taken, not after: an English
-    # question of a French reader found only English twins among them, then nothing.
-    english = "Every job is attempted five times"
+    # The twins are left out before the best candidates are taken, not after: words of the
+    # English page, from a French reader, found only English twins among them, then nothing.
+    english = "job attempted five times"
     assert [h.chunk.url for h in instance.search(english, 1, candidates=2, lang="fr")] == [
         "fr/guides/retries/"
     ]
+    # A question asked in another of the site's languages is answered from that language's
+    # pages: an English one on a French page from the English page, a French one on an
+    # English page from the French page (with MiniLM, the French pages alone left "How long
+    # are dead messages kept?" not covered).
+    assert first("How many times is every job attempted?", "fr") == "guides/retries/"
+    assert first("Combien de fois chaque tâche est-elle tentée ?", "en") == "fr/guides/retries/"
     with UvicornThread(create_app(instance)) as server:
         asked = [
             httpx.post(server.url + "/api/ask", json=body, timeout=30)

@@ -8,7 +8,8 @@ models have other similarity scales and no calibration yet: for them a question 
 covered whenever anything matched. A question in Chinese, Japanese or Korean is judged by
 the keyword side whatever the model (MiniLM reads none of them): most of its character
 pairs must occur in the best passages; one in another script MiniLM cannot read (Hebrew,
-Arabic) by its words, with MiniLM.
+Arabic) by its words, with MiniLM, and so is one in another language of the Latin script
+(French, German: ``spoken``), which MiniLM finds close to any text of that language.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import cjk_runs, cjk_share, cjk_skip_pairs, keyword_tokens, unread_share
 from kb_qa.types import Hit
 
@@ -70,7 +72,10 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     if threshold is None:
         return True
     if unread_share(question) >= UNREAD_SHARE:  # Hebrew, Arabic...: MiniLM cannot read it
-        return _words_covered(question, hits[:3])
+        return _words_covered(_unread_words(question), hits[:3])
+    if lang := foreign(question):  # French, German...: MiniLM finds any such text alike
+        words = [t for t in keyword_tokens(topic_words(question, lang)) if len(t) >= 3]
+        return _words_covered(words, hits[:3])
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
@@ -110,15 +115,20 @@ def _near(wanted: set[str], text: list[str], reach: int) -> bool:
     return False
 
 
-def _words_covered(question: str, hits: Sequence[Hit]) -> bool:
-    """A question in a script MiniLM cannot read: covered when the passages hold
-    UNREAD_MATCHED of its words of three letters or more, its asking words aside, a word
-    matching with or without a prefix ("לשרת" finds "השרת", "الأرز" finds "أرز")."""
-    words = [
+def _unread_words(question: str) -> list[str]:
+    """The words of a question in a script MiniLM cannot read that say what it asks: of
+    three letters or more, its asking words aside."""
+    return [
         t
         for t in keyword_tokens(question)
         if len(t) >= 3 and unread_share(t) == 1.0 and t not in _ASKING_WORDS
     ]
+
+
+def _words_covered(words: list[str], hits: Sequence[Hit]) -> bool:
+    """A question MiniLM cannot read, or reads as any text of its language: covered when
+    the passages hold UNREAD_MATCHED of its ``words``, a word matching with or without a
+    prefix ("לשרת" finds "השרת", "الأرز" finds "أرز")."""
     found = set().union(*(_stems(t) for h in hits for t in keyword_tokens(h.chunk.index_text)))
     held = sum(1 for w in words if _stems(w) & found)
     return bool(words) and held >= UNREAD_MATCHED * len(words)

@@ -39,6 +39,7 @@ from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
+from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
@@ -296,6 +297,7 @@ def quote(
         return Extract([f"{say(lang, 'not_covered')}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = _ASKING_FORM.sub("", _CONTRACTION.sub("", normalize(question)))
+    said = topic_words(said, foreign(question))  # not French "les", "est", "sont"
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
     wanted |= set(decimals(said))  # as passages are read: "2.0" whole

@@ -14,6 +14,7 @@ from kb_qa.answer.coverage import CJK_SHARE, covered
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.settings import Settings
+from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
 from kb_qa.types import Hit
 
@@ -209,7 +210,7 @@ def key_terms(question: str) -> str:
     order ("What time zone do cron schedules use by default?" -> "time zone cron
     schedules"); names such as ``uv.lock`` or ``max_attempts`` stay whole."""
     terms: list[str] = []
-    for word in _WORD.findall(normalize(question)):
+    for word in _WORD.findall(topic_words(normalize(question), foreign(question))):
         folded = word.casefold()
         if folded not in STOPWORDS and folded not in _GENERIC and word not in terms:
             terms.append(word)

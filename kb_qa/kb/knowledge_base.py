@@ -23,10 +23,12 @@ from kb_qa.index.store import Store
 from kb_qa.ingest import i18n_layout, links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
+from kb_qa.kb.arguments import checked_search
 from kb_qa.kb.index_run import IndexRun, Progress, Steps
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
-from kb_qa.text import SURROGATE, keyword_tokens, question_title, unread_share
+from kb_qa.spoken import asked_in, foreign, topic_words
+from kb_qa.text import keyword_tokens, question_title, unread_share
 from kb_qa.types import Chunk, Hit, IndexReport
 
 log = logging.getLogger(__name__)
@@ -209,7 +211,7 @@ class KnowledgeBase(IndexRun):
         more gold sections within the token budget.
         """
         k = k if k is not None else self.settings.top_k
-        question = _checked(question, k, include, exclude)
+        question = checked_search(question, k, include, exclude)
         include, exclude = self.vault_paths(include), self.vault_paths(exclude)
         view = self._search_view()
         if not view.chunks or not question.strip():
@@ -217,8 +219,9 @@ class KnowledgeBase(IndexRun):
         n = max(candidates or self.settings.candidates, k * 2)
         allowed_mask: np.ndarray | None = None
         allowed_paths: list[str] | None = None
-        other = self._translated(view, lang)
-        twins = other if reader else set()  # a reader reads the page in their own language
+        # A reader reads the page in their own language, or in the one they ask in.
+        other = self._translated(view, self._language_of(question, lang))
+        twins = other if reader else set()
         if include or exclude or twins:
             paths = sorted({c.path for c in view.chunks})
             keep = {
@@ -237,7 +240,8 @@ class KnowledgeBase(IndexRun):
             nearest = nearest_chunks(view.chunks, similarity, n, allowed_mask)
         else:
             nearest = self.store.nearest(vector, n, allowed_paths)
-        keyword = view.keyword.top_scored(question, n, allowed_mask) if view.keyword else []
+        terms = topic_words(question, foreign(question))  # not "les", "est", "sont"
+        keyword = view.keyword.top_scored(terms, n, allowed_mask) if view.keyword else []
         method = fusion or self.settings.fusion
         cosines = None
         if similarity is not None and keyword and method == "zscore":  # rrf ranks only
@@ -259,14 +263,14 @@ class KnowledgeBase(IndexRun):
             vector_weight=vector_weight,
             keyword_weight=self.settings.keyword_weight,
             method=method,
-            links=self._links(view, question) if reader else None,
+            links=self._links(view, terms) if reader else None,
             cosines=cosines,
-            complete=view.keyword.holding_all(question) if view.keyword else None,
+            complete=view.keyword.holding_all(terms) if view.keyword else None,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
             hits = retrieval.demote(
-                hits, view.history, self.settings.history_weight, self._history_only(view, question)
+                hits, view.history, self.settings.history_weight, self._history_only(view, terms)
             )
         hits = retrieval.demote(hits, other - twins, TRANSLATED_WEIGHT)  # a model reads both
         hits = retrieval.distinct(hits)
@@ -300,6 +304,14 @@ class KnowledgeBase(IndexRun):
         """The languages of the translated site indexed (``Languages.as_json``; "" when
         it is not one)."""
         return self.store.meta("languages")
+
+    def _language_of(self, question: str, lang: str) -> str:
+        """The language a reader on a ``lang`` page reads the answer in: the one they ask
+        in when the site has it ("How long are dead messages kept?" on a French page finds
+        the English pages, which MiniLM reads), else ``lang``."""
+        spoken = asked_in(question) if lang else ""
+        languages = i18n_layout.Languages.from_json(self.site_languages() if spoken else "")
+        return spoken if languages and i18n_layout.wanted_locale(spoken, languages) else lang
 
     def _translated(self, view: Loaded, lang: str) -> set[str]:
         """Pages in another language than ``lang`` that the site also has in it (none
@@ -381,20 +393,3 @@ class KnowledgeBase(IndexRun):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _checked(question: object, k: object, include: object, exclude: object) -> str:
-    """The question of a library call to ``search``, once its arguments are of use (the
-    CLI, HTTP API and MCP tools check theirs first, with their own words)."""
-    if not isinstance(question, str):
-        raise TypeError(f"search: the question must be a string, not {type(question).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"search: k must be a whole number of 1 or more, not {k!r}")
-    for name, patterns in (("include", include), ("exclude", exclude)):
-        if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):  # type: ignore[attr-defined]
-            raise TypeError(
-                f"search: {name} must be a list of vault paths or globs, e.g. "
-                f"{name}=['docs/guides/*'], not {patterns!r}"
-            )
-    # A lone surrogate (from a bad decode) cannot be tokenized: read it as "?".
-    return SURROGATE.sub("?", question)
