@@ -287,6 +287,13 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
                     f"it has a path ({url.path}), which the Chroma client cannot use: give the "
                     "server's own address, such as http://127.0.0.1:8000"
                 )
+        if name == "api_base" and value:
+            url = urlparse(str(value).strip())
+            if url.scheme not in ("http", "https") or not url.hostname:
+                # litellm reports a URL without its scheme as the server's "HTTP 500"
+                raise ValueError(
+                    "use the model server's http(s) URL, such as http://127.0.0.1:8080/v1"
+                )
         if name == "workspace" and value and not any(c.isascii() and c.isalnum() for c in value):
             # slugged to nothing, the vault folder's name was used in its place, unsaid
             raise ValueError(

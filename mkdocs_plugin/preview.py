@@ -84,12 +84,13 @@ def _index_ready(api: BackgroundServer) -> None:
     assert report is not None
     log.info(
         "kb-qa: %d files, %d chunks indexed (%d embedded; %s), API for the chat widget at "
-        "%s, ready in %.1f s",
+        "%s (%s), ready in %.1f s",
         report.files,
         report.chunks,
         report.embedded,
         report.spent,
         api.url,
+        f"model {api.kb.settings.model}" if api.kb.settings.model else "extractive answers",
         time.perf_counter() - first.started,
     )
     log_problems(report)

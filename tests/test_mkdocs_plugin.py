@@ -365,7 +365,10 @@ def test_serve_starts_the_api_for_the_widget(
     finally:
         stderr = stop(server)
     assert_progress_and_ready(stderr)
-    assert re.search(r"API for the chat widget at http://127\.0\.0\.1:\d+, ready in", stderr)
+    assert re.search(
+        r"API for the chat widget at http://127\.0\.0\.1:\d+ \(extractive answers\), ready in",
+        stderr,
+    )
     # What `kb-qa index` lists is said here too (an index run's own warnings, prefixed).
     assert "kb-qa: skipped docs/big.md: file is " in stderr, stderr
 
@@ -404,7 +407,10 @@ def test_serve_api_port_is_set_by_the_port_option(
         assert httpx.get(api + "/api/health", timeout=10).json()["chunks"] > 0
     finally:
         stderr = stop(server)
-    assert f"API for the chat widget at http://127.0.0.1:{api_port}, ready in" in stderr
+    assert (
+        f"API for the chat widget at http://127.0.0.1:{api_port} (extractive answers), ready in"
+        in stderr
+    )
 
 
 @pytest.mark.parametrize("where", ["option", "env"])

@@ -21,6 +21,7 @@ from llm_server import LLMServer, Reply
 from uvicorn_thread import UvicornThread
 
 from kb_qa.answer.extractive import LABEL, extract
+from kb_qa.errors import ConfigError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
@@ -612,3 +613,29 @@ def test_a_model_whose_key_is_not_set_is_reported_at_start_and_readers_get_quote
         assert response.status_code == 200 and "error" not in names(events)
         done = events[-1][1]
         assert done["fallback"] == "llm_error" and "five times" in done["text"]
+
+
+def test_a_model_name_no_provider_serves_is_reported_at_start(
+    serve: Serve, llm_server: LLMServer
+) -> None:
+    """KBQA_MODEL=llama3 beside a local server's api_base (what an Ollama or vLLM user
+    writes first): health said "ok", and every answer failed as "The language model rejected
+    the request.", with a hint to lower token_budget."""
+    with serve(model="llama3", api_base=llm_server.url, rate_limit=0) as server:
+        health = httpx.get(server.url + "/api/health").json()
+        assert health["status"] == "degraded"
+        assert "openai/llama3" in health["problem"] and "KBQA_MODEL" in health["problem"]
+        response, events = ask(server.url, {"question": QUESTION})
+        assert response.status_code == 200 and "error" not in names(events)
+        done = events[-1][1]
+        assert done["fallback"] == "llm_error" and "five times" in done["text"]
+
+
+@pytest.mark.parametrize("api_base", ["127.0.0.1:8080/v1", "localhost:11434", "ftp://host/v1"])
+def test_an_api_base_that_is_no_http_url_is_refused_with_the_setting_named(
+    kb: KnowledgeBase, api_base: str
+) -> None:
+    """Without its "http://", litellm reported the server as failing ("HTTP 500. Try again
+    shortly."), retried, and health said "ok"."""
+    with pytest.raises(ConfigError, match=r"api_base \(KBQA_API_BASE\).*http\(s\) URL"):
+        kb.settings.replace(model="openai/test", api_base=api_base)

@@ -1,23 +1,28 @@
-"""The language model: one streamed litellm call, one retry of a transient failure, and its
-errors told in words a user can act on (a wrong key, an unknown model, a timeout).
+"""The language model: one streamed litellm call and one retry of a transient failure (its
+errors are told in words a user can act on by ``llm_errors``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
-import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from kb_qa import extras
+from kb_qa.answer.llm_errors import (
+    NotAStreamError,
+    reason,
+    transient,
+    unknown_provider,
+    user_error,
+)
 from kb_qa.answer.prompt import Prompt
-from kb_qa.errors import ConfigError, LLMError, LLMTimeoutError, redacted
+from kb_qa.errors import ConfigError, LLMError
 from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE
 
@@ -50,6 +55,9 @@ async def warm_up(settings: Settings) -> str:
     except LLMError as exc:  # serve anyway: search works, and each answer says why it cannot
         log.error("%s", exc.detail)
         return exc.detail
+    if unrouted := unknown_provider(litellm, settings):
+        log.error("%s", unrouted)
+        return unrouted
     if missing := missing_keys(litellm, settings):
         # Every answer would fail: said at start (and by /api/health), not per question only
         problem = (
@@ -154,11 +162,11 @@ async def llm_pieces(
                 yield MODEL_CUT
             return
         except Exception as exc:  # litellm raises many provider-specific types
-            if attempt == 1 and not sent and _transient(exc):
+            if attempt == 1 and not sent and transient(exc):
                 log.warning("language model failed (%s); retrying once", reason(exc))
                 await anyio.sleep(RETRY_DELAY)
                 continue
-            raise _user_error(exc, settings, sent) from exc
+            raise user_error(exc, settings, sent) from exc
         finally:
             if response is not None:
                 await response.aclose()
@@ -177,10 +185,6 @@ def _whole_characters(text: str) -> tuple[str, str]:
     if SURROGATE.search(text):
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text, held
-
-
-class NotAStreamError(Exception):
-    """The model's server answered 200 with something other than a completion stream."""
 
 
 def _content_type(response: Any) -> str:
@@ -231,141 +235,3 @@ async def without_thinking(pieces: AsyncGenerator[str, None]) -> AsyncIterator[s
     start = (head or "").lstrip()
     if tail is None and start and not start.startswith(THINK_OPEN):
         yield start if thought else head or ""  # a short answer, or one that only looked like one
-
-
-def _original(exc: BaseException) -> BaseException:
-    """The error behind litellm's wrapping, where it can be found.
-
-    litellm wraps errors raised while streaming in MidStreamFallbackError, and reports a refused
-    connection as an InternalServerError raised while handling openai's APIConnectionError.
-    """
-    import openai
-
-    exc = getattr(exc, "original_exception", None) or exc
-    seen: BaseException | None = exc
-    for _ in range(5):
-        seen = seen.__cause__ or seen.__context__ if seen is not None else None
-        if isinstance(seen, openai.APIConnectionError):
-            return seen
-    return exc
-
-
-def _missing_key(exc: BaseException) -> bool:
-    """Whether the provider's client refused to start for want of an API key: openai's own
-    error, raised before any request (litellm reports it as an HTTP 500)."""
-    import openai
-
-    for seen in _chain(exc):
-        if type(seen) is openai.OpenAIError:  # raised by the client itself, before a request
-            said = str(seen).lower()
-            return "api_key" in said or "credentials" in said
-    return False
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and the errors behind it (cause, context, litellm's original), eight deep."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return
-        yield seen
-        seen = seen.__cause__ or seen.__context__ or getattr(seen, "original_exception", None)
-
-
-def _transient(exc: BaseException) -> bool:
-    import openai
-
-    if _missing_key(exc):
-        return False  # it would be missing again
-    exc = _original(exc)
-    if isinstance(exc, openai.APITimeoutError):
-        return False  # the user already waited the whole timeout once
-    if isinstance(exc, openai.APIConnectionError):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status == 429 or status >= 500)
-
-
-_PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
-
-
-def reason(exc: BaseException) -> str:
-    """The provider's own words, without litellm's stacked class-name prefixes or a key it
-    echoed."""
-    original = _original(exc)
-    text = redacted(str(getattr(original, "message", None) or original))
-    for _ in range(5):
-        stripped = _PREFIX.sub("", text, count=1)
-        if stripped == text:
-            break
-        text = stripped
-    text = " ".join(text.split())
-    return (text[:300] + "…") if len(text) > 300 else (text or type(original).__name__)
-
-
-def _user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
-    """A message anyone may see for a failed LLM call, and the provider's words as detail."""
-    import openai
-
-    original = _original(exc)
-    timeout = f"{settings.llm_timeout:g} s"
-    raise_it = "Or raise llm_timeout (KBQA_LLM_TIMEOUT)."
-    if isinstance(original, (openai.APITimeoutError, TimeoutError)):
-        if sent:
-            return LLMTimeoutError(
-                f"The language model stopped answering for {timeout}; the answer is incomplete. "
-                "Try again.",
-                raise_it,
-            )
-        return LLMTimeoutError(
-            f"The language model did not answer within {timeout}. Try again.", raise_it
-        )
-    said = reason(exc)
-    status = getattr(original, "status_code", None)
-    where = f" at {settings.api_base}" if settings.api_base else ""
-    if sent:
-        message, fix = "The language model's answer broke off. Try again.", ""
-    elif _unreadable(exc):
-        message, fix = (
-            "The language model sent a reply that could not be read.",
-            f"Check that the model{where} speaks the OpenAI-compatible streaming format.",
-        )
-    elif isinstance(original, openai.APIConnectionError):
-        message, fix = (
-            "Could not reach the language model. Try again shortly.",
-            f"Check that it is running{where} and that api_base (KBQA_API_BASE) is right.",
-        )
-    elif _missing_key(exc):
-        message, fix = (
-            "The language model needs an API key, and none is set.",
-            "Set the provider's API key variable, e.g. OPENAI_API_KEY, or api_base "
-            "(KBQA_API_BASE) for a local server.",
-        )
-    elif status in (401, 403):
-        message, fix = (
-            "The language model provider refused the request.",
-            "Check the provider's API key variable, e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY.",
-        )
-    elif status == 404:
-        message, fix = (
-            "The language model was not found.",
-            f"Check model (KBQA_MODEL): {settings.model!r}{where}.",
-        )
-    elif status == 429:
-        message, fix = "The language model provider is limiting requests. Try again shortly.", ""
-    elif isinstance(status, int) and status >= 500:
-        message, fix = f"The language model service failed (HTTP {status}). Try again shortly.", ""
-    elif status == 400:
-        message, fix = (
-            "The language model rejected the request.",
-            "If the prompt is too long for it, lower token_budget (KBQA_TOKEN_BUDGET).",
-        )
-    else:
-        log.error("language model call failed: %s: %s", type(original).__name__, said)
-        message, fix = "The language model call failed.", "Check model (KBQA_MODEL)."
-    return LLMError(message, f"{said}. {fix}" if fix else said)
-
-
-def _unreadable(exc: BaseException) -> bool:
-    """Whether the provider's reply (or its stream) was not valid JSON."""
-    return any(isinstance(seen, json.JSONDecodeError | NotAStreamError) for seen in _chain(exc))

@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kb_qa.answer.llm import litellm_client, reason
+from kb_qa.answer.llm import litellm_client
+from kb_qa.answer.llm_errors import reason
 from kb_qa.answer.prompt import Turn
 from kb_qa.settings import Settings
 
