@@ -12,7 +12,7 @@ from api_helpers import indexed_sample
 from llm_server import Reply, ScriptedLLM
 
 from kb_qa.answer.alignment import claims
-from kb_qa.answer.answering import Citations, answer
+from kb_qa.answer.answering import Citations, Done, answer
 from kb_qa.answer.citations import Citation
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
@@ -214,3 +214,32 @@ def test_citations_at_a_paragraphs_end_cover_its_uncited_sentences(
     assert citation.text.startswith("The result is capped at `max_backoff`")  # the first ...
     assert "The cap is applied **before** jitter" in citation.text  # ... to the last
     assert "| Strategy |" not in citation.text  # the table above them is not highlighted
+
+
+def test_a_sentence_citing_nothing_is_cited_where_it_was_drawn_from(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    """A model cited its first sentence and not the next, drawn word for word from an
+    excerpt it never cited: the reader had nothing to check it against. A sentence in the
+    model's own words stays as it is."""
+    scripted.template = (
+        "A job that always fails is attempted five times, with nominal delays of 10 s, 20 s, "
+        "40 s and 80 s {{Default retry policy}}. Jitter prevents a burst of failed jobs from "
+        "retrying in lockstep. Tell me if you would like to know more!"
+    )
+    settings = kb.settings.replace(model="openai/test", api_base=scripted.url)
+
+    async def run() -> list:
+        return [e async for e in answer(kb, "How do retries back off?", settings=settings)]
+
+    events = asyncio.run(run())
+    (citations,) = [e.citations for e in events if isinstance(e, Citations)]
+    (done,) = [e for e in events if isinstance(e, Done)]
+    assert done.text.startswith("A job that always fails is attempted five times")
+    assert "Jitter prevents a burst of failed jobs from retrying in lockstep [2]. Tell" in done.text
+    assert done.text.endswith("Tell me if you would like to know more!")
+    first, second = citations
+    assert first.heading_path[-1] == "Default retry policy"
+    assert second.number == 2 and second.heading_path[-1] == "How the backoff delay is computed"
+    assert "retrying in lockstep" in second.text  # the passage it was drawn from
+    assert source_of(kb, second)[second.start : second.end] == second.text

@@ -34,9 +34,9 @@ MIN_WORDS = 2  # a sentence must share this many words with a block to be aligne
 # ... and that block must hold this share of what the sentence shares with the whole section
 # (the rest of it may come from the heading or a neighbouring block).
 MIN_SHARE = 0.6
-_MARKERS = re.compile(r"(?:\[\d{1,3}\])+")
+MARKERS = re.compile(r"(?:\[\d{1,3}\])+")
 _NUMBER = re.compile(r"\[(\d{1,3})\]")
-_BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
+BOUNDARY = re.compile(r"[.!?:;](?:\s|$)|\n")
 
 
 def claims(reply: str) -> list[tuple[str, list[int]]]:
@@ -52,7 +52,7 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
     )
     start = 0
     closed = True  # the text since the last marker starts a sentence (it ended one)
-    for m in _MARKERS.finditer(prose):
+    for m in MARKERS.finditer(prose):
         numbers = [int(n) for n in _NUMBER.findall(m.group())]
         before = reply[start : m.start()]
         # The sentence runs from the last boundary before the marker (a period right before
@@ -61,7 +61,7 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
         head = before.rstrip()
         head = head[:-1] if head.endswith((".", "!", "?")) else head
         spoken = prose[start : start + len(head)]
-        ends = [b.end() for b in _BOUNDARY.finditer(spoken)]
+        ends = [b.end() for b in BOUNDARY.finditer(spoken)]
         cut = max(ends, default=0)
         # The uncited sentences before it on its line (a model's paragraph is one line);
         # right after a marker that closed no sentence ("[1], up to five times. B [2]"),

@@ -41,6 +41,7 @@ from kb_qa.answer.llm import call_options, llm_pieces, warm_up, without_thinking
 from kb_qa.answer.prepare import prepare
 from kb_qa.answer.prompt import Prompt, Turn
 from kb_qa.answer.rewrite import rewrite
+from kb_qa.answer.uncited import cite_uncited
 from kb_qa.answer.wording import say
 from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
@@ -208,6 +209,11 @@ async def answer(
         text.append(note)
         yield Delta(note)
         drawn = False  # the sections are listed, not drawn from: each keeps all of it
+    elif by_model and order and not cut:
+        # Sentences after the reply's last citation on their line, or on a line with none,
+        # cited where they were drawn from (the widget shows the reply as Done has it).
+        cited, order = cite_uncited("".join(text), order, prompt.excerpts)
+        text = [cited]
 
     citations = _citations(kb, "".join(text), order, prompt, quoted, drawn)
     yield Citations(citations)

@@ -1,0 +1,98 @@
+"""A model's sentences that cite nothing, cited where their words come from.
+
+Models cite most sentences, not all: "A job is attempted five times [1]. The cap is applied
+before jitter, so a delay can exceed max_backoff. Jitter prevents a burst of failed jobs
+from retrying in lockstep." The last two were drawn word for word from an excerpt the reply
+never cites, and the reader had nothing to check them against. Once the reply has ended,
+each sentence no citation covers (after a line's last citation, or on a line with none;
+``alignment.claims`` reads the rest) is matched against the blocks of every excerpt: when
+one block holds ``DRAWN_SHARE`` of its words, at least ``DRAWN_WORDS`` of them, and no other
+excerpt's block holds more, the sentence is cited there, before its closing punctuation. A
+sentence in the model's own words (a summary, a caveat, a greeting) stays as it is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Sequence
+
+from kb_qa.answer.alignment import BOUNDARY, MARKERS
+from kb_qa.answer.blocks import passages, table_header
+from kb_qa.text import blanked, code_segments, keyword_tokens
+from kb_qa.types import Hit
+
+__all__ = ["cite_uncited"]
+
+DRAWN_WORDS = 3
+DRAWN_SHARE = 0.8
+_CLOSE = re.compile(r"[.!?]+[\"')\]*_`]*\s*$")  # a sentence's closing punctuation
+_NOT_PROSE = re.compile(r"\s*(?:#|\||>|```|~~~)")  # a heading, a table row, a quote, a fence
+
+
+def cite_uncited(
+    reply: str, order: dict[int, int], excerpts: Sequence[Hit]
+) -> tuple[str, dict[int, int]]:
+    """``reply`` with a citation after each sentence that cites nothing and was drawn from
+    one excerpt, and ``order`` (shown number -> excerpt number) with the numbers it adds."""
+    order = dict(order)
+    shown_of = {excerpt: shown for shown, excerpt in order.items()}
+    held: dict[int, list[frozenset[str]]] = {}  # excerpt -> its blocks' words, read once
+    inserts: list[tuple[int, int]] = []
+    for start, end in _uncited(reply):
+        excerpt = _drawn_from(reply[start:end], excerpts, held, shown_of)
+        if excerpt is None:
+            continue
+        if excerpt not in shown_of:
+            shown_of[excerpt] = max(order, default=0) + 1
+            order[shown_of[excerpt]] = excerpt
+        closing = _CLOSE.search(reply, start, end)
+        inserts.append((closing.start() if closing else end, shown_of[excerpt]))
+    for at, shown in reversed(inserts):
+        reply = f"{reply[:at]} [{shown}]{reply[at:]}"
+    return reply, order
+
+
+def _uncited(reply: str) -> Iterator[tuple[int, int]]:
+    """The spans of ``reply``'s sentences that no citation covers: those after a line's
+    last citation marker, and those of a line with none (code is not read)."""
+    prose = "".join(part if not code else blanked(part) for code, part in code_segments(reply))
+    at = 0
+    for line in prose.split("\n"):
+        begin, at = at, at + len(line) + 1
+        if _NOT_PROSE.match(line):
+            continue
+        markers = list(MARKERS.finditer(line))
+        start = markers[-1].end() if markers else 0
+        cuts = [start, *(m.end() for m in BOUNDARY.finditer(line, start)), len(line)]
+        for a, b in itertools.pairwise(cuts):
+            sentence = line[a:b]
+            if sentence.strip() and not sentence.rstrip().endswith((":", ";")):
+                lead = len(sentence) - len(sentence.lstrip())
+                yield begin + a + lead, begin + a + len(sentence.rstrip())
+
+
+def _drawn_from(
+    sentence: str,
+    excerpts: Sequence[Hit],
+    held: dict[int, list[frozenset[str]]],
+    cited: dict[int, int],
+) -> int | None:
+    """The excerpt one of whose blocks holds ``DRAWN_SHARE`` of ``sentence``'s words, more
+    than any other excerpt's (an excerpt already cited wins a tie, then the better ranked),
+    or None."""
+    words = frozenset(keyword_tokens(sentence, camel_parts=True))
+    if len(words) < DRAWN_WORDS:
+        return None
+    best: tuple[int, bool, int] | None = None  # (words held, already cited, -excerpt)
+    for number, hit in enumerate(excerpts, 1):
+        if number not in held:
+            blocks = passages(hit.chunk.text, table_header(hit.chunk.context))
+            held[number] = [b.tokens for b in blocks]
+        most = max((len(words & tokens) for tokens in held[number]), default=0)
+        key = (most, number in cited, -number)
+        if best is None or key > best:
+            best = key
+    if best is None or best[0] < max(DRAWN_WORDS, DRAWN_SHARE * len(words)):
+        return None
+    return -best[2]
