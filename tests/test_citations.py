@@ -58,6 +58,10 @@ def stream(text: str, n: int, cuts: list[int]) -> tuple[str, CitationRenumberer]
         ("Full-width digits ［３］.", "Full-width digits [1].", {1: 3}, 0),
         ("A [ 3 ; 4 ].", "A [1][2].", {1: 3, 2: 4}, 0),
         ("Fact [99].", "Fact.", {}, 1),  # hallucinated: dropped with its leading space
+        # The prompt gives <excerpt number="3">: a model may write what it was given.
+        ("A [Excerpt 3]. B [source 5].", "A [1]. B [2].", {1: 3, 2: 5}, 0),
+        ("A [Sources: 3, 5] and [excerpt3].", "A [1][2] and [1].", {1: 3, 2: 5}, 0),
+        ("[Excerpts] [sourcecode] [Source]", None, {}, 0),  # no number: text
         ("Fact [0] and more.", "Fact and more.", {}, 1),
         ("Fact [2, 99][98].", "Fact [1].", {1: 2}, 2),
         ("A [link](https://x.y) and [x] and [^1] and [].", None, {}, 0),
@@ -112,6 +116,7 @@ SAMPLE = (
     "```\nlist[1] = [2]\n```\n"
     "A made-up source [77]. A [link](https://a.b/[1]) and [9](u). Escaped \\[3]. "
     "CJK 句子[6]。 Spaced [ 7 , 8 ] end [8]\n"
+    "From [Excerpt 4] and [sources: 5, 6]; [Excerpts] stay.\n"
     "Last line has [1"
 )
 
@@ -126,7 +131,7 @@ def test_every_single_split_matches_unsplit() -> None:
 
 
 def test_every_pair_of_splits_matches_unsplit() -> None:
-    text = "A [12]. B [3, 12][4]. 【5】 `a[1]` [99] [x](u) [2-4] end [3"
+    text = "A [12]. B [3, 12][4]. 【5】 `a[1]` [99] [x](u) [2-4] [Source 5] end [3"
     expected, _ = stream(text, 12, [])
     for a in range(len(text) + 1):
         for b in range(a, len(text) + 1):

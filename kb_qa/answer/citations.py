@@ -7,6 +7,7 @@ order of first appearance, drops numbers that were never given, and leaves other
 Recognised (a *group* is one or more markers written back to back, e.g. ``[3][4]``)::
 
     [3]   [3, 70]   [3,70]   [3][4]   【3】   ［3］   [3，4]   [3、4]   [3; 4]   [2-4]   [2–4]
+    [Excerpt 3]   [excerpt 3, 4]   [Source 3]   [Sources: 3, 4]
 
 A range (``[2-4]``, ``[2–4]``, ``[1, 3-5]``) stands for each number in it, but only when every
 number of its group was given and it runs forwards over at most ``MAX_RANGE`` numbers: else it
@@ -50,6 +51,7 @@ MAX_MARKER = 48  # longest marker held back while streaming; longer is treated a
 # into groups of this size, so what is held back (and parsed again per delta) stays small
 MAX_GROUP = 8 * MAX_MARKER
 FENCE_CHARS = "`~"
+WORDS = ("excerpt", "source")  # a word a marker may open with ("[Excerpt 3]")
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,18 @@ def _parse_marker(s: str, i: int, final: bool) -> tuple[_Parse, int, list[int], 
         return True
 
     j = i + 1
+    # "[Excerpt 3]", "[source 2]": the prompt gives excerpts as <excerpt number="3">
+    ahead = s[j : j + len("excerpts")].casefold()
+    for word in WORDS:
+        if ahead.startswith(word):
+            j += len(word)
+            j += j < len(s) and s[j] == "s"  # "[Sources 2, 3]"
+            j += j < len(s) and s[j] in ":#"
+            if j < len(s) and s[j] not in SPACES and not s[j].isdecimal():
+                return _Parse.NO, j, [], False  # "[Excerpts]", "[sourcecode]"
+            break
+        if not final and len(ahead) == len(s) - j and word.startswith(ahead):
+            return _Parse.INCOMPLETE, j, [], False  # "[Exc" may be "[Excerpt 3]"
     while j < len(s):
         if j - i > MAX_MARKER:
             return _Parse.NO, j, [], False
