@@ -131,8 +131,13 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             raise PluginError(f"kb-qa: {exc}") from exc
         if not endpoint and wired:
             self._endpoint = wired.rstrip("/")
-        if self.command != "serve" and wiring.blocked_as_mixed_content(
-            self._endpoint, self._site_url
+        # mkdocs-static-i18n builds each further language with this config again: what is
+        # said of the site is said once, at its first language
+        first = not render_files.later_language(config)
+        if (
+            first
+            and self.command != "serve"
+            and wiring.blocked_as_mixed_content(self._endpoint, self._site_url)
         ):
             log.warning(
                 "kb-qa: endpoint %r is http while site_url is https: browsers block the chat's "
@@ -140,7 +145,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 "https and give its https:// address.",
                 self._endpoint,
             )
-        if self.command == "build" and not self._endpoint:
+        if first and self.command == "build" and not self._endpoint:
             # Info, not a warning: an API behind the site's own host is a setup, and
             # `mkdocs build --strict` must not fail for it.
             log.info(
@@ -153,7 +158,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         # self._site_url is the config's, as the index has it (_written_site_url).
         if self.command == "serve" and self.config.serve_api:
             # The preview answers from the text being edited, whatever the built site calls.
-            if self._endpoint:
+            if self._endpoint and first:
                 log.info(
                     "kb-qa: the preview's chat asks the API started here, not the endpoint %s "
                     "(the built site's); set serve_api: false to preview with that one",
@@ -165,7 +170,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 # `mkdocs serve` rewrote config.site_url to the dev address; the index keeps
                 # the site_url of mkdocs.yml, and that is the prefix its citations carry.
                 self._site_url = self._api.kb.store.meta("site_url") or self._site_url
-        if not render_files.later_language(config):
+        if first:
             self._pages = {}  # a translated site's later languages add theirs
         return config
 
@@ -185,7 +190,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         config.extra_css = [
             e for e in config.extra_css if not str(e).lstrip("/").endswith(wiring.CSS_PATH)
         ]
-        log.info("kb-qa: the site is wired by `kb-qa init`: the plugin adds the widget, once")
+        if not render_files.later_language(config):  # said once for a translated site
+            log.info("kb-qa: the site is wired by `kb-qa init`: the plugin adds the widget, once")
         return wiring.options_from(config.extra) or wiring.WidgetOptions()
 
     def _api_port(self) -> int:

@@ -327,3 +327,15 @@ def test_a_mike_version_maps_citations_onto_its_own_folder(
     # /2.0/ or /latest/ where mike publishes the build): the prefix must be the index's.
     assert str(options["site_url"]).rstrip("/") + "/" == prefix, options
     assert options["root"] == "../.."
+
+
+def test_what_the_plugin_says_of_a_translated_site_is_said_once(
+    make_vault: Callable[..., Path], tmp_path: Path, cli_env: Callable[..., dict[str, str]]
+) -> None:
+    """mkdocs-static-i18n builds each further language with the config again: the plugin's
+    "no endpoint is set" line was logged once per language."""
+    pytest.importorskip("mkdocs_static_i18n")
+    vault = make_vault(dict(SUFFIX_SITE))
+    result = mkdocs_build(vault, tmp_path / "site", cli_env())
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("kb-qa: no endpoint is set") == 1, result.stderr
