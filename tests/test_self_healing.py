@@ -176,6 +176,38 @@ def test_watcher_recreates_a_deleted_index_folder(
         watcher.stop()
 
 
+def test_a_vault_renamed_with_an_edit_pending_is_not_made_anew(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """Renamed away right after an edit, the vault was made again by the index run that
+    healed its index folder: an empty folder holding only `.kb-qa`, an empty index served
+    for good, and Chroma failing ("readonly database") once the vault was put back."""
+    vault = make_vault(PAGES)
+    index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)  # where it is by default
+    watcher = Watcher(index, debounce=0.3, retry_delay=0.2).start()
+    try:
+        assert watcher.wait_idle()
+        with UvicornThread(create_app(index, index.settings, watcher)) as api:
+            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+            (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
+            away = vault.rename(tmp_path / "renamed")
+            time.sleep(2.5)  # the pending edit's run, and the watcher's check of the vault
+            assert not vault.exists()
+            health = httpx.get(api.url + "/api/health").json()
+            assert health["status"] == "degraded" and "vault folder is missing" in health["problem"]
+            assert health["files"] >= len(PAGES)  # what it had, still served
+            assert str(tmp_path) not in json.dumps(health)
+            away.rename(vault)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not index.search("platypus eggs", 1):
+                time.sleep(0.2)
+            assert watcher.wait_idle(timeout=20)
+            assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
+            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+    finally:
+        watcher.stop()
+
+
 def test_a_read_only_index_database_says_to_make_it_writable_not_to_rebuild_it(
     make_vault: Callable[..., Path], run_cli: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:

@@ -23,7 +23,7 @@ from uvicorn_thread import UvicornThread
 from kb_qa.answer.extractive import LABEL, extract
 from kb_qa.errors import ConfigError
 from kb_qa.kb.knowledge_base import KnowledgeBase
-from kb_qa.serve.app import create_app
+from kb_qa.serve.app import Api, create_app
 
 QUESTION = "How many times is a failing job attempted by default?"
 ORIGIN = "https://docs.example.com"
@@ -639,3 +639,13 @@ def test_an_api_base_that_is_no_http_url_is_refused_with_the_setting_named(
     shortly."), retried, and health said "ok"."""
     with pytest.raises(ConfigError, match=r"api_base \(KBQA_API_BASE\).*http\(s\) URL"):
         kb.settings.replace(model="openai/test", api_base=api_base)
+
+
+def test_a_path_is_hidden_whole_never_as_the_start_of_a_sibling_s(kb: KnowledgeBase) -> None:
+    """Health said "the vault path … now leads to the vault folder-b" of a sibling folder
+    "vault-b", and "Vault folder the vault folder does not exist"."""
+    vault = str(kb.settings.vault)
+    api = Api(kb, kb.settings)
+    said = api.public(f"Vault folder {vault} is gone. It now leads to {vault}-b, not {vault}.")
+    assert said == f"Vault folder is gone. It now leads to {vault}-b, not the vault folder."
+    assert api.public(f"open {kb.settings.index_path}: no") == "open the index folder: no"

@@ -169,11 +169,16 @@ def _real_path(fd: int, fallback: Path) -> Path:
         return fallback.resolve()
 
 
+def require_folder(root: Path) -> None:
+    """Raise VaultError unless the vault folder ``root`` is there."""
+    if not root.is_dir():
+        raise VaultError(f"Vault folder {root} does not exist or is not a folder.")
+
+
 def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str, str]]]:
     """List the vault's Markdown files (sorted), and the files skipped, each with a reason."""
     root = settings.vault
-    if not root.is_dir():
-        raise VaultError(f"Vault folder {root} does not exist or is not a folder.")
+    require_folder(root)
     boundary = Boundary.of(settings)
     docs_dir = site.docs_dir.resolve()
     if not docs_dir.is_relative_to(boundary.root):

@@ -58,6 +58,7 @@ class IndexRun:
         """
         started = time.perf_counter()
         report = IndexReport()
+        vault.require_folder(self.settings.vault)  # first: healing the index made it anew
         if self.store.heal_folder():
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():

@@ -68,7 +68,12 @@ class KnowledgeBase(IndexRun):
         """The in-memory view of the index's current generation. A new one is built by one
         thread, outside the lock readers take: meanwhile they answer from the view they had
         (on a 20,000-note vault a rebuild takes seconds, and every search waited for it)."""
-        generation = self.store.meta("generation")
+        try:
+            generation = self.store.meta("generation")
+        except IndexStateError:  # the manifest went away with its vault: serve what was loaded
+            if self._loaded.keyword is None:
+                raise
+            return self._loaded
         with self._lock:
             loaded = self._loaded
             if loaded.keyword is not None and (
@@ -346,7 +351,7 @@ class KnowledgeBase(IndexRun):
     def problem(self) -> str:
         """What keeps search from working fully right now ("" when nothing does)."""
         vault = self.settings.vault
-        if self.settings.index_dir is None and not vault.is_dir():  # the index went with it
+        if not vault.is_dir() and self.settings.index_path.is_relative_to(vault):  # and index
             return f"the vault folder {vault} is missing; the index serves what it had"
         if not self.store.intact():
             return (

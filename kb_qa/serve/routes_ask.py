@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 
@@ -88,12 +89,14 @@ class AskRoutes:
             places.append((str(folder), "the index folder"))
         places.append((str(s.vault), "the vault folder"))  # after the index folder inside it
         for secret, shown in places:
+            # The whole path only: "/srv/docs" is not the start of "/srv/docs-index".
+            path = re.escape(secret) + r"(?![\w-]|\.\w)"
             # A command to run keeps its shape: "--chroma-url URL", not "--chroma-url the …".
-            message = message.replace(f"--chroma-url {secret}", "--chroma-url URL")
-            for said in ("Chroma server at ", "index folder ", "vault folder "):
-                message = message.replace(said + secret, said.strip().removesuffix(" at"))
-            message = message.replace(f" at {secret}", "").replace(f" ({secret})", "")
-            message = message.replace(secret, shown)
+            message = re.sub(f"--chroma-url {path}", "--chroma-url URL", message)
+            named = f"(?i:(Chroma server) at {path}|(index folder|vault folder) {path})"
+            message = re.sub(named, lambda m: m.group(1) or m.group(2), message)
+            message = re.sub(f" at {path}| \\({path}\\)", "", message)
+            message = re.sub(path, shown, message)
         return message
 
     async def _public_errors(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:

@@ -10,7 +10,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from kb_qa.errors import KbQaError
+from kb_qa.errors import IndexStateError, KbQaError
 from kb_qa.serve import inputs
 from kb_qa.serve.first_index import RETRY_SECONDS
 from kb_qa.serve.guard import bearer_matches
@@ -82,7 +82,18 @@ class IndexRoutes:
 
     async def _status(self) -> dict[str, Any]:
         # On the status threads: a probe must not queue behind searches waiting for a view
-        stats = await anyio.to_thread.run_sync(self.kb.stats, limiter=self.status_limiter)
+        try:
+            stats = await anyio.to_thread.run_sync(self.kb.stats, limiter=self.status_limiter)
+        except IndexStateError:  # its manifest out of reach (moved away with the vault)
+            generation, chunks = self.kb.view_chunks()  # what the index serves meanwhile
+            stats = {"files": len({c.path for c in chunks}), "chunks": len(chunks)}
+            try:
+                model = self.kb.embedder.name  # loaded at start: the manifest is not read
+            except KbQaError:
+                model = self.settings.embed_model
+            stats |= {"embed_model": model, "last_indexed": None}
+            stats |= {"workspace": self.kb.store.workspace, "generation": generation}
+            stats |= {"loaded": bool(chunks)}
         # The vector index is asked on threads of its own, and not waited for long: a
         # Chroma server that stops answering must not hang health checks or searches.
         try:
