@@ -185,6 +185,35 @@ def test_a_first_run_that_fails_says_why_to_every_question(
     assert health["status"] == "degraded" and "not valid YAML" in health["problem"]
 
 
+def test_a_first_run_waits_for_another_process_updating_the_index(
+    make_vault: Callable[..., Path],
+    start: Callable[..., BackgroundServer],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`mkdocs serve` started while a `kb-qa index` of the same site was running: its API
+    said "Another kb-qa process is updating the index" to every question until restarted,
+    long after that process had finished."""
+    vault = make_vault(NOTES)
+    other = KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx")
+    gate = Gate()
+    gate.opened.set()  # not held: the other process is what it waits for
+    try:
+        with other.store.writer_lock():
+            server = start(vault, gate, wait=0)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and "waiting for it" not in caplog.text:
+                time.sleep(0.1)
+            assert "another kb-qa process is updating this index; waiting" in caplog.text
+            assert not server.first.done.is_set()
+    finally:
+        other.close()
+    assert server.first.done.wait(60)
+    assert server.first.error == ""
+    answer = ask(server.url, "How many times is a failing job attempted?")
+    assert answer.status_code == 200 and "five times" in answer.json()["text"]
+
+
 def _kbqa_serve(vault: Path, index: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     process = subprocess.Popen(

@@ -14,13 +14,12 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_qa.cli.common import open_kb, report_summary, settings_for
-from kb_qa.errors import ConfigError, IndexBusyError, IndexStateError
+from kb_qa.errors import ConfigError, IndexStateError
 from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
@@ -152,7 +151,7 @@ def _first_run(kb: Any, first: FirstIndex, log: logging.Logger, watcher: Any, se
         first,
         progress_logger(log),
         ended,
-        index=lambda progress: index_when_free(kb, log, progress),
+        index=lambda progress: first_index.index_when_free(kb, log, progress),
     )
 
 
@@ -225,6 +224,7 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     """For long-running commands: plain logs, then the knowledge base brought up to date,
     and with --watch its watcher (recording from before that first run)."""
     from kb_qa.cli.indexing import prepare_search
+    from kb_qa.serve import first_index
     from kb_qa.serve.serving import progress_logger
 
     _plain_logs()
@@ -240,7 +240,7 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     watcher = _watcher(kb, args, after=prepared).observe() if args.watch else None
     log.info("indexing %s", kb.settings.vault)
     try:
-        report = index_when_free(kb, log, progress_logger(log))
+        report = first_index.index_when_free(kb, log, progress_logger(log))
         log.info("%s", report_summary(report))
         prepared(report)
     except BaseException:
@@ -250,25 +250,6 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
         watcher.start(initial=False)
         log.info("watching %s for changes", kb.settings.vault)
     return kb, log, watcher
-
-
-BUSY_RETRY_SECONDS = 1.0
-
-
-def index_when_free(kb: Any, log: logging.Logger, progress: Any = None) -> IndexReport:
-    """``kb.index()``, waiting while another process updates the same index (two editor
-    windows on one vault, a `kb-qa index` still running) instead of failing for good."""
-    said = False
-    while True:
-        try:
-            return kb.index(progress=progress)
-        except IndexBusyError:
-            if not said:
-                log.warning(
-                    "another kb-qa process is updating this index; waiting for it to finish"
-                )
-                said = True
-            time.sleep(BUSY_RETRY_SECONDS)
 
 
 def _watcher(kb: Any, args: argparse.Namespace, after: Any = None) -> Any:
@@ -330,7 +311,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def index_first() -> None:  # while the client connects
         print(f"kb-qa: indexing {kb.settings.vault}", file=sys.stderr)
         first_index.run(
-            kb, first, ended=ended, index=lambda note: index_when_free(kb, mcp_log, note)
+            kb,
+            first,
+            ended=ended,
+            index=lambda note: first_index.index_when_free(kb, mcp_log, note),
         )
 
     # Ctrl-C in a terminal stops now: the protocol's reader waits on stdin in a thread no

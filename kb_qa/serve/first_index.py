@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kb_qa.errors import IndexStateError, KbQaError, database_failed
+from kb_qa.errors import IndexBusyError, IndexStateError, KbQaError, database_failed
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -105,6 +105,35 @@ class Stopped(Exception):
     """Raised inside an index run whose server is stopping (``FirstIndex.cancelled``)."""
 
 
+BUSY_RETRY_SECONDS = 1.0
+
+
+def index_when_free(
+    kb: KnowledgeBase,
+    said_to: logging.Logger,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+    waiting: Callable[[], None] | None = None,
+) -> IndexReport:
+    """``kb.index()``, waiting while another process updates the same index (two editor
+    windows on one vault, a `kb-qa index` still running) instead of failing for good;
+    ``stop`` ends the wait (``Stopped``), ``waiting`` hears that it began."""
+    said = False
+    while True:
+        try:
+            return kb.index(progress=progress)
+        except IndexBusyError:
+            if not said:
+                said_to.warning(
+                    "another kb-qa process is updating this index; waiting for it to finish"
+                )
+                said = True
+                if waiting is not None:
+                    waiting()
+            if (stop or threading.Event()).wait(BUSY_RETRY_SECONDS):
+                raise Stopped from None
+
+
 def run(
     kb: KnowledgeBase,
     first: FirstIndex,
@@ -115,7 +144,7 @@ def run(
     """The first index run of ``kb``, in the calling thread (``first`` says how far it is);
     then the search is warmed up, and the index run once more if an edit came meanwhile
     (``again``), until none did. ``ended`` is called when it is over, failed or not.
-    ``index(progress)`` makes the first run (default: ``kb.index``)."""
+    ``index(progress)`` makes the first run (default: ``index_when_free``)."""
 
     def note(done: int, total: int) -> None:
         if first.cancelled.is_set():
@@ -127,7 +156,11 @@ def run(
     report: IndexReport | None = None
     error = ""
     try:
-        report = index(note) if index is not None else kb.index(progress=note)
+        # Another process updating the index (a `kb-qa index`, a second `mkdocs serve`) is
+        # waited for: failing, the chat refused every question until restarted.
+        # (``embedding``: whoever waits for this run to have rendered need not wait for it).
+        wait = first.embedding.set
+        report = (index or (lambda n: index_when_free(kb, log, n, first.cancelled, wait)))(note)
         first.embedding.set()
     except Stopped:
         error = "The server stopped before the index was built."

@@ -332,7 +332,12 @@ class BackgroundServer:
             if not self.first.done.is_set():
                 self.first.again = True
                 return None
-        return self.kb.index()
+        report = self.kb.index()
+        with self.first.lock:  # a first run that failed is over once a later one works
+            if self.first.error:
+                self.first.failure = None
+                self.first.finish(report)
+        return report
 
     def stop(self) -> None:
         """Ask uvicorn to exit and wait for it, stop the first index run if it is still
