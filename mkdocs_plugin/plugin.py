@@ -84,6 +84,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         self.dirty = False
         self._pages: dict[str, render.RenderedPage] = {}  # by source file, absolute
         self._api: BackgroundServer | None = None  # while `mkdocs serve` runs
+        self._told_port = 0  # a port changed under it, said once
         self._endpoint = ""
         self._site_url = ""
         self._options = wiring.WidgetOptions()
@@ -217,6 +218,16 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             # The API runs on another port than the site, so the browser needs CORS for it.
             dev_addr = f"{config.dev_addr.host}:{config.dev_addr.port}"
             self._api = preview.start_api(vault, self._port, self._port_source, dev_addr)
+        elif self._port not in (0, self._told_port) and not self._api.url.endswith(
+            f":{self._port}"
+        ):  # mkdocs.yml edited under `mkdocs serve`: the API cannot move while it serves
+            self._told_port = self._port  # news (`--strict` must not abort on it)
+            log.info(
+                "kb-qa: the chat's API stays at %s: a new port (%d) takes effect when "
+                "`mkdocs serve` restarts",
+                self._api.url,
+                self._port,
+            )
         return self._api.url if self._api is not None else ""
 
     def on_page_context(
