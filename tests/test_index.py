@@ -185,6 +185,14 @@ def test_a_server_notices_another_process_rebuilt_the_index_with_another_model(
     hits = serving.search("Where is the wombat backup copied?", 3)
     assert hits[0].chunk.anchor == "backup"
     assert serving.embedder.name == "minilm"
+    # Its next run (an edit) does not rebuild the index back for its own model: two servers
+    # set to two models re-embedded the whole vault in turn at every edit, without a word.
+    with pytest.raises(IndexStateError, match="another kb-qa process rebuilt this index"):
+        serving.index()
+    assert serving.stats()["embed_model"] == "minilm"
+    assert serving.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+    again = kb(vault, embed_model="hash")  # a new process set to it: the user's choice
+    assert "minilm" in again.index().rebuilt
 
 
 def test_a_model_that_cannot_run_leaves_the_index_as_it_was(

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kb_qa.errors import EmbeddingError
+from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import FileRow, embed_key
 from kb_qa.ingest import chunking, render, render_config, render_files, vault
@@ -22,6 +22,7 @@ from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import chunk_rendered
 from kb_qa.ingest.site import Site, load_site
 from kb_qa.kb import published, staleness
+from kb_qa.kb.phases import Phases
 from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, IndexReport, Outline
 
@@ -37,6 +38,8 @@ STEP_EVERY = 200  # files chunked between two reports of the chunking step
 
 class IndexRun:
     """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the KB)."""
+
+    built_with = ""  # the embedding model of this process's last index run
 
     def index(
         self,
@@ -96,7 +99,7 @@ class IndexRun:
                 site, files, known, report, rendered or {}, inputs
             )
             removed += refused
-            phase = _Phases(report.phases, started)
+            phase = Phases(report.phases, started)
             phase.done("reading")
             if rendered is not None:
                 pages, listed = dict(rendered), (set(rendered) if complete else None)
@@ -142,6 +145,7 @@ class IndexRun:
             self.store.publish(site.link_base, link_style, untouched=untouched and not wrote)
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
+        self.built_with = self.store.meta("embed_model")
         return report
 
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
@@ -150,6 +154,12 @@ class IndexRun:
         fingerprint = staleness.fingerprint(parts)
         why, re_embed = staleness.rebuild_reason(self.store, self.settings, parts)
         stored_model, wanted = self.store.meta("embed_model"), self.settings.embed_model
+        if re_embed and self.built_with not in ("", stored_model):
+            raise IndexStateError(  # each would rebuild it for its own model at every edit
+                f"another kb-qa process rebuilt this index with the embedding model "
+                f"{stored_model}, and this one is set to {wanted}: give both the same "
+                "embed_model, or each its own index_dir (this one serves the index as it is)"
+            )
         if re_embed:
             fresh = None
             if wanted not in ("auto", stored_model):
@@ -166,10 +176,7 @@ class IndexRun:
             report.rebuilt = f"{why}: re-chunking every file (cached embeddings are reused)"
             self.store.reset(keep_vectors=True)
         self.store.set_meta(fingerprint=fingerprint, fingerprint_parts=json.dumps(parts))
-        if report.rebuilt:
-            # News, not a problem: whoever ran the index says it once (`Rebuilt: …`; the
-            # watcher's and the MkDocs plugin's log lines), so a `mkdocs build --strict`
-            # after an upgrade or a chunk_chars change does not abort on it.
+        if report.rebuilt:  # news, said once by whoever ran it: `--strict` must not abort
             log.debug("%s", report.rebuilt)
 
     def pending_rebuild(self) -> str:
@@ -386,15 +393,3 @@ def _under(file_hash: str, parse_timeout: float) -> str:
     """The key a file that ran out of ``parse_timeout`` is remembered by: that content, under
     that limit."""
     return f"{file_hash}:{parse_timeout:g}"
-
-
-class _Phases:
-    """Records how long each stage of an index run took, into ``IndexReport.phases``."""
-
-    def __init__(self, into: dict[str, float], started: float) -> None:
-        self.into, self.last = into, started
-
-    def done(self, name: str) -> None:
-        now = time.perf_counter()
-        self.into[name] = round(now - self.last, 3)
-        self.last = now
