@@ -598,33 +598,32 @@ def test_cors_allows_configured_origins_only(serve: Serve) -> None:
         assert "access-control-allow-origin" not in response.headers
 
 
-def test_a_model_whose_key_is_not_set_is_reported_at_start_and_readers_get_quotes(
-    serve: Serve, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("model", "base", "named"),
+    [
+        # Without OPENAI_API_KEY: health said "ok" and every answer "The language model needs
+        # an API key, and none is set." (litellm refuses before any request: nothing leaves
+        # the machine).
+        ("gpt-4o-mini", "", ("OPENAI_API_KEY", "gpt-4o-mini")),
+        # "llama3" beside a local server's api_base (what an Ollama or vLLM user writes
+        # first): health said "ok", and every answer failed as "The language model rejected
+        # the request.", with a hint to lower token_budget.
+        ("llama3", "local", ("openai/llama3", "KBQA_MODEL")),
+    ],
+)
+def test_a_model_that_cannot_answer_is_reported_at_start_and_readers_get_quotes(
+    serve: Serve,
+    llm_server: LLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    base: str,
+    named: tuple[str, str],
 ) -> None:
-    """KBQA_MODEL=gpt-4o-mini without OPENAI_API_KEY: the server said "ok" to health checks
-    and answered every question with "The language model needs an API key, and none is
-    set." (litellm refuses before any request: nothing leaves the machine)."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with serve(model="gpt-4o-mini", api_base="", rate_limit=0) as server:
+    with serve(model=model, api_base=base and llm_server.url, rate_limit=0) as server:
         health = httpx.get(server.url + "/api/health").json()
         assert health["status"] == "degraded"
-        assert "OPENAI_API_KEY" in health["problem"] and "gpt-4o-mini" in health["problem"]
-        response, events = ask(server.url, {"question": QUESTION})
-        assert response.status_code == 200 and "error" not in names(events)
-        done = events[-1][1]
-        assert done["fallback"] == "llm_error" and "five times" in done["text"]
-
-
-def test_a_model_name_no_provider_serves_is_reported_at_start(
-    serve: Serve, llm_server: LLMServer
-) -> None:
-    """KBQA_MODEL=llama3 beside a local server's api_base (what an Ollama or vLLM user
-    writes first): health said "ok", and every answer failed as "The language model rejected
-    the request.", with a hint to lower token_budget."""
-    with serve(model="llama3", api_base=llm_server.url, rate_limit=0) as server:
-        health = httpx.get(server.url + "/api/health").json()
-        assert health["status"] == "degraded"
-        assert "openai/llama3" in health["problem"] and "KBQA_MODEL" in health["problem"]
+        assert all(word in health["problem"] for word in named), health["problem"]
         response, events = ask(server.url, {"question": QUESTION})
         assert response.status_code == 200 and "error" not in names(events)
         done = events[-1][1]
