@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 from api_helpers import indexed_sample
 
+from kb_qa.answer.alignment import narrowed
 from kb_qa.answer.amounts import asks_amount, states_amount
 from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.blocks import passages
-from kb_qa.answer.citations import Citation, narrowed
+from kb_qa.answer.citations import Citation
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
 from kb_qa.answer.prepare import (
     follow_up_queries,

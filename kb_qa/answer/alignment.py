@@ -16,6 +16,7 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kb_qa.answer.blocks import (
     Block,
@@ -25,10 +26,11 @@ from kb_qa.answer.blocks import (
     table_header,
     weight_of,
 )
+from kb_qa.answer.citations import Citation
 from kb_qa.text import blanked, code_segments, keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["aligned", "claims"]
+__all__ = ["aligned", "claims", "narrowed"]
 
 MIN_WORDS = 2  # a sentence must share this many words with a block to be aligned to it
 # ... and that block must hold this share of what the sentence shares with the whole section
@@ -159,3 +161,25 @@ def _items_of(listed: Block, weights: Sequence[dict[str, float]], markdown: str)
             return listed.span
         picked.append(best)
     return listed.rows[min(picked)][0], listed.rows[max(picked)][1]
+
+
+def narrowed(citation: Citation, span: tuple[int, int] | None) -> Citation:
+    """``citation`` pointing at the passage ``span`` of its section (offsets in its text)
+    instead of the whole section: what the page highlights. ``start``/``end`` and the lines
+    stay file offsets when the section's text is the file's bytes there."""
+    if span is None:
+        return citation
+    a, b = max(0, span[0]), min(len(citation.text), span[1])
+    if a >= b:
+        return citation
+    text = citation.text
+    exact = citation.end - citation.start == len(text)
+    line = citation.line_start + text.count("\n", 0, a)
+    return replace(
+        citation,
+        text=text[a:b],
+        start=citation.start + a if exact else citation.start,
+        end=citation.start + b if exact else citation.end,
+        line_start=line,
+        line_end=line + text.count("\n", a, b),
+    )

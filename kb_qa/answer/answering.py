@@ -28,11 +28,10 @@ import anyio
 import anyio.to_thread
 
 from kb_qa.answer import extractive
-from kb_qa.answer.alignment import aligned
+from kb_qa.answer.alignment import aligned, narrowed
 from kb_qa.answer.citations import (
     Citation,
     CitationRenumberer,
-    narrowed,
     resolve,
     strip_citations,
 )

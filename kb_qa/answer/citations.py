@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from kb_qa.types import Hit
@@ -358,28 +358,6 @@ def strip_citations(text: str) -> str:
     renumberer = CitationRenumberer(0)
     renumberer._strip = True
     return renumberer.feed(text) + renumberer.finish()
-
-
-def narrowed(citation: Citation, span: tuple[int, int] | None) -> Citation:
-    """``citation`` pointing at the passage ``span`` of its section (offsets in its text)
-    instead of the whole section: what the page highlights. ``start``/``end`` and the lines
-    stay file offsets when the section's text is the file's bytes there."""
-    if span is None:
-        return citation
-    a, b = max(0, span[0]), min(len(citation.text), span[1])
-    if a >= b:
-        return citation
-    text = citation.text
-    exact = citation.end - citation.start == len(text)
-    line = citation.line_start + text.count("\n", 0, a)
-    return replace(
-        citation,
-        text=text[a:b],
-        start=citation.start + a if exact else citation.start,
-        end=citation.start + b if exact else citation.end,
-        line_start=line,
-        line_end=line + text.count("\n", a, b),
-    )
 
 
 def resolve(order: dict[int, int], excerpts: Sequence[Hit]) -> list[Citation]:
