@@ -193,11 +193,13 @@ def test_an_extractive_answer_speaks_the_readers_language(serve: Serve) -> None:
     )
     assert "five times" in done["text"]  # the passage itself, as written
     assert "\nVoir aussi\u00a0: " in done["text"] and "See also" not in done["text"]
+    assert "]\u00a0; " in done["text"] and "]; " not in done["text"]  # French typography
     assert "".join(extract(QUESTION, [], lang="fr")).endswith(
         "\n\nAucun passage de vos sources ne répond à cette question."
     )
     assert chinese[0][1]["message"] == "正在搜索来源…"
     assert chinese[-1][1]["text"].startswith("未配置语言模型，以下是来源中的原文：")
+    assert "]；" in chinese[-1][1]["text"] and "]; " not in chinese[-1][1]["text"]
     assert dutch[0][1]["message"] == "Searching your sources…"
     assert dutch[-1][1]["text"].startswith(LABEL)
 

@@ -364,6 +364,6 @@ def quote(
     # The other strong sections, one click away: retrieval's top 5 are all worth a look.
     others = [c for c in choices if c not in shown][: CANDIDATES - len(shown)]
     if others:
-        listed = "; ".join(f"{where(c.hit)} [{c.number}]" for c in others)
+        listed = say(lang, "separator").join(f"{where(c.hit)} [{c.number}]" for c in others)
         pieces.append(say(lang, "see_also", listed=listed) + "\n")
     return Extract(pieces, {c.number: c.span for c in shown})

@@ -24,6 +24,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "not_covered": "These docs don't seem to cover that. The nearest sections are:",
         "nothing": "No passage in your sources matches this question.",
         "see_also": "See also: {listed}.",
+        "separator": "; ",  # between the sections "See also" lists
         "searching": "Searching your sources…",
         "reading": "Reading {excerpts:# excerpt|# excerpts} from {pages:# page|# pages}…",
         "reading_best": (
@@ -91,6 +92,7 @@ PHRASES: dict[str, dict[str, str]] = {
         ),
         "nothing": "Aucun passage de vos sources ne répond à cette question.",
         "see_also": "Voir aussi\u00a0: {listed}.",
+        "separator": "\u00a0; ",
         "searching": "Recherche dans vos sources…",
         "reading": (
             "Lecture de {excerpts:# extrait|# extraits} provenant de {pages:# page|# pages}…"
@@ -133,6 +135,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "not_covered": "このドキュメントには該当する内容がないようです。近いセクション：",
         "nothing": "この質問に合う箇所はソースにありません。",
         "see_also": "関連項目：{listed}。",
+        "separator": "、",
         "searching": "ソースを検索しています…",
         "reading": "{pages} ページの抜粋 {excerpts} 件を読んでいます…",
         "reading_best": "抜粋 {excerpts} 件のうち上位 {best} セクションを読んでいます…",
@@ -165,6 +168,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "not_covered": "这些文档似乎没有涉及这个问题。最接近的章节：",
         "nothing": "来源中没有与此问题匹配的段落。",
         "see_also": "另见：{listed}。",
+        "separator": "；",
         "searching": "正在搜索来源…",
         "reading": "正在阅读 {pages} 个页面中的 {excerpts} 个片段…",
         "reading_best": "正在阅读 {excerpts} 个片段中最相关的 {best} 个章节…",
