@@ -168,6 +168,11 @@ class Settings:
         """Folder of the embedded index and manifest."""
         return self.index_dir if self.index_dir is not None else self.vault / ".kb-qa"
 
+    @property
+    def answer_mode(self) -> str:
+        """How answers are written, as a start-up line says it."""
+        return f"model {self.model}" if self.model else "extractive answers"
+
     def replace(self, **changes: Any) -> Settings:
         """A copy with some settings changed (``None`` values are ignored)."""
         clean = {k: v for k, v in changes.items() if v is not None}

@@ -30,6 +30,7 @@ def _stop_words(lang: str) -> frozenset[str]:
     return frozenset(get_stop_words(lang))
 
 
+@functools.lru_cache(maxsize=256)  # asked of one question by search, coverage and quoting
 def asked_in(question: str) -> str:
     """The language ``question`` is asked in ("fr", "en"), told by the function words it
     holds: at least ``MIN_WORDS`` of one language's, more than of any other. "" when they

@@ -125,16 +125,16 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 "kb-qa: the kb-qa plugin is listed more than once under plugins: keep one."
             )
         self._endpoint = endpoint.rstrip("/")
+        # mkdocs-static-i18n builds each further language with this config again: what is
+        # said of the site is said once, at its first language
+        first = not render_files.later_language(config)
         try:
-            self._options = self._widget_options(config)
+            self._options = self._widget_options(config, first)
             wired = check_endpoint(self._options.endpoint, "extra.kb_qa.endpoint")
         except ConfigError as exc:  # a site wired by `kb-qa init`, edited by hand
             raise PluginError(f"kb-qa: {exc}") from exc
         if not endpoint and wired:
             self._endpoint = wired.rstrip("/")
-        # mkdocs-static-i18n builds each further language with this config again: what is
-        # said of the site is said once, at its first language
-        first = not render_files.later_language(config)
         if (
             first
             and self.command != "serve"
@@ -177,11 +177,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     on_config = CombinedEvent(_written_site_url, _on_config)
 
-    def _widget_options(self, config: MkDocsConfig) -> wiring.WidgetOptions:
+    def _widget_options(self, config: MkDocsConfig, first: bool) -> wiring.WidgetOptions:
         """The widget's title and questions: the plugin's own, or on a site wired by
         ``kb-qa init``, those of ``extra.kb_qa`` (what every generator shows). A wired site
         loses its kb-qa extra_javascript/extra_css entries for this build, so the widget is
-        on each page once (injected here, pointing at the API under serve)."""
+        on each page once (injected here, pointing at the API under serve). ``first``: the
+        build of the site's first language (a translated site's others say nothing again)."""
         if not is_wired(config.extra_javascript):
             return wiring.WidgetOptions(
                 title=self.config.title,
@@ -191,7 +192,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         config.extra_css = [
             e for e in config.extra_css if not str(e).lstrip("/").endswith(wiring.CSS_PATH)
         ]
-        if not render_files.later_language(config):  # said once for a translated site
+        if first:  # said once for a translated site (its first language)
             log.info("kb-qa: the site is wired by `kb-qa init`: the plugin adds the widget, once")
         return wiring.options_from(config.extra) or wiring.WidgetOptions()
 

@@ -90,7 +90,7 @@ def _index_ready(api: BackgroundServer) -> None:
         report.embedded,
         report.spent,
         api.url,
-        f"model {api.kb.settings.model}" if api.kb.settings.model else "extractive answers",
+        api.kb.settings.answer_mode,
         time.perf_counter() - first.started,
     )
     log_problems(report)

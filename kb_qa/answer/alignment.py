@@ -30,7 +30,7 @@ from kb_qa.answer.citations import Citation
 from kb_qa.text import blanked, code_segments, keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["aligned", "claims", "narrowed"]
+__all__ = ["aligned", "claims", "narrowed", "prose_of"]
 
 MIN_WORDS = 2  # a sentence must share this many words with a block to be aligned to it
 # ... and that block must hold this share of what the sentence shares with the whole section
@@ -48,10 +48,7 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
     [1][2]") drew all three from those excerpts. Markers inside code are code, not
     citations."""
     found: list[tuple[str, list[int]]] = []
-    # Code blanked, its line breaks kept: they still end the sentence before a fence.
-    prose = "".join(
-        part if not is_code else blanked(part) for is_code, part in code_segments(reply)
-    )
+    prose = prose_of(reply)
     start = 0
     closed = True  # the text since the last marker starts a sentence (it ended one)
     for m in MARKERS.finditer(prose):
@@ -80,6 +77,13 @@ def claims(reply: str) -> list[tuple[str, list[int]]]:
         closed = before.rstrip().endswith((".", "!", "?"))
         start = m.end()
     return found
+
+
+def prose_of(reply: str) -> str:
+    """``reply`` with its code blanked, its line breaks kept (they still end the sentence
+    before a fence): markers and sentence ends inside code are code, and every offset is
+    the reply's."""
+    return "".join(part if not code else blanked(part) for code, part in code_segments(reply))
 
 
 def aligned(

@@ -17,9 +17,9 @@ import itertools
 import re
 from collections.abc import Iterator, Sequence
 
-from kb_qa.answer.alignment import BOUNDARY, MARKERS
+from kb_qa.answer.alignment import BOUNDARY, MARKERS, prose_of
 from kb_qa.answer.blocks import passages, table_header
-from kb_qa.text import blanked, code_segments, keyword_tokens
+from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
 
 __all__ = ["cite_uncited"]
@@ -56,9 +56,8 @@ def cite_uncited(
 def _uncited(reply: str) -> Iterator[tuple[int, int]]:
     """The spans of ``reply``'s sentences that no citation covers: those after a line's
     last citation marker, and those of a line with none (code is not read)."""
-    prose = "".join(part if not code else blanked(part) for code, part in code_segments(reply))
     at = 0
-    for line in prose.split("\n"):
+    for line in prose_of(reply).split("\n"):
         begin, at = at, at + len(line) + 1
         if _NOT_PROSE.match(line):
             continue

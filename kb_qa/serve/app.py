@@ -124,13 +124,12 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
             log.warning("starting without a working index: %s", exc)
         # A model configured without its client: health says so (search still works).
         self.model_problem = await warm_up(self.settings)
-        mode = f"model {self.settings.model}" if self.settings.model else "extractive answers"
         what = (
             f"workspace {self.kb.workspace} from {self.settings.chroma_url} (read-only replica)"
             if self.replica
             else str(self.settings.vault)
         )
-        log.info("serving %s (%s)", what, mode)
+        log.info("serving %s (%s)", what, self.settings.answer_mode)
         token = self.settings.admin_token
         if token and len(token) < admin.MIN_TOKEN_CHARS:
             log.warning(

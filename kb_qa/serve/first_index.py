@@ -130,7 +130,9 @@ def index_when_free(
                 said = True
                 if waiting is not None:
                     waiting()
-            if (stop or threading.Event()).wait(BUSY_RETRY_SECONDS):
+            if stop is None:
+                time.sleep(BUSY_RETRY_SECONDS)
+            elif stop.wait(BUSY_RETRY_SECONDS):
                 raise Stopped from None
 
 

@@ -86,14 +86,19 @@ class IndexRoutes:
             stats = await anyio.to_thread.run_sync(self.kb.stats, limiter=self.status_limiter)
         except IndexStateError:  # its manifest out of reach (moved away with the vault)
             generation, chunks = self.kb.view_chunks()  # what the index serves meanwhile
-            stats = {"files": len({c.path for c in chunks}), "chunks": len(chunks)}
             try:
                 model = self.kb.embedder.name  # loaded at start: the manifest is not read
             except KbQaError:
                 model = self.settings.embed_model
-            stats |= {"embed_model": model, "last_indexed": None}
-            stats |= {"workspace": self.kb.store.workspace, "generation": generation}
-            stats |= {"loaded": bool(chunks)}
+            stats = {
+                "files": len({c.path for c in chunks}),
+                "chunks": len(chunks),
+                "embed_model": model,
+                "last_indexed": None,
+                "workspace": self.kb.store.workspace,
+                "generation": generation,
+                "loaded": bool(chunks),
+            }
         # The vector index is asked on threads of its own, and not waited for long: a
         # Chroma server that stops answering must not hang health checks or searches.
         try:
