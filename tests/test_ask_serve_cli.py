@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import signal
 import socket
 import subprocess
@@ -156,7 +157,7 @@ def _read_terminal(main: int) -> bytes:
 
 
 def _on_a_terminal(vault: Path, env: dict[str, str]) -> str:
-    """What `kb-qa ask` (extractive) shows on a terminal: its stdout and stderr both."""
+    """What `kb-qa ask` shows on a terminal: its stdout and stderr both."""
     main, secondary = pty.openpty()
     where = ["--vault", str(vault), "--index-dir", str(vault.parent / "index")]
     proc = subprocess.Popen(
@@ -212,6 +213,32 @@ def test_ask_broken_off_says_so_once_and_lists_what_the_part_shown_cites(
     assert result.stdout.startswith("Retries happen five times [1].")
     assert "\n[1] " in result.stdout  # the source of the part shown
     assert result.stderr.count("broke off") == 1 and "WARNING" not in result.stderr
+
+
+UNCITED = (
+    "Failing jobs are retried [1]. With these defaults a job that always fails is attempted "
+    "five times. Good luck!"
+)
+
+
+def test_ask_shows_the_citation_given_to_an_uncited_sentence(vault: Path, cli_env: Env) -> None:
+    """A model's sentence drawn from an excerpt but left uncited is cited once the reply
+    has ended; `kb-qa ask` printed the reply as it streamed, so the citation was in the
+    sources listed and nowhere in the text. Piped, the text is the finished one; on a
+    terminal, which showed it streaming, a line names the sentence and its citation."""
+    with LLMServer(Reply(text=UNCITED, chunk_size=6)) as llm:
+        env = {"KBQA_MODEL": "openai/test", "KBQA_API_BASE": llm.url}
+        piped = kbqa(cli_env, vault, "ask", QUESTION, **env)
+        shown = _on_a_terminal(vault, {**cli_env(), "TERM": "dumb", **env})
+    assert piped.returncode == 0, piped.stderr
+    added = re.search(r"attempted five times (\[\d\])\. Good luck!", piped.stdout)
+    assert added, piped.stdout  # cited before its full stop
+    assert f"\n{added[1]} " in piped.stdout and "cited after" not in piped.stdout
+    assert "five times. Good luck!" in shown  # as it streamed ...
+    assert (
+        f"(cited after the reply: With these defaults a job that always fails is attempted five times {added[1]})"
+        in shown
+    )  # ... and what changed
 
 
 @pytest.fixture

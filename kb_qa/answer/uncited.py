@@ -13,6 +13,7 @@ sentence in the model's own words (a summary, a caveat, a greeting) stays as it 
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -22,12 +23,14 @@ from kb_qa.answer.blocks import passages, table_header
 from kb_qa.text import keyword_tokens
 from kb_qa.types import Hit
 
-__all__ = ["cite_uncited"]
+__all__ = ["cite_uncited", "cited_after"]
 
 DRAWN_WORDS = 3
 DRAWN_SHARE = 0.8
 _CLOSE = re.compile(r"[.!?]+[\"')\]*_`]*\s*$")  # a sentence's closing punctuation
 _NOT_PROSE = re.compile(r"\s*(?:#|\||>|```|~~~)")  # a heading, a table row, a quote, a fence
+_ADDED = re.compile(r" \[\d{1,3}\]")  # what cite_uncited inserts
+SHOWN_CHARS = 100  # of a sentence cited after the reply, as cited_after names it
 
 
 def cite_uncited(
@@ -95,3 +98,28 @@ def _drawn_from(
     if best is None or best[0] < max(DRAWN_WORDS, DRAWN_SHARE * len(words)):
         return None
     return -best[2]
+
+
+def cited_after(streamed: str, cited: str) -> list[str]:
+    """The sentences of ``cited`` (``streamed`` as ``cite_uncited`` returned it) that gained a
+    citation, each with it and at most ``SHOWN_CHARS`` long: for a terminal that showed the
+    reply as it streamed, "Jitter prevents ... in lockstep [3]"."""
+    found = []
+    for op, _a, _b, start, end in difflib.SequenceMatcher(
+        None, streamed, cited, autojunk=False
+    ).get_opcodes():
+        if op != "insert" or not _ADDED.fullmatch(cited[start:end]):
+            continue
+        before = cited[:start]
+        cut = max(
+            [
+                0,
+                *(m.end() for m in BOUNDARY.finditer(before)),
+                *(m.end() for m in MARKERS.finditer(before)),
+            ]
+        )
+        sentence = cited[cut:end].strip()
+        if len(sentence) > SHOWN_CHARS:
+            sentence = "…" + sentence[-SHOWN_CHARS + 1 :].lstrip()
+        found.append(sentence)
+    return found

@@ -195,12 +195,14 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
 
 async def _ask(kb: Any, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
+    from kb_qa.answer.uncited import cited_after
 
     dumb = os.environ.get("TERM") == "dumb"  # a terminal that shows escapes as text
     tty = sys.stdout.isatty() and not dumb
     colour = sys.stderr.isatty() and not dumb and not os.environ.get("NO_COLOR")  # no-color.org
     dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
     citations: Sequence[Any] = ()
+    streamed: list[str] = []
     # The answer's own warnings and errors are the server log's; here its error is said
     # once, below (with -v they are logged as asked).
     if not getattr(args, "verbose", False):
@@ -209,11 +211,15 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
         if event.name == "status":
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
         elif event.name == "delta":
-            sys.stdout.write(safe_text(event.text).replace("\r", ""))
-            sys.stdout.flush()
+            streamed.append(event.text)
+            if sys.stdout.isatty():  # a pipe or a file gets the finished answer, below
+                sys.stdout.write(safe_text(event.text).replace("\r", ""))
+                sys.stdout.flush()
         elif event.name == "citations":
             citations = event.citations
         elif event.name == "error":
+            if not sys.stdout.isatty():
+                sys.stdout.write(safe_text("".join(streamed)).replace("\r", ""))
             print(file=sys.stdout)
             if citations:  # what the part shown cites
                 print("\n".join(_citation_line(kb, c, tty) for c in citations))
@@ -221,11 +227,16 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
             print(f"kb-qa: {safe_text(event.message + detail)}", file=sys.stderr)
             return 1
         elif event.name == "done":
+            if not sys.stdout.isatty():  # as it ended: with the citations added after
+                sys.stdout.write(safe_text(event.text).replace("\r", ""))
             if not event.text.endswith("\n"):
                 print()
             if citations:
                 print()
                 print("\n".join(_citation_line(kb, c, tty) for c in citations))
+            if sys.stdout.isatty():  # the reply is on screen as it streamed: name what changed
+                for sentence in cited_after("".join(streamed), event.text):
+                    print(f"{dim}(cited after the reply: {safe_text(sentence)}){plain}")
             how = event.model or "extractive answer"
             print(f"{dim}({how}; {event.timings['total_ms'] / 1000:.1f} s){plain}", file=sys.stderr)
     return 0
