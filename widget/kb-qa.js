@@ -1044,15 +1044,20 @@
     const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
     const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
     const form = el("form", { class: "kbq-form" }, [input, sendButton]);
+    const foot = el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys }) })]);
     const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
       el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
       log,
       form,
-      el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys }) })])
+      foot
     ]);
     const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
     const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
     const frame = el("div", { class: "kbq" }, [launcher, panel, tip, announcer]);
+    if (t.foreign) {
+      frame.setAttribute("lang", t.lang);
+      frame.setAttribute("dir", "ltr");
+    }
     frame.style.visibility = "hidden";
     const styleLink = el("link", { rel: "stylesheet", href: options.css });
     const show = () => frame.style.removeProperty("visibility");
@@ -1060,7 +1065,7 @@
     styleLink.addEventListener("error", show);
     shadow.appendChild(styleLink);
     shadow.appendChild(frame);
-    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer, t };
+    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, foot, panel, tip, announcer, t };
   }
   function initPanel(w) {
     const ui = w.ui;
@@ -1225,6 +1230,7 @@
     sourceN: "Quelle {n}",
     sourceCount: "{n:# Quelle|# Quellen}.",
     openHint: "Seite mit dieser Stelle hervorgehoben öffnen",
+    passageShown: "Stelle hervorgehoben unter {where}.",
     rest: "… (der Rest steht in der Unterhaltung)",
     truncated: "Antwort gekürzt: Sie war zu lang, um vollständig angezeigt zu werden.",
     noAnswer: "Es kam keine Antwort.",
@@ -1280,6 +1286,7 @@
     sourceN: "Source {n}",
     sourceCount: "{n:# source|# sources}.",
     openHint: "Open the page with this passage highlighted",
+    passageShown: "Passage highlighted under {where}.",
     rest: "… (the rest is in the conversation)",
     truncated: "Reply truncated: this answer was too long to show in full.",
     noAnswer: "No answer was returned.",
@@ -1335,6 +1342,7 @@
     sourceN: "Fuente {n}",
     sourceCount: "{n:# fuente|# fuentes}.",
     openHint: "Abrir la página con este pasaje resaltado",
+    passageShown: "Pasaje resaltado en {where}.",
     rest: "… (el resto está en la conversación)",
     truncated: "Respuesta truncada: era demasiado larga para mostrarla completa.",
     noAnswer: "No se recibió ninguna respuesta.",
@@ -1390,6 +1398,7 @@
     sourceN: "Source {n}",
     sourceCount: "{n:# source|# sources}.",
     openHint: "Ouvrir la page avec ce passage surligné",
+    passageShown: "Passage surligné sous {where}.",
     rest: "… (la suite est dans la conversation)",
     truncated: "Réponse tronquée : elle était trop longue pour être affichée en entier.",
     noAnswer: "Aucune réponse n’a été reçue.",
@@ -1445,6 +1454,7 @@
     sourceN: "Fonte {n}",
     sourceCount: "{n:# fonte|# fonti}.",
     openHint: "Apri la pagina con questo passaggio evidenziato",
+    passageShown: "Passaggio evidenziato in {where}.",
     rest: "… (il resto è nella conversazione)",
     truncated: "Risposta troncata: era troppo lunga per essere mostrata per intero.",
     noAnswer: "Non è arrivata nessuna risposta.",
@@ -1500,6 +1510,7 @@
     sourceN: "出典 {n}",
     sourceCount: "出典 {n} 件。",
     openHint: "この箇所をハイライトしてページを開く",
+    passageShown: "{where} の箇所をハイライトしました。",
     rest: "…（続きは会話にあります）",
     truncated: "回答が長すぎるため、途中までしか表示していません。",
     noAnswer: "回答がありませんでした。",
@@ -1555,6 +1566,7 @@
     sourceN: "Fonte {n}",
     sourceCount: "{n:# fonte|# fontes}.",
     openHint: "Abrir a página com este trecho destacado",
+    passageShown: "Trecho destacado em {where}.",
     rest: "… (o restante está na conversa)",
     truncated: "Resposta truncada: era longa demais para ser exibida por inteiro.",
     noAnswer: "Nenhuma resposta foi recebida.",
@@ -1610,6 +1622,7 @@
     sourceN: "来源 {n}",
     sourceCount: "共 {n} 个来源。",
     openHint: "打开页面并高亮此段落",
+    passageShown: "已高亮 {where} 下的段落。",
     rest: "……（其余内容见对话）",
     truncated: "回答过长，未能完整显示。",
     noAnswer: "没有收到回答。",
@@ -1695,6 +1708,8 @@
       });
     };
     t.lang = lang;
+    const primary = String(tag || "").trim().toLowerCase().split(/[-_]/)[0];
+    t.foreign = !!primary && primary !== lang && !Object.keys(own).length;
     return t;
   }
   var ENGLISH = strings("en");
@@ -1721,6 +1736,9 @@
     log.textContent = "";
     if (!state.messages.length) {
       let empty = el("div", { class: "kbq-empty" }, [el("p", { text: t("intro") })]);
+      const copy = w.ui.foot.cloneNode(true);
+      copy.className = "kbq-foot-copy";
+      empty.appendChild(copy);
       if (w.options.suggested.length) {
         let list = el("ul", { class: "kbq-suggest", "aria-label": t("suggested") });
         w.options.suggested.forEach(function(q) {
@@ -1754,7 +1772,7 @@
   function renderMessage(w, m) {
     const t = w.ui.t;
     if (m.role === "user") {
-      m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
+      m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
       return m._node;
     }
     if (!m._node) {
@@ -1762,7 +1780,7 @@
       m._node = el("div", { class: "kbq-msg kbq-bot" });
       m._status = el("p", { class: "kbq-status" });
       m._statusKey = m._extraKey = null;
-      m._answer = el("div", { class: "kbq-answer" });
+      m._answer = el("div", { class: "kbq-answer", lang: pageLanguage() || null });
       m._extra = el("div", { class: "kbq-extra" });
       m._node.appendChild(m._status);
       m._node.appendChild(m._answer);
@@ -2465,13 +2483,19 @@
   function showPassage(w, anchor, spec, smooth) {
     const marks = highlight(anchor, spec, smooth);
     w.state.highlighted = marks.length;
-    if (!panelCovers(w.ui, marks)) return;
+    if (!marks.length) return;
+    const heading2 = headingOf(anchor);
+    const where = heading2 ? heading2.textContent.replace(/[¶#]\s*$/, "").trim() : document.title;
+    announce(w.ui.announcer, w.ui.t("passageShown", { where }));
+    if (w.ui.panel.hidden) return;
+    const inPanel = document.activeElement === w.ui.host;
     if (!dock(w, true)) {
+      if (!panelCovers(w.ui, marks) && inPanel) return;
       w.setOpen(false, false);
       if (!focusPassage(marks)) w.ui.launcher.focus({ preventScroll: true });
       return;
     }
-    const heading2 = headingOf(anchor);
+    if (!inPanel) focusPassage(marks);
     requestAnimationFrame(() => scrollToMarks(marks, smooth, heading2));
   }
   function openCitation(w, href) {
@@ -2674,7 +2698,12 @@
     log.addEventListener("focusout", (ev) => {
       if (sourceTarget(ev)) hide();
     });
-    log.addEventListener("scroll", hide, { passive: true });
+    log.addEventListener("scroll", () => {
+      const chip = tipFor && w.ui.shadow.activeElement === tipFor ? tipFor.getBoundingClientRect() : null;
+      const view = log.getBoundingClientRect();
+      if (chip && chip.bottom > view.top && chip.top < view.bottom) show(tipFor);
+      else hide();
+    }, { passive: true });
     tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
     tip.addEventListener("mouseleave", later);
   }

@@ -5,7 +5,7 @@ import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks, withoutBidi } from "./markdown.js";
 import { IDS } from "./panel.js";
 import { stripMarkdown } from "./passage.js";
-import { ENGLISH } from "./strings.js";
+import { ENGLISH, pageLanguage } from "./strings.js";
 
 /** The most of one answer the widget keeps and lays out; the rest is dropped with a note
  * ("truncated"). A little over the server's max_reply_chars (20,000), so its own note where
@@ -37,6 +37,10 @@ export function renderAll(w) {
   log.textContent = "";
   if (!state.messages.length) {
     let empty = el("div", { class: "kbq-empty" }, [el("p", { text: t("intro") })]);
+    // A short window (text zoomed to 400%) has no room for the footer: its words are here.
+    const copy = w.ui.foot.cloneNode(true);
+    copy.className = "kbq-foot-copy";
+    empty.appendChild(copy);
     if (w.options.suggested.length) {
       let list = el("ul", { class: "kbq-suggest", "aria-label": t("suggested") });
       w.options.suggested.forEach(function (q) {
@@ -78,7 +82,7 @@ export function showStart(log, node) {
 export function renderMessage(w, m) {
   const t = w.ui.t;
   if (m.role === "user") {
-    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", text: m.text })]);
+    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
     return m._node;
   }
   if (!m._node) {
@@ -86,7 +90,7 @@ export function renderMessage(w, m) {
     m._node = el("div", { class: "kbq-msg kbq-bot" });
     m._status = el("p", { class: "kbq-status" }); // seen only: chat.js announces it
     m._statusKey = m._extraKey = null;
-    m._answer = el("div", { class: "kbq-answer" });
+    m._answer = el("div", { class: "kbq-answer", lang: pageLanguage() || null });
     m._extra = el("div", { class: "kbq-extra" });
     m._node.appendChild(m._status);
     m._node.appendChild(m._answer);

@@ -1,6 +1,6 @@
 /** Opening a citation: on this page (scroll and highlight), through Material's instant
  * navigation, or with a plain page load; and highlighting the passage a URL names. */
-import { el } from "./dom.js";
+import { announce, el } from "./dom.js";
 import { focusPassage, headingOf, highlight, scrollToMarks } from "./highlight.js";
 import { HL_PARAM } from "./links.js";
 import { dock, panelCovers } from "./panel.js";
@@ -13,21 +13,31 @@ function anchorOf(url) {
   }
 }
 
-/** Highlight a passage; the open panel docks beside the page rather than cover it. */
+/** Highlight a passage. The open panel docks beside the page: it neither covers the passage
+ * nor stays a modal dialog over a page the reader came to read. A screen reader is told where
+ * the passage is. */
 export function showPassage(w, anchor, spec, smooth) {
   const marks = highlight(anchor, spec, smooth);
   w.state.highlighted = marks.length;
-  if (!panelCovers(w.ui, marks)) return;
+  if (!marks.length) return;
+  const heading = headingOf(anchor);
+  const where = heading ? heading.textContent.replace(/[¶#]\s*$/, "").trim() : document.title;
+  announce(w.ui.announcer, w.ui.t("passageShown", { where: where }));
+  if (w.ui.panel.hidden) return;
+  // Focus on the page (a citation opened another page): it goes to the passage. In the
+  // panel (a citation of this page), it stays for the next citation.
+  const inPanel = document.activeElement === w.ui.host;
   // The reader came to check the passage and may check the next one: keep the conversation in
   // view beside the page. Only a window too narrow for both hides the panel (the shortcut or
-  // the launcher brings it back). Keyboard focus goes to the passage, else to the launcher:
-  // it must not fall back to the top of the page with the panel.
+  // the launcher brings it back) when it covers the passage; keyboard focus goes to the passage
+  // then, else to the launcher: it must not fall back to the top of the page with the panel.
   if (!dock(w, true)) {
+    if (!panelCovers(w.ui, marks) && inPanel) return;
     w.setOpen(false, false);
     if (!focusPassage(marks)) w.ui.launcher.focus({ preventScroll: true });
     return;
   }
-  const heading = headingOf(anchor);
+  if (!inPanel) focusPassage(marks);
   requestAnimationFrame(() => scrollToMarks(marks, smooth, heading)); // the page reflowed beside the panel
 }
 

@@ -37,16 +37,24 @@ export function buildPanel(options, shortcut, apple) {
   const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
   const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
   const form = el("form", { class: "kbq-form" }, [input, sendButton]);
+  const foot = el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys: keys }) })]);
   const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
     el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
     log,
     form,
-    el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys: keys }) })]),
+    foot,
   ]);
   const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
   // In the frame, not the panel: it speaks after the panel closed too (a passage highlighted).
   const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
   const frame = el("div", { class: "kbq" }, [launcher, panel, tip, announcer]);
+  if (t.foreign) {
+    // An Arabic page's widget speaks English: said so, and laid out left to right (its
+    // full stops jumped to the line's start). What the reader asks and the docs' words
+    // quoted keep the page's language (messages.js).
+    frame.setAttribute("lang", t.lang);
+    frame.setAttribute("dir", "ltr");
+  }
   // Through CSSOM, not a style attribute: a site's `style-src 'self'` refuses the attribute.
   frame.style.visibility = "hidden";
   const styleLink = el("link", { rel: "stylesheet", href: options.css });
@@ -55,7 +63,7 @@ export function buildPanel(options, shortcut, apple) {
   styleLink.addEventListener("error", show);
   shadow.appendChild(styleLink);
   shadow.appendChild(frame);
-  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, panel, tip, announcer, t };
+  return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, foot, panel, tip, announcer, t };
 }
 
 /**

@@ -77,6 +77,10 @@ export function strings(tag, labels) {
     });
   };
   t.lang = lang;
+  // The page is in a language the widget does not speak and the owner gave no words of their
+  // own: the widget's words are English, said so (a screen reader's voice, their direction).
+  const primary = String(tag || "").trim().toLowerCase().split(/[-_]/)[0];
+  t.foreign = !!primary && primary !== lang && !Object.keys(own).length;
   return t;
 }
 

@@ -101,7 +101,13 @@ export function initTooltip(w) {
   log.addEventListener("focusout", (ev) => {
     if (sourceTarget(ev)) hide();
   });
-  log.addEventListener("scroll", hide, { passive: true });
+  log.addEventListener("scroll", () => {
+    // Focus moving to a chip scrolls it into view: its tip follows it while it shows.
+    const chip = tipFor && w.ui.shadow.activeElement === tipFor ? tipFor.getBoundingClientRect() : null;
+    const view = log.getBoundingClientRect();
+    if (chip && chip.bottom > view.top && chip.top < view.bottom) show(tipFor);
+    else hide();
+  }, { passive: true });
   // The pointer may move onto the tip to read it, select it, or magnify it: it stays open.
   tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
   tip.addEventListener("mouseleave", later);

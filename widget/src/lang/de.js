@@ -20,6 +20,7 @@ export default {
   sourceN: "Quelle {n}",
   sourceCount: "{n:# Quelle|# Quellen}.",
   openHint: "Seite mit dieser Stelle hervorgehoben öffnen",
+  passageShown: "Stelle hervorgehoben unter {where}.",
   rest: "… (der Rest steht in der Unterhaltung)",
   truncated: "Antwort gekürzt: Sie war zu lang, um vollständig angezeigt zu werden.",
   noAnswer: "Es kam keine Antwort.",

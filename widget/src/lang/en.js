@@ -22,6 +22,7 @@ export default {
   sourceN: "Source {n}",
   sourceCount: "{n:# source|# sources}.",
   openHint: "Open the page with this passage highlighted",
+  passageShown: "Passage highlighted under {where}.",
   rest: "… (the rest is in the conversation)",
   truncated: "Reply truncated: this answer was too long to show in full.",
   noAnswer: "No answer was returned.",

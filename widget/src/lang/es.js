@@ -20,6 +20,7 @@ export default {
   sourceN: "Fuente {n}",
   sourceCount: "{n:# fuente|# fuentes}.",
   openHint: "Abrir la página con este pasaje resaltado",
+  passageShown: "Pasaje resaltado en {where}.",
   rest: "… (el resto está en la conversación)",
   truncated: "Respuesta truncada: era demasiado larga para mostrarla completa.",
   noAnswer: "No se recibió ninguna respuesta.",

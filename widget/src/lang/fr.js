@@ -21,6 +21,7 @@ export default {
   sourceN: "Source {n}",
   sourceCount: "{n:# source|# sources}.",
   openHint: "Ouvrir la page avec ce passage surligné",
+  passageShown: "Passage surligné sous {where}.",
   rest: "… (la suite est dans la conversation)",
   truncated: "Réponse tronquée\u00a0: elle était trop longue pour être affichée en entier.",
   noAnswer: "Aucune réponse n’a été reçue.",

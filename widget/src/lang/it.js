@@ -20,6 +20,7 @@ export default {
   sourceN: "Fonte {n}",
   sourceCount: "{n:# fonte|# fonti}.",
   openHint: "Apri la pagina con questo passaggio evidenziato",
+  passageShown: "Passaggio evidenziato in {where}.",
   rest: "… (il resto è nella conversazione)",
   truncated: "Risposta troncata: era troppo lunga per essere mostrata per intero.",
   noAnswer: "Non è arrivata nessuna risposta.",

@@ -20,6 +20,7 @@ export default {
   sourceN: "出典 {n}",
   sourceCount: "出典 {n} 件。",
   openHint: "この箇所をハイライトしてページを開く",
+  passageShown: "{where} の箇所をハイライトしました。",
   rest: "…（続きは会話にあります）",
   truncated: "回答が長すぎるため、途中までしか表示していません。",
   noAnswer: "回答がありませんでした。",

@@ -20,6 +20,7 @@ export default {
   sourceN: "Fonte {n}",
   sourceCount: "{n:# fonte|# fontes}.",
   openHint: "Abrir a página com este trecho destacado",
+  passageShown: "Trecho destacado em {where}.",
   rest: "… (o restante está na conversa)",
   truncated: "Resposta truncada: era longa demais para ser exibida por inteiro.",
   noAnswer: "Nenhuma resposta foi recebida.",

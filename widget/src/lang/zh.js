@@ -20,6 +20,7 @@ export default {
   sourceN: "来源 {n}",
   sourceCount: "共 {n} 个来源。",
   openHint: "打开页面并高亮此段落",
+  passageShown: "已高亮 {where} 下的段落。",
   rest: "……（其余内容见对话）",
   truncated: "回答过长，未能完整显示。",
   noAnswer: "没有收到回答。",

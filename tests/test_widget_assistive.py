@@ -1,0 +1,160 @@
+"""What a reader using the keyboard, a screen reader, forced colours, zoom or an RTL page in a
+language the widget does not speak meets after asking: found by an accessibility audit
+against WCAG 2.2 AA (each test names what it found)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browser import sync_playwright_or_skip
+from widget_stack import MARK_IN_VIEW, MARKS, Stack, answered, in_shadow, open_page, settle
+
+sync_api = sync_playwright_or_skip()
+
+ACTIVE_HOLDS_A_MARK = (
+    "(() => { const a = document.activeElement;"
+    " return !!a && a !== document.body && !!a.querySelector('mark.kb-qa-highlight'); })()"
+)
+ROTATION = (
+    "Rotation keeps the old secret for a grace period "
+    "{{Authentication and tokens > Rotating tokens}}."
+)
+
+
+def test_a_citation_opening_another_page_takes_focus_there_and_says_so(
+    new_page: Any, stack: Stack
+) -> None:
+    """On a wide window the page changed and focus fell to <body>, with the panel still a
+    modal dialog over the page: Tab went to buttons hidden under it, Esc did nothing, and a
+    screen reader was told nothing of the passage."""
+    page = answered(
+        new_page, stack, ROTATION, "How do I rotate a token?", "/guides/workers/",
+        viewport={"width": 1280, "height": 800},
+    )  # fmt: skip
+    page.locator("a.kbq-cite").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/operations/authentication/**")
+    page.wait_for_function(f"{MARKS}.length > 0")
+    page.wait_for_function(ACTIVE_HOLDS_A_MARK)
+    panel = page.locator(".kbq-panel")
+    sync_api.expect(panel).to_be_visible()
+    assert panel.get_attribute("aria-modal") == "false"  # docked beside the page
+    sync_api.expect(page.locator(".kbq-sr")).to_have_text(
+        "Passage highlighted under Rotating tokens."
+    )
+    settle(page)
+    assert page.evaluate(MARK_IN_VIEW)
+    page.keyboard.press("Escape")  # focus is on the page: Esc closes the panel there
+    sync_api.expect(panel).to_be_hidden()
+
+
+def test_a_citation_of_this_page_keeps_focus_for_the_next_one(new_page: Any, stack: Stack) -> None:
+    """A citation of the page the reader is on: the passage is announced and focus stays on
+    the citation, in a panel that no longer traps it."""
+    page = answered(
+        new_page, stack, ROTATION, "How do I rotate a token?", "/operations/authentication/",
+        viewport={"width": 1280, "height": 800},
+    )  # fmt: skip
+    page.locator("a.kbq-cite").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"{MARKS}.length > 0")
+    sync_api.expect(page.locator(".kbq-sr")).to_have_text(
+        "Passage highlighted under Rotating tokens."
+    )
+    assert in_shadow(page, "return root.activeElement.className") == "kbq-cite"
+    assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
+
+
+def test_the_highlight_is_not_colour_alone_and_forced_colours_keep_it(
+    new_page: Any, stack: Stack
+) -> None:
+    """The passage was a 1.3:1 tint that faded to nothing after 4 s; in forced colours it was
+    black on dark olive (the system's Mark at 38%), and the question box showed no focus."""
+    page = answered(
+        new_page, stack, ROTATION, "How do I rotate a token?", "/operations/authentication/",
+        forced_colors="active",
+    )  # fmt: skip
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_function(f"{MARKS}.length > 0")
+    mark = page.locator("mark.kb-qa-highlight").first
+    assert mark.evaluate("m => getComputedStyle(m).textDecorationLine") == "underline"
+    forced = mark.evaluate("m => [getComputedStyle(m).backgroundColor, getComputedStyle(m).color]")
+    system = page.evaluate(
+        """() => { const s = document.createElement('span'); s.style.background = 'Mark';
+        s.style.color = 'MarkText'; s.style.forcedColorAdjust = 'none'; document.body.append(s);
+        const c = getComputedStyle(s); const out = [c.backgroundColor, c.color]; s.remove();
+        return out; }"""
+    )
+    assert forced == system  # whole, not a translucent tint
+    page.wait_for_function(f"{MARKS}.every(m => m.classList.contains('kb-qa-highlight--faded'))")
+    assert mark.evaluate("m => getComputedStyle(m).textDecorationLine") == "underline"
+    page.locator(".kbq-input").focus()
+    outline = in_shadow(
+        page, "const f = root.querySelector('.kbq-form'); return getComputedStyle(f).outlineStyle;"
+    )
+    assert outline == "solid"
+
+
+def test_a_page_in_a_language_the_widget_lacks_marks_its_english(
+    new_page: Any, stack: Stack
+) -> None:
+    """On an Arabic page the widget's English was read with an Arabic voice and laid out right
+    to left ("opens, Esc closes." began with its full stop); the question keeps the page's."""
+    page = new_page()
+    page.add_init_script(
+        "document.addEventListener('readystatechange', () => {"
+        " document.documentElement.lang = 'ar'; document.documentElement.dir = 'rtl'; });"
+    )
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    frame = in_shadow(
+        page,
+        "const f = root.querySelector('.kbq');"
+        " return [f.lang, f.dir, getComputedStyle(f).direction];",
+    )
+    assert frame == ["en", "ltr", "ltr"]
+    page.locator(".kbq-input").fill("ما هي سياسة إعادة المحاولة؟")
+    page.locator(".kbq-input").press("Enter")
+    assert page.locator(".kbq-user .kbq-bubble").first.get_attribute("lang") == "ar"
+    # A page in a language the widget speaks says nothing more.
+    english = new_page()
+    open_page(english, stack.site + "/")
+    assert in_shadow(english, "return root.querySelector('.kbq').getAttribute('lang')") is None
+
+
+def test_a_focused_chip_keeps_its_preview_when_focus_scrolls_it_into_view(
+    new_page: Any, stack: Stack
+) -> None:
+    """Focusing a chip below the log's fold scrolled the log, and the scroll hid the preview
+    the focus had just shown: a keyboard user never saw it."""
+    template = "\n\n".join(
+        ["Rotation keeps the old secret {{Authentication and tokens > Rotating tokens}}."] * 12
+    )
+    page = answered(
+        new_page,
+        stack,
+        template,
+        "How do I rotate a token?",
+        viewport={"width": 1280, "height": 560},
+    )
+    chips = page.locator("a.kbq-cite")
+    in_shadow(page, "root.querySelector('.kbq-log').scrollTop = 0;")
+    chips.last.focus()
+    page.wait_for_timeout(300)
+    sync_api.expect(page.locator(".kbq-tip")).to_be_visible()
+
+
+def test_a_short_window_keeps_the_footers_words(new_page: Any, stack: Stack) -> None:
+    """At 400% zoom the footer (the answers can be wrong, the shortcut) was hidden and said
+    nowhere else."""
+    page = new_page(viewport={"width": 320, "height": 256})
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    copy = page.locator(".kbq-empty .kbq-foot-copy")
+    sync_api.expect(copy).to_be_visible()
+    assert "can be wrong" in copy.inner_text()
+    tall = new_page(viewport={"width": 1280, "height": 800})
+    open_page(tall, stack.site + "/")
+    tall.keyboard.press("Control+k")
+    sync_api.expect(tall.locator(".kbq-foot")).to_be_visible()
+    sync_api.expect(tall.locator(".kbq-empty .kbq-foot-copy")).to_be_hidden()
