@@ -145,9 +145,12 @@ class PerThread:
 class Manifest:
     """Reading the manifest of ``kb_qa.index.store.Store`` (its ``db`` connection)."""
 
-    # Each meta value as last read: what a server keeps answering with while the index
-    # folder cannot be opened (moved away with its vault), as it keeps its loaded view.
+    # Each meta value and the files as last read: what a server keeps answering with while
+    # the index folder cannot be opened (moved away with its vault), as it keeps its loaded
+    # view (an answer lists the indexed pages: the first after the move on a thread with no
+    # connection yet failed).
     _known_meta: dict[str, str]
+    _known_files: dict[str, FileRow] | None
 
     def meta(self, key: str) -> str:
         """A stored value ("" when unset)."""
@@ -169,8 +172,14 @@ class Manifest:
 
     def files(self) -> dict[str, FileRow]:
         """Every indexed file by path."""
-        rows = self.db.execute("SELECT path, size, mtime_ns, hash, title, url FROM files")
-        return {r[0]: FileRow(*r) for r in rows}
+        try:
+            rows = self.db.execute("SELECT path, size, mtime_ns, hash, title, url FROM files")
+        except IndexStateError:
+            if self._known_files is not None:
+                return dict(self._known_files)
+            raise
+        self._known_files = {r[0]: FileRow(*r) for r in rows}
+        return dict(self._known_files)
 
     def chunks(self, path: str | None = None) -> list[Chunk]:
         """Every indexed chunk (or one file's), in path and document order."""

@@ -95,6 +95,7 @@ class Store(Manifest, WorkspaceClaim):
         _check_own_folder(self.folder, settings.vault)
         self._connections = PerThread(self.folder / MANIFEST)
         self._known_meta = {}
+        self._known_files = None
         self._create_manifest()
         self.workspace = workspace_name(
             settings.workspace, site_name(settings.vault), settings.vault
