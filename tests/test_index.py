@@ -525,6 +525,10 @@ def test_the_index_folder_inside_a_vault_is_kept_out_of_git(
         [*git, "diff", "--cached", "--name-only"], check=True, capture_output=True, text=True
     ).stdout.split()
     assert staged and not [p for p in staged if p.startswith(".kb-qa")]
+    # The vault's .kb-qa of a kb-qa that wrote none (before 2026-12-05) gets one.
+    (vault / ".kb-qa" / ".gitignore").unlink()
+    kb(vault, index_dir=vault / ".kb-qa").index()
+    assert (vault / ".kb-qa" / ".gitignore").read_text().endswith("*\n")
     # A folder the user chose may hold their own files: nothing is written to hide them.
     chosen = make_vault({"mine.md": "# Mine\n"}, name="chosen")
     kb(vault, index_dir=chosen).index()

@@ -122,11 +122,14 @@ class Store(Manifest, WorkspaceClaim):
         try:
             made = not self.folder.exists()
             self.folder.mkdir(parents=True, exist_ok=True)
-            if made:
+            ignore = self.folder / ".gitignore"
+            ours = self.folder.resolve() == (self.settings.vault / ".kb-qa").resolve()
+            if made or (ours and not ignore.exists()):
                 # The index (readers' questions and ratings included) lives in the vault by
                 # default: `git add -A` in a docs repository must not stage it. Only in a
-                # folder kb-qa made: one the user chose may hold their own files.
-                (self.folder / ".gitignore").write_text(
+                # folder kb-qa made, or the vault's .kb-qa (a kb-qa before 2026-12-05 wrote
+                # none): one the user chose may hold their own files.
+                ignore.write_text(
                     "# kb-qa's index: not for version control\n*\n"
                 )
             self.db.executescript(SCHEMA)
