@@ -407,6 +407,28 @@ def test_search_and_ask_on_an_index_an_older_kb_qa_built_say_it_needs_rebuilding
     assert "the index needs rebuilding: chunk_chars changed." in changed.stderr, changed.stderr
 
 
+def test_an_index_a_newer_kb_qa_wrote_is_read_and_said_to_need_rebuilding(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """After a downgrade (or beside a colleague's newer kb-qa), search and ask died with
+    "TypeError: Chunk.__init__() got an unexpected keyword argument": each chunk held a
+    field the older kb-qa does not know."""
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    vault = write_files(tmp_path / "vault", {"wifi.md": "# Wifi\n\nThe guest network is Lumen.\n"})
+    assert run_cli("index", str(vault)).returncode == 0
+    with KnowledgeBase(vault, embed_model="hash") as kb:  # what a newer kb-qa's index holds
+        kb.store.db.execute("UPDATE chunks SET data = json_set(data, '$.future_field', 'x')")
+        kb.store.db.commit()
+        parts = json.loads(kb.store.meta("fingerprint_parts")) | {"chunker": "99"}
+        kb.store.set_meta(fingerprint="1" * 40, fingerprint_parts=json.dumps(parts))
+    for command in (["search", "guest network"], ["ask", "guest network"]):
+        result = run_cli(*command, "--vault", str(vault))
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert "Lumen" in result.stdout
+        assert "the index needs rebuilding: this kb-qa version chunks" in result.stderr
+
+
 def test_another_vaults_index_folder_is_named_when_searched(tmp_path: Path, run_cli: CLI) -> None:
     """`kb-qa search pancakes --vault other --index-dir vault/.kb-qa` answered from the
     first vault's notes, as files of the second, without a word."""

@@ -14,7 +14,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -301,6 +301,12 @@ def chunk_to_json(chunk: Chunk) -> str:
 
 
 def chunk_from_json(text: str) -> Chunk:
+    """A chunk as ``chunk_to_json`` stored it. A field a newer kb-qa added is left out: an
+    index it wrote (a colleague's, or before a downgrade) is read, and said to need
+    rebuilding (``staleness.rebuild_reason``), not a TypeError."""
     data = json.loads(text)
     data["heading_path"] = tuple(data["heading_path"])
-    return Chunk(**data)
+    return Chunk(**{k: v for k, v in data.items() if k in _CHUNK_FIELDS})
+
+
+_CHUNK_FIELDS = frozenset(f.name for f in fields(Chunk))
