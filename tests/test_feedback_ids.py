@@ -7,6 +7,7 @@ Real uvicorn, real HTTP, the real index (embedded Chroma in a temporary folder).
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import stat
@@ -112,8 +113,10 @@ def _refusals(url: str, kb: KnowledgeBase) -> list[tuple[dict[str, Any], int, st
     ]
 
 
-def test_ratings_without_an_answer_this_server_gave_are_refused(fresh: KnowledgeBase) -> None:
-    with serve_kb(fresh) as server:
+def test_ratings_without_an_answer_this_server_gave_are_refused(
+    fresh: KnowledgeBase, caplog: pytest.LogCaptureFixture
+) -> None:
+    with serve_kb(fresh) as server, caplog.at_level(logging.WARNING, "kb_qa.serve"):
         for body, status, words in _refusals(server.url, fresh):
             response = post(server.url, body)
             assert response.status_code == status, (body, response.text)
@@ -122,6 +125,9 @@ def test_ratings_without_an_answer_this_server_gave_are_refused(fresh: Knowledge
         too_long = post(server.url, {"question": QUESTION, "rating": "up", "reason": "r" * 5000})
         assert too_long.status_code == 413
     assert stored(fresh) == []
+    # An old site's widget rates without ids: the operator is told which, once an hour.
+    told = [r for r in caplog.records if "older than this server" in r.getMessage()]
+    assert len(told) == 1 and "Rebuild and redeploy" in told[0].getMessage()
 
 
 def test_a_flood_of_made_up_ratings_pushes_out_no_real_one(fresh: KnowledgeBase) -> None:

@@ -48,7 +48,9 @@ class Rejected(ValueError):
 
 MISSING = (
     "answer_id is required: send the answer_id of the answer's done event with its rating "
-    "(a chat widget from before kb-qa signed its answers sends none: reload the page)."
+    "(a chat widget from before kb-qa signed its answers sends none: reload the page; if "
+    "that does not help, the site's widget is older than its kb-qa server, and the site "
+    "must be rebuilt with it)."
 )
 NOT_GIVEN = (
     "This answer_id was not given by this server for this question: a rating is taken only "

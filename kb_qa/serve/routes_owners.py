@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 class OwnerRoutes:
     """Feedback and the insights report of ``kb_qa.serve.app.Api``."""
 
+    _told_unsigned = 0.0  # when a rating without an answer id may be logged again
+
     async def feedback(self, request: Request) -> Response:
         """POST /api/feedback: a reader's thumbs up/down, stored for `kb-qa feedback`."""
         body = await read_json(request, self.settings.max_body_bytes)
@@ -58,6 +60,13 @@ class OwnerRoutes:
         try:
             answer = self.answer_ids.check(body.get("answer_id"), item.question)
         except answer_ids.Rejected as exc:
+            if str(exc) == answer_ids.MISSING and time.monotonic() >= self._told_unsigned:
+                self._told_unsigned = time.monotonic() + 3600  # once an hour: a log, not a flood
+                log.warning(
+                    "a rating came without an answer id and was refused: a page's chat widget "
+                    "is older than this server. Rebuild and redeploy a site built with the "
+                    "kb-qa MkDocs plugin (or run `kb-qa init` on one it wired)."
+                )
             raise reject(exc.status, str(exc)) from None
         try:
             replaced = await self._thread(self._store_feedback, item, answer)
