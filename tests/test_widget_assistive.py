@@ -27,21 +27,10 @@ def test_a_citation_opening_another_page_takes_focus_there_and_says_so(
     """On a wide window the page changed and focus fell to <body>, with the panel still a
     modal dialog over the page: Tab went to buttons hidden under it, Esc did nothing, and a
     screen reader was told nothing of the passage."""
-    page = answered(
-        new_page, stack, ROTATION, "How do I rotate a token?", "/guides/workers/",
-        viewport={"width": 1280, "height": 800},
-    )  # fmt: skip
-    page.locator("a.kbq-cite").first.focus()
-    page.keyboard.press("Enter")
-    page.wait_for_url("**/operations/authentication/**")
-    page.wait_for_function(f"{MARKS}.length > 0")
+    page = _followed(new_page, stack, "/guides/workers/")
     page.wait_for_function(ACTIVE_HOLDS_A_MARK)
     panel = page.locator(".kbq-panel")
     sync_api.expect(panel).to_be_visible()
-    assert panel.get_attribute("aria-modal") == "false"  # docked beside the page
-    sync_api.expect(page.locator(".kbq-sr")).to_have_text(
-        "Passage highlighted under Rotating tokens."
-    )
     settle(page)
     assert page.evaluate(MARK_IN_VIEW)
     page.keyboard.press("Escape")  # focus is on the page: Esc closes the panel there
@@ -51,18 +40,27 @@ def test_a_citation_opening_another_page_takes_focus_there_and_says_so(
 def test_a_citation_of_this_page_keeps_focus_for_the_next_one(new_page: Any, stack: Stack) -> None:
     """A citation of the page the reader is on: the passage is announced and focus stays on
     the citation, in a panel that no longer traps it."""
+    page = _followed(new_page, stack, "/operations/authentication/")
+    assert in_shadow(page, "return root.activeElement.className") == "kbq-cite"
+
+
+def _followed(new_page: Any, stack: Stack, at: str) -> Any:
+    """A page ``at`` whose reader asked how to rotate a token and followed the answer's
+    citation (Rotating tokens) with the keyboard: the passage is highlighted, said, and the
+    panel docked beside it, not modal."""
     page = answered(
-        new_page, stack, ROTATION, "How do I rotate a token?", "/operations/authentication/",
+        new_page, stack, ROTATION, "How do I rotate a token?", at,
         viewport={"width": 1280, "height": 800},
     )  # fmt: skip
     page.locator("a.kbq-cite").first.focus()
     page.keyboard.press("Enter")
+    page.wait_for_url("**/operations/authentication/**")
     page.wait_for_function(f"{MARKS}.length > 0")
     sync_api.expect(page.locator(".kbq-sr")).to_have_text(
         "Passage highlighted under Rotating tokens."
     )
-    assert in_shadow(page, "return root.activeElement.className") == "kbq-cite"
     assert page.locator(".kbq-panel").get_attribute("aria-modal") == "false"
+    return page
 
 
 def test_the_highlight_is_not_colour_alone_and_forced_colours_keep_it(
