@@ -90,6 +90,19 @@ def test_vectors_of_no_indexed_chunk_are_removed(make_vault: Callable[..., Path]
     assert not index.index().repaired
 
 
+def test_a_run_deleting_vectors_now_is_not_a_fault(make_vault: Callable[..., Path], kb: KB) -> None:
+    """A watcher's run applies Chroma's deletes before the manifest's: for that moment health
+    said "degraded: Chroma holds 7,004 vectors for 8,437 indexed chunks: run kb-qa index",
+    and /api/ready answered 503 during every bulk update (a readiness probe flapped)."""
+    index = kb(make_vault(PAGES))
+    index.index()
+    ids = [c.id for c in index.store.chunks() if c.path == "b.md"]
+    index.store.collection.delete(ids=ids)  # as a run deleting b.md has done so far
+    with index.store.writer_lock():  # that run, still writing
+        assert index.problem() == ""
+    assert "vectors for" in index.problem()  # none writing: lost vectors, said
+
+
 def test_chroma_server_restarted_empty_then_down(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:

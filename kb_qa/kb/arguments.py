@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+
 from kb_qa.text import SURROGATE
 
 
@@ -20,3 +24,16 @@ def checked_search(question: object, k: object, include: object, exclude: object
             )
     # A lone surrogate (from a bad decode) cannot be tokenized: read it as "?".
     return SURROGATE.sub("?", question)
+
+
+def vault_relative(patterns: Sequence[str], vault: Path | None) -> list[str]:
+    """Path filters as the index names pages: relative to ``vault``, with "/" (an absolute
+    path inside the vault, or "docs\\guides", matched nothing)."""
+    found = []
+    for pattern in patterns:
+        pattern = pattern.replace("\\", "/")
+        if vault and Path(pattern).is_absolute():  # resolved only then
+            with contextlib.suppress(ValueError):
+                pattern = Path(pattern).resolve().relative_to(Path(vault).resolve()).as_posix()
+        found.append(pattern)
+    return found

@@ -23,7 +23,7 @@ from kb_qa.index.store import Store
 from kb_qa.ingest import i18n_layout, links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
-from kb_qa.kb.arguments import checked_search
+from kb_qa.kb.arguments import checked_search, vault_relative
 from kb_qa.kb.index_run import IndexRun, Progress, Steps
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
@@ -284,17 +284,8 @@ class KnowledgeBase(IndexRun):
         return hits[:k]
 
     def vault_paths(self, patterns: Sequence[str]) -> list[str]:
-        """Path filters as the index names pages: relative to the vault, with "/" (an
-        absolute path inside the vault, or "docs\\guides", matched nothing)."""
-        found = []
-        for pattern in patterns:
-            pattern = pattern.replace("\\", "/")
-            if self.settings.vault and Path(pattern).is_absolute():  # resolved only then
-                vault = Path(self.settings.vault).resolve()
-                with contextlib.suppress(ValueError):
-                    pattern = Path(pattern).resolve().relative_to(vault).as_posix()
-            found.append(pattern)
-        return found
+        """Path filters as the index names pages (``arguments.vault_relative``)."""
+        return vault_relative(patterns, self.settings.vault)
 
     def _history_only(self, view: Loaded, question: str) -> set[str]:
         """Ids of changelog chunks holding a word of the question that no other page has:
@@ -358,6 +349,8 @@ class KnowledgeBase(IndexRun):
                 f"the index folder {self.store.folder} was deleted; run `kb-qa index` "
                 "(`kb-qa serve --watch` makes it again by itself)"
             )
+        if self.store.being_written():  # a run writing now: counts mid-way are not a fault
+            return ""
         try:
             problem = self.store.vector_problem()
         except IndexStateError as exc:
