@@ -79,6 +79,7 @@ class Watcher:
         self._indexed: float | None = None
         self._indexing = False
         self._error = ""
+        self._waiting = False  # for another process's run: said once (_busy)
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._observer: Any = None
@@ -299,7 +300,7 @@ class Watcher:
             return
         self.last_report = report
         with self._cond:
-            self._indexing = False
+            self._indexing = self._waiting = False
             self._indexed = started
             self._error = ""
         if said_done := changes.reindexed(report):
@@ -325,9 +326,12 @@ class Watcher:
 
     def _busy(self, batch: set[str]) -> None:
         """Another process (a second server, `kb-qa index`) is writing the index: not a
-        failure. Its run takes our edits in too; ours follows when it is done."""
-        log.info("another kb-qa process is updating the index; indexing again after it")
+        failure. Its run takes our edits in too; ours follows when it is done. Said once
+        while it lasts (a bulk update of another server's said it 120 times in 6 minutes)."""
+        if not self._waiting:
+            log.info("another kb-qa process is updating the index; indexing again after it")
         with self._cond:
+            self._waiting = True
             self._indexing = False
             self._pending |= batch
             self._first_pending = self._last_event = time.monotonic()
