@@ -429,6 +429,27 @@ def test_an_index_a_newer_kb_qa_wrote_is_read_and_said_to_need_rebuilding(
         assert "the index needs rebuilding: this kb-qa version chunks" in result.stderr
 
 
+def test_search_after_a_run_stopped_while_writing_says_results_may_be_incomplete(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A `kb-qa index` stopped while writing left 606 of 796 files in the manifest, and
+    search answered from them without a word."""
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    vault = write_files(tmp_path / "vault", {"wifi.md": "# Wifi\n\nThe guest network is Lumen.\n"})
+    assert run_cli("index", str(vault)).returncode == 0
+    with KnowledgeBase(vault, embed_model="hash") as kb:  # as a run stopped mid-write leaves it
+        kb.store.set_meta(writing="1")
+    result = run_cli("search", "guest network", "--vault", str(vault))
+    assert result.returncode == 0 and "Lumen" in result.stdout
+    assert "the last index run was stopped while writing: results may be incomplete" in (
+        result.stderr
+    )
+    assert run_cli("index", str(vault)).returncode == 0  # finishes it
+    again = run_cli("search", "guest network", "--vault", str(vault))
+    assert "stopped while writing" not in again.stderr, again.stderr
+
+
 def test_another_vaults_index_folder_is_named_when_searched(tmp_path: Path, run_cli: CLI) -> None:
     """`kb-qa search pancakes --vault other --index-dir vault/.kb-qa` answered from the
     first vault's notes, as files of the second, without a word."""

@@ -116,6 +116,12 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
             "kb-qa: another kb-qa process is updating the index: results may be incomplete.",
             file=sys.stderr,
         )
+    elif kb is not None and kb.store.meta("writing") == "1":
+        print(
+            "kb-qa: the last index run was stopped while writing: results may be incomplete. "
+            "`kb-qa index` finishes it.",
+            file=sys.stderr,
+        )
     elif kb is not None:
         try:
             why = kb.pending_rebuild()
