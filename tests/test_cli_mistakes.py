@@ -123,6 +123,22 @@ def test_every_long_step_of_an_index_run_is_announced(
     assert "Chunking" not in again and "Writing" not in again
 
 
+def test_a_long_step_in_a_log_says_how_far_it_has_got(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """On a 7,745-section site a log showed "Embedding 7745 chunks …" and then nothing for
+    more than three minutes."""
+    vault = write_files(
+        tmp_path / "notes",
+        {f"note {n}.md": f"# Note {n}\n\n## Part\n\nWords {n}.\n" for n in range(150)},
+    )
+    result = run_cli("index", str(vault))
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.startswith("Embedding")]
+    assert said[0] == "Embedding 300 chunks …" and said[-1] == "Embedding: 300 of 300 chunks"
+    assert 3 <= len(said) <= 11, said  # now and then, not per batch
+
+
 def test_search_snippets_read_as_text_not_markdown(
     tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
 ) -> None:

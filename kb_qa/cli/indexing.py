@@ -33,9 +33,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     kb = open_kb(args)
     bars: dict[str, tqdm] = {}
+    tenths: dict[str, int] = {}
 
     def show(what: str, unit: str, done: int, total: int) -> None:
-        """A bar per step on a terminal; in a log, one line as each step starts."""
+        """A bar per step on a terminal; in a log, a line as each step starts and at every
+        further tenth of a long one (a 7,745-section site said nothing for minutes)."""
         if args.quiet or total == 0:
             return
         bar = bars.get(what)
@@ -45,7 +47,12 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar = tqdm(total=total, unit=unit, desc=what, file=sys.stderr, disable=None)
             bars[what] = bar
             if bar.disable:
-                print(f"{what} {total} {unit}s …", file=sys.stderr)
+                print(f"{what} {total:,} {unit}s …", file=sys.stderr)
+                tenths[what] = 0
+        tenth = done * 10 // total if total >= 100 else 0
+        if bar.disable and tenth > tenths[what]:
+            tenths[what] = tenth
+            print(f"{what}: {done:,} of {total:,} {unit}s", file=sys.stderr, flush=True)
         bar.n = done
         bar.refresh()
         if done == total:  # each bar's time is its own step's
