@@ -507,6 +507,32 @@ def test_a_run_says_where_its_time_went(
     assert sum(report.phases.values()) <= report.seconds + 0.01
 
 
+def test_deleted_pages_leave_search_before_new_ones_are_embedded(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """A bulk change (a branch switched: 260 pages deleted, 266 added) served the deleted
+    pages for the 6 minutes the new ones took to embed, health saying ok: their links
+    404 once the site is deployed."""
+    vault = make_vault(
+        {"a.md": "# Alpha\n\nThe boiler pressure is 1.5 bar.\n", "b.md": "# Beta\n\nWombats.\n"}
+    )
+    index = kb(vault)
+    index.index()
+    (vault / "a.md").unlink()
+    (vault / "c.md").write_text("# Gamma\n\nKettles whistle.\n", encoding="utf-8")
+    other = kb(vault)  # a server reading the same index
+    during: list[set[str]] = []
+
+    def embedding(done: int, total: int) -> None:
+        if not during:
+            during.append({h.chunk.path for h in other.search("boiler pressure", 5)})
+
+    report = index.index(progress=embedding)
+    assert during == [{"b.md"}]
+    assert report.deleted == 1 and report.removed_files == 1
+    assert {h.chunk.path for h in other.search("kettles", 5)} == {"b.md", "c.md"}
+
+
 def test_the_index_folder_inside_a_vault_is_kept_out_of_git(
     make_vault: Callable[..., Path], kb: KB
 ) -> None:

@@ -114,6 +114,13 @@ class IndexRun:
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             phase.done("chunking")
             self._ensure_model(docs)
+            link_style = "site" if site.is_mkdocs else "file"
+            if removed and all_new:  # deleted pages leave search before the embedding
+                self.store.set_meta(writing="1")
+                self.store.mark_writing()
+                report.deleted = self._write([], {}, removed, {})
+                self.store.set_meta(writing="0")
+                self.store.publish(site.link_base, link_style)
             report.embedded, report.reused = self._embed(all_new, progress)
             phase.done("embedding")
 
@@ -123,7 +130,7 @@ class IndexRun:
             rendering = render_config.config_file(site, self.settings) is not None
             if inputs.update(docs, removed, rendering):
                 self.store.set_meta(**inputs.meta())
-            report.deleted = self._write(docs, chunks_by_doc, removed, outlines, steps)
+            report.deleted += self._write(docs, chunks_by_doc, removed, outlines, steps)
             if docs or removed:  # only a run that replaced chunks can leave vectors unused
                 self.store.prune_vectors()
             self.store.set_meta(writing="0", rebuilding="")
@@ -133,7 +140,6 @@ class IndexRun:
             report.changed_files, report.removed_files = len(docs), len(removed)
             report.files = len(self.store.files())
             report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            link_style = "site" if site.is_mkdocs else "file"
             self.store.set_meta(
                 last_indexed=str(time.time()), site_url=site.link_base, link_style=link_style
             )
@@ -180,8 +186,7 @@ class IndexRun:
             log.debug("%s", report.rebuilt)
 
     def pending_rebuild(self) -> str:
-        """Why the next index run will rebuild this index ("" when it will not): until it
-        runs, searches read the index as an older kb-qa, or other settings, built it."""
+        """Why the next index run will rebuild this index ("" when it will not)."""
         site = load_site(self.settings.vault, self.settings.generator, render=self.settings.render)
         parts = staleness.fingerprint_parts(site, self.settings)
         return staleness.rebuild_reason(self.store, self.settings, parts)[0]
