@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -118,11 +117,10 @@ def _next_step(root: Path, kind: str) -> str:
 
 def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
-    import sqlite3
 
     from kb_qa.owners import insights, insights_csv, insights_html, insights_render
     from kb_qa.owners.feedback import FeedbackStore
-    from kb_qa.owners.questionlog import QuestionLog, prune_logged
+    from kb_qa.owners.questionlog import QuestionLog
 
     if args.forget is not None:
         return _forget(args)
@@ -135,12 +133,10 @@ def cmd_insights(args: argparse.Namespace) -> int:
     since = insights.parse_since(args.since, now) if args.since else None
     settings = settings_for(args)
     _index_folder(settings)
+    # A report only reads: the server applies the retention (at its start, every hour). Run
+    # here, it deleted rows by this shell's settings, not the server's (its default 90 days
+    # against a server told to keep everything), without a word.
     log = QuestionLog(settings.index_path, settings.question_log_days)
-    try:  # a server that has not run for a while has not applied the retention
-        keep = settings.question_log_max
-        prune_logged(settings.index_path, settings.question_log_days, now, keep=keep)
-    except (OSError, sqlite3.Error) as exc:
-        logging.getLogger("kb_qa.owners.insights").warning("retention not applied: %s", exc)
     if args.csv:
         ratings = FeedbackStore(settings.index_path).all(since=since)
         insights_csv.write_csv(log.entries(since), ratings, sys.stdout)
