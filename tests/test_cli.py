@@ -467,3 +467,11 @@ def test_another_vaults_index_folder_is_named_when_searched(tmp_path: Path, run_
     ) in result.stderr, result.stderr
     same = run_cli("search", "pancakes", "--vault", str(vault))
     assert "rebuil" not in same.stderr, same.stderr
+
+
+def test_text_printed_to_a_terminal_drops_controls_and_bidi_overrides() -> None:
+    """`kb-qa feedback` printed a reader's U+202E as it was: it reversed the rest of the line."""
+    from kb_qa.cli.common import safe_text
+
+    assert safe_text("\u202eexe.txt \x1b[2J\x07ok\u2069") == "exe.txt [2Jok"
+    assert safe_text("שלום \u200f!\tyes\n") == "שלום \u200f!\tyes\n"  # a mark, tab, newline stay

@@ -391,6 +391,44 @@ def test_the_html_report_renders_in_chromium(scripted: Scripted, run_cli: Any) -
             browser.close()
 
 
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_one_long_question_leaves_the_report_readable(
+    scripted: Scripted, run_cli: Any, tmp_path: Path
+) -> None:
+    """A reader's 1,900-character question made the top questions table 18,878 px wide in
+    a 1,136 px box: the counts beside every question were off screen. Its ESC and BEL
+    showed as boxes."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
+    import shutil
+
+    index = tmp_path / "index"
+    shutil.copytree(scripted.index, index)
+    log = QuestionLog(index)
+    log.record(Entry(new_ref(), time.time(), "A" * 1900 + "\x1b[2J\x07?", 1, "extractive"))
+    log.flush()
+    log.close()
+    written = tmp_path / "report.html"
+    result = run_cli(
+        "insights", str(scripted.vault), "--index-dir", str(index), "--html", str(written)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in written.read_text() and "\x07" not in written.read_text()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(written.as_uri())
+            wide = page.evaluate(
+                "[...document.querySelectorAll('.scroll')].filter("
+                "s => s.scrollWidth > s.clientWidth + 1).map(s => s.getAttribute('aria-label'))"
+            )
+        finally:
+            browser.close()
+    assert wide == []
+
+
 def show_report(browser: Any, name: str, url: str, headers: dict[str, str]) -> None:
     """Open the report, check it drew and stayed quiet, and screenshot it."""
     context = browser.new_context(

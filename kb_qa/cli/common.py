@@ -173,8 +173,9 @@ def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
     inputs.patterns(args.exclude, "--exclude")
 
 
-# Control characters (ESC above all) from a document or the model must not drive the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters (ESC above all) from a document or the model must not drive the terminal,
+# nor a bidi override reorder what it shows (a reader's reason in `kb-qa feedback`).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def safe_text(text: str) -> str:

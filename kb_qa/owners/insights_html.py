@@ -52,12 +52,12 @@ main { padding: 0 32px 48px; max-width: 1200px; }
 .chart { position: relative; height: 280px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line);
-         vertical-align: top; overflow-wrap: break-word; }
+         vertical-align: top; overflow-wrap: anywhere; }
 th { color: var(--muted); font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .topic { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 0 0 12px; }
 .topic h3 { font-size: 15px; margin: 0 0 6px; }
-.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: break-word; }
+.topic ul { margin: 4px 0; padding-left: 20px; overflow-wrap: anywhere; }
 .q { font-style: italic; }
 td ul { margin: 0; padding-left: 16px; }
 /* A long question must not squeeze the sections cited into a column one word wide */

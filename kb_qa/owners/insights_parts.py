@@ -4,11 +4,14 @@ chart with its numbers as a table, drawn by the vendored Chart.js and the script
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from kb_qa.text import BIDI_CONTROLS
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # ESC, BEL: tofu in a page
 
 CHART_JS = "chart.umd.min.js"
 
@@ -70,7 +73,7 @@ def chart_js() -> str:
 
 def escaped(value: object) -> str:
     """Text from the log as HTML text, shown in the order it was written."""
-    return html.escape(BIDI_CONTROLS.sub("", str(value)), quote=True)
+    return html.escape(_CONTROL.sub("", BIDI_CONTROLS.sub("", str(value))), quote=True)
 
 
 def table(
