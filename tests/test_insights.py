@@ -867,3 +867,14 @@ def test_the_text_report_shows_no_question_reversed(tmp_path: Path, run_cli: Any
     result = run_cli("insights", str(vault), "--index-dir", str(tmp_path / "index"), "--json")
     assert result.returncode == 0, result.stderr
     assert "txt.exe" in result.stdout and "\\u202e" not in json.dumps(json.loads(result.stdout))
+
+
+def test_the_text_report_says_the_question_log_is_off(scripted: Scripted, run_cli: Any) -> None:
+    """With ratings but the log off, `kb-qa insights` printed "Questions: 0 … answered 0"
+    with no word of why: the page says so, and so does the text now."""
+    where = [str(scripted.vault), "--index-dir", str(scripted.index)]
+    off = run_cli("insights", *where, env={"KBQA_QUESTION_LOG": "false"})
+    assert off.returncode == 0, off.stderr
+    assert "The question log is off (question_log, KBQA_QUESTION_LOG=false)" in off.stdout
+    on = run_cli("insights", *where)
+    assert "The question log is off" not in on.stdout

@@ -19,6 +19,7 @@ from kb_qa.owners.insights_parts import SCRIPT, chart_js, charts
 from kb_qa.owners.insights_parts import escaped as _e
 from kb_qa.owners.insights_parts import table as _table
 from kb_qa.owners.insights_render import (
+    LOG_OFF,
     ms_text,
     outcome_counts,
     pct_text,
@@ -202,11 +203,7 @@ def _notice(report: dict[str, Any]) -> str:
     no reader asked in this window."""
     t = report["totals"]
     if not report["question_log"]:
-        said = (
-            "The question log is off (question_log, KBQA_QUESTION_LOG=false): readers' "
-            "questions are not recorded, so this report shows only what was logged before it "
-            "was switched off, and readers' ratings."
-        )
+        said = LOG_OFF
     elif not t["questions"] and not (t["thumbs_up"] + t["thumbs_down"]):
         said = (
             "No questions were logged in this window. The API (kb-qa serve, or the MkDocs "

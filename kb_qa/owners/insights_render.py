@@ -11,6 +11,12 @@ from typing import Any
 
 from kb_qa.text import BIDI_CONTROLS
 
+LOG_OFF = (
+    "The question log is off (question_log, KBQA_QUESTION_LOG=false): readers' questions are "
+    "not recorded, so this report shows only what was logged before it was switched off, and "
+    "readers' ratings."
+)
+
 
 def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
     """The report for a terminal; ``clean`` cleans strings from the log (control characters)."""
@@ -38,6 +44,8 @@ def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
         f"{t['disconnected']:,}",
         f"Feedback: {t['thumbs_up']:,} up, {t['thumbs_down']:,} down",
     ]
+    if not report["question_log"]:  # not left as zeros to be read as "nobody asked"
+        lines[2:2] = [LOG_OFF, ""]
     for r in report["feedback"]["reasons"][:5]:
         lines.append(f"  {r['count']:>4} × [{r['rating']}] {safe(r['reason'])}")
     asked = report["questions"]
