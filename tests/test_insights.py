@@ -878,3 +878,25 @@ def test_the_text_report_says_the_question_log_is_off(scripted: Scripted, run_cl
     assert "The question log is off (question_log, KBQA_QUESTION_LOG=false)" in off.stdout
     on = run_cli("insights", *where)
     assert "The question log is off" not in on.stdout
+
+
+def test_a_group_is_not_labelled_with_a_readers_address() -> None:
+    """Six install questions, each wording asked once, were headed "please contact me at
+    jane@example.com about how to install lumen": the first of the tied wordings won."""
+    from collections import Counter
+
+    from kb_qa.owners.asked import Asked, question_row
+
+    def once(text: str, outcome: str = "answered") -> Asked:
+        return Asked(wordings=Counter([text]), asked=1, last=1.0, outcomes=Counter([outcome]))
+
+    group = [
+        once("please contact me at jane@example.com about how to install lumen"),
+        once("see https://example.com/x, how do I install it"),
+        once("How do I install Lumen?"),
+        once("How can Lumen be installed on a fresh server?"),
+    ]
+    assert question_row(None, {}, group)["question"] == "How do I install Lumen?"
+    group.append(once("call +44 20 7946 0958 install lumen"))
+    group[0].asked = 2  # asked more often: it still leads
+    assert question_row(None, {}, group)["question"].startswith("please contact me")

@@ -35,6 +35,10 @@ MAX_QUESTION_TEXTS = 200
 
 CITED_PER_QUESTION = 5
 OTHER_WORDINGS = 3  # other wordings shown per top question
+# What a group's label should not be when another wording was asked as often: one holding an
+# e-mail address, a URL or a phone number ("please contact me at jane@example.com about how
+# to install lumen" headed the report over "How do I install Lumen?"), then the shortest.
+_PERSONAL = re.compile(r"\S@\S+\.\w|https?://|\d[\d ()+-]{6,}\d")
 
 
 EMBED_BATCH = 64
@@ -204,7 +208,7 @@ def question_row(kb: Any, chunks: dict[tuple[str, str], Any], group: list[Asked]
         reasons.update(a.reasons)
         for key, heading in a.headings.items():
             headings.setdefault(key, heading)
-    label = max(group, key=lambda a: a.asked).label
+    label = max(group, key=lambda a: (a.asked, not _PERSONAL.search(a.label), -len(a.label))).label
     others = [w for w, _ in wordings.most_common() if w != label]
     return {
         "question": label,
