@@ -818,10 +818,15 @@ def test_a_reader_can_be_forgotten(tmp_path: Path, run_cli: Any) -> None:
         ask(server.url, ON_TOPIC[1])
         where = [str(vault), "--index-dir", str(index)]
         assert run_cli("insights", *where, "--forget", "ja").returncode == 1  # too short
+        # First what it would delete (a short text can match more than meant), deleting none.
+        looked = run_cli("insights", *where, "--forget", "jane.doe@", "--dry-run")
+        assert looked.returncode == 0, looked.stderr
+        assert "Would delete 1 logged question(s), 2 rating(s)" in looked.stdout
+        assert f"  {mine}" in looked.stdout and "nothing was deleted" in looked.stdout
         # Forgotten while the server runs (and keeps logging).
         result = run_cli("insights", *where, "--forget", "JANE.DOE@example.com")
         assert result.returncode == 0, result.stderr
-        assert "1 logged question(s) and 2 rating(s)" in result.stdout
+        assert "1 logged question(s), 2 rating(s) and " in result.stdout
         ask(server.url, ON_TOPIC[1])
         report = httpx.get(
             server.url + "/insights?format=json",

@@ -219,6 +219,11 @@ def _parser() -> argparse.ArgumentParser:
         help="delete every logged question and rating that contains TEXT (case aside), "
         "e.g. a reader's e-mail address",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --forget: say what it would delete (and the first questions), deleting nothing",
+    )
     _common(p)
     p.set_defaults(func=cmd_insights)
 

@@ -124,6 +124,8 @@ def cmd_insights(args: argparse.Namespace) -> int:
 
     if args.forget is not None:
         return _forget(args)
+    if args.dry_run:
+        raise ConfigError("--dry-run goes with --forget TEXT: the report deletes nothing.")
     if args.html and (args.csv or args.questions_csv):
         raise ConfigError(
             "--html writes the report, --csv and --questions-csv print rows of the log: run "
@@ -179,10 +181,21 @@ def _forget(args: argparse.Namespace) -> int:
         raise ConfigError("--forget deletes from the whole log: it takes no --html or --since.")
     settings = settings_for(args)
     _index_folder(settings)
-    gone = forget(settings.index_path, args.forget)
+    text = safe_text(args.forget.strip())
+    gone = forget(settings.index_path, args.forget, dry_run=args.dry_run)
+    if args.dry_run:
+        print(
+            f"Would delete {gone.questions} logged question(s), {gone.ratings} rating(s) and "
+            f"{gone.embeddings} stored embedding(s) holding {text!r} from "
+            f"{settings.index_path}; nothing was deleted. Questions it holds:"
+        )
+        print("\n".join(f"  {safe_text(q)}" for q in gone.examples) or "  (none)")
+        if gone.questions > len(gone.examples):
+            print(f"  … and {gone.questions - len(gone.examples)} more")
+        return 0
     print(
-        f"Deleted {gone.questions} logged question(s) and {gone.ratings} rating(s) holding "
-        f"{safe_text(args.forget.strip())!r} from {settings.index_path}."
+        f"Deleted {gone.questions} logged question(s), {gone.ratings} rating(s) and "
+        f"{gone.embeddings} stored embedding(s) holding {text!r} from {settings.index_path}."
     )
     if not gone.log_emptied:
         print(

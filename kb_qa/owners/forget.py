@@ -28,6 +28,8 @@ class Forgotten:
     ratings: int
     # Whether the write-ahead log could be emptied (not while a server reads the file).
     log_emptied: bool
+    embeddings: int = 0
+    examples: tuple[str, ...] = ()  # a dry run's: the first questions it would delete
 
 
 def _holds(needle: str) -> Callable[..., bool]:
@@ -37,8 +39,9 @@ def _holds(needle: str) -> Callable[..., bool]:
     return holds
 
 
-def forget(folder: Path, text: str) -> Forgotten:
-    """Delete every question, rating and embedding in ``folder``'s log that holds ``text``."""
+def forget(folder: Path, text: str, dry_run: bool = False) -> Forgotten:
+    """Delete every question, rating and embedding in ``folder``'s log that holds ``text``
+    (``dry_run``: count them, and name the first questions, deleting nothing)."""
     needle = text.strip().casefold()
     if len(needle) < 3:
         raise ConfigError(
@@ -52,17 +55,33 @@ def forget(folder: Path, text: str) -> Forgotten:
         conn.execute("PRAGMA secure_delete=ON")
         conn.create_function("kbqa_holds", -1, _holds(needle), deterministic=True)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        questions = ratings = 0
-        with conn:
+        where = {  # table -> which rows hold the text
+            "questions": "kbqa_holds(question)",
+            "question_vectors": "kbqa_holds(question)",
+            "feedback": "kbqa_holds(question, reason, answer)",
+        }
+        counts = dict.fromkeys(where, 0)
+        if dry_run:
+            for table in where.keys() & tables:
+                row = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where[table]}")  # noqa: S608
+                counts[table] = row.fetchone()[0]
+            examples: tuple[str, ...] = ()
             if "questions" in tables:
-                questions = conn.execute(
-                    "DELETE FROM questions WHERE kbqa_holds(question)"
-                ).rowcount
-            if "question_vectors" in tables:
-                conn.execute("DELETE FROM question_vectors WHERE kbqa_holds(question)")
-            if "feedback" in tables:
-                ratings = conn.execute(
-                    "DELETE FROM feedback WHERE kbqa_holds(question, reason, answer)"
-                ).rowcount
+                rows = conn.execute(
+                    "SELECT question FROM questions WHERE kbqa_holds(question) ORDER BY at LIMIT 10"
+                )
+                examples = tuple(r[0] for r in rows)
+            return Forgotten(
+                counts["questions"], counts["feedback"], True, counts["question_vectors"], examples
+            )
+        with conn:
+            for table in where.keys() & tables:
+                deleted = conn.execute(f"DELETE FROM {table} WHERE {where[table]}")  # noqa: S608
+                counts[table] = deleted.rowcount
         busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return Forgotten(questions, ratings, not busy or busy[0] == 0)
+    return Forgotten(
+        counts["questions"],
+        counts["feedback"],
+        not busy or busy[0] == 0,
+        counts["question_vectors"],
+    )
