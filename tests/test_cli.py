@@ -401,6 +401,7 @@ def test_search_and_ask_on_an_index_an_older_kb_qa_built_say_it_needs_rebuilding
     for setting in ({}, {"KBQA_CHUNK_CHARS": "600"}):  # a setting changed since: said too
         index = run_cli("index", str(vault), env=setting)
         assert index.returncode == 0 and "Rebuilt:" in index.stdout, index.stdout
+        assert "Rebuilding the index: " in index.stderr  # said first, not only when done
         search = run_cli("search", "guest network", "--vault", str(vault), env=setting)
         assert search.returncode == 0 and "rebuil" not in search.stderr, search.stderr
     changed = run_cli("search", "guest network", "--vault", str(vault))

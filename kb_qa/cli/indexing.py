@@ -22,6 +22,7 @@ from kb_qa.cli.common import (
     snippet_of,
     terminal_link,
 )
+from kb_qa.errors import KbQaError
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -66,6 +67,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     print(f"Indexing {kb.settings.vault} …", file=sys.stderr)
     try:
+        try:  # said first: a rebuild may embed every section for minutes
+            why = kb.pending_rebuild()
+        except KbQaError:  # a site config that cannot load: the run says so
+            why = ""
+        if why:
+            print(f"Rebuilding the index: {why} …", file=sys.stderr)
         report = kb.index(progress=progress, steps=steps)
         prepare_search(kb, report.chunks, args.quiet)
     finally:

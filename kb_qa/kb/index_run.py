@@ -182,8 +182,8 @@ class IndexRun:
             report.rebuilt = f"{why}: re-chunking every file (cached embeddings are reused)"
             self.store.reset(keep_vectors=True)
         self.store.set_meta(fingerprint=fingerprint, fingerprint_parts=json.dumps(parts))
-        if report.rebuilt:  # news, said once by whoever ran it: `--strict` must not abort
-            log.debug("%s", report.rebuilt)
+        if report.rebuilt:  # said before the work, to a log (`--strict` must not abort)
+            log.info("rebuilding: %s", report.rebuilt)
 
     def pending_rebuild(self) -> str:
         """Why the next index run will rebuild this index ("" when it will not)."""
