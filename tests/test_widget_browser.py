@@ -403,7 +403,8 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     sync_api.expect(error).to_contain_text("broke off")
     # Said once by the widget's announcer; the paragraph in the log is not a live region.
     assert error.get_attribute("role") is None
-    sync_api.expect(page.locator(".kbq-sr")).to_have_text(error.inner_text())
+    back = "Your question is back in the box: press Enter to ask it again."
+    sync_api.expect(page.locator(".kbq-sr")).to_have_text(f"{error.inner_text()} {back}")
     chip = page.locator(".kbq-bot").last.locator("a.kbq-cite")
     sync_api.expect(chip).to_have_count(1)
     assert "#" in (chip.get_attribute("href") or "")

@@ -1255,6 +1255,7 @@
     serviceFailed: "Der Antwortdienst ist fehlgeschlagen (HTTP {status}). Versuchen Sie es gleich noch einmal.",
     webPage: "Der Antwortdienst unter {url} hat eine Webseite statt einer Antwort gesendet: Richten Sie den Endpoint des Widgets auf kb-qa serve.",
     noAnswerSent: "Der Antwortdienst hat keine Antwort gesendet. Versuchen Sie es erneut.",
+    questionBack: "Ihre Frage steht wieder im Eingabefeld: Drücken Sie die Eingabetaste, um sie erneut zu stellen.",
     failed: "Die Antwort ist fehlgeschlagen. Versuchen Sie es erneut.",
     modelFailed: "Das Sprachmodell konnte die Antwort nicht beenden. Versuchen Sie es erneut.",
     modelTimeout: "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.",
@@ -1311,6 +1312,7 @@
     serviceFailed: "The answer service failed (HTTP {status}). Try again in a moment.",
     webPage: "The answer service at {url} sent a web page, not an answer: point the widget's endpoint at kb-qa serve.",
     noAnswerSent: "The answer service sent no answer. Try again.",
+    questionBack: "Your question is back in the box: press Enter to ask it again.",
     failed: "The answer failed. Try again.",
     modelFailed: "The language model could not finish the answer. Try again.",
     modelTimeout: "The language model took too long to answer. Try again.",
@@ -1367,6 +1369,7 @@
     serviceFailed: "El servicio de respuestas falló (HTTP {status}). Vuelve a intentarlo en un momento.",
     webPage: "El servicio de respuestas en {url} envió una página web, no una respuesta: apunta el endpoint del widget a kb-qa serve.",
     noAnswerSent: "El servicio de respuestas no envió ninguna respuesta. Vuelve a intentarlo.",
+    questionBack: "Su pregunta vuelve a estar en el cuadro: pulse Intro para hacerla de nuevo.",
     failed: "La respuesta falló. Vuelve a intentarlo.",
     modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
     modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",
@@ -1423,6 +1426,7 @@
     serviceFailed: "Le service de réponse a échoué (HTTP {status}). Réessayez dans un instant.",
     webPage: "Le service de réponse à l’adresse {url} a renvoyé une page web, pas une réponse : faites pointer l’endpoint du widget vers kb-qa serve.",
     noAnswerSent: "Le service de réponse n’a renvoyé aucune réponse. Réessayez.",
+    questionBack: "Votre question est de nouveau dans la zone de saisie : appuyez sur Entrée pour la reposer.",
     failed: "La réponse a échoué. Réessayez.",
     modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
     modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",
@@ -1479,6 +1483,7 @@
     serviceFailed: "Il servizio di risposta non ha funzionato (HTTP {status}). Riprova tra poco.",
     webPage: "Il servizio di risposta all’indirizzo {url} ha inviato una pagina web, non una risposta: punta l’endpoint del widget su kb-qa serve.",
     noAnswerSent: "Il servizio di risposta non ha inviato alcuna risposta. Riprova.",
+    questionBack: "La domanda è di nuovo nella casella: premi Invio per ripeterla.",
     failed: "La risposta non è riuscita. Riprova.",
     modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
     modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",
@@ -1535,6 +1540,7 @@
     serviceFailed: "回答サービスでエラーが発生しました（HTTP {status}）。しばらくしてからもう一度お試しください。",
     webPage: "{url} の回答サービスが回答ではなくウェブページを返しました。ウィジェットの endpoint を kb-qa serve に向けてください。",
     noAnswerSent: "回答サービスから回答がありませんでした。もう一度お試しください。",
+    questionBack: "質問を入力欄に戻しました。Enter キーでもう一度質問できます。",
     failed: "回答に失敗しました。もう一度お試しください。",
     modelFailed: "言語モデルが回答を完了できませんでした。もう一度お試しください。",
     modelTimeout: "言語モデルの応答に時間がかかりすぎました。もう一度お試しください。",
@@ -1591,6 +1597,7 @@
     serviceFailed: "O serviço de respostas falhou (HTTP {status}). Tente novamente em instantes.",
     webPage: "O serviço de respostas em {url} enviou uma página web, não uma resposta: aponte o endpoint do widget para o kb-qa serve.",
     noAnswerSent: "O serviço de respostas não enviou nenhuma resposta. Tente novamente.",
+    questionBack: "Sua pergunta voltou para a caixa: pressione Enter para perguntar de novo.",
     failed: "A resposta falhou. Tente novamente.",
     modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
     modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",
@@ -1647,6 +1654,7 @@
     serviceFailed: "回答服务出错（HTTP {status}）。请稍后重试。",
     webPage: "{url} 上的回答服务返回了网页而不是回答：请将组件的 endpoint 指向 kb-qa serve。",
     noAnswerSent: "回答服务没有返回回答。请重试。",
+    questionBack: "问题已放回输入框：按 Enter 键重新提问。",
     failed: "回答失败。请重试。",
     modelFailed: "语言模型未能完成回答。请重试。",
     modelTimeout: "语言模型响应时间过长。请重试。",
@@ -2050,13 +2058,14 @@
     const following = atEnd(w.ui.log);
     const at = w.state.messages.indexOf(bot);
     const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
-    if (asked && !w.ui.input.value.trim()) {
+    const back = asked && !w.ui.input.value.trim();
+    if (back) {
       w.ui.input.value = asked;
       w.state.draft = asked;
       w.autosize();
     }
     updateMessage(w, bot, following);
-    announce(w.ui.announcer, message);
+    announce(w.ui.announcer, back ? message + " " + w.ui.t("questionBack") : message);
   }
   function httpMessage(res, data, t = ENGLISH) {
     const message = ownWords(t) ? "" : data && data.error || "";

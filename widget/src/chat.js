@@ -74,13 +74,16 @@ function fail(w, bot, message) {
   // First, so that the log is scrolled to the error at the height the box leaves it.
   const at = w.state.messages.indexOf(bot);
   const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
-  if (asked && !w.ui.input.value.trim()) {
+  const back = asked && !w.ui.input.value.trim();
+  if (back) {
     w.ui.input.value = asked;
     w.state.draft = asked;
     w.autosize();
   }
   updateMessage(w, bot, following);
-  announce(w.ui.announcer, message); // once: the error in the log is not a live region
+  // Once: the error in the log is not a live region. That the question is back in the box is
+  // said too: a screen-reader user typing the next one added it to the old.
+  announce(w.ui.announcer, back ? message + " " + w.ui.t("questionBack") : message);
 }
 
 /** What a failed request's reply says, in words (``data``: its JSON body, or {}; ``res``:

@@ -45,6 +45,7 @@ export default {
   serviceFailed: "Der Antwortdienst ist fehlgeschlagen (HTTP {status}). Versuchen Sie es gleich noch einmal.",
   webPage: "Der Antwortdienst unter {url} hat eine Webseite statt einer Antwort gesendet: Richten Sie den Endpoint des Widgets auf kb-qa serve.",
   noAnswerSent: "Der Antwortdienst hat keine Antwort gesendet. Versuchen Sie es erneut.",
+  questionBack: "Ihre Frage steht wieder im Eingabefeld: Drücken Sie die Eingabetaste, um sie erneut zu stellen.",
   failed: "Die Antwort ist fehlgeschlagen. Versuchen Sie es erneut.",
   modelFailed: "Das Sprachmodell konnte die Antwort nicht beenden. Versuchen Sie es erneut.",
   modelTimeout: "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.",

@@ -47,6 +47,7 @@ export default {
   serviceFailed: "The answer service failed (HTTP {status}). Try again in a moment.",
   webPage: "The answer service at {url} sent a web page, not an answer: point the widget's endpoint at kb-qa serve.",
   noAnswerSent: "The answer service sent no answer. Try again.",
+  questionBack: "Your question is back in the box: press Enter to ask it again.",
   failed: "The answer failed. Try again.",
   modelFailed: "The language model could not finish the answer. Try again.",
   modelTimeout: "The language model took too long to answer. Try again.",

@@ -45,6 +45,7 @@ export default {
   serviceFailed: "El servicio de respuestas falló (HTTP {status}). Vuelve a intentarlo en un momento.",
   webPage: "El servicio de respuestas en {url} envió una página web, no una respuesta: apunta el endpoint del widget a kb-qa serve.",
   noAnswerSent: "El servicio de respuestas no envió ninguna respuesta. Vuelve a intentarlo.",
+  questionBack: "Su pregunta vuelve a estar en el cuadro: pulse Intro para hacerla de nuevo.",
   failed: "La respuesta falló. Vuelve a intentarlo.",
   modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
   modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",

@@ -46,6 +46,7 @@ export default {
   serviceFailed: "Le service de réponse a échoué (HTTP {status}). Réessayez dans un instant.",
   webPage: "Le service de réponse à l’adresse {url} a renvoyé une page web, pas une réponse\u00a0: faites pointer l’endpoint du widget vers kb-qa serve.",
   noAnswerSent: "Le service de réponse n’a renvoyé aucune réponse. Réessayez.",
+  questionBack: "Votre question est de nouveau dans la zone de saisie : appuyez sur Entrée pour la reposer.",
   failed: "La réponse a échoué. Réessayez.",
   modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
   modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",

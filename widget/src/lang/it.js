@@ -45,6 +45,7 @@ export default {
   serviceFailed: "Il servizio di risposta non ha funzionato (HTTP {status}). Riprova tra poco.",
   webPage: "Il servizio di risposta all’indirizzo {url} ha inviato una pagina web, non una risposta: punta l’endpoint del widget su kb-qa serve.",
   noAnswerSent: "Il servizio di risposta non ha inviato alcuna risposta. Riprova.",
+  questionBack: "La domanda è di nuovo nella casella: premi Invio per ripeterla.",
   failed: "La risposta non è riuscita. Riprova.",
   modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
   modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",

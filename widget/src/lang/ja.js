@@ -45,6 +45,7 @@ export default {
   serviceFailed: "回答サービスでエラーが発生しました（HTTP {status}）。しばらくしてからもう一度お試しください。",
   webPage: "{url} の回答サービスが回答ではなくウェブページを返しました。ウィジェットの endpoint を kb-qa serve に向けてください。",
   noAnswerSent: "回答サービスから回答がありませんでした。もう一度お試しください。",
+  questionBack: "質問を入力欄に戻しました。Enter キーでもう一度質問できます。",
   failed: "回答に失敗しました。もう一度お試しください。",
   modelFailed: "言語モデルが回答を完了できませんでした。もう一度お試しください。",
   modelTimeout: "言語モデルの応答に時間がかかりすぎました。もう一度お試しください。",

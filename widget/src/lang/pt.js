@@ -45,6 +45,7 @@ export default {
   serviceFailed: "O serviço de respostas falhou (HTTP {status}). Tente novamente em instantes.",
   webPage: "O serviço de respostas em {url} enviou uma página web, não uma resposta: aponte o endpoint do widget para o kb-qa serve.",
   noAnswerSent: "O serviço de respostas não enviou nenhuma resposta. Tente novamente.",
+  questionBack: "Sua pergunta voltou para a caixa: pressione Enter para perguntar de novo.",
   failed: "A resposta falhou. Tente novamente.",
   modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
   modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",

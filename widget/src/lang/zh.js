@@ -45,6 +45,7 @@ export default {
   serviceFailed: "回答服务出错（HTTP {status}）。请稍后重试。",
   webPage: "{url} 上的回答服务返回了网页而不是回答：请将组件的 endpoint 指向 kb-qa serve。",
   noAnswerSent: "回答服务没有返回回答。请重试。",
+  questionBack: "问题已放回输入框：按 Enter 键重新提问。",
   failed: "回答失败。请重试。",
   modelFailed: "语言模型未能完成回答。请重试。",
   modelTimeout: "语言模型响应时间过长。请重试。",
