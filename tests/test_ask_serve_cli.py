@@ -235,10 +235,8 @@ def test_ask_shows_the_citation_given_to_an_uncited_sentence(vault: Path, cli_en
     assert added, piped.stdout  # cited before its full stop
     assert f"\n{added[1]} " in piped.stdout and "cited after" not in piped.stdout
     assert "five times. Good luck!" in shown  # as it streamed ...
-    assert (
-        f"(cited after the reply: With these defaults a job that always fails is attempted five times {added[1]})"
-        in shown
-    )  # ... and what changed
+    sentence = "With these defaults a job that always fails is attempted five times"
+    assert f"(cited after the reply: {sentence} {added[1]})" in shown  # ... and what changed
 
 
 @pytest.fixture

@@ -117,7 +117,6 @@ def _next_step(root: Path, kind: str) -> str:
 
 def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
-
     from kb_qa.owners import insights, insights_csv, insights_html, insights_render
     from kb_qa.owners.feedback import FeedbackStore
     from kb_qa.owners.questionlog import QuestionLog

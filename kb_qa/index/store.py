@@ -129,9 +129,7 @@ class Store(Manifest, WorkspaceClaim):
                 # default: `git add -A` in a docs repository must not stage it. Only in a
                 # folder kb-qa made, or the vault's .kb-qa (a kb-qa before 2026-12-05 wrote
                 # none): one the user chose may hold their own files.
-                ignore.write_text(
-                    "# kb-qa's index: not for version control\n*\n"
-                )
+                ignore.write_text("# kb-qa's index: not for version control\n*\n")
             self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             if disk_full(exc, self.folder):
