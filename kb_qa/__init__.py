@@ -1,7 +1,16 @@
 """kb-qa: grounded, cited answers over a Markdown knowledge base.
 
-Importing this package switches off every library's phone-home before those
-libraries load: users must never need to know these variables exist.
+    from kb_qa import KnowledgeBase, ask
+
+    with KnowledgeBase("docs-folder") as kb:
+        kb.index()                          # brings the index up to date
+        hits = kb.search("retry backoff")   # sections, best first
+        reply = ask(kb, "How do retries back off?")   # text and citations
+        # (ask_async in an event loop; answer(kb, question) streams the events)
+
+Errors a user can act on are ``KbQaError`` subclasses; wrong arguments raise ``TypeError``
+or ``ValueError``. Importing this package switches off every library's phone-home before
+those libraries load (it sets their variables unless the process already has).
 """
 
 from __future__ import annotations
@@ -16,9 +25,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
+from typing import TYPE_CHECKING
+
 from kb_qa.errors import (
     ConfigError,
     EmbeddingError,
+    IndexBusyError,
     IndexStateError,
     KbQaError,
     LLMError,
@@ -28,25 +40,49 @@ from kb_qa.errors import (
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
 
+if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers see it
+    from kb_qa.answer.answering import answer
+    from kb_qa.answer.citations import Citation
+    from kb_qa.answer.library import Answer, ask, ask_async
+    from kb_qa.answer.prompt import Turn
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
 __version__ = "0.1.0"
+
+# Loaded only when asked for: they pull in chromadb and onnxruntime (0.5 s).
+_LAZY = {
+    "KnowledgeBase": "kb_qa.kb.knowledge_base",
+    "ask": "kb_qa.answer.library",
+    "ask_async": "kb_qa.answer.library",
+    "Answer": "kb_qa.answer.library",
+    "answer": "kb_qa.answer.answering",
+    "Citation": "kb_qa.answer.citations",
+    "Turn": "kb_qa.answer.prompt",
+}
 
 
 def __getattr__(name: str) -> object:
-    # KnowledgeBase pulls in chromadb and onnxruntime; load them only when asked for.
-    if name == "KnowledgeBase":
-        from kb_qa.kb.knowledge_base import KnowledgeBase
+    if name in _LAZY:
+        import importlib
 
-        return KnowledgeBase
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'kb_qa' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
+    "Answer",
     "Chunk",
+    "Citation",
     "ConfigError",
     "Document",
     "EmbeddingError",
     "Heading",
     "Hit",
+    "IndexBusyError",
     "IndexReport",
     "IndexStateError",
     "KbQaError",
@@ -54,6 +90,10 @@ __all__ = [
     "LLMError",
     "LLMTimeoutError",
     "Settings",
+    "Turn",
     "VaultError",
     "__version__",
+    "answer",
+    "ask",
+    "ask_async",
 ]

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kb_qa.text import SURROGATE
 
 
-def checked_search(question: object, k: object, include: object, exclude: object) -> str:
-    """The question of a library call to ``search``, once its arguments are of use (the
-    CLI, HTTP API and MCP tools check theirs first, with their own words)."""
+def checked_search(
+    question: object, k: object, include: object, exclude: object, call: str = "search"
+) -> str:
+    """The question of a library call to ``search`` (or ``call``), once its arguments are
+    of use (the CLI, HTTP API and MCP tools check theirs first, with their own words)."""
     if not isinstance(question, str):
-        raise TypeError(f"search: the question must be a string, not {type(question).__name__}")
+        raise TypeError(f"{call}: the question must be a string, not {type(question).__name__}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"search: k must be a whole number of 1 or more, not {k!r}")
+        raise ValueError(f"{call}: k must be a whole number of 1 or more, not {k!r}")
     for name, patterns in (("include", include), ("exclude", exclude)):
-        if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):  # type: ignore[attr-defined]
+        if (
+            isinstance(patterns, str)
+            or not isinstance(patterns, Iterable)
+            or not all(isinstance(p, str) for p in patterns)
+        ):
             raise TypeError(
-                f"search: {name} must be a list of vault paths or globs, e.g. "
+                f"{call}: {name} must be a list of vault paths or globs, e.g. "
                 f"{name}=['docs/guides/*'], not {patterns!r}"
             )
     # A lone surrogate (from a bad decode) cannot be tokenized: read it as "?".

@@ -61,6 +61,7 @@ class KnowledgeBase(IndexRun):
         self._translations: dict[tuple[str, str], set[str]] = {}  # KnowledgeBase._translated
         self._lock = threading.Lock()  # guards _loaded, held only to read or swap it
         self._building = threading.Lock()  # held by the one thread building a new view
+        self._one_run = threading.Lock()  # index runs of this object, one at a time
 
     # -- searching --------------------------------------------------------------------------
 
@@ -119,7 +120,8 @@ class KnowledgeBase(IndexRun):
     ) -> IndexReport:
         """Bring the index up to date (``IndexRun.index``); a process that searches gets its
         new view built here, by the writer, not by the first reader after it."""
-        report = super().index(progress, rendered, complete, steps)
+        with self._one_run:  # a second thread's call waits (it was "another process")
+            report = super().index(progress, rendered, complete, steps)
         if self._loaded.keyword is not None:
             self._view()
         return report

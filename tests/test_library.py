@@ -1,0 +1,98 @@
+"""kb-qa as a library in someone's Python code: a whole answer with its citations (``ask``,
+``ask_async``), what type checkers and ``dir()`` see of the package, arguments refused in
+words, and index runs of one object from two threads. Found by using it from a bot: only
+search was public, and answering meant importing an internal module typed ``Any``."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from api_helpers import indexed_sample
+from llm_server import LLMServer, Reply
+
+import kb_qa
+from kb_qa import Answer, KnowledgeBase, LLMError, Turn, ask, ask_async
+
+QUESTION = "How many times is a failing job attempted by default?"
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    return indexed_sample(tmp_path_factory.mktemp("library"))
+
+
+def test_ask_gives_the_answer_whole_with_its_passages(kb: KnowledgeBase) -> None:
+    reply = ask(kb, QUESTION)
+    assert isinstance(reply, Answer) and reply.covered and reply.model == ""
+    assert "five times" in reply.text and reply.citations
+    for c in reply.citations:  # each citation is the passage of its page, byte for byte
+        source = (Path(kb.settings.vault) / c.path).read_text(encoding="utf-8")
+        assert source[c.start : c.end] == c.text and f"[{c.number}]" in reply.text
+    # A follow-up with the conversation before it; from an event loop, ask_async.
+    history = [Turn("user", QUESTION), Turn("assistant", reply.text)]
+    later = asyncio.run(ask_async(kb, "and how long is the wait between them?", history=history))
+    assert later.citations and later.text
+
+
+def test_a_failed_model_raises_what_to_check(kb: KnowledgeBase, tmp_path: Path) -> None:
+    with LLMServer(Reply(status=500, text="boom")) as llm:
+        settings = kb.settings.replace(model="openai/test", api_base=llm.url)
+        with KnowledgeBase(settings=settings) as configured:
+            with pytest.raises(LLMError) as raised:
+                ask(configured, QUESTION)
+    assert "HTTP 500" in str(raised.value) and "boom" in raised.value.detail
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"question": None}, "ask: the question must be a string"),
+        ({"include": "docs/*"}, "ask: include must be a list of vault paths or globs"),
+        ({"exclude": None}, "ask: exclude must be a list"),
+        ({"history": ["hi"]}, "ask: history must be a list of kb_qa.Turn"),
+    ],
+)
+def test_wrong_arguments_are_refused_in_words(
+    kb: KnowledgeBase, arguments: dict[str, object], said: str
+) -> None:
+    """`include="docs/*"` was taken letter by letter (the answer not filtered), a `None`
+    question or a history of strings raised AttributeError from deep inside."""
+    call = {"question": QUESTION, **arguments}
+    question = call.pop("question")
+    with pytest.raises(TypeError, match=said):
+        ask(kb, question, **call)  # type: ignore[arg-type]
+
+
+def test_the_package_shows_what_it_offers() -> None:
+    """`dir(kb_qa)` and `help(kb_qa)` named no KnowledgeBase, and mypy read it as `object`."""
+    assert {"KnowledgeBase", "ask", "ask_async", "Answer", "Citation", "Turn"} <= set(dir(kb_qa))
+    assert kb_qa.KnowledgeBase is KnowledgeBase and kb_qa.Citation.__name__ == "Citation"
+    source = Path(kb_qa.__file__).read_text(encoding="utf-8")
+    assert "if TYPE_CHECKING:" in source and "import KnowledgeBase" in source
+
+
+def test_two_threads_indexing_one_object_take_turns(tmp_path: Path) -> None:
+    """The second raised IndexBusyError, "Another kb-qa process is updating the index", of a
+    thread of the same process."""
+    own = indexed_sample(tmp_path)
+    (Path(own.settings.vault) / "docs" / "new.md").write_text("# New\n\nKumquats.\n")
+    failures: list[BaseException] = []
+
+    def run(progress: Callable[[int, int], None] | None) -> None:
+        try:
+            own.index(progress=progress)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            failures.append(exc)
+
+    slow = threading.Thread(target=run, args=(lambda done, total: time.sleep(1.5),))
+    slow.start()
+    time.sleep(0.3)  # the first run is embedding the new page
+    run(None)
+    slow.join(60)
+    own.close()
+    assert failures == []
