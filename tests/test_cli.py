@@ -162,7 +162,9 @@ def test_eval_metrics_match_hand_computed_ranks(
         "MRR@20",
         "page@5",
         "in-prompt",
+        "warnings",  # of the questions file: gold not in the index
     }
+    assert [w.split(":")[0] for w in metrics.pop("warnings")] == ["line 5"]
     assert metrics == pytest.approx(
         {
             "n": 5,
@@ -227,10 +229,48 @@ def test_eval_warns_about_gold_not_in_the_index(
     assert "- harvest\n    gold a.md#aple (not in the top 50)\n" in out
     assert "- cherries\n    gold c.md (heading 'Cheery') (not in the top 50)\n" in out
     assert "- palms\n    gold dd.md#date (not in the top 50)\n" in out
-    # The --json form warns the same way on stderr and keeps stdout parseable.
+    # The --json form warns the same way on stderr and keeps stdout parseable; the
+    # warnings are in it too, for a CI job to read.
     result = run_cli("eval", str(file), "--vault", str(vault), "--json", env=env)
     assert json.loads(result.stdout)["n"] == 4
+    assert [w.split(":")[0] for w in json.loads(result.stdout)["warnings"]] == [
+        "line 1",
+        "line 2",
+        "line 3",
+    ]
     assert result.stderr.count("warning") == 3
+    # --strict fails the job on them (exit 3), as a CI gate would want.
+    strict = run_cli("eval", str(file), "--vault", str(vault), "--strict", env=env)
+    assert strict.returncode == 3
+    assert "kb-qa: eval failed: 3 gold section(s) not in the index (--strict)" in strict.stderr
+
+
+def test_eval_gates_a_ci_job_on_a_metric(
+    indexed: tuple[Path, subprocess.CompletedProcess[str]], run_cli: CLI, tmp_path: Path
+) -> None:
+    """A docs team's CI could not fail a pull request that broke retrieval: eval exited 0
+    whatever the score (R@5 1.0 -> 0.867 after a heading rename)."""
+    vault, _ = indexed
+    file = tmp_path / "questions.jsonl"
+    gold = {"question": "cordial", "gold": [{"path": "e.md", "anchor": "elder"}]}
+    lost = {"question": "xylophone", "gold": [{"path": "d.md", "anchor": "date"}]}
+    file.write_text(f"{json.dumps(gold)}\n{json.dumps(lost)}\n", encoding="utf-8")
+    env = {"KBQA_VECTOR_WEIGHT": "0", "KBQA_PAGE_WEIGHT": "0"}
+    where = [str(file), "--vault", str(vault)]
+    passed = run_cli("eval", *where, "--min", "r@1=0.5", "--min", "MRR@20=0.5", env=env)
+    assert passed.returncode == 0, passed.stderr
+    failed = run_cli("eval", *where, "--json", "--min", "R@1=0.75", env=env)
+    assert failed.returncode == 3 and json.loads(failed.stdout)["R@1"] == 0.5
+    assert "kb-qa: eval failed: R@1 0.500 < 0.75" in failed.stderr
+    for wrong in ("R@3=0.5", "R@5=high", "R@5=80"):  # said before anything runs
+        refused = run_cli("eval", *where, "--min", wrong, env=env)
+        assert refused.returncode == 1 and "write METRIC=VALUE" in refused.stderr
+        no_traceback(refused)
+    # A questions file that is not UTF-8 is said in a line, not a traceback.
+    file.write_bytes(b'{"question": "caf\xe9", "gold": "e.md"}\n')
+    latin = run_cli("eval", *where, env=env)
+    assert latin.returncode == 1 and f"{file}:1: not UTF-8 text" in latin.stderr
+    no_traceback(latin)
 
 
 def test_missing_vault_exits_1_without_traceback(tmp_path: Path, run_cli: CLI) -> None:

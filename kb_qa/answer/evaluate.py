@@ -55,6 +55,12 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
         lines = path.read_text(encoding="utf-8-sig").splitlines()  # Notepad's BOM too
     except OSError as exc:
         raise ConfigError(f"Cannot read questions file {path}: {exc.strerror or exc}.") from exc
+    except UnicodeDecodeError as exc:
+        line_of = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{line_of}: not UTF-8 text (byte {exc.object[exc.start]:#x}); save the file "
+            "as UTF-8."
+        ) from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue

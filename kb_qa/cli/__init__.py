@@ -126,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vault", default=None, help="the vault (default: KBQA_VAULT, or here)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--misses", action="store_true", help="list questions missed in the top 5")
+    p.add_argument(
+        "--min",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 3 when METRIC (R@1, R@5, R@10, R@20, R@50, MRR@20, page@5, in-prompt) is "
+        "below VALUE, e.g. --min R@5=0.8 (a CI gate; repeat it for more)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 3 too when a gold section is not in the index (a heading renamed)",
+    )
     _common(p)
     p.set_defaults(func=cmd_eval)
 

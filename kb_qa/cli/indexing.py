@@ -22,7 +22,7 @@ from kb_qa.cli.common import (
     snippet_of,
     terminal_link,
 )
-from kb_qa.errors import KbQaError
+from kb_qa.errors import ConfigError, KbQaError
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -138,19 +138,64 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """kb-qa eval"""
     from kb_qa.answer import evaluate
 
+    floors = _floors(args.min)  # a mistyped gate is said before anything runs
     kb = open_index(args)
     try:
         chunks = kb.store.chunks()
         require_index(len(chunks), kb)
         questions = evaluate.load_questions(args.questions, chunks)
-        for warning in evaluate.unknown_gold(questions, chunks):
+        warnings = evaluate.unknown_gold(questions, chunks)
+        for warning in warnings:
             print(f"kb-qa: warning: {args.questions}: {safe_text(warning)}", file=sys.stderr)
         outcomes = evaluate.run(kb, questions, kb.settings)
         result = evaluate.summarize(outcomes)
     finally:
         kb.close()
+    failed = [
+        f"{key} {result[key]:.3f} < {floor:g}" for key, floor in floors if result[key] < floor
+    ]
+    if args.strict and warnings:
+        failed.append(f"{len(warnings)} gold section(s) not in the index (--strict)")
     misses = [o for o in outcomes if o.rank is None or o.rank > 5]
+    code = _report_eval(args, result, misses, warnings)
+    for why in failed:
+        print(f"kb-qa: eval failed: {why}", file=sys.stderr)
+    return 3 if failed else code
+
+
+def _floors(given: Sequence[str]) -> list[tuple[str, float]]:
+    """``--min R@5=0.8`` as (metric, floor) pairs; a metric or number misspelt is refused."""
+    from kb_qa.answer import evaluate
+
+    known = [f"R@{k}" for k in evaluate.CUTOFFS] + ["MRR@20", "page@5", "in-prompt"]
+    floors = []
+    for item in given:
+        name, _, value = item.partition("=")
+        metric = next((k for k in known if k.lower() == name.strip().lower()), None)
+        try:
+            floor = float(value)
+        except ValueError:
+            floor = -1.0
+        if metric is None or not 0 <= floor <= 1:
+            raise ConfigError(
+                f"--min {item!r}: write METRIC=VALUE with VALUE from 0 to 1 and METRIC one of "
+                f"{', '.join(known)}, e.g. --min R@5=0.8."
+            )
+        floors.append((metric, floor))
+    return floors
+
+
+def _report_eval(
+    args: argparse.Namespace,
+    result: dict[str, Any],
+    misses: Sequence[Any],
+    warnings: Sequence[str],
+) -> int:
+    """Print eval's result (``--json``: one object, with the questions file's warnings)."""
+    from kb_qa.answer import evaluate
+
     if args.json:
+        result["warnings"] = list(warnings)
         if args.misses:  # each as the text lists it: the question, its gold, its rank, got
             result["misses"] = [
                 {
