@@ -516,3 +516,28 @@ def test_text_printed_to_a_terminal_drops_controls_and_bidi_overrides() -> None:
 
     assert safe_text("\u202eexe.txt \x1b[2J\x07ok\u2069") == "exe.txt [2Jok"
     assert safe_text("שלום \u200f!\tyes\n") == "שלום \u200f!\tyes\n"  # a mark, tab, newline stay
+
+
+def test_search_on_an_index_older_than_the_files_says_so(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A pull request deleted a page and renamed a heading; `kb-qa eval` on the cached
+    index still scored R@5 1.0, hits on the deleted page included, without a word."""
+    vault = write_files(
+        tmp_path / "vault",
+        {"wifi.md": "# Wifi\n\nThe guest network is Lumen.\n", "old.md": "# Old\n\nGone soon.\n"},
+    )
+    assert run_cli("index", str(vault)).returncode == 0
+    clean = run_cli("search", "guest network", "--vault", str(vault))
+    assert clean.returncode == 0 and "changed" not in clean.stderr, clean.stderr
+    (vault / "old.md").unlink()
+    (vault / "wifi.md").write_text("# Wifi\n\nThe guest network is Lumen-5G.\n", encoding="utf-8")
+    (vault / "new.md").write_text("# New\n\nNot indexed yet.\n", encoding="utf-8")
+    stale = run_cli("search", "guest network", "--vault", str(vault))
+    assert stale.returncode == 0
+    assert "kb-qa: 2 indexed file(s) changed or were deleted since the index was built" in (
+        stale.stderr
+    )
+    assert run_cli("index", str(vault)).returncode == 0
+    fresh = run_cli("search", "guest network", "--vault", str(vault))
+    assert "changed" not in fresh.stderr, fresh.stderr

@@ -124,15 +124,30 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
         )
     elif kb is not None:
         try:
-            why = kb.pending_rebuild()
+            why, changed = kb.pending_rebuild(), _files_changed(kb)
         except KbQaError:  # a site config that cannot load now: the index run will say so
-            why = ""
+            why, changed = "", 0
         if why:
             print(
                 f"kb-qa: the index needs rebuilding: {why}. These results come from it as "
                 "it was built; `kb-qa index` rebuilds it.",
                 file=sys.stderr,
             )
+        elif changed:  # a docs change eval would otherwise score the old pages of
+            print(
+                f"kb-qa: {changed} indexed file(s) changed or were deleted since the index was "
+                "built: these results come from it as it was. `kb-qa index` updates it.",
+                file=sys.stderr,
+            )
+
+
+def _files_changed(kb: KnowledgeBase) -> int:
+    from kb_qa.ingest.site import load_site
+    from kb_qa.kb.staleness import files_changed
+
+    settings = kb.settings
+    site = load_site(settings.vault, settings.generator, render=settings.render)
+    return files_changed(kb.store, site, settings)
 
 
 # The arguments that are not options, by their names in a message

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_qa.index import embeddings
-from kb_qa.index.manifest import EMBED_TEXT_VERSION
+from kb_qa.index.manifest import EMBED_TEXT_VERSION, FileRow
 from kb_qa.index.store import Store
 from kb_qa.ingest import anchors, page_includes, render_config
 from kb_qa.ingest.page_includes import PYTHON_FILES
@@ -229,3 +229,22 @@ def stale_anchor_paths(store: Store, rendered: Mapping[str, RenderedPage]) -> se
         # retitled by the build (a nav a plugin makes: literate-nav, awesome-pages)
         or (page.title and titles.get(path, shown_title(page)) != shown_title(page))
     }
+
+
+def files_changed(store: Store, site: Site, settings: Settings) -> int:
+    """How many indexed files were edited (their size or time differs) or are gone since
+    the index was built: what `search`, `ask` and `eval` read from it is older than that.
+    New files are not counted (a blog's drafts are never indexed); a file indexed within
+    seconds of its last write (its time ``UNSETTLED``) is compared by size alone."""
+    from kb_qa.index.manifest import UNSETTLED
+    from kb_qa.ingest import vault
+
+    def same(f: vault.FileInfo, row: FileRow) -> bool:
+        return f.size == row.size and row.mtime_ns in (f.mtime_ns, UNSETTLED)
+
+    on_disk = {f.path: f for f in vault.scan(site, settings)[0]}
+    return sum(
+        1
+        for path, row in store.files().items()
+        if (f := on_disk.get(path)) is None or not same(f, row)
+    )
