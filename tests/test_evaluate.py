@@ -81,6 +81,7 @@ def test_a_gold_page_or_a_link_string_is_enough(
         ('{"q": "x", "gold": ["a.md"]}', 'no "question" text'),
         ('{"question": "x", "gold": []}', '"gold" must be a list of sections'),
         ('{"question": "x", "gold": [{"anchor": "a"}]}', 'a gold entry has no "path"'),
+        ('{"question": " ", "gold": ["a.md"]}', 'no "question" text'),  # was scored a miss
     ],
 )
 def test_a_questions_file_it_cannot_read_says_what_is_wrong(
@@ -94,3 +95,25 @@ def test_a_questions_file_it_cannot_read_says_what_is_wrong(
     message = str(caught.value)
     assert f"{questions_file}:1: " in message and said in message, message
     assert '"gold": [{"path": "docs/setup.md", "anchor": "install"}]' in message
+
+
+def test_a_heading_renamed_with_its_id_kept_is_still_the_gold(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], tmp_path: Path
+) -> None:
+    """The docs suggest renaming a heading into the readers' words and keeping its id
+    (`{ #non-retryable-failures }`): a gold written with the old heading then missed, though
+    that section ranked third. A gold may also be one object, not a list of one."""
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: S\nmarkdown_extensions:\n  - attr_list\n  - toc\n",
+            "docs/retries.md": "# Retries\n\n## Stopping a job from retrying: non-retryable "
+            "failures { #non-retryable-failures }\n\nRaise PermanentError.\n",
+        }
+    )
+    base = kb(vault)
+    base.index()
+    questions_file = tmp_path / "q.jsonl"
+    gold = {"path": "docs/retries.md", "heading": "Non-retryable failures"}
+    questions_file.write_text(json.dumps({"question": "stop retrying", "gold": gold}))
+    (question,) = load_questions(questions_file, base.store.chunks())
+    assert question.gold == (("docs/retries.md", "non-retryable-failures"),)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from markdown.extensions.toc import slugify
+
 from kb_qa.errors import ConfigError
 from kb_qa.ingest.anchors import match_text
 from kb_qa.settings import Settings
@@ -71,10 +73,10 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
                 f"{path}:{n}: not valid JSON ({getattr(exc, 'msg', exc)}, at column "
                 f"{getattr(exc, 'colno', '?')}); write {FORMAT}."
             ) from exc
-        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+        if not isinstance(item, dict) or not str(item.get("question") or "").strip():
             raise ConfigError(f'{path}:{n}: no "question" text; write {FORMAT}.')
         given = item.get("gold")
-        given = [given] if isinstance(given, str) else given
+        given = [given] if isinstance(given, (str, dict)) else given
         if not isinstance(given, list) or not given:
             raise ConfigError(f'{path}:{n}: "gold" must be a list of sections; write {FORMAT}.')
         gold = []
@@ -88,8 +90,13 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
             if g.get("anchor"):
                 gold.append((page, str(g["anchor"]).lstrip("#")))
             elif g.get("heading"):
-                key = (page, match_text(str(g["heading"])))
-                gold.append((page, by_heading.get(key, "?" + str(g["heading"]))))
+                # A heading renamed with its id kept ("Stopping a job from retrying { #non-
+                # retryable-failures }") is still found by the id the old words made.
+                heading = str(g["heading"])
+                found = by_heading.get((page, match_text(heading))) or by_heading.get(
+                    (page, slugify(heading, "-"))
+                )
+                gold.append((page, found or "?" + heading))
             else:
                 gold.append((page, PAGE))
         questions.append(Question(item["question"], tuple(gold), n))
