@@ -406,3 +406,14 @@ def test_a_zensical_site_versioned_with_mike_is_wired_with_its_default_version(
         kb.index()
         [chunk] = [c for c in kb.store.chunks() if c.anchor == "start"]
         assert kb.url(chunk) == "https://docs.example.org/s/stable/#start"
+
+
+def test_check_on_a_site_with_the_plugin_says_which_builds_it_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI job's `kb-qa init --check` on a site using the MkDocs plugin said "not wired up
+    (or is out of date)", though `mkdocs build` adds the chat: it says which builds have it."""
+    root = copy_sample_site(tmp_path)
+    code, said = init(capsys, str(root), "--check")
+    assert code == 1 and "has the kb-qa MkDocs plugin: built by MkDocs or ProperDocs" in said
+    assert "this check does not apply" in said and "not wired up (or is out of date)" not in said

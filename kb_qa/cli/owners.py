@@ -80,6 +80,15 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     if not args.check:
         plan.check()  # what would stop the writes, said before the diff (--dry-run too)
+    if args.check and _plugin_wires(plan.root, plan.kind):
+        print(
+            f"{plan.root} ({plan.kind}) has the kb-qa MkDocs plugin: built by MkDocs or "
+            "ProperDocs it gets the chat from the plugin, and this check does not apply (drop "
+            "it from that CI job). Built by Zensical or MkDocs 2.0, which run no plugins, it "
+            "is not wired up: run `kb-qa init` on it.",
+            file=sys.stderr,
+        )
+        return 1
     if args.check:
         changed = ", ".join(c.path.relative_to(plan.root).as_posix() for c in plan.changes)
         print(
@@ -96,6 +105,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
     print(_next_step(plan.root, plan.kind))
     return 0
+
+
+def _plugin_wires(root: Path, kind: str) -> bool:
+    """Whether the site's MkDocs or ProperDocs config has the kb-qa plugin (a CI's `init
+    --check` on such a site said "not wired up", whichever generator builds it)."""
+    from kb_qa.wiring import yaml_edit
+    from kb_qa.wiring.options import plugin_options
+
+    if "zensical" in kind:
+        return False
+    for name in ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml"):
+        if (path := root / name).is_file():
+            data = yaml_edit.load(path.read_text(encoding="utf-8", errors="replace"), str(path))
+            return plugin_options(data) is not None
+    return False
 
 
 def _next_step(root: Path, kind: str) -> str:
