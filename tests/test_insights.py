@@ -413,20 +413,25 @@ def test_one_long_question_leaves_the_report_readable(
     )
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in written.read_text() and "\x07" not in written.read_text()
+    wide = evaluated(
+        sync_api,
+        written,
+        "[...document.querySelectorAll('.scroll')].filter("
+        "s => s.scrollWidth > s.clientWidth + 1).map(s => s.getAttribute('aria-label'))",
+    )
+    assert wide == []
+
+
+def evaluated(sync_api: Any, written: Path, script: str) -> Any:
+    """``script`` evaluated on the report page ``written``, in Chromium at 1280×900."""
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(written.as_uri())
-            wide = page.evaluate(
-                "[...document.querySelectorAll('.scroll')].filter("
-                "s => s.scrollWidth > s.clientWidth + 1).map(s => s.getAttribute('aria-label'))"
-            )
+            return page.evaluate(script)
         finally:
             browser.close()
-    assert wide == []
 
 
 def show_report(browser: Any, name: str, url: str, headers: dict[str, str]) -> None:
@@ -752,17 +757,12 @@ def test_the_top_questions_table_leaves_room_for_the_sections(tmp_path: Path) ->
     kb.close()
     written = tmp_path / "report.html"
     written.write_text(insights_html.page(report), encoding="utf-8")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(written.as_uri())
-            widths = page.evaluate(
-                "[...document.querySelectorAll('#top-questions thead th')]"
-                ".map(t => t.getBoundingClientRect().width)"
-            )
-        finally:
-            browser.close()
+    widths = evaluated(
+        sync_api,
+        written,
+        "[...document.querySelectorAll('#top-questions thead th')]"
+        ".map(t => t.getBoundingClientRect().width)",
+    )
     assert widths[5] >= 300, widths  # "sections cited"
     assert widths[1] <= 0.45 * sum(widths), widths  # "question"
 
