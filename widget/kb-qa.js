@@ -97,6 +97,9 @@
       announcer.textContent = text;
     }, ANNOUNCE_DELAY_MS);
   }
+  function touchOnly() {
+    return !!(window.matchMedia && matchMedia("(pointer: coarse) and (hover: none)").matches);
+  }
 
   // src/passage.js
   var FP_WORDS = 12;
@@ -1083,7 +1086,12 @@
         if (active && active !== ui.host && active !== document.body) lastFocus = active;
         w.renderAll();
         w.autosize();
-        if (focusInput !== false) ui.input.focus();
+        const place = w.state.place;
+        w.state.place = null;
+        const back = touchOnly() && w.state.messages.length > 0;
+        if (back && place && place.count === w.state.messages.length) ui.log.scrollTop = place.top;
+        if (back && focusInput !== false) ui.log.focus({ preventScroll: true });
+        else if (focusInput !== false) ui.input.focus();
       } else {
         dock(w, false);
         w.flushFeedback();
@@ -1949,7 +1957,7 @@
         w.save();
         renderMessage(w, m);
         let box = m._node.querySelector(".kbq-reason input");
-        if (box) box.focus();
+        if (box && !touchOnly()) box.focus();
       });
       row.appendChild(b);
     });
@@ -1961,7 +1969,7 @@
         ev.preventDefault();
         w.sendFeedback(m, reason.value.trim());
         renderMessage(w, m);
-        w.ui.input.focus();
+        if (!touchOnly()) w.ui.input.focus();
       });
       wrapRow.appendChild(reasonForm);
     }
@@ -2591,12 +2599,13 @@
   // src/state.js
   var KEPT_MESSAGES = 40;
   function createStore(key, interrupted) {
-    const state = { open: false, messages: [], draft: "", highlighted: 0 };
+    const state = { open: false, messages: [], draft: "", highlighted: 0, place: null };
     try {
       const saved = JSON.parse(sessionStorage.getItem(key) || "null");
       if (saved && Array.isArray(saved.messages)) {
         state.open = !!saved.open;
         state.draft = String(saved.draft || "");
+        if (saved.place && typeof saved.place.top === "number") state.place = saved.place;
         state.messages = saved.messages.map((m) => {
           if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = interrupted;
           return m;
@@ -2612,7 +2621,7 @@
           for (const k in m) if (k[0] !== "_") copy[k] = m[k];
           return copy;
         });
-        sessionStorage.setItem(key, JSON.stringify({ open: state.open, draft: state.draft, messages: messages.slice(-KEPT_MESSAGES) }));
+        sessionStorage.setItem(key, JSON.stringify({ open: state.open, draft: state.draft, place: state.place, messages: messages.slice(-KEPT_MESSAGES) }));
       } catch (e) {
       }
     };
@@ -2768,13 +2777,24 @@
       if (!t || !t._href || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
       ev.preventDefault();
       w.hideTip();
+      w.state.place = { count: w.state.messages.length, top: w.ui.log.scrollTop };
       openCitation(w, t._href);
     });
     return w;
   }
+  function textScale() {
+    const probe = el("span", { "aria-hidden": "true" });
+    probe.style.fontSize = "medium";
+    probe.style.position = "absolute";
+    document.body.appendChild(probe);
+    const px = parseFloat(getComputedStyle(probe).fontSize) || 16;
+    probe.remove();
+    return Math.min(3, Math.max(0.75, px / 16));
+  }
   function mount(w) {
     const host = w.ui.host;
     if (!document.body.contains(host)) document.body.appendChild(host);
+    w.ui.frame.style.setProperty("--kbq-text", String(textScale()));
     if (!document.querySelector("link[data-kb-qa]")) document.head.appendChild(el("link", { rel: "stylesheet", href: w.options.css, "data-kb-qa": "" }));
     syncScheme(host);
     const watched = { attributes: true, attributeFilter: [...SCHEME_ATTRIBUTES, "class"] };

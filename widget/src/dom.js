@@ -94,3 +94,8 @@ export function announce(announcer, text) {
     announcer.textContent = text;
   }, ANNOUNCE_DELAY_MS);
 }
+
+/** A touch screen and no mouse: focusing a text box there brings up the on-screen keyboard. */
+export function touchOnly() {
+  return !!(window.matchMedia && matchMedia("(pointer: coarse) and (hover: none)").matches);
+}

@@ -75,14 +75,30 @@ function create() {
     if (!t || !t._href || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
     ev.preventDefault();
     w.hideTip();
+    // Where the reader was: a phone's panel closes over the passage, and a page swapped in
+    // resets the log's scroll; opening it again comes back here (panel.js).
+    w.state.place = { count: w.state.messages.length, top: w.ui.log.scrollTop };
     openCitation(w, t._href);
   });
   return w;
 }
 
+/** The reader's default text size over 16 px (a browser set to larger text: 2 at 32 px),
+ * from 0.75 to 3: the widget's text follows it, as the page's does. */
+function textScale() {
+  const probe = el("span", { "aria-hidden": "true" });
+  probe.style.fontSize = "medium"; // the reader's setting, whatever the page's own sizes
+  probe.style.position = "absolute";
+  document.body.appendChild(probe);
+  const px = parseFloat(getComputedStyle(probe).fontSize) || 16;
+  probe.remove();
+  return Math.min(3, Math.max(0.75, px / 16));
+}
+
 function mount(w) {
   const host = w.ui.host;
   if (!document.body.contains(host)) document.body.appendChild(host);
+  w.ui.frame.style.setProperty("--kbq-text", String(textScale()));
   // Light-DOM styles (the passage highlight, docking) for drop-in use without the <link> tag.
   if (!document.querySelector("link[data-kb-qa]")) document.head.appendChild(el("link", { rel: "stylesheet", href: w.options.css, "data-kb-qa": "" }));
   syncScheme(host);

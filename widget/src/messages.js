@@ -1,6 +1,6 @@
 /** The conversation in the log: questions, answers (Markdown with citation chips), sources,
  * copy buttons and the thumbs-up/down feedback form. */
-import { announce, copyText, el, flashDone, iconButton } from "./dom.js";
+import { announce, copyText, el, flashDone, iconButton, touchOnly } from "./dom.js";
 import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks, withoutBidi } from "./markdown.js";
 import { IDS } from "./panel.js";
@@ -272,8 +272,9 @@ function actions(w, m) {
       m.rating = rating;
       w.save();
       renderMessage(w, m);
+      // Not on a touch screen: a one-tap rating brought the keyboard up, over the answer.
       let box = m._node.querySelector(".kbq-reason input");
-      if (box) box.focus();
+      if (box && !touchOnly()) box.focus();
     });
     row.appendChild(b);
   });
@@ -285,7 +286,7 @@ function actions(w, m) {
       ev.preventDefault();
       w.sendFeedback(m, reason.value.trim());
       renderMessage(w, m);
-      w.ui.input.focus();
+      if (!touchOnly()) w.ui.input.focus();
     });
     wrapRow.appendChild(reasonForm);
   }

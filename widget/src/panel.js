@@ -1,7 +1,7 @@
 /** The panel: launcher, dialog, question box, in a Shadow DOM; opening, closing, the focus trap,
  * the keyboard shortcut, and docking beside the page while a cited passage is shown (docked,
  * the panel is not modal: no focus trap). */
-import { el, icon, iconButton } from "./dom.js";
+import { el, icon, iconButton, touchOnly } from "./dom.js";
 import { ariaShortcut, matchesShortcut, shortcutLabel } from "./shortcut.js";
 
 export const IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
@@ -87,7 +87,14 @@ export function initPanel(w) {
       if (active && active !== ui.host && active !== document.body) lastFocus = active;
       w.renderAll();
       w.autosize();
-      if (focusInput !== false) ui.input.focus(); // at once: the next keystroke belongs here
+      // On a touch screen the reader comes back from a citation to read on: the conversation
+      // where they left it, and no keyboard over it (focus on the log, not the question box).
+      const place = w.state.place; // where a citation was followed from (main.js), once
+      w.state.place = null;
+      const back = touchOnly() && w.state.messages.length > 0;
+      if (back && place && place.count === w.state.messages.length) ui.log.scrollTop = place.top;
+      if (back && focusInput !== false) ui.log.focus({ preventScroll: true });
+      else if (focusInput !== false) ui.input.focus(); // at once: the next keystroke belongs here
     } else {
       dock(w, false);
       w.flushFeedback();

@@ -5,12 +5,14 @@ const KEPT_MESSAGES = 40;
 /** {state, save(now)}: the saved state of ``key`` (or an empty one) and a debounced writer;
  * an answer the page was left in the middle of ends with the error ``interrupted``. */
 export function createStore(key, interrupted) {
-  const state = { open: false, messages: [], draft: "", highlighted: 0 };
+  // place: where the log was scrolled when a citation was followed ({count of messages, top})
+  const state = { open: false, messages: [], draft: "", highlighted: 0, place: null };
   try {
     const saved = JSON.parse(sessionStorage.getItem(key) || "null");
     if (saved && Array.isArray(saved.messages)) {
       state.open = !!saved.open;
       state.draft = String(saved.draft || "");
+      if (saved.place && typeof saved.place.top === "number") state.place = saved.place;
       state.messages = saved.messages.map((m) => {
         // An answer still streaming when the page was left cannot resume.
         if (m.role === "assistant" && !m.done && !m.error && !m.stopped) m.error = interrupted;
@@ -29,7 +31,7 @@ export function createStore(key, interrupted) {
         for (const k in m) if (k[0] !== "_") copy[k] = m[k];
         return copy;
       });
-      sessionStorage.setItem(key, JSON.stringify({ open: state.open, draft: state.draft, messages: messages.slice(-KEPT_MESSAGES) }));
+      sessionStorage.setItem(key, JSON.stringify({ open: state.open, draft: state.draft, place: state.place, messages: messages.slice(-KEPT_MESSAGES) }));
     } catch (e) {
       /* quota or privacy mode: the conversation just does not survive a reload */
     }

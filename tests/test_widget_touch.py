@@ -1,0 +1,96 @@
+"""The widget on a phone, by touch alone, and for a reader whose browser shows larger text:
+found by using the sample site as a phone's reader would (Pixel 7 and iPhone emulation)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from browser import CHROMIUM, CHROMIUM_ARGS, sync_playwright_or_skip
+from widget_stack import MARKS, Stack, ask, in_shadow, open_page
+
+sync_api = sync_playwright_or_skip()
+
+TEMPLATE = "\n\n".join(
+    [f"Retries back off exponentially, doubling the wait before attempt {n} each time a job "
+     "fails, up to the cap {{Retries and backoff > Default retry policy}}."
+     for n in range(16)]
+)  # fmt: skip
+
+
+def phone(new_page: Any, **options: Any) -> Any:
+    return new_page(
+        viewport=options.pop("viewport", {"width": 412, "height": 839}),
+        has_touch=True,
+        is_mobile=True,
+        device_scale_factor=2,
+        **options,
+    )
+
+
+def asked_on_a_phone(new_page: Any, stack: Stack, **options: Any) -> Any:
+    stack.llm.template = TEMPLATE
+    page = phone(new_page, **options)
+    open_page(page, stack.site + "/guides/workers/")
+    page.locator(".kbq-launcher").tap()
+    ask(page, "How do retries back off?")
+    return page
+
+
+def test_back_from_a_citation_the_conversation_is_where_it_was_and_no_keyboard(
+    new_page: Any, stack: Stack
+) -> None:
+    """Each return from a citation scrolled the conversation to its last question and put
+    focus in the question box: the on-screen keyboard came up over half the answer."""
+    page = asked_on_a_phone(new_page, stack)
+    chip = page.locator(".kbq-answer a.kbq-cite").last
+    chip.scroll_into_view_if_needed()  # the reader scrolled down to it
+    top = in_shadow(page, "return root.querySelector('.kbq-log').scrollTop;")
+    assert top > 100
+    chip.tap()
+    page.wait_for_url(re.compile(r"/guides/retries/"))
+    page.wait_for_function(f"{MARKS}.length > 0")
+    page.locator(".kbq-launcher").tap()
+    assert in_shadow(page, "return root.querySelector('.kbq-log').scrollTop;") == top
+    assert in_shadow(page, "return root.activeElement && root.activeElement.className") == (
+        "kbq-log"
+    )
+    # A thumb's rating brings no keyboard either; its reason box is there to tap.
+    page.locator(".kbq-rate[aria-label='Helpful']").last.tap()
+    assert in_shadow(page, "return root.activeElement && root.activeElement.tagName") != "INPUT"
+
+
+def test_a_phone_on_its_side_gives_the_chat_the_whole_screen(new_page: Any, stack: Stack) -> None:
+    """Landscape (839×412) showed a 440 px card; with the keyboard up the conversation was one
+    line tall. Buttons were 32-36 px for a thumb."""
+    page = asked_on_a_phone(new_page, stack, viewport={"width": 839, "height": 412})
+    box = page.locator(".kbq-panel").bounding_box()
+    assert box is not None and box["width"] == 839 and box["height"] == 412
+    for button in page.locator(".kbq-icon").all():
+        if button.is_visible():
+            size = button.bounding_box()
+            assert size is not None and min(size["width"], size["height"]) >= 44, size
+
+
+def test_larger_text_in_the_browser_makes_the_chats_text_larger(
+    browser: Any, stack: Stack, tmp_path: Path
+) -> None:
+    """A reader who set the browser's text to 32 px got 15 px answers: every size was in px
+    and the widget's host resets what it inherits."""
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    prefs = {"webkit": {"webprefs": {"default_font_size": 32, "minimum_font_size": 0}}}
+    (profile / "Default" / "Preferences").write_text(json.dumps(prefs), encoding="utf-8")
+    context = browser.browser_type.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        page = context.new_page()
+        open_page(page, stack.site + "/")
+        page.keyboard.press("Control+k")
+        size = page.locator(".kbq-input").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    finally:
+        context.close()
+    assert size >= 28, size  # 15 px at the default 16 px, doubled
