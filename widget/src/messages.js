@@ -272,7 +272,8 @@ function actions(w, m) {
       m.rating = rating;
       w.save();
       renderMessage(w, m);
-      // Not on a touch screen: a one-tap rating brought the keyboard up, over the answer.
+      // Focus the reason box, except on a touch screen: there it brought the keyboard up over
+      // the answer for a one-tap rating.
       let box = m._node.querySelector(".kbq-reason input");
       if (box && !touchOnly()) box.focus();
     });
