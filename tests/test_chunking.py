@@ -472,3 +472,26 @@ def test_an_outline_items_sub_items_are_cut_points_with_the_item_as_context(
     later = [c for c in chunks if c.piece > 0]
     assert later and all(c.context == "- Log" for c in later)
     assert any("dentist" in c.text for c in later)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_fence_left_open_is_read_as_mkdocs_reads_it(
+    make_vault: Callable[..., Path], newline: str
+) -> None:
+    """A writer saved a page with its new code fence not closed yet: MkDocs rendered every
+    heading after it, kb-qa read them as code, and the answers quoted the rendered HTML with
+    sections at offset 0 or spanning the rest of the file."""
+    page = (
+        "# Webhooks\n\n## Testing locally\n\n```bash\ncurl -X POST <url>\n\n"
+        "## Event types\n\nSent on every retry.\n\n## Checking signatures\n\nUse the header.\n"
+    )
+    root = make_vault({"hooks.md": page.replace("\n", newline)})
+    doc, chunks = chunk_file(root, "hooks.md")
+    check_addresses(doc, chunks)
+    by_anchor = {c.anchor: c for c in chunks}
+    assert list(by_anchor) == ["webhooks", "testing-locally", "event-types", "checking-signatures"]
+    assert by_anchor["event-types"].text.rstrip().endswith("Sent on every retry.")
+    # A fence closed on the last line is a fence, as before.
+    closed = "# A\n\n## Code\n\n```bash\n## not a heading\n```"
+    doc, chunks = chunk_file(make_vault({"a.md": closed.replace("\n", newline)}, name="v2"), "a.md")
+    assert [c.anchor for c in chunks] == ["a", "code"]

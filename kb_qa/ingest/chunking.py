@@ -22,13 +22,13 @@ from markdown_it.token import Token
 from kb_qa.ingest import anchors
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.deadline import ParseTimeout, deadline
+from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
 from kb_qa.text import as_shown
 from kb_qa.types import Chunk, Document, Heading, Outline
 
-# Deeply nested outlines are common in notes; the default nesting limit (20) would stop
-# block parsing there and swallow every later heading. Only blocks are used (a heading's
-# inline token keeps its source text): inline parsing is off, as 160 KB of '[' took it 11 s.
+# Deeply nested outlines are common in notes: the default nesting limit (20) swallowed every
+# later heading. Only blocks are used: inline parsing is off (160 KB of '[' took it 11 s).
 _PARSER = (
     MarkdownIt("commonmark", {"maxNesting": 100})
     .enable(["table", "strikethrough"])
@@ -83,7 +83,7 @@ def chunk_document(
     """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
-    tokens = _PARSER.parse(body)
+    tokens = parsed_as_mkdocs(_PARSER, body)  # a fence left open as MkDocs reads it
     lines = _line_starts(doc.source)
     n_lines = len(lines) - 1
 

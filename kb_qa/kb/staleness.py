@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 # 17: a page's own titles (its opening H1, its front matter's) that differ from that title
 #     open every chunk's context, a line each: their words stay indexed.
 # 18: instead, retrieval reads such a page's own title in place of the site's (own_title).
-CHUNKER_VERSION = "18"
+# 19: a code fence never closed is text, as MkDocs reads it, not code to the page's end.
+CHUNKER_VERSION = "19"
 
 
 @dataclass

@@ -1,0 +1,42 @@
+"""A code fence never closed, read as MkDocs reads it: not a fence.
+
+CommonMark (markdown-it, which kb-qa chunks with) runs a fence left open to the end of the
+page, so every heading after it is code; Python-Markdown (MkDocs, Zensical, ProperDocs)
+renders the opening line as text and every heading after it as a heading. A page saved
+half-written (a writer's fence not closed yet) lost its later sections' offsets: their ids
+matched nothing kb-qa had read, and the answers quoted the rendered HTML instead of the
+page's bytes.
+"""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+__all__ = ["parsed_as_mkdocs"]
+
+
+def parsed_as_mkdocs(parser: MarkdownIt, body: str) -> list[Token]:
+    """``parser``'s block tokens of ``body``, an opening fence with no closing one read as
+    text (its fence characters blanked to spaces: every offset stays where it was)."""
+    tokens = parser.parse(body)
+    lines = body.split("\n")
+    open_at = [t.map[0] for t in tokens if t.type == "fence" and t.map and _unclosed(t, lines)]
+    if not open_at:
+        return tokens
+    for at in open_at:
+        line = lines[at]
+        fence = line.lstrip(" >")[:3]  # ``` or ~~~ (a longer run keeps its tail as text)
+        cut = line.index(fence)
+        lines[at] = line[:cut] + " " * len(fence) + line[cut + len(fence) :]
+    return parser.parse("\n".join(lines))
+
+
+def _unclosed(token: Token, lines: list[str]) -> bool:
+    """Whether a fence token ran to the end of the text without its closing line."""
+    start, end = token.map or (0, 0)
+    if end < len(lines) - (lines[-1] == ""):
+        return False  # it ended before the text did: closed
+    last = lines[end - 1].strip(" >\r\t") if end - 1 > start else ""
+    marker = token.markup[0] if token.markup else "`"
+    return not (len(last) >= len(token.markup) and set(last) == {marker})
