@@ -93,10 +93,10 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
                 # A heading renamed with its id kept ("Stopping a job from retrying { #non-
                 # retryable-failures }") is still found by the id the old words made.
                 heading = str(g["heading"])
-                found = by_heading.get((page, match_text(heading))) or by_heading.get(
-                    (page, slugify(heading, "-"))
-                )
-                gold.append((page, found or "?" + heading))
+                found = by_heading.get((page, match_text(heading)))
+                if found is None:  # (a page's title chunk has the anchor "")
+                    found = by_heading.get((page, slugify(heading, "-")), "?" + heading)
+                gold.append((page, found))
             else:
                 gold.append((page, PAGE))
         questions.append(Question(item["question"], tuple(gold), n))
