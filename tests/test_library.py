@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,8 +22,9 @@ QUESTION = "How many times is a failing job attempted by default?"
 
 
 @pytest.fixture(scope="module")
-def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
-    return indexed_sample(tmp_path_factory.mktemp("library"))
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    with indexed_sample(tmp_path_factory.mktemp("library")) as base:
+        yield base  # closed: its manifest connections would count in test_long_running's
 
 
 def test_ask_gives_the_answer_whole_with_its_passages(kb: KnowledgeBase) -> None:
