@@ -173,7 +173,10 @@ async def answer(
     finally:
         await pieces.aclose()
     tail = held + renumberer.finish()
-    if settings.model and not fallback and not strip_citations("".join(text) + tail).strip():
+    # Off the event loop: on a flood of markers this pass takes a second, and every other
+    # request waited behind it.
+    words = await anyio.to_thread.run_sync(strip_citations, "".join(text) + tail)
+    if settings.model and not fallback and not words.strip():
         # An empty reply (a content filter's stop, or nothing but citation markers) is no
         # answer: like any other failure of the model, it leaves the API's readers the
         # sources' words, the CLI and MCP the error.
