@@ -18,6 +18,7 @@ from kb_qa.errors import (
     misread_by_locale,
 )
 from kb_qa.settings import Settings
+from kb_qa.text import BIDI_CONTROLS
 from kb_qa.types import Chunk, IndexReport
 
 if TYPE_CHECKING:  # imported by the commands that open one, not by every command
@@ -124,7 +125,7 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
         )
     elif kb is not None:
         try:
-            why, changed = kb.pending_rebuild(), _files_changed(kb)
+            why, changed = _staleness(kb)
         except KbQaError:  # a site config that cannot load now: the index run will say so
             why, changed = "", 0
         if why:
@@ -141,13 +142,15 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
             )
 
 
-def _files_changed(kb: KnowledgeBase) -> int:
+def _staleness(kb: KnowledgeBase) -> tuple[str, int]:
+    """Why the next index run rebuilds ``kb``'s index, and how many indexed files changed
+    since it was built: the site's config read once for both."""
     from kb_qa.ingest.site import load_site
     from kb_qa.kb.staleness import files_changed
 
     settings = kb.settings
     site = load_site(settings.vault, settings.generator, render=settings.render)
-    return files_changed(kb.store, site, settings)
+    return kb.pending_rebuild(site), files_changed(kb.store, site, settings)
 
 
 # The arguments that are not options, by their names in a message
@@ -190,7 +193,7 @@ def check_inputs(args: argparse.Namespace, settings: Settings) -> None:
 
 # Control characters (ESC above all) from a document or the model must not drive the terminal,
 # nor a bidi override reorder what it shows (a reader's reason in `kb-qa feedback`).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|" + BIDI_CONTROLS.pattern)
 
 
 def safe_text(text: str) -> str:

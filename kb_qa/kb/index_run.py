@@ -185,11 +185,11 @@ class IndexRun:
         if report.rebuilt:  # said before the work, to a log (`--strict` must not abort)
             log.info("rebuilding: %s", report.rebuilt)
 
-    def pending_rebuild(self) -> str:
+    def pending_rebuild(self, site: Site | None = None) -> str:
         """Why the next index run will rebuild this index ("" when it will not)."""
-        site = load_site(self.settings.vault, self.settings.generator, render=self.settings.render)
-        parts = staleness.fingerprint_parts(site, self.settings)
-        return staleness.rebuild_reason(self.store, self.settings, parts)[0]
+        s = self.settings
+        site = site or load_site(s.vault, s.generator, render=s.render)
+        return staleness.rebuild_reason(self.store, s, staleness.fingerprint_parts(site, s))[0]
 
     def _read_changed(
         self,

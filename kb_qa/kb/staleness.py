@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_qa.index import embeddings
-from kb_qa.index.manifest import EMBED_TEXT_VERSION, FileRow
+from kb_qa.index.manifest import EMBED_TEXT_VERSION, UNSETTLED, FileRow
 from kb_qa.index.store import Store
-from kb_qa.ingest import anchors, page_includes, render_config
+from kb_qa.ingest import anchors, page_includes, render_config, vault
 from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import shown_title
@@ -237,8 +237,6 @@ def files_changed(store: Store, site: Site, settings: Settings) -> int:
     the index was built: what `search`, `ask` and `eval` read from it is older than that.
     New files are not counted (a blog's drafts are never indexed); a file indexed within
     seconds of its last write (its time ``UNSETTLED``) is compared by size alone."""
-    from kb_qa.index.manifest import UNSETTLED
-    from kb_qa.ingest import vault
 
     def same(f: vault.FileInfo, row: FileRow) -> bool:
         return f.size == row.size and row.mtime_ns in (f.mtime_ns, UNSETTLED)
