@@ -26,6 +26,7 @@ from widget_stack import (
     asked_for_a_command,
     in_shadow,
     open_page,
+    search_settled,
     settle,
     shot,
 )
@@ -135,7 +136,7 @@ def test_ask_stream_cite_and_highlight_on_another_page(new_page: Any, stack: Sta
     # Esc in the site's search (focus on a result) is the search's: the panel stays.
     page.locator(".md-search__input").click()
     page.keyboard.type("token")
-    page.locator(".md-search-result__link").first.wait_for()
+    search_settled(page)
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.tagName") == "A"
     page.keyboard.press("Escape")

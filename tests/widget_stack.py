@@ -352,6 +352,25 @@ def settle(page: Any) -> None:
     )
 
 
+def search_settled(page: Any) -> None:
+    """Wait until Material's search results stop changing.
+
+    Each keystroke re-renders the results; a result focused before the last query's list
+    arrives is removed with the old list and focus falls back to ``<body>``.
+    """
+    page.locator(".md-search-result__link").first.wait_for()
+    page.wait_for_function(
+        """() => {
+            const list = document.querySelector('.md-search-result__list');
+            const html = list ? list.innerHTML : '';
+            const same = html !== '' && window.__kbqaLastResults === html;
+            window.__kbqaLastResults = html;
+            return same;
+        }""",
+        polling=250,
+    )
+
+
 def open_page(page: Any, url: str) -> None:
     page.goto(url)
     page.wait_for_function("window.KbQa && window.KbQa.mounted")
