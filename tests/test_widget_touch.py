@@ -94,3 +94,26 @@ def test_larger_text_in_the_browser_makes_the_chats_text_larger(
     finally:
         context.close()
     assert size >= 28, size  # 15 px at the default 16 px, doubled
+
+
+def test_androids_back_closes_the_full_screen_chat_not_the_page(
+    new_page: Any, stack: Stack
+) -> None:
+    """With the chat filling a phone's screen, Android's back button left the page behind it
+    (the reader lost the page to close the chat). A close request (Esc on the page here: the
+    path Chromium's back button takes) now closes the chat and leaves the page where it was."""
+    page = asked_on_a_phone(new_page, stack)
+    url = page.url
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    # Focus on the page: not the widget's own Esc.
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("Escape")
+    sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
+    assert page.url == url
+    sync_api.expect(page.locator(".kbq-launcher")).to_be_visible()
+    # Reopened, the next close request closes it again (one watcher per opening).
+    page.locator(".kbq-launcher").tap()
+    sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("Escape")
+    sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()

@@ -1022,6 +1022,7 @@
   var DOCKED = "data-kb-qa-docked";
   var OPEN = "data-kb-qa-open";
   var MIN_PAGE_WIDTH = 600;
+  var FULL_SCREEN = "(max-width: 600px), (max-height: 500px) and (pointer: coarse)";
   function buildPanel(options, shortcut, apple) {
     const t = options.t;
     const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
@@ -1073,6 +1074,21 @@
   function initPanel(w) {
     const ui = w.ui;
     let lastFocus = null;
+    let backWatcher = null;
+    const watchBack = (open) => {
+      if (backWatcher) backWatcher.destroy();
+      backWatcher = null;
+      if (!open || typeof window.CloseWatcher !== "function" || !window.matchMedia || !matchMedia(FULL_SCREEN).matches) return;
+      try {
+        backWatcher = new window.CloseWatcher();
+      } catch (e) {
+        return;
+      }
+      backWatcher.addEventListener("close", () => {
+        backWatcher = null;
+        w.setOpen(false);
+      });
+    };
     w.setOpen = (open, focusInput) => {
       if (w.state.open === open && !ui.panel.hidden === open) return;
       w.state.open = open;
@@ -1081,6 +1097,7 @@
       ui.launcher.setAttribute("aria-expanded", String(open));
       document.documentElement.toggleAttribute(OPEN, open);
       w.hideTip();
+      watchBack(open);
       if (open) {
         const active = document.activeElement;
         if (active && active !== ui.host && active !== document.body) lastFocus = active;

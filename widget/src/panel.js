@@ -8,6 +8,8 @@ export const IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input",
 const DOCKED = "data-kb-qa-docked"; // on <html>: kb-qa.css makes room for the docked panel
 const OPEN = "data-kb-qa-open"; // on <html> while the panel is open: kb-qa.css
 const MIN_PAGE_WIDTH = 600; // narrower than this beside the panel, the page is not readable
+// Where the panel takes the whole screen (kb-qa.css): a phone, upright or on its side.
+const FULL_SCREEN = "(max-width: 600px), (max-height: 500px) and (pointer: coarse)";
 
 /** The widget's elements (nothing is shown until the stylesheet has loaded). */
 export function buildPanel(options, shortcut, apple) {
@@ -73,6 +75,26 @@ export function buildPanel(options, shortcut, apple) {
 export function initPanel(w) {
   const ui = w.ui;
   let lastFocus = null;
+  let backWatcher = null;
+
+  // On a phone the open panel is the whole screen and reads as a page of its own: Android's
+  // back button (or gesture) closes it, as it closes the browser's own dialogs, instead of
+  // leaving the page behind it. A CloseWatcher, where the browser has one: no history entry
+  // for the site's own navigation (Material's instant pages) to trip over.
+  const watchBack = (open) => {
+    if (backWatcher) backWatcher.destroy();
+    backWatcher = null;
+    if (!open || typeof window.CloseWatcher !== "function" || !window.matchMedia || !matchMedia(FULL_SCREEN).matches) return;
+    try {
+      backWatcher = new window.CloseWatcher();
+    } catch (e) {
+      return; // refused (too many without a user's gesture): the close button still works
+    }
+    backWatcher.addEventListener("close", () => {
+      backWatcher = null;
+      w.setOpen(false);
+    });
+  };
 
   w.setOpen = (open, focusInput) => {
     if (w.state.open === open && !ui.panel.hidden === open) return;
@@ -82,6 +104,7 @@ export function initPanel(w) {
     ui.launcher.setAttribute("aria-expanded", String(open));
     document.documentElement.toggleAttribute(OPEN, open); // a phone's page stays put (kb-qa.css)
     w.hideTip();
+    watchBack(open);
     if (open) {
       const active = document.activeElement;
       if (active && active !== ui.host && active !== document.body) lastFocus = active;
