@@ -106,10 +106,11 @@ def refresh(api: BackgroundServer) -> None:
     except KbQaError as exc:  # the preview must keep serving
         log.warning("kb-qa: could not update the chat's index: %s", exc)
         return
-    if report is not None and (report.changed_files or report.deleted):
+    if report is not None and (report.changed_files or report.removed_files or report.deleted):
         log.info(
-            "kb-qa: chat index updated: %d file(s) changed, %d chunks embedded (%.1f s)",
+            "kb-qa: chat index updated: %d file(s) changed%s, %d chunks embedded (%.1f s)",
             report.changed_files,
+            f", {report.removed_files} removed" if report.removed_files else "",
             report.embedded,
             report.seconds,
         )

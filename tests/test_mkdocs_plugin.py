@@ -307,6 +307,7 @@ def test_serve_starts_the_api_for_the_widget(
 
     vault = copy_sample_site(tmp_path / "vault")
     (vault / "docs" / "big.md").write_text("# Big\n\n" + "x " * 60_000, encoding="utf-8")
+    (vault / "docs" / "ledger.md").write_text("# Ledger\n\nThe wombat ledger.\n", encoding="utf-8")
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -362,6 +363,14 @@ def test_serve_starts_the_api_for_the_widget(
             assert hits.status_code == 200, hits.text
             found = any("quokka clause" in h["text"] for h in hits.json()["hits"])
         assert found, "the edit never reached the chat's index"
+        # A page deleted leaves the chat's index, and the update line counts it.
+        (vault / "docs" / "ledger.md").unlink()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and found:
+            time.sleep(1.0)
+            hits = httpx.get(api + "/api/search", params={"q": "wombat ledger"}, timeout=10)
+            found = any("wombat ledger" in h["text"] for h in hits.json()["hits"])
+        assert not found, "the deleted page is still in the chat's index"
     finally:
         stderr = stop(server)
     assert_progress_and_ready(stderr)
@@ -369,6 +378,7 @@ def test_serve_starts_the_api_for_the_widget(
         r"API for the chat widget at http://127\.0\.0\.1:\d+ \(extractive answers\), ready in",
         stderr,
     )
+    assert re.search(r"kb-qa: chat index updated: 0 file\(s\) changed, 1 removed, ", stderr)
     # What `kb-qa index` lists is said here too (an index run's own warnings, prefixed).
     assert "kb-qa: skipped docs/big.md: file is " in stderr, stderr
 
