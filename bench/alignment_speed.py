@@ -10,6 +10,7 @@ citing one to three excerpts). Prints the median and worst time per answer.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -54,4 +55,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help says what it measures instead of running it.
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

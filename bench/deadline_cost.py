@@ -8,6 +8,7 @@ thread for the process since 2026-12-05; before, one started per parse, ~100 µs
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from kb_qa.ingest.deadline import deadline
@@ -24,4 +25,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help says what it measures instead of running it.
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

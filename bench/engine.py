@@ -12,6 +12,7 @@ Figures printed:
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -120,4 +121,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help says what it measures instead of running it.
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

@@ -12,6 +12,7 @@ moves the vector.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable
@@ -59,4 +60,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help says what it measures instead of running it.
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

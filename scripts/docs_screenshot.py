@@ -10,6 +10,7 @@ It reuses the browser tests' helpers (tests/widget_stack.py).
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -45,4 +46,8 @@ def main(question: str) -> None:
 
 
 if __name__ == "__main__":
-    main(" ".join(sys.argv[1:]) or QUESTION)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("question", nargs="*", help=f"what to ask (default: {QUESTION!r})")
+    main(" ".join(parser.parse_args().question) or QUESTION)

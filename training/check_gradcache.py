@@ -10,6 +10,7 @@ of the two moves against the mean move, and fails when it exceeds a thousandth o
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import shutil
@@ -62,4 +63,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help says what it measures instead of running it.
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()
