@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -257,3 +258,23 @@ def test_the_code_runs_on_the_oldest_python_it_claims() -> None:
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """docs/pages/architecture.md's table of stage folders names each module of each folder
+    (twelve were added without it)."""
+    page = (ROOT / "docs" / "pages" / "architecture.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in page.splitlines():
+        found = re.match(r"\| `kb_qa/(\w*)/?`[^|]*\|([^|]*)\|", line)
+        if found:
+            rows[found.group(1)] = set(re.findall(r"`(\w+)`", found.group(2)))
+    assert set(rows) == set(FLOORS), sorted(rows)
+    missing = sorted(
+        module
+        for module, path in MODULES.items()
+        if path.stem not in ("__init__", "__main__")
+        and module not in PLACED
+        and path.stem not in rows[_stage(module)]
+    )
+    assert not missing, f"add these to docs/pages/architecture.md's table: {missing}"
