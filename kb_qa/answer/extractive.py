@@ -285,8 +285,9 @@ def quote(
     reader's language tag, is the language of the sentences around the passages; ``failed``:
     a model is configured but did not answer, which the label says. ``carried``: the
     previous question's key terms a follow-up was searched with; a passage's words of them
-    count ``CARRIED_WEIGHT`` as much as the question's own, so "and when is the MOT due?"
-    after a question on tyre pressures quotes the MOT, in the car's notes.
+    count ``CARRIED_WEIGHT`` as much as the question's own (as much when the question points
+    back: "how do I change it?"), so "and when is the MOT due?" after a question on tyre
+    pressures quotes the MOT, in the car's notes.
     """
     label = say(lang, "label_failed" if failed else "label")
     sections = sections_of(ranked, CANDIDATES)
