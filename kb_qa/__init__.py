@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers see i
     from kb_qa.answer.prompt import Turn
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Loaded only when asked for: they pull in chromadb and onnxruntime (0.5 s).
 _LAZY = {
