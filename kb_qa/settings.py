@@ -8,6 +8,7 @@ argument, never read from a global.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import logging
 import math
 import os
@@ -140,8 +141,9 @@ class Settings:
     admin_token: str = dataclasses.field(default="", repr=False)  # a secret: kept out of logs
     # How long a browser stays signed in to /insights (hours); signing out ends it at once
     admin_session_hours: float = 8.0
-    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs, or
-    # "*"); empty trusts none, so a client cannot pick its own address to dodge rate_limit
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated IPs or
+    # networks, or "*"); empty trusts none, so a client cannot pick its own address to dodge
+    # rate_limit
     forwarded_allow_ips: tuple[str, ...] = ()
     # Host names requests may carry in their Host header besides loopback names (127.0.0.1,
     # localhost, [::1]) and IP addresses, any port; "*.example.com" matches subdomains, "*"
@@ -231,6 +233,33 @@ def _origin(given: str) -> str:
     return origin
 
 
+def _proxy(given: str) -> str:
+    """A proxy whose X-Forwarded-For is believed: an IP address, a network or "*". A host
+    name ("nginx-proxy", "localhost") was taken and never matched a connection's address,
+    so every reader shared the proxy's rate-limit bucket."""
+    if given == "*":
+        return given
+    try:
+        ipaddress.ip_network(given, strict=False)
+    except ValueError:
+        raise ValueError(
+            f"{given!r} is not an IP address or network: write the proxy's address "
+            "(10.0.0.5), a network (10.0.0.0/8) or *; a host name is never matched (look its "
+            "address up, e.g. getent hosts NAME)"
+        ) from None
+    return given
+
+
+def _host(given: str) -> str:
+    """A host name requests may carry: "docs.example.com", "*.example.com" or "*"; a URL
+    was taken and then matched no request."""
+    if "/" in given or any(c.isspace() for c in given):
+        name = urlparse(given).hostname if "://" in given else None
+        example = f" ({name})" if name else ", such as docs.example.com"
+        raise ValueError(f"{given!r} is not a host name: write the name alone{example}")
+    return given
+
+
 def _coerce(settings: Settings, name: str, value: Any) -> Any:
     """Turn strings from the environment or CLI into the field's type, with a clear error."""
     current = getattr(settings, name)
@@ -282,6 +311,10 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
             )
             if name == "cors_origins":
                 return tuple(_origin(str(o)) for o in items)
+            if name == "forwarded_allow_ips":
+                return tuple(_proxy(str(a)) for a in items)
+            if name == "allowed_hosts":
+                return tuple(_host(str(h)) for h in items)
             return tuple(items)
         if name == "chroma_url" and value:
             url = urlparse(str(value))

@@ -334,6 +334,11 @@ def test_bad_setting_exits_1_naming_the_variable(
         ("KBQA_CHROMA_URL", "notaurl", "use an http(s) URL"),
         ("KBQA_CORS_ORIGINS", "https://docs.example.com/guide/", "is not an origin"),
         ("KBQA_CORS_ORIGINS", "docs.example.com", "write scheme://host[:port]"),
+        # A proxy's host name never matched: every reader shared one rate-limit bucket.
+        ("KBQA_FORWARDED_ALLOW_IPS", "nginx-proxy", "is not an IP address or network"),
+        ("KBQA_FORWARDED_ALLOW_IPS", "10.0.0.0/8,localhost", "getent hosts"),
+        # A URL matched no Host header, and the refusal said to add what was added.
+        ("KBQA_ALLOWED_HOSTS", "https://docs.example.com", "(docs.example.com)"),
     ],
 )
 def test_a_setting_out_of_range_stops_the_command_naming_it(
@@ -346,6 +351,15 @@ def test_a_setting_out_of_range_stops_the_command_naming_it(
     assert name in result.stderr and said in result.stderr
     assert "literal" not in result.stderr and "float()" not in result.stderr  # Python's words
     no_traceback(result)
+
+
+def test_proxies_and_host_names_in_their_forms_are_taken() -> None:
+    settings = Settings().replace(
+        forwarded_allow_ips="10.0.0.5, 10.0.0.0/8,fd00::/8,*",
+        allowed_hosts="docs.example.com,*.example.org",
+    )
+    assert settings.forwarded_allow_ips == ("10.0.0.5", "10.0.0.0/8", "fd00::/8", "*")
+    assert settings.allowed_hosts == ("docs.example.com", "*.example.org")
 
 
 def test_an_empty_flag_variable_switches_the_flag_off(monkeypatch: pytest.MonkeyPatch) -> None:
