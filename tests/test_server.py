@@ -611,6 +611,9 @@ def test_cors_allows_configured_origins_only(serve: Serve) -> None:
         # first): health said "ok", and every answer failed as "The language model rejected
         # the request.", with a hint to lower token_budget.
         ("llama3", "local", ("openai/llama3", "KBQA_MODEL")),
+        # A hosted provider's model behind api_base (a company's gateway) still needs its
+        # key: health said "ok" since any api_base was taken for a local server.
+        ("anthropic/claude-3-5-haiku-latest", "local", ("ANTHROPIC_API_KEY", "claude")),
     ],
 )
 def test_a_model_that_cannot_answer_is_reported_at_start_and_readers_get_quotes(
@@ -622,6 +625,7 @@ def test_a_model_that_cannot_answer_is_reported_at_start_and_readers_get_quotes(
     named: tuple[str, str],
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with serve(model=model, api_base=base and llm_server.url, rate_limit=0) as server:
         health = httpx.get(server.url + "/api/health").json()
         assert health["status"] == "degraded"

@@ -82,11 +82,21 @@ async def warm_up(settings: Settings) -> str:
     return ""
 
 
+# Providers whose servers run anywhere (llama.cpp, vLLM, Ollama, LM Studio): behind an
+# api_base they need no key. A hosted provider's model behind one (a company's gateway to
+# Anthropic) still needs its key: litellm refuses every call without it.
+SELF_HOSTED = frozenset(
+    "openai openai_like custom_openai text-completion-openai hosted_vllm vllm ollama "
+    "ollama_chat lm_studio llamafile xinference".split()
+)
+
+
 def missing_keys(litellm: Any, settings: Settings) -> list[str]:
     """The API keys the model's provider needs and the environment lacks (litellm's own
-    check, which reads only the environment); none for a model behind ``api_base``, whose
-    local servers need none."""
-    if settings.api_base:
+    check, which reads only the environment); none for a self-hosted provider's model
+    behind ``api_base``."""
+    provider = settings.model.split("/", 1)[0] if "/" in settings.model else ""
+    if settings.api_base and (provider in SELF_HOSTED or not provider):
         return []
     try:
         found = litellm.validate_environment(model=settings.model)

@@ -178,8 +178,8 @@ def user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
     else:
         log.error("language model call failed: %s: %s", type(original).__name__, said)
         message, fix = "The language model call failed.", "Check model (KBQA_MODEL)."
-    said = said if said.endswith((".", "!", "?", "…")) else said + "."  # "Connection error.."
-    return LLMError(message, f"{said} {fix}" if fix else said)
+    stop = "" if said.endswith((".", "!", "?", "…")) else "."  # not "Connection error.. Check"
+    return LLMError(message, f"{said}{stop} {fix}" if fix else said)
 
 
 def _unreadable(exc: BaseException) -> bool:
