@@ -555,3 +555,21 @@ def test_search_on_an_index_older_than_the_files_says_so(
     assert run_cli("index", str(vault)).returncode == 0
     fresh = run_cli("search", "guest network", "--vault", str(vault))
     assert "changed" not in fresh.stderr, fresh.stderr
+
+
+def test_indexing_a_sites_docs_folder_says_to_give_the_site(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """`kb-qa serve site/docs` read the pages as notes without a word: citations showed the
+    server's file paths instead of the site's pages."""
+    site = write_files(
+        tmp_path / "site",
+        {"mkdocs.yml": "site_name: S\nsite_url: https://s.example.com/\n", "docs/a.md": "# A\n"},
+    )
+    result = run_cli("index", str(site / "docs"), env={"KBQA_INDEX_DIR": str(tmp_path / "i")})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout + result.stderr
+    assert f"is the docs folder of the site at {site} (mkdocs.yml): give kb-qa {site}" in out
+    assert "  : " not in out  # a warning about no one file is not labelled with an empty path
+    plain = run_cli("index", str(site), env={"KBQA_INDEX_DIR": str(tmp_path / "j")})
+    assert "docs folder" not in plain.stdout + plain.stderr

@@ -77,7 +77,10 @@ def report_summary(report: IndexReport) -> str:
         lines.append(f"Time: {report.spent}.")
     if report.warnings:
         lines.append(f"{len(report.warnings)} warning(s):")
-        lines += [f"  {safe_text(path)}: {message}" for path, message in report.warnings]
+        lines += [
+            f"  {safe_text(path)}: {message}" if path else f"  {message}"
+            for path, message in report.warnings
+        ]
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)} file(s):")
         lines += [f"  {safe_text(path)}: {reason}" for path, reason in report.skipped]

@@ -154,6 +154,12 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     if config_file is None:
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
+        if root.name == "docs" and (above := find_config(root.parent)) is not None:
+            # Read as notes, a site's pages cite the server's file paths, not the site's URLs.
+            site.warnings.append(
+                f"{root} is the docs folder of the site at {root.parent} ({above.name}): give "
+                f"kb-qa {root.parent} instead, or citations link to file paths, not its pages"
+            )
         return site
     is_toml = config_file.name == zensical.CONFIG_FILE
     trusted = render and not is_toml
