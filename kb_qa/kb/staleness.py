@@ -247,3 +247,9 @@ def files_changed(store: Store, site: Site, settings: Settings) -> int:
         for path, row in store.files().items()
         if (f := on_disk.get(path)) is None or not same(f, row)
     )
+
+
+def timeout_key(file_hash: str, parse_timeout: float) -> str:
+    """The key a file that ran out of ``parse_timeout`` is remembered by: that content, under
+    that limit."""
+    return f"{file_hash}:{parse_timeout:g}"

@@ -13,6 +13,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -35,6 +36,11 @@ from kb_qa.serve.protocol import (
     wants_json,
 )
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.owners.answer_ids import AnswerIds
+    from kb_qa.settings import Settings
+
 log = logging.getLogger(__name__)
 # What the question log says of an answer that quoted the sources because the model failed
 FELL_BACK = "(It failed before it wrote anything: the reader was answered with quotes.)"
@@ -42,6 +48,20 @@ FELL_BACK = "(It failed before it wrote anything: the reader was answered with q
 
 class AskRoutes:
     """The answer route of ``kb_qa.serve.app.Api`` (its knowledge base, settings, limiter)."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    answer_ids: AnswerIds
+    question_log: questionlog.QuestionLog | None
+    limiter: anyio.CapacityLimiter | None
+    answering: int
+
+    if TYPE_CHECKING:  # Api's and IndexRoutes'
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
+        def still_indexing(self) -> Response | None: ...
+        def _updating(self) -> bool: ...
 
     async def ask(self, request: Request) -> Response:
         """POST /api/ask"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.requests import Request
@@ -23,12 +23,33 @@ from kb_qa.serve.protocol import (
     reject,
 )
 
+if TYPE_CHECKING:
+    from kb_qa.ingest.watch import Watcher
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.serve.first_index import FirstIndex
+    from kb_qa.settings import Settings
+
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
 
 
 class IndexRoutes:
     """Search, health and the page list of ``kb_qa.serve.app.Api``."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    watcher: Watcher | None
+    first: FirstIndex | None
+    status_limiter: anyio.CapacityLimiter | None
+    answering: int
+    model_problem: str
+    replica: bool
+
+    if TYPE_CHECKING:  # Api's and AskRoutes'
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
+        def public(self, message: str) -> str: ...
 
     async def search(self, request: Request) -> Response:
         """GET /api/search?q=&k=&lang="""
