@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -46,6 +46,9 @@ from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
 __all__ = [
     "Citations",
     "Delta",
@@ -67,7 +70,7 @@ NEAREST = 3  # sections listed under an answer that cites none
 
 
 async def answer(
-    kb: Any,
+    kb: KnowledgeBase,
     question: str,
     *,
     history: Sequence[Turn] = (),
@@ -261,7 +264,7 @@ async def answer(
 
 
 def _citations(
-    kb: Any,
+    kb: KnowledgeBase,
     text: str,
     order: dict[int, int],
     prompt: Prompt,

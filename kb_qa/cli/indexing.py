@@ -25,6 +25,7 @@ from kb_qa.cli.common import (
 from kb_qa.errors import ConfigError, KbQaError
 
 if TYPE_CHECKING:
+    from kb_qa.answer.citations import Citation
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
@@ -242,7 +243,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         kb.close()
 
 
-def _citation_line(kb: Any, c: Any, tty: bool) -> str:
+def _citation_line(kb: KnowledgeBase, c: Citation, tty: bool) -> str:
     where = " › ".join(c.heading_path) or c.path
     if "://" in c.url:  # a site URL#anchor, or an editor link (link_style)
         place = terminal_link(c.url, c.url, tty)
@@ -252,7 +253,7 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
     return f"[{c.number}] {safe_text(where)}\n    {place}"
 
 
-async def _ask(kb: Any, args: argparse.Namespace) -> int:
+async def _ask(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
     from kb_qa.answer.uncited import cited_after
 

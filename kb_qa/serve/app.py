@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -57,6 +57,11 @@ from kb_qa.serve.routes_owners import OwnerRoutes
 from kb_qa.serve.routes_pages import PageRoutes
 from kb_qa.settings import Settings
 
+if TYPE_CHECKING:
+    from kb_qa.ingest.watch import Watcher
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.serve.replica import Replica
+
 __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
@@ -73,7 +78,11 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
     settings."""
 
     def __init__(
-        self, kb: Any, settings: Settings, watcher: Any = None, first: FirstIndex | None = None
+        self,
+        kb: KnowledgeBase,
+        settings: Settings,
+        watcher: Watcher | None = None,
+        first: FirstIndex | None = None,
     ) -> None:
         self.kb = kb
         self.settings = settings
@@ -125,7 +134,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         # A model configured without its client: health says so (search still works).
         self.model_problem = await warm_up(self.settings)
         what = (
-            f"workspace {self.kb.workspace} from {self.settings.chroma_url} (read-only replica)"
+            f"workspace {cast('Replica', self.kb).workspace} from "
+            f"{self.settings.chroma_url} (read-only replica)"
             if self.replica
             else str(self.settings.vault)
         )
@@ -217,7 +227,10 @@ register_url_convertor("anypath", _AnyPath())
 
 
 def create_app(
-    kb: Any, settings: Settings | None = None, watcher: Any = None, first: FirstIndex | None = None
+    kb: KnowledgeBase,
+    settings: Settings | None = None,
+    watcher: Watcher | None = None,
+    first: FirstIndex | None = None,
 ) -> Starlette:
     """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
 

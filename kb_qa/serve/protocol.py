@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -29,10 +29,13 @@ from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE
 from kb_qa.types import Hit
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
 ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
 
 
-def hit_json(kb: Any, rank: int, hit: Hit) -> dict[str, Any]:
+def hit_json(kb: KnowledgeBase, rank: int, hit: Hit) -> dict[str, Any]:
     """A search hit as JSON (the API and ``kb-qa search --json`` share this shape)."""
     c = hit.chunk
     return {

@@ -83,13 +83,14 @@ class IndexRoutes:
 
     def still_indexing(self) -> Response | None:
         """503 saying why while the first index run of an empty index goes on, or failed."""
-        why = self.first.unanswerable() if self.first is not None else ""
-        if not why:
+        first = self.first
+        why = first.unanswerable() if first is not None else ""
+        if first is None or not why:
             return None
-        if self.first.done.is_set():
+        if first.done.is_set():
             body: dict[str, str | int] = {"error": self.public(why), "code": "index_failed"}
         else:  # how far it is, for a widget that says so while it waits to ask again
-            embedded, to_embed = self.first.progress
+            embedded, to_embed = first.progress
             body = {"error": why, "code": "indexing", "embedded": embedded, "to_embed": to_embed}
         return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_SECONDS)})
 
