@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -80,7 +80,7 @@ async def answer(
     limiter: anyio.CapacityLimiter | None = None,
     lang: str = "",
     quote_on_failure: bool = False,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events; ``lang``
     is the reader's language (their page's), which a translated site answers in first and
     the status lines and an extractive answer's own sentences are said in.
@@ -300,6 +300,6 @@ def _nearest(
     return {shown: number for shown, (number, _) in sections}, lead + lines
 
 
-async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:
+async def _extractive_pieces(pieces: list[str]) -> AsyncGenerator[str, None]:
     for piece in pieces:
         yield piece

@@ -199,7 +199,7 @@ _PARTS = {
 _FROM_CONFIG = {"use_directory_urls", "exclude", "extensions", "configs", "docs_dir", "blog"}
 
 
-def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
+def what_changed(old: Mapping[str, str], new: Mapping[str, str]) -> str:
     """Which parts of the fingerprint differ, in words."""
     changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
     if changed & _FROM_CONFIG:

@@ -171,7 +171,7 @@ def _volume(
     last = int(now // step)
     origin = max(int(min(start, first) // step), last - MAX_BUCKETS + 1)
     count = last - origin + 1
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"start": utc((origin + i) * step, fmt), "questions": 0, "answered": 0}
         | {"not_covered": 0, "errors": 0, "left": 0, "up": 0, "down": 0}
         for i in range(count)

@@ -43,6 +43,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kb_qa.answer.answering import warm_up
 from kb_qa.errors import KbQaError
@@ -205,12 +206,12 @@ class CorsExcept:
     """Starlette's CORS for every path but ``private`` ones, which get no CORS headers at
     all: a browser on another origin can neither preflight them nor read their answers."""
 
-    def __init__(self, app: Any, private: frozenset[str], **options: Any) -> None:
+    def __init__(self, app: ASGIApp, private: frozenset[str], **options: Any) -> None:
         self.app = app
         self.cors = CORSMiddleware(app, **options)
         self.private = private
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") in self.private:
             await self.app(scope, receive, send)
         else:
@@ -270,7 +271,7 @@ def create_app(
             # Then, so preflights are answered before the token check and 401/429
             # responses still carry CORS headers a browser needs to read them.
             Middleware(
-                CorsExcept,
+                CorsExcept,  # type: ignore[arg-type]  # mypy cannot match **options to a ParamSpec
                 private=PRIVATE_PATHS,
                 allow_origins=["*"] if "*" in origins else origins,
                 allow_methods=["GET", "POST"],

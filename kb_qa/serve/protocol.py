@@ -12,7 +12,7 @@ import gzip
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -205,14 +205,14 @@ def wants_json(request: Request, ask: AskRequest) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-async def prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+async def prefixed(first: Event, rest: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
     """``first``, then everything ``rest`` yields (closing ``rest`` when closed)."""
     try:
         yield first
         async for event in rest:
             yield event
     finally:
-        await rest.aclose()  # type: ignore[attr-defined]
+        await rest.aclose()
 
 
 async def unless_disconnected(

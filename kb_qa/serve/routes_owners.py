@@ -217,7 +217,7 @@ class OwnerRoutes:
         wait = self.sign_ins.take(client)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
-            response = self._sign_in_form(
+            response: Response = self._sign_in_form(
                 429, f"Too many sign-in attempts; try again in {seconds} s."
             )
             response.headers["Retry-After"] = str(seconds)

@@ -52,13 +52,13 @@ def ensure_item(
         raise ConfigError(f"{where}: {key} must be a list. Fix it and run again.")
     if any(name_of(e) == item for e in entries):
         return text
-    if entries.fa.flow_style() or not entries:
+    if entries.fa.flow_style() or not entries:  # type: ignore[attr-defined]  # CommentedSeq
         line, col = data.lc.value(key)
         start = lines[line].index("[", col)
         gap = ", " if entries else ""
         lines[line] = lines[line][: start + 1] + item + gap + lines[line][start + 1 :]
         return "".join(lines)
-    line, col = entries.lc.item(0)
+    line, col = entries.lc.item(0)  # type: ignore[attr-defined]
     dash = lines[line].rindex("-", 0, col)
     lines.insert(line, " " * dash + "- " + item + "\n")
     return "".join(lines)
@@ -77,7 +77,7 @@ def ensure_mapping(text: str, where: str, parent: str, key: str, wanted: dict[st
         line, _ = data.lc.key(parent)  # `extra:` or `extra: {}`
         lines[line : line + 1] = [block]
         return "".join(lines)
-    if not isinstance(value, dict) or value.fa.flow_style():
+    if not isinstance(value, dict) or value.fa.flow_style():  # type: ignore[attr-defined]
         raise ConfigError(
             f"{where}: {parent} is not a block mapping, so kb-qa cannot add its settings "
             f"without rewriting it. Add these lines under {parent}: by hand:\n"
@@ -87,11 +87,11 @@ def ensure_mapping(text: str, where: str, parent: str, key: str, wanted: dict[st
     if current is not None and _plain(current) == wanted:
         return text
     if current is None:
-        line, col = value.lc.key(next(iter(value)))
+        line, col = value.lc.key(next(iter(value)))  # type: ignore[attr-defined]
         lines.insert(line, block_of(key, wanted, col))
         return "".join(lines)
     # The block runs to the next line indented as much as its key or less.
-    line, col = value.lc.key(key)
+    line, col = value.lc.key(key)  # type: ignore[attr-defined]  # a CommentedMap
     end = line + 1
     while end < len(lines):
         indent = len(lines[end]) - len(lines[end].lstrip())
