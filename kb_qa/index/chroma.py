@@ -218,7 +218,7 @@ class Collection:
         offset = 0
         while True:
             page = self.chroma(
-                lambda col, offset=offset: col.get(  # type: ignore[misc]  # mypy: default args
+                lambda col, offset=offset: col.get(  # type: ignore[misc]  # default args
                     include=["documents", "metadatas", "embeddings"],
                     limit=READ_BATCH,
                     offset=offset,
