@@ -19,6 +19,7 @@ import re
 from stop_words import get_stop_words
 
 # The Latin-script languages ``stop-words`` has lists for.
+LATIN: tuple[str, ...]
 LATIN = ("ca", "cs", "da", "de", "en", "es", "fi", "fr", "hu", "id", "it", "ms", "nb", "nl")
 LATIN += ("pl", "pt", "ro", "sk", "sv", "tr", "vi")
 MIN_WORDS = 2  # a language's words a question must hold to be read as in it

@@ -5,7 +5,12 @@ Every stage imports these types, never another stage's internals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from kb_qa.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -136,3 +141,24 @@ class IndexReport:
     def spent(self) -> str:
         """The phases as people read them: "reading 0.0 s, chunking 0.2 s, …"."""
         return ", ".join(f"{name} {secs:.1f} s" for name, secs in self.phases.items())
+
+
+class _Vectors(Protocol):
+    def vanished(self) -> bool: ...
+
+
+class _Store(Protocol):
+    @property
+    def vectors(self) -> _Vectors: ...
+    def intact(self) -> bool: ...
+
+
+class Watched(Protocol):
+    """What ``kb_qa.ingest.watch.Watcher`` uses of the ``KnowledgeBase`` it keeps current
+    (ingest stands below kb_qa.kb, so it names the methods rather than the class)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> _Store: ...
+    def index(self, progress: Callable[[int, int], None] | None = None) -> IndexReport: ...

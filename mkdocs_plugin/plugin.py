@@ -39,6 +39,9 @@ from mkdocs_plugin import preview
 from mkdocs_plugin.preview import log_problems
 
 if TYPE_CHECKING:
+    from mkdocs.structure.nav import Navigation
+    from mkdocs.utils.templates import TemplateContext
+
     from kb_qa.serve.serving import BackgroundServer
 
 log = logging.getLogger("mkdocs.plugins.kb-qa")
@@ -232,8 +235,8 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         return self._api.url if self._api is not None else ""
 
     def on_page_context(
-        self, context: dict[str, Any], /, *, page: Page, config: MkDocsConfig, nav: Any
-    ) -> dict[str, Any] | None:
+        self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> TemplateContext | None:
         if self.config.enabled and self.config.index_on_build and page.file.abs_src_path:
             # The page as this build rendered it, for the index: its URL, content and
             # whether the Markdown changed on its way (hooks, plugins, includes). A page a
@@ -271,7 +274,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             css = get_relative_url(f"{ASSET_DIR}/kb-qa.css", page_url)
             js = get_relative_url(f"{ASSET_DIR}/kb-qa.js", page_url)
             root = get_relative_url(".", page_url)
-        options = {
+        options: dict[str, Any] = {
             "endpoint": self._endpoint,
             "title": self._options.title,
             "placeholder": self.config.placeholder,

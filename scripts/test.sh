@@ -20,4 +20,5 @@ else
 fi
 .venv/bin/ruff check kb_qa mkdocs_plugin tests bench training
 .venv/bin/ruff format --check --quiet kb_qa mkdocs_plugin tests bench training
+.venv/bin/mypy kb_qa mkdocs_plugin
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

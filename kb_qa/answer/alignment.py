@@ -138,11 +138,11 @@ def _passage_of(
     # sentence's passage is highlighted (one block of them would leave another sentence's
     # chip pointing at a passage it was not drawn from).
     if len(indexes) == 1 and blocks[indexes[0]].kind == "table":
-        weight: dict[str, float] = {}
+        weights: dict[str, float] = {}
         for _, w in chosen:
-            weight.update(w)
+            weights.update(w)
         table = blocks[indexes[0]]
-        return rows_span(table, matching_rows(table.text, weight)[1])
+        return rows_span(table, matching_rows(table.text, weights)[1])
     if len(indexes) == 1 and blocks[indexes[0]].kind == "list":
         return _items_of(blocks[indexes[0]], [w for _, w in chosen], markdown)
     return blocks[indexes[0]].span[0], blocks[indexes[-1]].span[1]

@@ -20,9 +20,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -46,6 +46,9 @@ from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
 from kb_qa.settings import Settings
 from kb_qa.types import Hit
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
 __all__ = [
     "Citations",
     "Delta",
@@ -67,7 +70,7 @@ NEAREST = 3  # sections listed under an answer that cites none
 
 
 async def answer(
-    kb: Any,
+    kb: KnowledgeBase,
     question: str,
     *,
     history: Sequence[Turn] = (),
@@ -77,7 +80,7 @@ async def answer(
     limiter: anyio.CapacityLimiter | None = None,
     lang: str = "",
     quote_on_failure: bool = False,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Answer ``question`` from ``kb`` (a KnowledgeBase) as a stream of events; ``lang``
     is the reader's language (their page's), which a translated site answers in first and
     the status lines and an extractive answer's own sentences are said in.
@@ -261,7 +264,7 @@ async def answer(
 
 
 def _citations(
-    kb: Any,
+    kb: KnowledgeBase,
     text: str,
     order: dict[int, int],
     prompt: Prompt,
@@ -297,6 +300,6 @@ def _nearest(
     return {shown: number for shown, (number, _) in sections}, lead + lines
 
 
-async def _extractive_pieces(pieces: list[str]) -> AsyncIterator[str]:
+async def _extractive_pieces(pieces: list[str]) -> AsyncGenerator[str, None]:
     for piece in pieces:
         yield piece

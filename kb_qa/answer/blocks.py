@@ -176,11 +176,11 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     notes = _annotations(parsed, markdown, origin)  # code block -> its annotation list
     annotating = set(notes.values())
     # Where a nested annotation list ends -> where its code block does.
-    cuts = {
-        span(*parsed[b].map)[1]: span(*parsed[a].map)[1]
-        for a, b in notes.items()
-        if parsed[a].level and parsed[a].map and parsed[b].map
-    }
+    cuts: dict[int, int] = {}
+    for a, b in notes.items():
+        code, annotation = parsed[a].map, parsed[b].map
+        if parsed[a].level and code and annotation:
+            cuts[span(*annotation)[1]] = span(*code)[1]
     for at, token in enumerate(parsed):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -127,7 +127,7 @@ MODEL_CUT = "\n\n*(The reply was cut here: the model reached its output limit.)*
 
 async def llm_pieces(
     prompt: Prompt, settings: Settings, usage: dict[str, int]
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The model's answer text as it streams, raw citation numbers and all."""
     litellm = await anyio.to_thread.run_sync(litellm_client, settings)
     options = call_options(settings)
@@ -207,7 +207,7 @@ def _content_type(response: Any) -> str:
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
-async def without_thinking(pieces: AsyncGenerator[str, None]) -> AsyncIterator[str]:
+async def without_thinking(pieces: AsyncGenerator[str, None]) -> AsyncGenerator[str, None]:
     """``pieces`` without a leading ``<think>…</think>`` block: reasoning models served
     without a reasoning parser (DeepSeek-R1 distills on llama.cpp, Ollama or vLLM) write
     their thoughts into the answer, citations and all."""

@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kb_qa.answer.coverage import CJK_SHARE, covered
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
@@ -17,6 +17,9 @@ from kb_qa.settings import Settings
 from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
 from kb_qa.types import Hit
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class Prepared:
 
 
 def prepare(
-    kb: Any,
+    kb: KnowledgeBase,
     settings: Settings,
     question: str,
     history: Sequence[Turn] = (),

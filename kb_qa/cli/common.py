@@ -22,6 +22,7 @@ from kb_qa.text import BIDI_CONTROLS
 from kb_qa.types import Chunk, IndexReport
 
 if TYPE_CHECKING:  # imported by the commands that open one, not by every command
+    from kb_qa.answer.citations import Citation
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
@@ -259,6 +260,6 @@ def _plain_line(line: str) -> str:
     return line
 
 
-def place_of(chunk: Chunk) -> str:
+def place_of(chunk: Chunk | Citation) -> str:
     """``path:line``, or the path alone for text a site generated (no line in the file)."""
     return f"{chunk.path}:{chunk.line_start}" if chunk.line_start else chunk.path

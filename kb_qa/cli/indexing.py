@@ -25,6 +25,7 @@ from kb_qa.cli.common import (
 from kb_qa.errors import ConfigError, KbQaError
 
 if TYPE_CHECKING:
+    from kb_qa.answer.citations import Citation
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
 
@@ -242,7 +243,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         kb.close()
 
 
-def _citation_line(kb: Any, c: Any, tty: bool) -> str:
+def _citation_line(kb: KnowledgeBase, c: Citation, tty: bool) -> str:
     where = " › ".join(c.heading_path) or c.path
     if "://" in c.url:  # a site URL#anchor, or an editor link (link_style)
         place = terminal_link(c.url, c.url, tty)
@@ -252,31 +253,32 @@ def _citation_line(kb: Any, c: Any, tty: bool) -> str:
     return f"[{c.number}] {safe_text(where)}\n    {place}"
 
 
-async def _ask(kb: Any, args: argparse.Namespace) -> int:
+async def _ask(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
+    from kb_qa.answer.events import Citations, Delta, Done, Error, Status
     from kb_qa.answer.uncited import cited_after
 
     dumb = os.environ.get("TERM") == "dumb"  # a terminal that shows escapes as text
     tty = sys.stdout.isatty() and not dumb
     colour = sys.stderr.isatty() and not dumb and not os.environ.get("NO_COLOR")  # no-color.org
     dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
-    citations: Sequence[Any] = ()
+    citations: Sequence[Citation] = ()
     streamed: list[str] = []
     # The answer's own warnings and errors are the server log's; here its error is said
     # once, below (with -v they are logged as asked).
     if not getattr(args, "verbose", False):
         logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
     async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
-        if event.name == "status":
+        if isinstance(event, Status):
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
-        elif event.name == "delta":
+        elif isinstance(event, Delta):
             streamed.append(event.text)
             if sys.stdout.isatty():  # a pipe or a file gets the finished answer, below
                 sys.stdout.write(safe_text(event.text).replace("\r", ""))
                 sys.stdout.flush()
-        elif event.name == "citations":
+        elif isinstance(event, Citations):
             citations = event.citations
-        elif event.name == "error":
+        elif isinstance(event, Error):
             if not sys.stdout.isatty():
                 sys.stdout.write(safe_text("".join(streamed)).replace("\r", ""))
             print(file=sys.stdout)
@@ -285,7 +287,7 @@ async def _ask(kb: Any, args: argparse.Namespace) -> int:
             detail = f" ({event.detail})" if event.detail else ""
             print(f"kb-qa: {safe_text(event.message + detail)}", file=sys.stderr)
             return 1
-        elif event.name == "done":
+        elif isinstance(event, Done):
             if not sys.stdout.isatty():  # as it ended: with the citations added after
                 sys.stdout.write(safe_text(event.text).replace("\r", ""))
             if not event.text.endswith("\n"):

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,10 @@ from kb_qa.settings import Settings
 from kb_qa.types import IndexReport
 
 if TYPE_CHECKING:
+    import uvicorn
+
+    from kb_qa.ingest.watch import Watcher
+    from kb_qa.kb.knowledge_base import KnowledgeBase
     from kb_qa.serve.first_index import FirstIndex
 
 
@@ -130,7 +134,13 @@ def _terminated_cleanly() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _first_run(kb: Any, first: FirstIndex, log: logging.Logger, watcher: Any, server: Any) -> None:
+def _first_run(
+    kb: KnowledgeBase,
+    first: FirstIndex,
+    log: logging.Logger,
+    watcher: Watcher | None,
+    server: uvicorn.Server,
+) -> None:
     """``kb-qa serve``'s first index run, beside the server: then the watcher follows edits;
     a run that fails stops the server, and the process exits with its error."""
     from kb_qa.serve import first_index
@@ -155,7 +165,7 @@ def _first_run(kb: Any, first: FirstIndex, log: logging.Logger, watcher: Any, se
     )
 
 
-def _close(kb: Any, watcher: Any, wait: float | None = 30.0) -> None:
+def _close(kb: KnowledgeBase, watcher: Watcher | None, wait: float | None = 30.0) -> None:
     """Stop the watcher, then close the index. A run that did not end within ``wait`` s (or
     a second Ctrl-C) ends the process at once: closing under it crashed in ONNX Runtime."""
     try:
@@ -220,7 +230,9 @@ def _open_replica(args: argparse.Namespace) -> Any:
     return Replica(settings_for(args)).start()
 
 
-def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Logger, Any]:
+def _open_indexed(
+    args: argparse.Namespace, name: str
+) -> tuple[KnowledgeBase, logging.Logger, Watcher | None]:
     """For long-running commands: plain logs, then the knowledge base brought up to date,
     and with --watch its watcher (recording from before that first run)."""
     from kb_qa.cli.indexing import prepare_search
@@ -252,7 +264,11 @@ def _open_indexed(args: argparse.Namespace, name: str) -> tuple[Any, logging.Log
     return kb, log, watcher
 
 
-def _watcher(kb: Any, args: argparse.Namespace, after: Any = None) -> Any:
+def _watcher(
+    kb: KnowledgeBase,
+    args: argparse.Namespace,
+    after: Callable[[IndexReport], None] | None = None,
+) -> Watcher:
     from kb_qa.ingest.watch import Watcher
 
     given = Path(args.vault or os.environ.get("KBQA_VAULT") or ".").expanduser()
@@ -273,6 +289,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     args.watch = True
     while True:
         kb, log, watcher = _open_indexed(args, "kb_qa.ingest.watch")
+        assert watcher is not None  # args.watch
         try:
             # Until stopped, or until the vault's symlink leads elsewhere (git-sync's next
             # revision): then the same index follows it, every unchanged vector reused.

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlparse
 
 import numpy as np
@@ -218,7 +218,7 @@ class Collection:
         offset = 0
         while True:
             page = self.chroma(
-                lambda col, offset=offset: col.get(
+                lambda col, offset=offset: col.get(  # type: ignore[misc]  # default args
                     include=["documents", "metadatas", "embeddings"],
                     limit=READ_BATCH,
                     offset=offset,
@@ -304,7 +304,7 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
     answers(settings.chroma_url)
     try:
         client = chromadb.HttpClient(
-            host=url.hostname,
+            host=cast(str, url.hostname),  # settings._coerce refuses a URL without one
             port=url.port or (443 if url.scheme == "https" else 80),
             ssl=url.scheme == "https",
             settings=chroma_settings,

@@ -13,9 +13,14 @@ import socket
 import sqlite3
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb_qa.errors import ConfigError
 from kb_qa.index.workspace import MANIFEST, RECORDS_VERSION, WorkspaceRecord, writer_source
+
+if TYPE_CHECKING:
+    from kb_qa.index.chroma import Collection
+    from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +34,23 @@ def legacy_collection_name(vault: Path) -> str:
 
 class WorkspaceClaim:
     """The workspace steps of ``kb_qa.index.store.Store`` (its settings, manifest and Chroma)."""
+
+    # Set by Store.__init__
+    settings: Settings
+    folder: Path
+    workspace: str
+    name: str
+    vectors: Collection
+
+    if TYPE_CHECKING:  # Store's and its Manifest's
+
+        @property
+        def db(self) -> sqlite3.Connection: ...
+        @property
+        def writer_id(self) -> str: ...
+        def meta(self, key: str) -> str: ...
+        def set_meta(self, **values: str) -> None: ...
+        def reset(self, keep_vectors: bool) -> None: ...
 
     def settle_workspace(self, explicit: bool) -> str:
         """Before a write: claim the workspace and move an index that lives elsewhere.

@@ -14,8 +14,10 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -151,6 +153,12 @@ class Manifest:
     # connection yet failed).
     _known_meta: dict[str, str]
     _known_files: dict[str, FileRow] | None
+
+    if TYPE_CHECKING:  # kb_qa.index.store.Store's
+
+        @property
+        def db(self) -> sqlite3.Connection: ...
+        def _writing(self) -> AbstractContextManager[None]: ...
 
     def meta(self, key: str) -> str:
         """A stored value ("" when unset)."""

@@ -193,7 +193,7 @@ class Store(Manifest, WorkspaceClaim):
             part = changed[i : i + 1000]
             records = [chunk_record(c, titles.get(c.path, ""), n) for c, n in part]
             self.chroma(
-                lambda col, part=part, records=records: col.upsert(
+                lambda col, part=part, records=records: col.upsert(  # type: ignore[misc]  # default args
                     ids=[c.id for c, _ in part],
                     embeddings=np.stack([vectors[embed_key(c)] for c, _ in part]),
                     documents=[text for text, _ in records],
@@ -243,7 +243,7 @@ class Store(Manifest, WorkspaceClaim):
         present = set(self.chroma(lambda col: col.get(include=[]))["ids"]) if count else set()
         orphans = sorted(present - set(known))
         for i in range(0, len(orphans), 1000):
-            self.chroma(lambda col, part=orphans[i : i + 1000]: col.delete(ids=part))
+            self.chroma(lambda col, part=orphans[i : i + 1000]: col.delete(ids=part))  # type: ignore[misc]  # default args
         if orphans:
             log.info("removed %d vectors left by an interrupted run", len(orphans))
         missing = sorted({known[i] for i in set(known) - present})

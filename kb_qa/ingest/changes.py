@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
@@ -86,7 +86,8 @@ class LimitReached(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.getMessage().startswith("Unable to watch") and record.args:
-            folder = Path(os.fsdecode(record.args[0]))  # watchdog's paths are bytes
+            args = cast("tuple[str | bytes, ...]", record.args)  # ("…%s…", path), never a dict
+            folder = Path(os.fsdecode(args[0]))  # watchdog's paths are bytes
             if folder.is_relative_to(self.vault):  # not another watcher's vault
                 self.unwatched(str(folder))
 

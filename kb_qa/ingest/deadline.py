@@ -105,7 +105,7 @@ def deadline(seconds: float, what: str) -> Iterator[None]:
     if seconds <= 0:
         yield
         return
-    expired = type("Expired", (_Expired,), {})
+    expired: type[_Expired] = type("Expired", (_Expired,), {})
     limit = _Limit(seconds, expired)
     with _changed:
         if _watchdog is None or not _watchdog.is_alive():

@@ -4,6 +4,7 @@ Logseq's page properties (``alias:: k8s``) opening the page."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import yaml
@@ -75,7 +76,7 @@ def _names(value: object, split: bool) -> tuple[str, ...]:
     """A front-matter list, or one string (with ``split``: names apart by commas or blanks,
     as Obsidian reads ``tags: a, b``)."""
     if isinstance(value, str):
-        items: list[object] = value.replace(",", " ").split() if split else [value]
+        items: Sequence[object] = value.replace(",", " ").split() if split else [value]
     elif isinstance(value, list):
         items = value
     else:

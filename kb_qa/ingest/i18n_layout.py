@@ -49,7 +49,7 @@ class Languages:
     def from_json(cls, text: str) -> Languages | None:
         """``as_json``'s result read back (None for "" or anything else)."""
         try:
-            data = json.loads(text) if text else None
+            data: Any = json.loads(text) if text else None  # None: a TypeError below
             return cls("", str(data["default"]), frozenset(map(str, data["locales"])))
         except (ValueError, TypeError, KeyError):
             return None

@@ -92,9 +92,9 @@ def chunk_rendered(
             # A heading of the converted text that is not one of the page's (a line that
             # reads like Markdown heading syntax) belongs to the section around it.
             if section is None:  # before the first heading: the page's opening text
-                title = c.heading_path[:1]
+                opening = c.heading_path[:1]
                 section = dataclasses.replace(
-                    c, anchor="", heading=title[0], heading_path=title, level=0
+                    c, anchor="", heading=opening[0], heading_path=opening, level=0
                 )
             c = dataclasses.replace(
                 c, heading=section.heading, heading_path=section.heading_path, level=section.level

@@ -51,8 +51,9 @@ def _mike_options(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The mike plugin's options when the site lists it (None otherwise)."""
     plugins = config.get("plugins")
     loaded = plugins.get("mike") if isinstance(plugins, Mapping) else None
-    if isinstance(getattr(loaded, "config", None), Mapping):  # MkDocs' loaded plugin
-        return loaded.config
+    options = getattr(loaded, "config", None)
+    if isinstance(options, Mapping):  # MkDocs' loaded plugin
+        return options
     return zensical.plugin_options(dict(config), "mike")
 
 

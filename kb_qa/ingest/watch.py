@@ -27,7 +27,7 @@ from watchdog.observers import Observer
 from kb_qa.errors import IndexBusyError, KbQaError
 from kb_qa.ingest import changes
 from kb_qa.ingest.changes import IGNORED_EVENTS, Freshness, identity, relevant
-from kb_qa.types import IndexReport
+from kb_qa.types import IndexReport, Watched
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class Watcher:
 
     def __init__(
         self,
-        kb: Any,
+        kb: Watched,
         debounce: float = 0.25,
         max_delay: float = 2.0,
         retry_delay: float = 2.0,

@@ -16,6 +16,7 @@ from typing import Any
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import FileRow, embed_key
+from kb_qa.index.store import Store
 from kb_qa.ingest import chunking, render, render_config, render_files, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
@@ -23,6 +24,7 @@ from kb_qa.ingest.rendered_chunks import chunk_rendered
 from kb_qa.ingest.site import Site, load_site
 from kb_qa.kb import published, staleness
 from kb_qa.kb.phases import Phases
+from kb_qa.settings import Settings
 from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, IndexReport, Outline
 
@@ -40,6 +42,8 @@ class IndexRun:
     """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the KB)."""
 
     built_with = ""  # the embedding model of this process's last index run
+    settings: Settings  # set by KnowledgeBase.__init__, as is the store
+    store: Store
 
     def index(
         self,
@@ -229,7 +233,9 @@ class IndexRun:
             doc = result.document
             # Its content failed, or ran out of this parse_timeout (a raised one tries again)
             failed = self.store.failure(
-                doc.path, doc.file_hash, _under(doc.file_hash, self.settings.parse_timeout)
+                doc.path,
+                doc.file_hash,
+                staleness.timeout_key(doc.file_hash, self.settings.parse_timeout),
             )
             if failed:
                 # Parsing it again would fail again (and can take long): report, move on.
@@ -289,7 +295,7 @@ class IndexRun:
                 )
                 report.skipped.append((doc.path, reason))
                 # Under this limit: raised as the reason advises, the file is parsed again
-                failed[doc.path] = (_under(doc.file_hash, limit), reason)
+                failed[doc.path] = (staleness.timeout_key(doc.file_hash, limit), reason)
                 docs.remove(doc)
             except Exception as exc:  # a parser bug must not stop the run
                 log.debug("failed to parse %s", doc.path, exc_info=True)
@@ -392,9 +398,3 @@ class IndexRun:
     def _bump_generation(self) -> None:
         self._own_generation = f"{time.time_ns()}"
         self.store.set_meta(generation=self._own_generation)
-
-
-def _under(file_hash: str, parse_timeout: float) -> str:
-    """The key a file that ran out of ``parse_timeout`` is remembered by: that content, under
-    that limit."""
-    return f"{file_hash}:{parse_timeout:g}"

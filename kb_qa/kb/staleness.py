@@ -199,7 +199,7 @@ _PARTS = {
 _FROM_CONFIG = {"use_directory_urls", "exclude", "extensions", "configs", "docs_dir", "blog"}
 
 
-def what_changed(old: dict[str, str], new: dict[str, str]) -> str:
+def what_changed(old: Mapping[str, str], new: Mapping[str, str]) -> str:
     """Which parts of the fingerprint differ, in words."""
     changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
     if changed & _FROM_CONFIG:
@@ -247,3 +247,9 @@ def files_changed(store: Store, site: Site, settings: Settings) -> int:
         for path, row in store.files().items()
         if (f := on_disk.get(path)) is None or not same(f, row)
     )
+
+
+def timeout_key(file_hash: str, parse_timeout: float) -> str:
+    """The key a file that ran out of ``parse_timeout`` is remembered by: that content, under
+    that limit."""
+    return f"{file_hash}:{parse_timeout:g}"

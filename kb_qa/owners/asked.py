@@ -12,7 +12,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from kb_qa.errors import KbQaError
 from kb_qa.owners import topics
 from kb_qa.owners.feedback import Feedback
 from kb_qa.owners.questionlog import Entry, QuestionLog
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 # Distinct gap questions grouped, most frequent first: embedding them is most of a report's
 # time (~8 ms each on 2 idle cores); their vectors are kept for the next report.
@@ -121,7 +124,7 @@ def asked_questions(entries: Sequence[Entry], ratings: Sequence[Feedback]) -> di
 class Vectors:
     """Unit vectors of question texts for one report: each embedded (or read) once."""
 
-    def __init__(self, kb: Any, log: QuestionLog) -> None:
+    def __init__(self, kb: KnowledgeBase, log: QuestionLog) -> None:
         self.kb = kb
         self.log = log
         self.known: dict[str, np.ndarray] = {}
@@ -133,7 +136,7 @@ class Vectors:
         return np.stack([self.known[t] for t in texts])
 
 
-def chunks_by_section(kb: Any) -> dict[tuple[str, str], Any]:
+def chunks_by_section(kb: KnowledgeBase) -> dict[tuple[str, str], Any]:
     """The index's chunks by (path, anchor), a section's first piece for its key."""
     try:
         # A replica's are its search view's (its store is Chroma, not a manifest); anyone
@@ -145,7 +148,7 @@ def chunks_by_section(kb: Any) -> dict[tuple[str, str], Any]:
 
 
 def section_json(
-    kb: Any,
+    kb: KnowledgeBase,
     chunks: dict[tuple[str, str], Any],
     key: tuple[str, str],
     heading_path: Sequence[str] = (),
@@ -165,7 +168,7 @@ def section_json(
 
 
 def merged_questions(
-    kb: Any,
+    kb: KnowledgeBase,
     asked: dict[str, Asked],
     vectors: Vectors,
     chunks: dict[tuple[str, str], Any],
@@ -195,7 +198,9 @@ def merged_questions(
     return result
 
 
-def question_row(kb: Any, chunks: dict[tuple[str, str], Any], group: list[Asked]) -> dict[str, Any]:
+def question_row(
+    kb: KnowledgeBase, chunks: dict[tuple[str, str], Any], group: list[Asked]
+) -> dict[str, Any]:
     wordings: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
     cited: Counter[tuple[str, str]] = Counter()
@@ -229,7 +234,7 @@ def question_row(kb: Any, chunks: dict[tuple[str, str], Any], group: list[Asked]
 
 
 def gap_topics(
-    kb: Any,
+    kb: KnowledgeBase,
     entries: Sequence[Entry],
     ratings: Sequence[Feedback],
     vectors: Vectors,
@@ -291,7 +296,7 @@ def gap_topics(
     return result
 
 
-def embed_texts(kb: Any, texts: list[str], log: QuestionLog) -> dict[str, np.ndarray]:
+def embed_texts(kb: KnowledgeBase, texts: list[str], log: QuestionLog) -> dict[str, np.ndarray]:
     """Unit vectors of ``texts`` by text: kept ones reused, the rest embedded shortest
     first in batches (and kept)."""
     model = kb.embedder.name

@@ -20,7 +20,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from kb_qa.owners.insights_csv import utc
 from kb_qa.owners.questionlog import Entry, QuestionLog
 from kb_qa.settings import Settings
 from kb_qa.text import BIDI_CONTROLS
+
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
 
 TOP_QUESTIONS = 50  # rows of the top-questions list in the report (the CSV has them all)
 TOP = 15  # rows of the most/least cited tables
@@ -74,7 +77,7 @@ def parse_since(text: str, now: float) -> float:
 
 
 def build(
-    kb: Any,
+    kb: KnowledgeBase,
     settings: Settings,
     since: float | None = None,
     log: QuestionLog | None = None,
@@ -120,7 +123,10 @@ def _without_bidi(value: Any) -> Any:
 
 
 def top_questions(
-    kb: Any, settings: Settings, since: float | None = None, log: QuestionLog | None = None
+    kb: KnowledgeBase,
+    settings: Settings,
+    since: float | None = None,
+    log: QuestionLog | None = None,
 ) -> dict[str, Any]:
     """Every question asked since ``since``, near-duplicates merged, most asked first."""
     log = log or QuestionLog(settings.index_path, settings.question_log_days)
@@ -165,7 +171,7 @@ def _volume(
     last = int(now // step)
     origin = max(int(min(start, first) // step), last - MAX_BUCKETS + 1)
     count = last - origin + 1
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"start": utc((origin + i) * step, fmt), "questions": 0, "answered": 0}
         | {"not_covered": 0, "errors": 0, "left": 0, "up": 0, "down": 0}
         for i in range(count)
@@ -203,7 +209,7 @@ def _feedback(ratings: Sequence[Feedback]) -> dict[str, Any]:
     }
 
 
-def _page_url(kb: Any, url: str) -> str:
+def _page_url(kb: KnowledgeBase, url: str) -> str:
     """Where a page of the index opens: under the site's URL when the index has one. The
     home page's URL is empty on a site; it opens the site's root."""
     try:
@@ -218,7 +224,7 @@ def _page_url(kb: Any, url: str) -> str:
 
 
 def _citations(
-    kb: Any, entries: Sequence[Entry], chunks: dict[tuple[str, str], Any]
+    kb: KnowledgeBase, entries: Sequence[Entry], chunks: dict[tuple[str, str], Any]
 ) -> dict[str, Any]:
     """Pages and sections by how many answers cited them; indexed pages never cited.
 

@@ -178,7 +178,7 @@ def _entry(r: tuple, known: dict[tuple[str, str], Cited]) -> Entry:  # type: ign
             found = known[key] = Cited(*key, tuple(c.get("heading_path", ())))
         cited.append(found)
     covered = None if r[6] is None else bool(r[6])
-    return Entry(*r[:6], covered, tuple(cited), *r[8:])
+    return Entry(*(*r[:6], covered, tuple(cited), *r[8:]))  # one tuple: mypy counts it
 
 
 class QuestionLog:

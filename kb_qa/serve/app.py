@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -43,6 +43,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kb_qa.answer.answering import warm_up
 from kb_qa.errors import KbQaError
@@ -56,6 +57,11 @@ from kb_qa.serve.routes_index import IndexRoutes
 from kb_qa.serve.routes_owners import OwnerRoutes
 from kb_qa.serve.routes_pages import PageRoutes
 from kb_qa.settings import Settings
+
+if TYPE_CHECKING:
+    from kb_qa.ingest.watch import Watcher
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.serve.replica import Replica
 
 __all__ = ["create_app"]
 
@@ -73,7 +79,11 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
     settings."""
 
     def __init__(
-        self, kb: Any, settings: Settings, watcher: Any = None, first: FirstIndex | None = None
+        self,
+        kb: KnowledgeBase,
+        settings: Settings,
+        watcher: Watcher | None = None,
+        first: FirstIndex | None = None,
     ) -> None:
         self.kb = kb
         self.settings = settings
@@ -125,7 +135,8 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         # A model configured without its client: health says so (search still works).
         self.model_problem = await warm_up(self.settings)
         what = (
-            f"workspace {self.kb.workspace} from {self.settings.chroma_url} (read-only replica)"
+            f"workspace {cast('Replica', self.kb).workspace} from "
+            f"{self.settings.chroma_url} (read-only replica)"
             if self.replica
             else str(self.settings.vault)
         )
@@ -195,12 +206,12 @@ class CorsExcept:
     """Starlette's CORS for every path but ``private`` ones, which get no CORS headers at
     all: a browser on another origin can neither preflight them nor read their answers."""
 
-    def __init__(self, app: Any, private: frozenset[str], **options: Any) -> None:
+    def __init__(self, app: ASGIApp, private: frozenset[str], **options: Any) -> None:
         self.app = app
         self.cors = CORSMiddleware(app, **options)
         self.private = private
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") in self.private:
             await self.app(scope, receive, send)
         else:
@@ -217,7 +228,10 @@ register_url_convertor("anypath", _AnyPath())
 
 
 def create_app(
-    kb: Any, settings: Settings | None = None, watcher: Any = None, first: FirstIndex | None = None
+    kb: KnowledgeBase,
+    settings: Settings | None = None,
+    watcher: Watcher | None = None,
+    first: FirstIndex | None = None,
 ) -> Starlette:
     """The API over ``kb`` (a KnowledgeBase); ``settings`` default to the knowledge base's.
 
@@ -257,7 +271,7 @@ def create_app(
             # Then, so preflights are answered before the token check and 401/429
             # responses still carry CORS headers a browser needs to read them.
             Middleware(
-                CorsExcept,
+                CorsExcept,  # type: ignore[arg-type]  # mypy cannot match **options to a ParamSpec
                 private=PRIVATE_PATHS,
                 allow_origins=["*"] if "*" in origins else origins,
                 allow_methods=["GET", "POST"],

@@ -50,7 +50,9 @@ ASK_DOCS = (
     "the answer followed by its numbered sources (heading path, link and file)."
 )
 K = f"How many sections to return, 1 to {inputs.MAX_K}."
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
+# The camelCase names are the fields' aliases, which mypy (without pydantic's plugin) does
+# not know.
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)  # type: ignore[call-arg]
 INCLUDE = "Only pages matching these vault paths or globs (docs_dir included: docs/guides/*)."
 EXCLUDE = "Leave out pages matching these vault paths or globs."
 # The schema a model reads, while any JSON value is taken and checked by inputs, which says

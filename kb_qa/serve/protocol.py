@@ -12,9 +12,9 @@ import gzip
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -29,10 +29,13 @@ from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE
 from kb_qa.types import Hit
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
 ERROR_STATUS = {"llm_timeout": 504, "llm_error": 502, "retrieval_error": 503, "internal": 500}
 
 
-def hit_json(kb: Any, rank: int, hit: Hit) -> dict[str, Any]:
+def hit_json(kb: KnowledgeBase, rank: int, hit: Hit) -> dict[str, Any]:
     """A search hit as JSON (the API and ``kb-qa search --json`` share this shape)."""
     c = hit.chunk
     return {
@@ -202,14 +205,14 @@ def wants_json(request: Request, ask: AskRequest) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-async def prefixed(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+async def prefixed(first: Event, rest: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
     """``first``, then everything ``rest`` yields (closing ``rest`` when closed)."""
     try:
         yield first
         async for event in rest:
             yield event
     finally:
-        await rest.aclose()  # type: ignore[attr-defined]
+        await rest.aclose()
 
 
 async def unless_disconnected(

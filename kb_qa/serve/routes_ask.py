@@ -12,7 +12,8 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -35,6 +36,11 @@ from kb_qa.serve.protocol import (
     wants_json,
 )
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.owners.answer_ids import AnswerIds
+    from kb_qa.settings import Settings
+
 log = logging.getLogger(__name__)
 # What the question log says of an answer that quoted the sources because the model failed
 FELL_BACK = "(It failed before it wrote anything: the reader was answered with quotes.)"
@@ -42,6 +48,20 @@ FELL_BACK = "(It failed before it wrote anything: the reader was answered with q
 
 class AskRoutes:
     """The answer route of ``kb_qa.serve.app.Api`` (its knowledge base, settings, limiter)."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    answer_ids: AnswerIds
+    question_log: questionlog.QuestionLog | None
+    limiter: anyio.CapacityLimiter | None
+    answering: int
+
+    if TYPE_CHECKING:  # Api's and IndexRoutes'
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
+        def still_indexing(self) -> Response | None: ...
+        def _updating(self) -> bool: ...
 
     async def ask(self, request: Request) -> Response:
         """POST /api/ask"""
@@ -99,16 +119,20 @@ class AskRoutes:
             message = re.sub(path, shown, message)
         return message
 
-    async def _public_errors(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    async def _public_errors(
+        self, events: AsyncGenerator[Event, None]
+    ) -> AsyncGenerator[Event, None]:
         try:
             async for event in events:
                 if isinstance(event, Error):
                     event = dataclasses.replace(event, message=self.public(event.message))
                 yield event
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
 
-    async def _signed(self, events: AsyncIterator[Event], question: str) -> AsyncIterator[Event]:
+    async def _signed(
+        self, events: AsyncGenerator[Event, None], question: str
+    ) -> AsyncGenerator[Event, None]:
         """``events``, the ``done`` one with the answer id that rates it."""
         try:
             async for event in events:
@@ -119,11 +143,11 @@ class AskRoutes:
                     event = dataclasses.replace(event, answer_id=ids.issue(ref, question))
                 yield event
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
 
     async def _logged(
-        self, events: AsyncIterator[Event], ask: AskRequest, qlog: questionlog.QuestionLog
-    ) -> AsyncIterator[Event]:
+        self, events: AsyncGenerator[Event, None], ask: AskRequest, qlog: questionlog.QuestionLog
+    ) -> AsyncGenerator[Event, None]:
         """``events``, recording the question and its outcome in the question log."""
         started = time.perf_counter()
         ref = questionlog.new_ref()
@@ -174,9 +198,9 @@ class AskRoutes:
                     entry, total_ms=round((time.perf_counter() - started) * 1000, 1)
                 )
             qlog.record(entry)
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
 
-    async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[str]:
+    async def _sse(self, events: AsyncGenerator[Event, None]) -> AsyncGenerator[str, None]:
         # Starlette cancels this generator when the client disconnects; closing ``events``
         # then closes the LLM stream, so no work continues for a reader who left.
         self.answering += 1
@@ -189,10 +213,10 @@ class AskRoutes:
                 Error("Answering failed unexpectedly; the server log has details.", "internal")
             )
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
             self.answering -= 1
 
-    async def _ask_json(self, request: Request, events: AsyncIterator[Event]) -> Response:
+    async def _ask_json(self, request: Request, events: AsyncGenerator[Event, None]) -> Response:
         collected: list[Event] = []
         self.answering += 1
         try:
@@ -202,7 +226,7 @@ class AskRoutes:
                     collected.append(event)
                 group.cancel_scope.cancel()
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
             self.answering -= 1
         text = "".join(e.text for e in collected if e.name == "delta")  # type: ignore[union-attr]
         last = collected[-1] if collected else Error("The client went away.", "internal")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.requests import Request
@@ -23,12 +23,33 @@ from kb_qa.serve.protocol import (
     reject,
 )
 
+if TYPE_CHECKING:
+    from kb_qa.ingest.watch import Watcher
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.serve.first_index import FirstIndex
+    from kb_qa.settings import Settings
+
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
 
 
 class IndexRoutes:
     """Search, health and the page list of ``kb_qa.serve.app.Api``."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    watcher: Watcher | None
+    first: FirstIndex | None
+    status_limiter: anyio.CapacityLimiter | None
+    answering: int
+    model_problem: str
+    replica: bool
+
+    if TYPE_CHECKING:  # Api's and AskRoutes'
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
+        def public(self, message: str) -> str: ...
 
     async def search(self, request: Request) -> Response:
         """GET /api/search?q=&k=&lang="""
@@ -62,13 +83,14 @@ class IndexRoutes:
 
     def still_indexing(self) -> Response | None:
         """503 saying why while the first index run of an empty index goes on, or failed."""
-        why = self.first.unanswerable() if self.first is not None else ""
-        if not why:
+        first = self.first
+        why = first.unanswerable() if first is not None else ""
+        if first is None or not why:
             return None
-        if self.first.done.is_set():
+        if first.done.is_set():
             body: dict[str, str | int] = {"error": self.public(why), "code": "index_failed"}
         else:  # how far it is, for a widget that says so while it waits to ask again
-            embedded, to_embed = self.first.progress
+            embedded, to_embed = first.progress
             body = {"error": why, "code": "indexing", "embedded": embedded, "to_embed": to_embed}
         return JSONResponse(body, 503, headers={"Retry-After": str(RETRY_SECONDS)})
 

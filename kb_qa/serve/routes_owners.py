@@ -18,7 +18,7 @@ import math
 import sqlite3
 import time
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
@@ -39,11 +39,33 @@ from kb_qa.serve import admin
 from kb_qa.serve.guard import bearer_given, bearer_matches
 from kb_qa.serve.protocol import read_json, reject
 
+if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.owners.answer_ids import AnswerIds
+    from kb_qa.owners.feedback import Feedback, FeedbackStore
+    from kb_qa.owners.questionlog import QuestionLog
+    from kb_qa.serve.guard import RateLimiter
+    from kb_qa.settings import Settings
+
 log = logging.getLogger(__name__)
 
 
 class OwnerRoutes:
     """Feedback and the insights report of ``kb_qa.serve.app.Api``."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    feedback_store: FeedbackStore
+    answer_ids: AnswerIds
+    question_log: QuestionLog | None
+    page_limiter: anyio.CapacityLimiter | None
+    sessions: admin.Sessions
+    sign_ins: RateLimiter
+
+    if TYPE_CHECKING:  # Api's
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
 
     _told_unsigned = 0.0  # when a rating without an answer id may be logged again
 
@@ -77,7 +99,7 @@ class OwnerRoutes:
             )
         return JSONResponse({"ok": True, "replaced": replaced}, status_code=201)
 
-    def _store_feedback(self, item: feedback.Feedback, answer: str) -> bool:
+    def _store_feedback(self, item: Feedback, answer: str) -> bool:
         # Linked to the logged question it rates (the answer's ref is its id when the log
         # was on), so the report can join the two.
         qlog = self.question_log
@@ -195,7 +217,7 @@ class OwnerRoutes:
         wait = self.sign_ins.take(client)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
-            response = self._sign_in_form(
+            response: Response = self._sign_in_form(
                 429, f"Too many sign-in attempts; try again in {seconds} s."
             )
             response.headers["Retry-After"] = str(seconds)

@@ -9,6 +9,7 @@ import re
 import threading
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -21,12 +22,34 @@ from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
 from kb_qa.text import LOGSEQ_ID, as_shown, nfc
 
+if TYPE_CHECKING:
+    from collections import OrderedDict
+
+    import anyio
+
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+    from kb_qa.settings import Settings
+
 VIEWS_KEPT = 32  # rendered notes kept (the most recently viewed)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?")  # "\t- ## " opening a block
 
 
 class PageRoutes:
     """The pages of ``kb_qa.serve.app.Api``; off with an API token and on a replica."""
+
+    # Set by Api.__init__
+    kb: KnowledgeBase
+    settings: Settings
+    page_limiter: anyio.CapacityLimiter | None
+    views: OrderedDict[tuple[str, str, str], str]  # rendered notes
+    views_lock: threading.Lock
+    links: tuple[str, linkgraph.Resolver | None]
+    block_refs: tuple[str, dict[str, tuple[str, str]]]
+    replica: bool
+
+    if TYPE_CHECKING:  # Api's
+
+        async def _thread(self, func: Any, *args: Any) -> Any: ...
 
     async def home(self, request: Request) -> Response:
         """GET /: the vault's pages, with the chat widget."""

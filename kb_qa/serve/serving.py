@@ -22,6 +22,7 @@ from kb_qa.serve import first_index
 from kb_qa.serve.first_index import FirstIndex, serves_meanwhile
 
 if TYPE_CHECKING:
+    from kb_qa.kb.knowledge_base import KnowledgeBase
     from kb_qa.settings import Settings
     from kb_qa.types import IndexReport
 
@@ -252,7 +253,7 @@ class BackgroundServer:
     server: Any
     thread: threading.Thread
     url: str
-    kb: Any
+    kb: KnowledgeBase
     first: FirstIndex  # the index run made at start: its report once ``first.done``
     indexer: threading.Thread  # the thread of that run
     closed: bool = False

@@ -41,7 +41,7 @@ def current_extra(document: Any, where: str) -> dict[str, Any] | None:
     extra = project_of(document).get("extra")
     if extra is not None and not isinstance(extra, dict):
         raise ConfigError(f"{where}: extra must be a table. Fix it and run again.")
-    return extra.unwrap() if extra is not None else None
+    return extra.unwrap() if extra is not None else None  # type: ignore[attr-defined]  # a tomlkit Table
 
 
 def wired(before: str, where: str, wanted: WidgetOptions) -> str:

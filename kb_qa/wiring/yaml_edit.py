@@ -52,13 +52,15 @@ def ensure_item(
         raise ConfigError(f"{where}: {key} must be a list. Fix it and run again.")
     if any(name_of(e) == item for e in entries):
         return text
-    if entries.fa.flow_style() or not entries:
+    # ruamel's CommentedSeq and CommentedMap (isinstance narrowed them to list and dict)
+    # carry .fa and .lc, which its stubs do not give list and dict.
+    if entries.fa.flow_style() or not entries:  # type: ignore[attr-defined]
         line, col = data.lc.value(key)
         start = lines[line].index("[", col)
         gap = ", " if entries else ""
         lines[line] = lines[line][: start + 1] + item + gap + lines[line][start + 1 :]
         return "".join(lines)
-    line, col = entries.lc.item(0)
+    line, col = entries.lc.item(0)  # type: ignore[attr-defined]  # a CommentedSeq
     dash = lines[line].rindex("-", 0, col)
     lines.insert(line, " " * dash + "- " + item + "\n")
     return "".join(lines)
@@ -77,7 +79,7 @@ def ensure_mapping(text: str, where: str, parent: str, key: str, wanted: dict[st
         line, _ = data.lc.key(parent)  # `extra:` or `extra: {}`
         lines[line : line + 1] = [block]
         return "".join(lines)
-    if not isinstance(value, dict) or value.fa.flow_style():
+    if not isinstance(value, dict) or value.fa.flow_style():  # type: ignore[attr-defined]  # ruamel
         raise ConfigError(
             f"{where}: {parent} is not a block mapping, so kb-qa cannot add its settings "
             f"without rewriting it. Add these lines under {parent}: by hand:\n"
@@ -87,11 +89,11 @@ def ensure_mapping(text: str, where: str, parent: str, key: str, wanted: dict[st
     if current is not None and _plain(current) == wanted:
         return text
     if current is None:
-        line, col = value.lc.key(next(iter(value)))
+        line, col = value.lc.key(next(iter(value)))  # type: ignore[attr-defined]  # ruamel
         lines.insert(line, block_of(key, wanted, col))
         return "".join(lines)
     # The block runs to the next line indented as much as its key or less.
-    line, col = value.lc.key(key)
+    line, col = value.lc.key(key)  # type: ignore[attr-defined]  # a CommentedMap
     end = line + 1
     while end < len(lines):
         indent = len(lines[end]) - len(lines[end].lstrip())
