@@ -87,7 +87,7 @@ class Error:
 
     name: ClassVar[str] = "error"
     message: str
-    code: str  # "llm_timeout", "llm_error", "retrieval_error" or "internal"
+    code: str  # "llm_timeout", "llm_error", "retrieval_error", "stopping" or "internal"
     detail: str = ""  # for the operator only (CLI, server log): never sent to clients
 
     def data(self) -> dict[str, Any]:

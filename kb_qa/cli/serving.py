@@ -43,6 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         STOP_SECONDS,
         PortInUse,
         check_port,
+        stop_answers_on_exit,
         uvicorn_options,
     )
 
@@ -81,6 +82,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = uvicorn.Server(
         uvicorn.Config(app, host=s.host, port=s.port, log_config=None, **uvicorn_options(s))
     )
+    stop_answers_on_exit(server)  # answers still streaming end in time, with a word
     indexer = None
     if first is not None:
         indexer = threading.Thread(

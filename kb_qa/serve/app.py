@@ -23,6 +23,7 @@ as JSON strings; the /view pages escape raw HTML and forbid any script but the w
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import sqlite3
@@ -56,6 +57,7 @@ from kb_qa.serve.routes_ask import AskRoutes
 from kb_qa.serve.routes_index import IndexRoutes
 from kb_qa.serve.routes_owners import OwnerRoutes
 from kb_qa.serve.routes_pages import PageRoutes
+from kb_qa.serve.stopping import Stopping
 from kb_qa.settings import Settings
 
 if TYPE_CHECKING:
@@ -108,6 +110,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.page_limiter: anyio.CapacityLimiter | None = None
         self.status_limiter: anyio.CapacityLimiter | None = None
         self.answering = 0  # answers in progress (health shows it; tests watch it)
+        self.stopping = Stopping(settings.shutdown_timeout)  # answers end in time at a stop
         self.model_problem = ""  # why written answers cannot work, found at start
         self.views: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # rendered notes
         self.views_lock = threading.Lock()
@@ -123,6 +126,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         """Thread limiter, and a warm start: the first question should not pay for loading."""
         self.limiter = anyio.CapacityLimiter(SEARCH_THREADS)
+        self.stopping.attach(asyncio.get_running_loop())
         self.page_limiter = anyio.CapacityLimiter(PAGE_THREADS)
         self.status_limiter = anyio.CapacityLimiter(STATUS_THREADS)
         # Loads the embedding model and the keyword index (a first index run going on

@@ -39,6 +39,7 @@ from kb_qa.serve.protocol import (
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
     from kb_qa.owners.answer_ids import AnswerIds
+    from kb_qa.serve.stopping import Stopping
     from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class AskRoutes:
     settings: Settings
     answer_ids: AnswerIds
     question_log: questionlog.QuestionLog | None
+    stopping: Stopping
     limiter: anyio.CapacityLimiter | None
     answering: int
 
@@ -84,6 +86,7 @@ class AskRoutes:
             lang=ask.lang,
             quote_on_failure=True,  # a reader gets the sources' words when the model fails
         )
+        events = self.stopping.cut(events)  # a server stopping ends it in time, with a word
         if self.question_log is not None:
             events = self._logged(events, ask, self.question_log)
         events = self._public_errors(self._signed(events, ask.question))

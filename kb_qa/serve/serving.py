@@ -22,6 +22,10 @@ from kb_qa.serve import first_index
 from kb_qa.serve.first_index import FirstIndex, serves_meanwhile
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    import uvicorn
+
     from kb_qa.kb.knowledge_base import KnowledgeBase
     from kb_qa.settings import Settings
     from kb_qa.types import IndexReport
@@ -104,6 +108,25 @@ def progress_logger(log: logging.Logger, prefix: str = "") -> Callable[[int, int
     return progress
 
 
+def stop_answers(server: uvicorn.Server) -> None:
+    """Tell the app's answers still streaming that the server is stopping
+    (kb_qa.serve.stopping): they get shutdown_timeout seconds to end."""
+    api = getattr(getattr(server.config.app, "state", None), "api", None)
+    if api is not None:
+        api.stopping.begin()
+
+
+def stop_answers_on_exit(server: uvicorn.Server) -> None:
+    """uvicorn's handler of SIGINT and SIGTERM, telling the app's answers first."""
+    handle_exit = server.handle_exit
+
+    def handle(sig: int, frame: FrameType | None) -> None:
+        stop_answers(server)
+        handle_exit(sig, frame)
+
+    server.handle_exit = handle  # type: ignore[method-assign]  # read when uvicorn runs
+
+
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """How uvicorn serves kb-qa: forwarded headers believed only from configured proxies,
     and limits for slow and oversized clients (:func:`limited_protocol`).
@@ -120,7 +143,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "limit_concurrency": settings.max_connections or None,
         # uvicorn waits for every open response by default: a slow model's answers kept a
         # stopping server alive past its grace period, until it was killed.
-        "timeout_graceful_shutdown": settings.shutdown_timeout or None,
+        # Answers end with a word at shutdown_timeout (kb_qa.serve.stopping); uvicorn's
+        # cancelling is the backstop, a second later.
+        "timeout_graceful_shutdown": (
+            settings.shutdown_timeout + 1 if settings.shutdown_timeout else None
+        ),
         "access_log": settings.access_log,
     }
 
@@ -346,6 +373,7 @@ class BackgroundServer:
         close the index."""
         atexit.unregister(self.stop)
         self.first.cancelled.set()
+        stop_answers(self.server)
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.indexer.join(timeout=STOP_SECONDS)
