@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import httpx
 import pytest
@@ -120,6 +120,44 @@ def test_view_renders_wikilinks_as_links_and_callouts_as_callouts(
     assert '<div class="callout callout-warning">' in page
     assert "<strong>Mind the gap</strong><br />\nStep carefully." in page
     assert "[!warning]" not in page
+
+
+def test_markdown_links_between_notes_open_the_note_and_heading_they_name(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Left to the browser, "<../50% done?.md>" read "?.md" as a query string (a 404) and
+    "#Setup" or "#🚀-launch" named no id on the page (they are "setup" and "launch")."""
+    vault = make_vault(
+        {
+            "Sub dir/linker.md": "# Linker\n\n[p](<../50% done?.md>), "
+            "[m](<../Meeting notes.md#Setup>), [r](../Meeting%20notes.md#🚀-launch), "
+            "[here](#Own%20part), [n](Meeting%20notes.md), [img](pic.png) and "
+            "[web](https://example.com/a.md).\n\n## Own part\n\nText.\n",
+            "50% done?.md": "# Progress\n\nHalf way.\n",
+            "C# tips.md": "# C sharp\n\nUse async.\n",
+            "wiki.md": "# Wiki\n\nSee [[C# tips]] and [[C# tips|the tips]].\n",
+            "Meeting notes.md": "# Meeting\n\n## Setup\n\nChairs.\n\n## 🚀 Launch\n\nGo.\n",
+        },
+        name="obsidian",
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as running:
+        page = httpx.get(running.url + "/view/" + quote("Sub dir/linker.md")).text
+        progress = httpx.get(running.url + "/view/50%25%20done%3F.md")
+        wiki = httpx.get(running.url + "/view/wiki.md").text
+    assert '<a href="/view/50%25%20done%3F.md">p</a>' in page, page
+    assert progress.status_code == 200 and "Half way" in progress.text
+    assert '<a href="/view/Meeting%20notes.md#setup">m</a>' in page
+    assert '<a href="/view/Meeting%20notes.md#launch">r</a>' in page
+    assert '<a href="/view/Sub%20dir/linker.md#own-part">here</a>' in page
+    # A note named as Obsidian's shortest links name it, from another folder.
+    assert '<a href="/view/Meeting%20notes.md">n</a>' in page
+    assert '<a href="pic.png">img</a>' in page  # not a note: as written
+    assert '<a href="https://example.com/a.md">web</a>' in page
+    # A wikilink to a note with "#" in its name, when no note is named as the part before it.
+    assert '<a href="/view/C%23%20tips.md">C# tips</a>' in wiki, wiki
+    assert '<a href="/view/C%23%20tips.md">the tips</a>' in wiki
 
 
 def test_obsidian_comments_are_not_indexed_quoted_or_shown(

@@ -57,3 +57,24 @@ def test_hebrew_reads_right_to_left_in_pages_and_the_widget(
                 assert shown.evaluate("(el) => getComputedStyle(el).direction") == "rtl", selector
         finally:
             context.close()
+
+
+def test_a_very_long_note_name_wraps_in_the_page_list(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], browser: Any
+) -> None:
+    """A 200-character file name made the vault's page list 2,000 px wide in a 1,200 px
+    window: the name never wrapped."""
+    long_name = "Quarterly-planning-notes-" + "x" * 180 + ".md"
+    base = kb(make_vault({long_name: "# Plan\n\nShip it.\n", **NOTES}), rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            page.set_viewport_size({"width": 800, "height": 600})
+            for path in ("/", "/view/" + quote(long_name)):
+                page.goto(server.url + path)
+                wide = page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= 800, (path, wide)
+        finally:
+            context.close()

@@ -294,3 +294,28 @@ def test_a_note_macos_named_decomposed_is_found_by_a_name_typed_composed(
     assert f'<a href="/view/{quoted}">Café</a>' in page, page
     assert f'<a href="/view/{quoted}#creme-brulee">Café &gt; Crème brûlée</a>' in page, page
     assert typed.status_code == 200 and "Bake at 150" in typed.text
+
+
+def test_two_notes_named_alike_but_for_their_unicode_form_each_open_their_own_page(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """On Linux (or a synced folder) "Crème.md" composed and decomposed are two notes: the
+    decomposed one's citation opened the other's page, without its anchor."""
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", "Crème.md")
+    decomposed = unicodedata.normalize("NFD", "Crème.md")
+    vault = make_vault(
+        {
+            composed: "# Custard\n\nVanilla custard with six yolks.\n",
+            decomposed: "# Caramel\n\nCaramel sauce with 40 g butter.\n",
+        },
+        name="twins",
+    )
+    base = kb(vault, rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        first = httpx.get(f"{server.url}/view/{quote(composed)}").text
+        second = httpx.get(f"{server.url}/view/{quote(decomposed)}").text
+    assert "six yolks" in first and "40 g butter" not in first
+    assert "40 g butter" in second and "six yolks" not in second

@@ -9,9 +9,10 @@ and only indexed paths can be viewed: nothing outside the vault is reachable.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
@@ -33,6 +34,7 @@ _RENDERER = (
 )
 _STYLE = """
 body{font:16px/1.6 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;
+overflow-wrap:break-word;
 color:#1f2328;background:#fff}
 @media (prefers-color-scheme:dark){body{color:#e6edf3;background:#0d1117}a{color:#58a6ff}}
 pre{overflow:auto;padding:.75rem;background:rgba(127,127,127,.12);border-radius:6px}
@@ -144,6 +146,10 @@ def _view_page(
             for child in token.children:  # block ids ("^quorum-rule", "id:: …") are not shown
                 if child.type == "text" and ("^" in child.content or "::" in child.content):
                     child.content = without_block_ids(child.content)
+                elif child.type == "link_open":
+                    href = note_link(str(child.attrGet("href") or ""), links, path)
+                    if href is not None:
+                        child.attrSet("href", href)
     for token in tokens:
         if token.type in _OWN_DIRECTION:  # a Hebrew or Arabic line reads right to left
             token.attrSet("dir", "auto")
@@ -165,9 +171,15 @@ def _wikilinks(children: list[Token], links: Resolver, here: str) -> list[Token]
 
     def link(m: re.Match[str]) -> list[Token]:
         embed = m.group(0).startswith("!")
-        target, heading, _ = m.groups()
+        target, heading, alias = m.groups()
         shown = wikilink_label(m)
         found = links.note(here, target or "")
+        if found is None and heading and not heading.startswith("^"):
+            # "[[C# tips]]" of a note "C# tips.md" (Obsidian refuses "#" in names; files
+            # made elsewhere have it): no note "C", so the whole name, as its text shows
+            found = links.note(here, f"{target}#{heading}")
+            if found is not None:
+                heading, shown = None, shown if alias else f"{target}#{heading}"
         if embed or found is None:  # embeds are never followed; unknown notes stay text
             return [_text(shown)]
         block = bool(heading and heading.strip().startswith("^"))
@@ -179,6 +191,32 @@ def _wikilinks(children: list[Token], links: Resolver, here: str) -> list[Token]
         return [opened, _text(shown), Token("link_close", "a", -1)]
 
     return _replaced(children, WIKILINK, "[[", link)
+
+
+def note_link(href: str, links: Resolver, here: str) -> str | None:
+    """Where a Markdown link between notes leads in ``/view`` (None: leave it as written).
+
+    The browser resolved it alone: "<../50% done?.md>" read "?.md" as a query (a 404) and
+    "#Setup" or "#🚀-launch" named no id (they are "setup" and "launch"). The note is found
+    relative to ``here`` as written, else by name as Obsidian finds it; the fragment is
+    kept when it is an anchor of that note, else read as a heading's text."""
+    if not href or _SCHEME.match(href) or href.startswith(("/", "//")):
+        return None
+    raw_page, hashed, raw_fragment = href.partition("#")
+    page, fragment = unquote(raw_page), unquote(raw_fragment)
+    found = here if not page else None
+    if page.lower().endswith(".md"):
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(here), page))
+        found = joined if joined in links.paths else links.note(here, page[:-3])
+    if found is None:
+        return None
+    anchor = fragment
+    if fragment and (found, fragment) not in links.sections:
+        anchor = links.heading(found, fragment) or fragment
+    return "/view/" + quote(found) + (f"#{quote(anchor)}" if hashed and anchor else "")
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def _block_refs(children: list[Token], refs: Mapping[str, tuple[str, str]]) -> list[Token]:

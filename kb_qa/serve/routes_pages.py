@@ -108,10 +108,13 @@ class PageRoutes:
         if gone():
             return None
         indexed = self.kb.pages()
-        known = {nfc(p["path"]): p["path"] for p in indexed}  # a macOS name, typed composed
-        known.update({nfc(p["url"]): p["path"] for p in indexed if p["url"]})
+        exact = {p["path"]: p["path"] for p in indexed}
+        exact.update({p["url"]: p["path"] for p in indexed if p["url"]})
+        known = {nfc(k): v for k, v in exact.items()}  # a macOS name, typed composed
+        # The exact name first: "Crème.md" and a decomposed "Crème.md" may both be notes.
+        path = exact.get(wanted) or exact.get(wanted.rstrip("/") + "/")
         wanted = nfc(wanted)
-        path = known.get(wanted) or known.get(wanted.rstrip("/") + "/")
+        path = path or known.get(wanted) or known.get(wanted.rstrip("/") + "/")
         if path is None:
             return self._unindexed(wanted)
         limit = self.settings.max_file_bytes
