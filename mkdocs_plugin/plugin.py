@@ -35,8 +35,9 @@ from kb_qa.ingest import render, render_files, versioning
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
 from kb_qa.wiring.tags import inject, is_wired, widget_tags
-from mkdocs_plugin import preview
-from mkdocs_plugin.preview import log_problems
+
+from . import preview  # relative: installed as kb_qa_mkdocs (pyproject.toml)
+from .preview import log_problems
 
 if TYPE_CHECKING:
     from mkdocs.structure.nav import Navigation

@@ -116,8 +116,8 @@ def test_the_public_names_of_kb_qa_import() -> None:
 
 def test_the_entry_points_load() -> None:
     (plugin,) = (ep for ep in entry_points(group="mkdocs.plugins") if ep.name == "kb-qa")
-    assert plugin.value == "mkdocs_plugin.plugin:KbQaPlugin"
-    from mkdocs_plugin.plugin import KbQaPlugin
+    assert plugin.value == "kb_qa_mkdocs.plugin:KbQaPlugin"
+    from kb_qa_mkdocs.plugin import KbQaPlugin
 
     assert plugin.load() is KbQaPlugin
     (command,) = (ep for ep in entry_points(group="console_scripts") if ep.name == "kb-qa")
@@ -142,6 +142,14 @@ def test_every_package_is_installed_by_a_non_editable_install() -> None:
     )
     packages = {_module_name(p) for p in PACKAGE.rglob("__init__.py")}
     assert packages - listed == set()
+
+
+def test_every_installed_package_is_named_for_kb_qa() -> None:
+    """The wheel installed a top-level ``mkdocs_plugin``: another distribution shipping one
+    would overwrite its files in site-packages (and a distro's package would conflict)."""
+    setuptools = tomlkit.parse((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    tops = {str(name).split(".")[0] for name in setuptools["packages"]}
+    assert all(top == "kb_qa" or top.startswith("kb_qa_") for top in tops), tops
 
 
 def test_the_version_is_written_once_for_all_to_read() -> None:
