@@ -192,6 +192,10 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
             _save(vault / "docs" / "faq.md", "\n\nThe mascot's name is Wendell.\n")
             _wait("an edit after the restart", lambda: _shows(urls[1], "mascot", "Wendell"), 60)
     local.close()
+    # Its log says when it went degraded and when it came back (probes poll health).
+    said = (logs / "replica-2.log").read_text(encoding="utf-8")
+    assert "health: degraded: " in said and "health: ok again" in said, said[-3000:]
+    assert said.index("health: degraded: ") < said.index("health: ok again")
     # A replica writes nothing but the feedback it was sent and its question log (one SQLite
     # database, with its write-ahead files when the process was killed): given
     # feedback_secret, no answer-secret either.

@@ -112,6 +112,7 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
         self.answering = 0  # answers in progress (health shows it; tests watch it)
         self.stopping = Stopping(settings.shutdown_timeout)  # answers end in time at a stop
         self.model_problem = ""  # why written answers cannot work, found at start
+        self.health_said: tuple[str, str] | None = None  # changes are logged (routes_index)
         self.views: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # rendered notes
         self.views_lock = threading.Lock()
         # Where a wikilink leads (note, #heading, #^block), for one index generation

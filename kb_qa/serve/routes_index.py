@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from kb_qa.serve.first_index import FirstIndex
     from kb_qa.settings import Settings
 
+log = logging.getLogger(__name__)
+
 STATUS_SECONDS = 5.0  # how long a health check waits for the vector index
 NOT_FOLLOWED = "edits are not followed"  # health's problem when the watcher cannot watch
 
@@ -45,6 +48,7 @@ class IndexRoutes:
     answering: int
     model_problem: str
     replica: bool
+    health_said: tuple[str, str] | None  # the last health probes saw (status, problem)
 
     if TYPE_CHECKING:  # Api's and AskRoutes'
 
@@ -102,6 +106,18 @@ class IndexRoutes:
             inputs.check_filters(self.kb, include, exclude)
         return [hit_json(self.kb, n, h) for n, h in enumerate(hits, 1)]
 
+    def _said_health(self, status: str, problem: str) -> None:
+        """A change of health, said once in the log as probes see it: a replica whose Chroma
+        server went away answered 503 to every readiness probe and logged nothing, nor when
+        it came back."""
+        before, self.health_said = self.health_said, (status, problem)
+        if before == self.health_said:
+            return
+        if status == "degraded":
+            log.warning("health: degraded: %s", problem)
+        elif before is not None and before[0] == "degraded":
+            log.info("health: %s again", status)
+
     async def _status(self) -> dict[str, Any]:
         # On the status threads: a probe must not queue behind searches waiting for a view
         try:
@@ -143,6 +159,7 @@ class IndexRoutes:
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         if self.first is not None and not self.first.done.is_set() and not self.first.had_pages:
             status = "indexing"  # what the index holds is not all it will hold yet
+        self._said_health(status, problem)
         return {
             "status": status,
             "problem": self.public(problem) or None,
