@@ -36,6 +36,7 @@ from passages import VAULTS, labelled, split_of, vault_index
 
 from kb_qa import KnowledgeBase
 from kb_qa.answer import coverage, evaluate
+from kb_qa.answer.prepare import product_of
 from kb_qa.text import cjk_share
 from kb_qa.types import Hit
 
@@ -66,7 +67,15 @@ def main() -> None:
     parser.add_argument("--embed-model", default=None)
     parser.add_argument("--set", default="both", choices=("dev", "synthetic", "both"))
     parser.add_argument("--per-index", action="store_true", help="thresholds fitted per index")
+    parser.add_argument(
+        "--named",
+        action="store_true",
+        help="questions naming the product: the dev ones, and bench/questions/offtopic_named.jsonl",
+    )
     args = parser.parse_args()
+    if args.named:
+        _named(args.embed_model)
+        return
     wanted = ["dev", "synthetic"] if args.set == "both" else [args.set]
     indexes: list[Index] = []
     name = ""
@@ -108,6 +117,56 @@ def main() -> None:
                         np.clip(np.quantile(null, q) + m, 0.32, 0.40)
                     ),
                 )
+
+
+def _named(embed_model: str | None) -> None:
+    """Questions that name the product (kb_qa/answer/coverage.py, ``covered_naming``): the
+    on-topic dev questions of the real set, the synthetic set and the vaults that name it,
+    and the 12 of bench/questions/offtopic_named.jsonl asked of every site with a name,
+    "{product}" filled with its longest product word."""
+    templates = [
+        json.loads(line)["question"] for line in (QUESTIONS / "offtopic_named.jsonl").open()
+    ]
+    rows = labelled()
+    split = split_of(rows)
+    kbs = [
+        (built_index(kind, corpus, vault, embed_model), corpus, questions_file)
+        for kind, corpus, vault, questions_file in eval_sets("dev") + eval_sets("synthetic")
+    ] + [(vault_index(name, embed_model), name, None) for name in VAULTS]
+    on = [0, 0, 0]  # naming it, not covered before, not covered now
+    off = [0, 0, 0]
+    for kb, name, questions_file in kbs:
+        product = product_of(kb)
+        if questions_file is not None:
+            asked = [q.question for q in evaluate.load_questions(questions_file, kb.store.chunks())]
+        else:
+            asked = [
+                r["question"] for r in rows if r["vault"] == name and split[r["question"]] == "dev"
+            ]
+        for q in asked:
+            _judge_named(kb, product, q, on)
+        shown = max(product, key=len) if product else ""
+        for t in templates if product else ():
+            _judge_named(kb, product, t.format(product=shown), off)
+        print(f"{name}: product {sorted(product)}", flush=True)
+        kb.close()
+    print(
+        f"on-topic naming the product: {on[0]}, not covered {on[1]} before the name rule, {on[2]} with it"
+    )
+    print(
+        f"off-topic naming the product: {off[0]}, not covered {off[1]} before the name rule, {off[2]} with it"
+    )
+
+
+def _judge_named(kb: KnowledgeBase, product: frozenset[str], q: str, counts: list[int]) -> None:
+    """Count ``q`` when it names the product: [named, not covered before, not covered now]."""
+    if coverage.without_product(q, product) is None:
+        return
+    model = kb.embedder.name
+    hits = kb.search(q, 10)
+    counts[0] += 1
+    counts[1] += not coverage.covered(q, hits, model)
+    counts[2] += not coverage.covered_naming(q, hits, model, product, lambda r: kb.search(r, 10))
 
 
 def _cjk(indexes: list[Index], model: str) -> None:

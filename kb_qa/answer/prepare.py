@@ -8,11 +8,14 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb_qa.answer.coverage import CJK_SHARE, covered
+from kb_qa.answer.coverage import CJK_SHARE, covered_naming, product_words
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
+from kb_qa.errors import ConfigError
 from kb_qa.index.retrieval import fuse_rankings, path_matches
+from kb_qa.ingest import site, zensical
 from kb_qa.settings import Settings
 from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
@@ -81,11 +84,19 @@ def prepare(
         )
 
     with kb.pinned():  # every query of this answer searches one index generation
+        product = product_of(kb)
+
+        def judged(q: str, hits: list[Hit]) -> bool:
+            def search(rest: str) -> list[Hit]:
+                return kb.search(rest, 10, include=include, exclude=exclude, lang=lang)
+
+            return covered_naming(q, hits[:10], kb.embedder.name, product, search)
+
         rankings = []
         stood_alone = False  # searched alone and covered so: judged below already
         if follow and may_stand_alone(queries[0]):
             alone = ranked_for(queries[0], reader=True)
-            if covered(queries[0], alone[:10], kb.embedder.name):
+            if judged(queries[0], alone):
                 rankings = [alone]  # it says what it asks and the docs answer it: a new question
                 stood_alone = True
                 carried = ""
@@ -101,6 +112,10 @@ def prepare(
             other = "rrf" if settings.fusion != "rrf" else "zscore"
             plain += [ranked_for(q, reader=False, fusion=other) for q in queries]
             hits = fuse_rankings(rankings + plain, settings.rrf_k)[: settings.answer_candidates]
+        # Judged on what was searched: a rewrite written out in full covers a follow-up whose
+        # bare words ("and how do I change it?") cover nothing.
+        judging = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
+        is_covered = stood_alone or any(judged(q, r) for q, r in judging)
     paths = [p["path"] for p in kb.pages()]
     excluded = [
         p for p in paths if (include and not path_matches(p, include)) or path_matches(p, exclude)
@@ -116,11 +131,38 @@ def prepare(
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
     ranked = [(numbers[h.chunk.id], h) for h in reader_hits if h.chunk.id in numbers]
     elapsed = (time.perf_counter() - started) * 1000
-    # Judged on what was searched: a rewrite written out in full covers a follow-up whose
-    # bare words ("and how do I change it?") cover nothing.
-    judged = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
-    is_covered = stood_alone or any(covered(q, r[:10], kb.embedder.name) for q, r in judged)
     return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered, asked, carried)
+
+
+_PRODUCTS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def product_of(kb: KnowledgeBase) -> frozenset[str]:
+    """The words naming the product of ``kb``'s site (``coverage.product_words``), worked
+    out once per index generation; none for a vault that is not a site."""
+    generation, chunks = kb.view_chunks()
+    key = (str(kb.settings.vault), generation)
+    if key not in _PRODUCTS:
+        name = _site_name(kb.settings.vault) if kb.settings.vault else ""
+        pages: dict[str, list[str]] = {}
+        for c in chunks if name else ():
+            pages.setdefault(c.path, []).append(c.text)
+        texts = ["\n".join(t).lower() for t in pages.values()]
+        _PRODUCTS.clear()  # one index per process, as a rule: no growing cache
+        _PRODUCTS[key] = product_words(name, texts)
+    return _PRODUCTS[key]
+
+
+def _site_name(root: Path) -> str:
+    """``site_name`` of mkdocs.yml, else of zensical.toml ("" without either)."""
+    name = site.site_name(root)
+    config = root / zensical.CONFIG_FILE
+    if name or not config.is_file():
+        return name
+    try:
+        return str(zensical.read_project(config).get("site_name") or "")
+    except (ConfigError, OSError):
+        return ""
 
 
 # An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".
