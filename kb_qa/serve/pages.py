@@ -200,7 +200,7 @@ def note_link(href: str, links: Resolver, here: str) -> str | None:
     "#Setup" or "#🚀-launch" named no id (they are "setup" and "launch"). The note is found
     relative to ``here`` as written, else by name as Obsidian finds it; the fragment is
     kept when it is an anchor of that note, else read as a heading's text."""
-    if not href or _SCHEME.match(href) or href.startswith(("/", "//")):
+    if not href.strip("#") or _SCHEME.match(href) or href.startswith(("/", "//")):
         return None
     raw_page, hashed, raw_fragment = href.partition("#")
     page, fragment = unquote(raw_page), unquote(raw_fragment)
