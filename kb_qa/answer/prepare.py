@@ -8,12 +8,10 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_qa.answer.coverage import CJK_SHARE, covered_naming, product_words
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
-from kb_qa.errors import ConfigError
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.ingest import site, zensical
 from kb_qa.settings import Settings
@@ -143,7 +141,8 @@ def product_of(kb: KnowledgeBase) -> frozenset[str]:
     generation, chunks = kb.view_chunks()
     key = (str(kb.settings.vault), generation)
     if key not in _PRODUCTS:
-        name = _site_name(kb.settings.vault) if kb.settings.vault else ""
+        root = kb.settings.vault
+        name = (site.site_name(root) or zensical.site_name(root)) if root else ""
         pages: dict[str, list[str]] = {}
         for c in chunks if name else ():
             pages.setdefault(c.path, []).append(c.text)
@@ -151,18 +150,6 @@ def product_of(kb: KnowledgeBase) -> frozenset[str]:
         _PRODUCTS.clear()  # one index per process, as a rule: no growing cache
         _PRODUCTS[key] = product_words(name, texts)
     return _PRODUCTS[key]
-
-
-def _site_name(root: Path) -> str:
-    """``site_name`` of mkdocs.yml, else of zensical.toml ("" without either)."""
-    name = site.site_name(root)
-    config = root / zensical.CONFIG_FILE
-    if name or not config.is_file():
-        return name
-    try:
-        return str(zensical.read_project(config).get("site_name") or "")
-    except (ConfigError, OSError):
-        return ""
 
 
 # An HTML tag: the "/" of a closing tag, its name, what follows the name, a closing "/".

@@ -206,8 +206,7 @@ class Resolver:
         if page.endswith(".md"):
             if page.startswith("/"):
                 return None  # a path from the site's docs root: rare, and ambiguous here
-            path = posixpath.normpath(posixpath.join(posixpath.dirname(chunk.path), page))
-            return path if path in self.paths else None
+            return self.beside(chunk.path, page)
         # A URL, relative to the page's own URL (what rendered pages link with); page URLs
         # are percent-encoded as MkDocs writes them, the table's keys and ``page`` are not.
         url = unquote(chunk.url)
@@ -216,6 +215,11 @@ class Resolver:
         url = posixpath.normpath(url).strip("/")
         url = "" if url == "." else url.removesuffix("index.html").removesuffix(".html").strip("/")
         return self.by_url.get(url) or self.by_url.get(url + ".html")
+
+    def beside(self, here: str, page: str) -> str | None:
+        """The indexed file a relative path ``page``, written in the file at ``here``, names."""
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(here), page))
+        return path if path in self.paths else None
 
     def _section(self, path: str, anchor: str) -> Section | None:
         if not anchor:  # a link to a whole page says nothing about its first section

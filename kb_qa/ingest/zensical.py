@@ -70,6 +70,18 @@ _STAND_INS = {"zensical.extensions.emoji.": "material.extensions.emoji."}
 _MATERIAL = "material.extensions"
 
 
+def site_name(root: Path) -> str:
+    """The ``site_name`` of ``root/zensical.toml`` ("" without one, or when it cannot be
+    read; ``site.site_name`` reads mkdocs.yml's)."""
+    config = root / CONFIG_FILE
+    if not config.is_file():
+        return ""
+    try:
+        return str(read_project(config).get("site_name") or "")
+    except (ConfigError, OSError):
+        return ""
+
+
 def read_project(path: Path) -> dict[str, Any]:
     """The settings of a ``zensical.toml``: its ``[project]`` table, as plain Python values."""
     import tomlkit  # here, not at the top: only a Zensical site reads TOML

@@ -9,7 +9,6 @@ and only indexed paths can be viewed: nothing outside the vault is reachable.
 from __future__ import annotations
 
 import html
-import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote, unquote
@@ -206,8 +205,7 @@ def note_link(href: str, links: Resolver, here: str) -> str | None:
     page, fragment = unquote(raw_page), unquote(raw_fragment)
     found = here if not page else None
     if page.lower().endswith(".md"):
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(here), page))
-        found = joined if joined in links.paths else links.note(here, page[:-3])
+        found = links.beside(here, page) or links.note(here, page[:-3])
     if found is None:
         return None
     anchor = fragment
