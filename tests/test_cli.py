@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -144,7 +145,7 @@ def test_eval_metrics_match_hand_computed_ranks(
         # Gold given by heading text instead of anchor.
         ({"question": "cherries", "gold": [{"path": "c.md", "heading": "Cherry"}]}, 1),
         # A section that does not exist is never found; its page a.md comes second.
-        ({"question": "cordial", "gold": [{"path": "a.md", "anchor": "nowhere"}]}, None),
+        ({"question": "cordial?", "gold": [{"path": "a.md", "anchor": "nowhere"}]}, None),
     ]
     file = tmp_path / "questions.jsonl"
     file.write_text("\n".join(json.dumps(q) for q, _ in questions) + "\n\n", encoding="utf-8")
@@ -163,8 +164,17 @@ def test_eval_metrics_match_hand_computed_ranks(
         "page@5",
         "in-prompt",
         "warnings",  # of the questions file: gold not in the index
+        "failed",  # the --min and --strict checks that failed
+        "settings",  # what decides the ranking: the model, the fusion, ...
+        "questions",  # each question's outcome
     }
     assert [w.split(":")[0] for w in metrics.pop("warnings")] == ["line 5"]
+    assert metrics.pop("failed") == []
+    assert metrics.pop("settings")["vector_weight"] == 0
+    # Each question's rank, page rank and line, to see which one moved between two runs.
+    outcomes = metrics.pop("questions")
+    assert [(q["line"], q["rank"]) for q in outcomes] == [(1, 2), (2, 1), (3, 4), (4, 1), (5, None)]
+    assert [q["page_rank"] for q in outcomes] == [2, 1, 4, 1, 2]
     assert metrics == pytest.approx(
         {
             "n": 5,
@@ -184,7 +194,7 @@ def test_eval_metrics_match_hand_computed_ranks(
     assert text.returncode == 0, text.stderr
     assert "5 questions" in text.stdout and "R@1       0.400" in text.stdout
     assert "1 missed in the top 5:" in text.stdout
-    miss = "- cordial\n    gold a.md#nowhere (not in the top 50)\n    got 1. e.md#elder"
+    miss = "- line 5: cordial?\n    gold a.md#nowhere (not in the top 50)\n    got 1. e.md#elder (E"
     assert miss in text.stdout
     assert "((" not in text.stdout  # no Python tuples
     # ... and so does the JSON form (--misses was dropped without a word), from a file
@@ -193,9 +203,18 @@ def test_eval_metrics_match_hand_computed_ranks(
     both = run_cli("eval", str(file), "--vault", str(vault), "--json", "--misses", env=env)
     assert both.returncode == 0, both.stderr
     (missed,) = json.loads(both.stdout)["misses"]
-    assert missed["question"] == "cordial" and missed["rank"] is None
+    assert missed["question"] == "cordial?" and missed["rank"] is None
     assert missed["gold"] == [{"path": "a.md", "anchor": "nowhere"}]
-    assert missed["got"][0] == {"path": "e.md", "anchor": "elder"}
+    assert missed["line"] == 5 and missed["got"][0]["anchor"] == "elder"
+    # A gate copied from the printed figure passes: MRR@20 (1/2 + 1 + 1/4) / 3 = 0.58333
+    # printed 0.583 failed "--min MRR@20=0.583" with "MRR@20 0.583 < 0.583".
+    three = tmp_path / "three.jsonl"
+    three.write_text("\n".join(json.dumps(q) for q, _ in questions[:3]), encoding="utf-8")
+    gate = ("eval", str(three), "--vault", str(vault), "--json", "--min")
+    assert run_cli(*gate, "MRR@20=0.583", env=env).returncode == 0
+    above = run_cli(*gate, "MRR@20=0.584", env=env)
+    assert above.returncode == 3 and "eval failed: MRR@20 0.583 < 0.584" in above.stderr
+    assert json.loads(above.stdout)["failed"] == ["MRR@20 0.583 < 0.584"]
 
 
 def test_eval_warns_about_gold_not_in_the_index(
@@ -206,7 +225,7 @@ def test_eval_warns_about_gold_not_in_the_index(
         {"question": "harvest", "gold": [{"path": "a.md", "anchor": "aple"}]},
         {"question": "cherries", "gold": [{"path": "c.md", "heading": "Cheery"}]},
         {"question": "palms", "gold": [{"path": "dd.md", "anchor": "date"}]},
-        {"question": "harvest", "gold": [{"path": "a.md", "anchor": "apple"}]},
+        {"question": "harvest?", "gold": [{"path": "a.md", "anchor": "apple"}]},
     ]
     file = tmp_path / "questions.jsonl"
     file.write_text("\n".join(json.dumps(q) for q in questions) + "\n", encoding="utf-8")
@@ -226,9 +245,9 @@ def test_eval_warns_about_gold_not_in_the_index(
     # They still count as misses, printed as people write them, each with its question.
     out = result.stdout
     assert "3 missed in the top 5:" in out
-    assert "- harvest\n    gold a.md#aple (not in the top 50)\n" in out
-    assert "- cherries\n    gold c.md (heading 'Cheery') (not in the top 50)\n" in out
-    assert "- palms\n    gold dd.md#date (not in the top 50)\n" in out
+    assert "- line 1: harvest\n    gold a.md#aple (not in the top 50)\n" in out
+    assert "- line 2: cherries\n    gold c.md (heading 'Cheery') (not in the top 50)\n" in out
+    assert "- line 3: palms\n    gold dd.md#date (not in the top 50)\n" in out
     # The --json form warns the same way on stderr and keeps stdout parseable; the
     # warnings are in it too, for a CI job to read.
     result = run_cli("eval", str(file), "--vault", str(vault), "--json", env=env)
@@ -552,9 +571,22 @@ def test_search_on_an_index_older_than_the_files_says_so(
     assert "kb-qa: 2 indexed file(s) changed or were deleted since the index was built" in (
         stale.stderr
     )
+    wifi = vault / "wifi.md"
+    settled = wifi.stat().st_mtime - 100  # not written in the seconds before it is indexed
+    os.utime(wifi, (settled, settled))
     assert run_cli("index", str(vault)).returncode == 0
     fresh = run_cli("search", "guest network", "--vault", str(vault))
     assert "changed" not in fresh.stderr, fresh.stderr
+    # `touch` (or a checkout that writes a file back unchanged) is no edit, as the next
+    # index run finds; a same-size edit is one.
+    later = settled + 200
+    os.utime(wifi, (later, later))
+    touched = run_cli("search", "guest network", "--vault", str(vault))
+    assert "changed" not in touched.stderr, touched.stderr
+    wifi.write_text("# Wifi\n\nThe guest network is Lumen-6G.\n", encoding="utf-8")
+    os.utime(wifi, (later + 100, later + 100))
+    edited = run_cli("search", "guest network", "--vault", str(vault))
+    assert "kb-qa: 1 indexed file(s) changed" in edited.stderr, edited.stderr
 
 
 def test_indexing_a_sites_docs_folder_says_to_give_the_site(

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from kb_qa.answer.evaluate import PAGE, load_questions, run, summarize, unknown_gold
+from kb_qa.answer.evaluate import (
+    PAGE,
+    load_questions,
+    other_vault,
+    read_questions,
+    run,
+    summarize,
+    unknown_gold,
+)
 from kb_qa.errors import ConfigError
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
@@ -134,3 +142,60 @@ def test_a_gold_heading_of_a_pages_opening_text_is_found(
     questions_file.write_text(json.dumps({"question": "opening", "gold": [gold]}))
     (question,) = load_questions(questions_file, chunks)
     assert question.gold == (("guide.md", ""),)
+
+
+def test_a_questions_file_is_read_as_written_or_refused_with_what_to_write(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], tmp_path: Path
+) -> None:
+    """A team lead's question file: a misspelt "anchr" made any section of the page count
+    (R@1 1.0 where the section ranks 8th); a heading path copied from `kb-qa search` or
+    an anchor written as the heading's words ("#创建任务") were not found; a heading that
+    names two sections, an anchor and heading that disagree and a question asked twice
+    were scored without a word."""
+    vault = make_vault(
+        {
+            "ops.md": "# Ops\n\n## WSGI\n\n### Configuration\n\nwsgi.\n\n"
+            "## ASGI\n\n### Configuration\n\nasgi.\n",
+            "zh.md": "# 快速入门\n\n## 创建任务\n\n运行命令。\n",
+        }
+    )
+    base = kb(vault)
+    base.index()
+    chunks = base.store.chunks()
+    file = tmp_path / "q.jsonl"
+
+    def read(*lines: object) -> tuple[list[tuple[tuple[str, str], ...]], list[str]]:
+        file.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+        questions, warnings = read_questions(file, chunks)
+        return [q.gold for q in questions], warnings
+
+    gold, warnings = read(
+        {"question": "a", "gold": [{"path": "ops.md", "heading": "Ops › ASGI › Configuration"}]},
+        {"question": "b", "gold": [{"path": "ops.md", "heading": "Ops > ASGI > Configuration"}]},
+        {"question": "c", "gold": ["zh.md#创建任务"]},
+    )
+    assert gold == [(("ops.md", "configuration_1"),)] * 2 + [(("zh.md", "_2"),)]
+    assert warnings == []
+    gold, warnings = read(
+        {"question": "a", "gold": [{"path": "ops.md", "heading": "Configuration"}]},
+        {"question": "b", "gold": [{"path": "ops.md", "anchor": "wsgi", "heading": "ASGI"}]},
+        {"question": " a", "gold": ["ops.md"]},
+    )
+    assert gold == [(("ops.md", "configuration"),), (("ops.md", "wsgi"),), (("ops.md", PAGE),)]
+    assert warnings == [
+        "line 1: gold heading 'Configuration' names #configuration, #configuration_1 on ops.md: "
+        'the first is scored; give its "anchor" (or its heading path, "Page › Section") to pick',
+        "line 2: gold anchor #wsgi and heading 'ASGI' (#asgi) are two sections of ops.md: the "
+        "anchor is scored",
+        "line 3: the question of line 1 again: it counts twice",
+    ]
+    with pytest.raises(ConfigError, match='the key "anchr" \\(did you mean "anchor"\\?\\)'):
+        read({"question": "a", "gold": [{"path": "ops.md", "anchr": "asgi"}]})
+    file.write_text('[{"question": "a", "gold": ["ops.md"]}]', encoding="utf-8")
+    with pytest.raises(ConfigError, match="a JSON list: eval reads JSON Lines"):
+        read_questions(file, chunks)
+    # A question set written for another vault: said once, not as a warning per line.
+    file.write_text(json.dumps({"question": "a", "gold": ["docs/other.md"]}), encoding="utf-8")
+    assert "is it the question set of another vault?" in other_vault(
+        load_questions(file, chunks), chunks
+    )

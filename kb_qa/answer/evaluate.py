@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from markdown.extensions.toc import slugify
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest.anchors import match_text
+from kb_qa.ingest.anchors import match_text, source_key
 from kb_qa.settings import Settings
 from kb_qa.types import Chunk, Hit
 
@@ -45,14 +46,82 @@ class Question:
     line: int = 0  # of the questions file, 1-based (0: not read from a file)
 
 
+GOLD_KEYS = ("path", "anchor", "heading")
+# What a heading path's parts are joined with as kb-qa prints one: `kb-qa search` and
+# `kb-qa feedback` write " > ", insights and answers " › ".
+_PATH_JOINS = (" › ", " > ")
+
+
 def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
     """Read a JSONL questions file, resolving gold headings to anchors."""
+    return read_questions(path, chunks)[0]
+
+
+def read_questions(path: Path, chunks: Sequence[Chunk]) -> tuple[list[Question], list[str]]:
+    """:func:`load_questions`, and warnings about the file itself: a gold heading that
+    names two sections, an anchor and a heading that disagree, a question asked twice."""
     by_heading: dict[tuple[str, str], str] = {}
+    twice: dict[tuple[str, str], list[str]] = {}
     for c in chunks:
-        by_heading.setdefault((c.path, match_text(c.heading)), c.anchor)
+        for key in ((c.path, match_text(c.heading)), (c.path, _path_key(c.heading_path))):
+            if by_heading.setdefault(key, c.anchor) != c.anchor:
+                twice.setdefault(key, [by_heading[key]]).append(c.anchor)
         by_heading.setdefault((c.path, c.anchor), c.anchor)
+    ids = {(c.path, c.anchor) for c in chunks}
     resolve_path = _path_resolver(chunks)
-    questions = []
+    questions: list[Question] = []
+    warnings: list[str] = []
+    asked: dict[str, int] = {}
+    for n, item in _lines(path):
+        given = item.get("gold")
+        given = [given] if isinstance(given, (str, dict)) else given
+        if not isinstance(given, list) or not given:
+            raise ConfigError(f'{path}:{n}: "gold" must be a list of sections; write {FORMAT}.')
+        gold = []
+        for g in given:
+            if isinstance(g, str):  # "docs/setup.md#install", a URL, or a page
+                page, _, anchor = g.partition("#")
+                g = {"path": page, "anchor": anchor} if anchor else {"path": page}
+            if not isinstance(g, dict) or not isinstance(g.get("path"), str):
+                raise ConfigError(f'{path}:{n}: a gold entry has no "path"; write {FORMAT}.')
+            _known_keys(g, f"{path}:{n}")
+            page = resolve_path(g["path"])
+            heading = str(g.get("heading") or "")
+            found = _heading_anchor(by_heading, page, heading) if heading else None
+            if heading and (page, _heading_key(heading)) in twice:
+                named = ", ".join("#" + a for a in twice[(page, _heading_key(heading))])
+                warnings.append(
+                    f"line {n}: gold heading {heading!r} names {named} on {page}: the first is "
+                    'scored; give its "anchor" (or its heading path, "Page › Section") to pick'
+                )
+            if g.get("anchor"):
+                anchor = str(g["anchor"]).lstrip("#")
+                if (page, anchor) not in ids:  # the heading's words for its id: "#创建任务"
+                    anchor = by_heading.get((page, match_text(anchor)), anchor)
+                if heading and found is not None and found != anchor:
+                    warnings.append(
+                        f"line {n}: gold anchor #{anchor} and heading {heading!r} (#{found}) are "
+                        f"two sections of {page}: the anchor is scored"
+                    )
+                gold.append((page, anchor))
+            elif heading:
+                gold.append((page, "?" + heading if found is None else found))
+            else:
+                gold.append((page, PAGE))
+        text = str(item["question"])
+        if text.strip() in asked:
+            warnings.append(
+                f"line {n}: the question of line {asked[text.strip()]} again: it counts twice"
+            )
+        asked.setdefault(text.strip(), n)
+        questions.append(Question(text, tuple(gold), n))
+    if not questions:
+        raise ConfigError(f"{path} holds no questions: write {FORMAT}.")
+    return questions, warnings
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each question line of the JSONL file ``path``."""
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()  # Notepad's BOM too
     except OSError as exc:
@@ -66,6 +135,12 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if line.lstrip().startswith("["):
+            raise ConfigError(
+                f"{path}:{n}: a JSON list: eval reads JSON Lines, one question per line with no "
+                '[ ] around them: {"question": "...", "gold": [{"path": "docs/setup.md", '
+                '"anchor": "install"}]}'
+            )
         try:
             item = json.loads(line)
         except ValueError as exc:
@@ -75,34 +150,42 @@ def load_questions(path: Path, chunks: Sequence[Chunk]) -> list[Question]:
             ) from exc
         if not isinstance(item, dict) or not str(item.get("question") or "").strip():
             raise ConfigError(f'{path}:{n}: no "question" text; write {FORMAT}.')
-        given = item.get("gold")
-        given = [given] if isinstance(given, (str, dict)) else given
-        if not isinstance(given, list) or not given:
-            raise ConfigError(f'{path}:{n}: "gold" must be a list of sections; write {FORMAT}.')
-        gold = []
-        for g in given:
-            if isinstance(g, str):  # "docs/setup.md#install", a URL, or a page
-                page, _, anchor = g.partition("#")
-                g = {"path": page, "anchor": anchor} if anchor else {"path": page}
-            if not isinstance(g, dict) or not isinstance(g.get("path"), str):
-                raise ConfigError(f'{path}:{n}: a gold entry has no "path"; write {FORMAT}.')
-            page = resolve_path(g["path"])
-            if g.get("anchor"):
-                gold.append((page, str(g["anchor"]).lstrip("#")))
-            elif g.get("heading"):
-                # A heading renamed with its id kept ("Stopping a job from retrying { #non-
-                # retryable-failures }") is still found by the id the old words made.
-                heading = str(g["heading"])
-                found = by_heading.get((page, match_text(heading)))
-                if found is None:  # (a page's title chunk has the anchor "")
-                    found = by_heading.get((page, slugify(heading, "-")), "?" + heading)
-                gold.append((page, found))
-            else:
-                gold.append((page, PAGE))
-        questions.append(Question(item["question"], tuple(gold), n))
-    if not questions:
-        raise ConfigError(f"{path} holds no questions: write {FORMAT}.")
-    return questions
+        yield n, item
+
+
+def _known_keys(entry: dict[str, Any], where: str) -> None:
+    """Refuse a gold entry's key eval does not read: a misspelt "anchor" would otherwise
+    make any section of the page count."""
+    for key in entry:
+        if key not in GOLD_KEYS:
+            near = difflib.get_close_matches(str(key).lower(), GOLD_KEYS, n=1, cutoff=0.5)
+            hint = f' (did you mean "{near[0]}"?)' if near else ""
+            raise ConfigError(
+                f'{where}: a gold entry has the key "{key}"{hint}; a gold entry holds "path" '
+                'and "anchor" or "heading", nothing else.'
+            )
+
+
+def _path_key(heading_path: Sequence[str]) -> str:
+    return " › ".join(match_text(h) for h in heading_path)
+
+
+def _heading_key(heading: str) -> str:
+    """What a gold heading is looked up by: its text, or its heading path's parts."""
+    for join in _PATH_JOINS:
+        if join in heading:
+            return _path_key(heading.split(join))
+    return source_key(heading)  # "Rotating tokens { #token-rotation }" as the page shows it
+
+
+def _heading_anchor(by_heading: dict[tuple[str, str], str], page: str, heading: str) -> str | None:
+    """The anchor of ``heading`` (its text or its path) on ``page``: a heading renamed with
+    its id kept ("Stopping a job from retrying { #non-retryable-failures }") is still found
+    by the id the old words made."""
+    found = by_heading.get((page, _heading_key(heading)))
+    if found is None:  # (a page's title chunk has the anchor "")
+        found = by_heading.get((page, slugify(heading, "-")))
+    return found
 
 
 def _path_resolver(chunks: Sequence[Chunk]) -> Callable[[str], str]:
@@ -161,7 +244,8 @@ def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list
                 continue
             if anchor.startswith("?"):
                 heading = anchor[1:]
-                near = difflib.get_close_matches(heading, list(headings[path]), n=1, cutoff=0.0)
+                last = re.split(" › | > ", heading)[-1]  # a heading path's own heading
+                near = difflib.get_close_matches(last, list(headings[path]), n=1, cutoff=0.0)
                 hint = f"; nearest: {near[0]!r} (#{headings[path][near[0]]})" if near else ""
                 warnings.append(f"{where}gold heading {heading!r} is not on {path}{hint}")
             else:
@@ -169,6 +253,32 @@ def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list
                 hint = f"; nearest anchor: {path}#{near[0]}" if near else ""
                 warnings.append(f"{where}gold {path}#{anchor} is not in the index{hint}")
     return warnings
+
+
+def other_vault(questions: Sequence[Question], chunks: Sequence[Chunk]) -> str:
+    """What to say when no gold page of ``questions`` is in the index (a question set for
+    another vault), else ""."""
+    pages = {c.path for c in chunks}
+    if any(p in pages for q in questions for p, _ in q.gold):
+        return ""
+    return (
+        "none of its gold pages is in this index: is it the question set of another vault? "
+        "Give that vault with --vault (or KBQA_VAULT)."
+    )
+
+
+def settings_used(kb: KnowledgeBase) -> dict[str, object]:
+    """The settings that decide a ranking, as ``eval --json`` records them beside its figures."""
+    s = kb.settings
+    return {
+        "vault": str(s.vault),
+        "embed_model": kb.store.meta("embed_model") or s.embed_model,  # "auto" as it chose
+        "chunk_chars": s.chunk_chars,
+        "fusion": s.fusion,
+        "vector_weight": s.vector_weight,
+        "page_weight": s.page_weight,
+        "top_k": s.top_k,
+    }
 
 
 def rank_of(hits: Sequence[Hit], gold: Sequence[tuple[str, str]]) -> int | None:

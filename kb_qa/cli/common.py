@@ -97,11 +97,11 @@ def no_markdown(vault: Path, said: str) -> str:
     )
 
 
-def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
+def require_index(chunks: int, kb: KnowledgeBase | None = None) -> str:
     """Refuse an empty index; while another process writes it (``kb``'s write lock is
     held), say so, and that results may be incomplete; when the next index run will
     rebuild it (an older kb-qa built it, a setting changed), say so too: these commands
-    read it as it is."""
+    read it as it is. Returns what it said ("" when nothing)."""
     busy = kb is not None and kb.store.being_written()
     if not chunks and busy:
         raise IndexStateError(
@@ -116,16 +116,13 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
         raise IndexStateError(no_markdown(kb.settings.vault, "the index is empty"))
     if not chunks:
         raise IndexStateError("the index is empty. Run `kb-qa index` on the vault first.")
+    said = ""
     if busy:
-        print(
-            "kb-qa: another kb-qa process is updating the index: results may be incomplete.",
-            file=sys.stderr,
-        )
+        said = "another kb-qa process is updating the index: results may be incomplete."
     elif kb is not None and kb.store.meta("writing") == "1":
-        print(
-            "kb-qa: the last index run was stopped while writing: results may be incomplete. "
-            "`kb-qa index` finishes it.",
-            file=sys.stderr,
+        said = (
+            "the last index run was stopped while writing: results may be incomplete. "
+            "`kb-qa index` finishes it."
         )
     elif kb is not None:
         try:
@@ -133,17 +130,18 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> None:
         except KbQaError:  # a site config that cannot load now: the index run will say so
             why, changed = "", 0
         if why:
-            print(
-                f"kb-qa: the index needs rebuilding: {why}. These results come from it as "
-                "it was built; `kb-qa index` rebuilds it.",
-                file=sys.stderr,
+            said = (
+                f"the index needs rebuilding: {why}. These results come from it as it was "
+                "built; `kb-qa index` rebuilds it."
             )
         elif changed:  # a docs change eval would otherwise score the old pages of
-            print(
-                f"kb-qa: {changed} indexed file(s) changed or were deleted since the index was "
-                "built: these results come from it as it was. `kb-qa index` updates it.",
-                file=sys.stderr,
+            said = (
+                f"{changed} indexed file(s) changed or were deleted since the index was "
+                "built: these results come from it as it was. `kb-qa index` updates it."
             )
+    if said:
+        print(f"kb-qa: {said}", file=sys.stderr)
+    return said
 
 
 def _staleness(kb: KnowledgeBase) -> tuple[str, int]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kb_qa.errors import VaultError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION, UNSETTLED, FileRow
 from kb_qa.index.store import Store
@@ -233,13 +234,24 @@ def stale_anchor_paths(store: Store, rendered: Mapping[str, RenderedPage]) -> se
 
 
 def files_changed(store: Store, site: Site, settings: Settings) -> int:
-    """How many indexed files were edited (their size or time differs) or are gone since
-    the index was built: what `search`, `ask` and `eval` read from it is older than that.
-    New files are not counted (a blog's drafts are never indexed); a file indexed within
-    seconds of its last write (its time ``UNSETTLED``) is compared by size alone."""
+    """How many indexed files were edited or are gone since the index was built: what
+    `search`, `ask` and `eval` read from it is older than that. A file of the same size
+    with another time is read and compared by content (``touch`` and a checkout that
+    rewrites a file unchanged are no edit, as the next index run finds). New files are not
+    counted (a blog's drafts are never indexed); a file indexed within seconds of its last
+    write (its time ``UNSETTLED``) is compared by size alone."""
+    boundary = vault.Boundary.of(settings)
 
     def same(f: vault.FileInfo, row: FileRow) -> bool:
-        return f.size == row.size and row.mtime_ns in (f.mtime_ns, UNSETTLED)
+        if f.size != row.size:
+            return False
+        if row.mtime_ns in (f.mtime_ns, UNSETTLED):
+            return True
+        try:
+            data = boundary.read_bytes(site.root / f.path)
+        except VaultError:
+            return False
+        return hashlib.sha1(data).hexdigest() == row.hash
 
     on_disk = {f.path: f for f in vault.scan(site, settings)[0]}
     return sum(
