@@ -30,12 +30,77 @@ _LINENO_TABLE = re.compile(
 )
 
 
+# What Material and pymdownx render of a block's title: an admonition's, a collapsible
+# block's (``<summary>``), a definition's term and an old-style tab's label. Each becomes
+# the bold lead-in "**Title:**" that a page chunked from its source gets
+# (``answer.blocks._flatten``), so an answer quotes a title with what it heads: "What is
+# the retention horizon?" quoted "Retention horizon" alone, on a page built with the
+# macros plugin (read from its HTML).
+_TITLES = re.compile(
+    r'<p class="admonition-title"[^>]*>(.*?)</p>|<summary[^>]*>(.*?)</summary>|<dt[^>]*>(.*?)</dt>'
+    r'|<label for="__tabbed_[^"]*"[^>]*>(.*?)</label>',
+    re.S,
+)
+_DEFINITION_LIST, _DEFINITION = re.compile(r"</?dl(?:\s[^>]*)?>"), re.compile(r"<dd(?:\s[^>]*)?>")
+# pymdownx.tabbed's alternate style (Material's): the labels in a row of their own, then
+# a block per tab; each block gets its label as a lead-in (the row read "DebianDocker").
+_TAB_LABELS = re.compile(r'<div class="tabbed-labels[^"]*">(.*?)</div>', re.S)
+_TAB_LABEL = re.compile(r"<label[^>]*>(.*?)</label>", re.S)
+_DIV = re.compile(r'<div(?:\s+class="([^"]*)")?[^>]*>|</div>')
+# Footnotes as their Markdown: a reference "[^1]" (not "points1"), and each note "[^1]: ..."
+# without its back link, which ``answer.units`` never quotes as a lead-in or grows over.
+_FOOTNOTE_REF = re.compile(
+    r'<sup id="fnref\d*:([^"]+)"[^>]*>\s*<a class="footnote-ref"[^>]*>.*?</a>\s*</sup>', re.S
+)
+_FOOTNOTE = re.compile(r'<li id="fn:([^"]+)"[^>]*>\s*(?:<p>)?(.*?)(?:</p>)?\s*</li>', re.S)
+_BACKREF = re.compile(r'(?:&#160;|\s)*<a class="footnote-backref"[^>]*>.*?</a>', re.S)
+_FOOTNOTES = re.compile(r'<div class="footnote">\s*(?:<hr\s*/?>)?\s*<ol>(.*?)</ol>\s*</div>', re.S)
+
+
+def _lead_in(match: re.Match[str]) -> str:
+    title = next(g for g in match.groups() if g is not None).strip()
+    return f"<p><strong>{title.rstrip(':')}:</strong></p>" if title else ""
+
+
+def _tabs_labelled(content: str) -> str:
+    """Each tab block of an alternate-style tab set opened by its label; the labels' row gone."""
+    for row in reversed(list(_TAB_LABELS.finditer(content))):
+        labels = [m.group(1) for m in _TAB_LABEL.finditer(row.group(1))]
+        depth, blocks = 0, []  # where each block of the set's tabbed-content opens
+        for tag in _DIV.finditer(content, row.end()):
+            if tag.group(0).startswith("</"):
+                depth -= 1
+                if depth <= 0:
+                    break
+                continue
+            depth += 1
+            if depth == 2 and "tabbed-block" in (tag.group(1) or "").split():
+                blocks.append(tag.end())
+        for end, label in reversed(list(zip(blocks, labels, strict=False))):
+            content = content[:end] + f"<p><strong>{label.strip()}:</strong></p>" + content[end:]
+        content = content[: row.start()] + content[row.end() :]
+    return content
+
+
+def _footnotes(content: str) -> str:
+    def notes(block: re.Match[str]) -> str:
+        return "".join(
+            f"<p>[^{m.group(1)}]: {_BACKREF.sub('', m.group(2)).strip()}</p>"
+            for m in _FOOTNOTE.finditer(block.group(1))
+        )
+
+    return _FOOTNOTES.sub(notes, _FOOTNOTE_REF.sub(r"[^\1]", content))
+
+
 def html_to_markdown(content: str) -> str:
     """A page's content HTML as Markdown text: what the reader sees, in Markdown's form."""
     import html_to_markdown as h2m
 
     content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
     content = _LINENO_TABLE.sub(r"\1", content)
+    content = _footnotes(_TITLES.sub(_lead_in, _tabs_labelled(content)))
+    # A definition's text as the paragraphs under its term's lead-in.
+    content = _DEFINITION_LIST.sub("", _DEFINITION.sub("<div>", content)).replace("</dd>", "</div>")
     options = h2m.ConversionOptions(
         exclude_selectors=[".headerlink", ".linenos", ".linenodiv", "script", "style"],
         skip_images=True,

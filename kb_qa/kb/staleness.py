@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 #     open every chunk's context, a line each: their words stay indexed.
 # 18: instead, retrieval reads such a page's own title in place of the site's (own_title).
 # 19: a code fence never closed is text, as MkDocs reads it, not code to the page's end.
-CHUNKER_VERSION = "19"
+# 20: a page read from its HTML keeps the titles of its admonitions, collapsible blocks,
+#     definitions and tabs as "**Title:**" lead-ins, and its footnotes as "[^1]".
+CHUNKER_VERSION = "20"
 
 
 @dataclass

@@ -1,0 +1,80 @@
+"""A page read from its HTML (a snippet include, the macros plugin) quotes a block's title
+with what it heads, as a page read from its source does.
+
+A QA pass on a Material site with mkdocs-macros-plugin (every page then is read from its
+built HTML) found answers that were a title alone: "What is the retention horizon?" quoted
+"Retention horizon", "Why open the firewall?" the admonition's title; tab labels ran together
+as "DebianDocker" and footnotes read "points1".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kb_qa.answer import extractive
+from kb_qa.answer.answering import prepare
+from kb_qa.kb.knowledge_base import KnowledgeBase
+
+SITE = {
+    "mkdocs.yml": (
+        "site_name: Orbit\n"
+        "markdown_extensions:\n"
+        "  - toc\n  - admonition\n  - def_list\n  - footnotes\n  - pymdownx.details\n"
+        "  - pymdownx.superfences\n"
+        "  - pymdownx.tabbed:\n      alternate_style: true\n"
+        "  - pymdownx.snippets:\n      base_path: [includes]\n"
+    ),
+    # The include makes the build change the page: it is read from its HTML.
+    "docs/index.md": (
+        "# Setup\n\n"
+        '--8<-- "note.md"\n\n'
+        "## First start\n\n"
+        '!!! warning "Open the firewall"\n'
+        "    Orbit nodes gossip on UDP port 7946; blocked, the cluster never forms.\n\n"
+        '??? note "Sizing the ingest buffer"\n'
+        "    Set the ingest buffer to four times the peak write volume.\n\n"
+        "## Glossary\n\n"
+        "Retention horizon\n"
+        ":   The age after which Orbit deletes raw points, 400 days by default.\n\n"
+        "## Installing\n\n"
+        '=== "Debian"\n\n'
+        "    The package creates the orbit user with UID 781.\n\n"
+        '=== "Docker"\n\n'
+        "    Mount a volume at /var/lib/orbit, or a restart loses the log.\n\n"
+        "## Limits\n\n"
+        "A query scans at most 50 million points[^scan].\n\n"
+        "[^scan]: The scan limit counts points before any filter.\n"
+    ),
+    "includes/note.md": "Read this page before the first start.\n",
+}
+
+
+def test_titles_of_blocks_lead_what_they_head(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    base = kb(make_vault(SITE))
+    base.index()
+    text = "\n".join(c.text for c in base.store.chunks())
+    assert "Read this page before the first start." in text  # read from the HTML
+    for lead_in in (
+        "**Open the firewall:**",
+        "**Sizing the ingest buffer:**",
+        "**Retention horizon:**",
+        "**Debian:**\n\nThe package creates",
+        "**Docker:**\n\nMount a volume",
+        "points[^scan].",
+        "[^scan]: The scan limit counts points before any filter.",
+    ):
+        assert lead_in in text, text
+    assert "DebianDocker" not in text and "↩" not in text
+    for question, quoted in (
+        ("What is the retention horizon?", "400 days by default"),
+        ("Why open the firewall?", "UDP port 7946"),
+        ("How big should the ingest buffer be?", "four times the peak"),
+        ("Which UID does the Debian package create?", "UID 781"),
+        ("Where is the Docker volume mounted?", "/var/lib/orbit"),
+    ):
+        prepared = prepare(base, base.settings, question, ())
+        answer = "".join(extractive.quote_prepared(prepared).pieces)
+        assert quoted in answer, (question, answer)
