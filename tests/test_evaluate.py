@@ -191,6 +191,11 @@ def test_a_questions_file_is_read_as_written_or_refused_with_what_to_write(
     ]
     with pytest.raises(ConfigError, match='the key "anchr" \\(did you mean "anchor"\\?\\)'):
         read({"question": "a", "gold": [{"path": "ops.md", "anchr": "asgi"}]})
+    with pytest.raises(ConfigError, match='the key "section": eval reads "path" with'):
+        read({"question": "a", "gold": [{"path": "ops.md", "section": "ASGI"}]})
+    # A key kept for people beside an anchor or heading is left alone.
+    url = {"path": "ops.md", "anchor": "asgi", "url": "https://example.org/ops/#asgi"}
+    assert read({"question": "a", "gold": [url]}) == ([(("ops.md", "asgi"),)], [])
     file.write_text('[{"question": "a", "gold": ["ops.md"]}]', encoding="utf-8")
     with pytest.raises(ConfigError, match="a JSON list: eval reads JSON Lines"):
         read_questions(file, chunks)

@@ -154,15 +154,20 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _known_keys(entry: dict[str, Any], where: str) -> None:
-    """Refuse a gold entry's key eval does not read: a misspelt "anchor" would otherwise
-    make any section of the page count."""
+    """Refuse a gold entry's key that reads as a misspelt one of eval's ("anchr",
+    "Heading"), or any other key of an entry without an anchor or heading ("section"):
+    either would silently make any section of the page count. Other keys (a "url" kept
+    for people) are left alone."""
+    bare = not (entry.get("anchor") or entry.get("heading"))
     for key in entry:
-        if key not in GOLD_KEYS:
-            near = difflib.get_close_matches(str(key).lower(), GOLD_KEYS, n=1, cutoff=0.5)
+        if key in GOLD_KEYS:
+            continue
+        near = difflib.get_close_matches(str(key).lower(), GOLD_KEYS, n=1, cutoff=0.6)
+        if near or bare:
             hint = f' (did you mean "{near[0]}"?)' if near else ""
             raise ConfigError(
-                f'{where}: a gold entry has the key "{key}"{hint}; a gold entry holds "path" '
-                'and "anchor" or "heading", nothing else.'
+                f'{where}: a gold entry has the key "{key}"{hint}: eval reads "path" with '
+                '"anchor" or "heading"; with "path" alone any section of the page counts.'
             )
 
 
