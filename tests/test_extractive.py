@@ -1038,3 +1038,28 @@ def test_an_example_is_quoted_with_the_statement_it_illustrates() -> None:
     # A lead-in that says more than "For example:" stands on its own.
     told = text.replace("For example:", "Routes are tried in the order listed here:")
     assert _quoted(question, _page(("Routing", "Route priority"), told)).startswith("Routes are")
+
+
+def test_should_and_must_do_not_decide_coverage(tmp_path: Path) -> None:
+    """ "Why should I open the firewall?" of a warning titled "Open the firewall" was "not
+    covered": "should" is in no passage. How a question asks is not what it asks about."""
+    vault = tmp_path / "docs"
+    vault.mkdir()
+    (vault / "index.md").write_text(
+        "# Setup\n\n## First start\n\n"
+        '!!! warning "Open the firewall"\n'
+        "    Orbit nodes gossip on UDP port 7946. If that port is blocked, nodes never see\n"
+        "    each other and the cluster stays in the forming state forever.\n\n"
+        "## Glossary\n\nRetention horizon\n:   The age after which Orbit deletes raw points.\n",
+        encoding="utf-8",
+    )
+    instance = KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="minilm")
+    instance.index()
+    try:
+        for asked in ("Why should I open the firewall?", "Why must I open the firewall?"):
+            done, _ = ask(instance, asked)
+            assert done.covered and "UDP port 7946" in done.text, (asked, done.text)
+        off = "Should I open the firewall of my castle to dragons?"
+        assert not ask(instance, off)[0].covered
+    finally:
+        instance.close()
