@@ -253,13 +253,24 @@ class Manifest:
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
-    def prune_vectors(self) -> int:
-        """Forget the oldest cached embeddings no chunk uses beyond as many as there are
-        chunks: every edit and delete leaves one behind, without end. The newest are kept,
-        so an edit undone or a re-chunking finds its vectors. Returns how many were
-        forgotten."""
-        used = int(self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        extra = _unused_vectors(self.db) - used
+    def chunk_count(self) -> int:
+        """How many chunks the index holds."""
+        return int(self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def prune_vectors(self, held: int = 0) -> int:
+        """Forget the oldest cached embeddings no chunk uses beyond as many as the index has
+        ever held chunks (``held``: before this run's writes; the most since is kept in the
+        meta ``peak_chunks``): every edit and delete leaves one behind, without end. The
+        newest are kept, so an edit undone, a re-chunking or a git checkout that takes most
+        of the vault away and back finds its vectors (a checkout of a two-page commit had
+        kept two: going back re-embedded the vault, unanswered for its length). Returns how
+        many were forgotten."""
+        used = self.chunk_count()
+        known = int(self.meta("peak_chunks") or 0)
+        peak = max(used, held, known)
+        if peak > known:
+            self.set_meta(peak_chunks=str(peak))
+        extra = _unused_vectors(self.db) - peak
         if extra <= 0:
             return 0
         with self._writing():  # the oldest first (rowid: the order they were cached in)

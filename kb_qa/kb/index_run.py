@@ -134,20 +134,20 @@ class IndexRun:
             rendering = render_config.config_file(site, self.settings) is not None
             if inputs.update(docs, removed, rendering):
                 self.store.set_meta(**inputs.meta())
+            held = self.store.chunk_count()  # a run that replaces chunks leaves vectors unused
             report.deleted += self._write(docs, chunks_by_doc, removed, outlines, steps)
-            if docs or removed:  # only a run that replaced chunks can leave vectors unused
-                self.store.prune_vectors()
+            if docs or removed:
+                self.store.prune_vectors(held)
             self.store.set_meta(writing="0", rebuilding="")
             phase.done("writing")
             if touched:
                 self.store.touch(touched)
             report.changed_files, report.removed_files = len(docs), len(removed)
             report.files = len(self.store.files())
-            report.chunks = self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            report.chunks = self.store.chunk_count()
             self.store.set_meta(
                 last_indexed=str(time.time()), site_url=site.link_base, link_style=link_style
             )
-            # A translated site's languages: a reader's own ranks first (KnowledgeBase.search)
             self.store.set_meta(languages=site.languages.as_json() if site.languages else "")
             wrote = bool(docs or removed or report.rebuilt or report.repaired)
             if wrote and not (docs or removed):  # a repair: replicas reload on a new generation
