@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import markdown
 import pytest
 
 from kb_qa.ingest import chunking, vault
@@ -495,3 +496,27 @@ def test_a_fence_left_open_is_read_as_mkdocs_reads_it(
     closed = "# A\n\n## Code\n\n```bash\n## not a heading\n```"
     doc, chunks = chunk_file(make_vault({"a.md": closed.replace("\n", newline)}, name="v2"), "a.md")
     assert [c.anchor for c in chunks] == ["a", "code"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_paragraph_over_a_rule_is_no_heading_on_a_site(
+    make_vault: Callable[..., Path], newline: str
+) -> None:
+    """A merge left conflict markers in a page ("<<<<<<< HEAD", two lines, "======="):
+    CommonMark reads a paragraph of two lines over "===" or "---" as a heading, MkDocs
+    (Python-Markdown) as a paragraph and a rule, so the chat cited an anchor the page did
+    not have. A one-line one is a heading in both; a notes vault keeps CommonMark's."""
+    page = (
+        "# Main\n\n<<<<<<< HEAD\nThe marker word is siteconflictbeta.\n=======\n"
+        "The other side.\n>>>>>>> cb\n\nFirst line of a paragraph\nits second line.\n---\n\n"
+        "More text.\n\nSetext\n------\n\nUnder it.\n\n> Quoted line one\n> and two.\n> ---\n"
+    )
+    files = {"mkdocs.yml": "site_name: S\n", "docs/main.md": page.replace("\n", newline)}
+    doc, chunks = chunk_file(make_vault(files), "docs/main.md")
+    check_addresses(doc, chunks)
+    built = markdown.markdown(page, extensions=["toc"])
+    assert [c.anchor for c in chunks] == ["main", "setext"] == re.findall(r' id="([^"]+)"', built)
+    assert "siteconflictbeta" in chunks[0].text and "More text." in chunks[0].text
+    # A notes vault reads it as Obsidian does (CommonMark): the paragraph is a heading.
+    doc, chunks = chunk_file(make_vault({"main.md": page}, name="notes"), "main.md")
+    assert len(chunks) > 2

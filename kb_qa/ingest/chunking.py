@@ -83,7 +83,7 @@ def chunk_document(
     """
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
-    tokens = parsed_as_mkdocs(_PARSER, body)  # a fence left open as MkDocs reads it
+    tokens = parsed_as_mkdocs(_PARSER, body, site=bool(doc.generator))  # as MkDocs reads it
     lines = _line_starts(doc.source)
     n_lines = len(lines) - 1
 

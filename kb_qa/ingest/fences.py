@@ -6,29 +6,50 @@ renders the opening line as text and every heading after it as a heading. A page
 half-written (a writer's fence not closed yet) lost its later sections' offsets: their ids
 matched nothing kb-qa had read, and the answers quoted the rendered HTML instead of the
 page's bytes.
+
+On a site, a paragraph of several lines over a ``---`` or ``===`` line is no heading either:
+CommonMark makes it one (a merge's conflict markers do: "<<<<<<< HEAD / text / ======="),
+Python-Markdown a paragraph and a rule; the chat cited an anchor the page did not have.
 """
 
 from __future__ import annotations
+
+import re
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 __all__ = ["parsed_as_mkdocs"]
 
+_UNDERLINE = re.compile(r"([=-][=\s-]*?)(\s*)$")
 
-def parsed_as_mkdocs(parser: MarkdownIt, body: str) -> list[Token]:
+
+def parsed_as_mkdocs(parser: MarkdownIt, body: str, site: bool = True) -> list[Token]:
     """``parser``'s block tokens of ``body``, an opening fence with no closing one read as
-    text (its fence characters blanked to spaces: every offset stays where it was)."""
+    text (its fence characters blanked to spaces: every offset stays where it was) and, on a
+    ``site``, a setext heading of more than one line read as a paragraph (its underline
+    blanked)."""
     tokens = parser.parse(body)
     lines = body.split("\n")
     open_at = [t.map[0] for t in tokens if t.type == "fence" and t.map and _unclosed(t, lines)]
-    if not open_at:
+    underlines = [
+        t.map[1] - 1
+        for i, t in enumerate(tokens)
+        if site
+        and t.type == "heading_open"
+        and t.markup in ("=", "-")
+        and t.map
+        and "\n" in tokens[i + 1].content
+    ]
+    if not (open_at or underlines):
         return tokens
     for at in open_at:
         line = lines[at]
         fence = line.lstrip(" >")[:3]  # ``` or ~~~ (a longer run keeps its tail as text)
         cut = line.index(fence)
         lines[at] = line[:cut] + " " * len(fence) + line[cut + len(fence) :]
+    for at in underlines:  # the run of = or -, after any "> " or indent it stands in
+        lines[at] = _UNDERLINE.sub(lambda m: " " * len(m.group(1)) + m.group(2), lines[at])
     return parser.parse("\n".join(lines))
 
 
