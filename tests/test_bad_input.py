@@ -354,7 +354,7 @@ def test_a_full_disk_is_one_line_and_the_next_run_recovers(
             filler2 = tiny_disk / "filler2"
             free = shutil.disk_usage(tiny_disk).free
             filler2.write_bytes(b"\0" * max(0, free - 4096))
-            body = {"question": "q", "answer": "a" * 20000, "rating": "up", "answer_id": answer_id}
+            body = {"question": "q", "reason": "r" * 1000, "rating": "up", "answer_id": answer_id}
             response = httpx.post(server.url + "/api/feedback", json=body)
             assert response.status_code == 503 and "cannot be stored" in response.json()["error"]
             filler2.unlink()

@@ -67,14 +67,20 @@ def test_a_rating_of_an_answer_given_is_stored_and_linked(fresh: KnowledgeBase) 
         with httpx.stream(
             "POST", server.url + "/api/ask", json={"question": OTHER}, timeout=60
         ) as streamed:
-            done = next(d for n, d in parse_sse(list(streamed.iter_lines())) if n == "done")
+            events = parse_sse(list(streamed.iter_lines()))
+        done = next(d for n, d in events if n == "done")
+        cited = next(d for n, d in events if n == "citations")["citations"]
         assert done["answer_id"] and done["answer_id"] != given["answer_id"]
-        response = post(server.url, {"question": OTHER, "rating": "up", **done})
+        # Rated as the widget rates it: the answer's text and citations, as they came.
+        rating = {"question": OTHER, "rating": "up", "answer": done["text"], "citations": cited}
+        response = post(server.url, {**rating, "answer_id": done["answer_id"]})
         assert response.status_code == 201, response.text
     first, second = stored(fresh)[::-1]
     assert (first.question, first.rating, first.reason) == (QUESTION, "down", "x")
     assert first.question_id == given["question_id"]  # linked to the logged question
     assert second.question_id == done["question_id"] and second.rating == "up"
+    assert second.answer == done["text"] and len(second.citations) == len(cited) > 0
+    assert [c["url"] for c in second.citations] == [c["url"] for c in cited]
     # The key is the server's own, beside the index, readable by its owner only.
     key = fresh.settings.index_path / KEY_FILE
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 or os.name == "nt"
@@ -93,23 +99,32 @@ def _refusals(url: str, kb: KnowledgeBase) -> list[tuple[dict[str, Any], int, st
     real = answered(url, QUESTION)
     other = answered(url, OTHER)
     body = {"question": QUESTION, "answer": real["text"], "rating": "up"}
-    ref, issued, signature = real["answer_id"].split(".")
+    ref, issued, said, signature = real["answer_id"].split(".")
     flipped = ("A" if signature[0] != "A" else "B") + signature[1:]
-    old = AnswerIds(kb.settings.index_path).issue(ref, QUESTION, time.time() - 25 * 3600)
-    ahead = AnswerIds(kb.settings.index_path).issue(ref, QUESTION, time.time() + 3600)
+    ids = AnswerIds(kb.settings.index_path)
+    old = ids.issue(ref, QUESTION, said, time.time() - 25 * 3600)
+    ahead = ids.issue(ref, QUESTION, said, time.time() + 3600)
     not_given = "was not given by this server for this question"
+    rated = {**body, "answer_id": real["answer_id"], "citations": real["citations"]}
+    forged_link = [{**real["citations"][0], "url": "https://evil.example/"}]
+    altered = "are not the ones this answer_id was given with"
     return [
         (body, 422, "answer_id is required"),  # a widget from before answer ids
         ({**body, "answer_id": ""}, 422, "reload the page"),
         ({**body, "answer_id": 12}, 422, "must be the string"),
         ({**body, "answer_id": "made-up"}, 403, not_given),
-        ({**body, "answer_id": f"{ref}.{issued}.{flipped}"}, 403, not_given),
-        ({**body, "answer_id": f"{ref}.{int(issued) + 1}.{signature}"}, 403, not_given),
-        ({**body, "answer_id": f"{'x' * 16}.{issued}.{signature}"}, 403, not_given),
+        ({**body, "answer_id": f"{ref}.{issued}.{said}.{flipped}"}, 403, not_given),
+        ({**body, "answer_id": f"{ref}.{int(issued) + 1}.{said}.{signature}"}, 403, not_given),
+        ({**body, "answer_id": f"{'x' * 16}.{issued}.{said}.{signature}"}, 403, not_given),
+        ({**body, "answer_id": f"{ref}.{issued}.{'A' * 22}.{signature}"}, 403, not_given),
+        ({**body, "answer_id": f"{ref}.{issued}.{signature}"}, 403, not_given),  # before 0.2
         ({**body, "answer_id": other["answer_id"]}, 403, not_given),  # another question's
         ({**body, "question": QUESTION + "?", "answer_id": real["answer_id"]}, 403, not_given),
         ({**body, "answer_id": old}, 403, "more than 24 hours old"),
         ({**body, "answer_id": ahead}, 403, not_given),
+        # A real answer's id with a made-up answer or links for the owner's report
+        ({**rated, "answer": "FAKE ANSWER: see https://evil.example/"}, 403, altered),
+        ({**rated, "citations": forged_link}, 403, altered),
     ]
 
 
@@ -134,11 +149,11 @@ def test_a_flood_of_made_up_ratings_pushes_out_no_real_one(fresh: KnowledgeBase)
     with serve_kb(fresh, feedback_max=3) as server:
         assert rated(server.url, QUESTION, "down", reason="It skips --all").status_code == 201
         real = answered(server.url, OTHER)
-        ref, issued, _ = real["answer_id"].split(".")
+        ref, issued, said, _ = real["answer_id"].split(".")
         with httpx.Client(timeout=30) as client:
             for n in range(200):
                 question = f"Fabricated question {n}?"
-                forged = f"{ref}.{issued}.{'A' * 43}" if n % 2 else ""
+                forged = f"{ref}.{issued}.{said}.{'A' * 43}" if n % 2 else ""
                 body = {"question": question, "answer": "spam", "rating": "up"}
                 response = client.post(
                     server.url + "/api/feedback", json={**body, "answer_id": forged}
@@ -231,3 +246,20 @@ def test_a_database_an_older_kb_qa_left_readable_is_made_private(
     modes = {f.name: oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
     assert set(modes.values()) == {oct(0o600)} or os.name == "nt", modes
     assert "was readable by other users of this machine: made it 0600" in caplog.text
+
+
+def test_an_answer_is_recognised_from_the_start_the_widget_sends() -> None:
+    """The widget sends the first 2,000 UTF-16 units of an answer (JavaScript's slice): an
+    emoji cut in two at that point must not make the rating's answer 'altered'."""
+    from kb_qa.owners.feedback import answer_digest, sent_digest
+
+    answer = "a" * 1999 + "\N{THUMBS UP SIGN} and more text"
+    units = answer.encode("utf-16-le", "surrogatepass")[:4000]
+    sliced = units.decode("utf-16-le", "surrogatepass")  # as answer.slice(0, 2000) is
+    assert len(sliced) == 2000 and sliced[-1] == "\ud83d"  # half of the pair
+    cited = [{"number": 1, "url": "u", "path": "p.md", "anchor": "a", "text": "passage"}]
+    whole = answer_digest(answer, cited)
+    sent = sent_digest({"answer": sliced, "citations": [{**cited[0], "text": "other"}]})
+    assert "".join(sent) == whole
+    assert sent_digest({"answer": "b" + sliced[1:]})[0] != whole[:11]
+    assert sent_digest({"rating": "up"}) == ("", "")

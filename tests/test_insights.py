@@ -78,7 +78,7 @@ def ask(url: str, question: str, history: list[dict[str, str]] | None = None) ->
 
 
 def rate(url: str, question: str, answer_id: str, rating: str, reason: str = "") -> None:
-    body = {"question": question, "answer": "…", "rating": rating, "reason": reason}
+    body = {"question": question, "rating": rating, "reason": reason}  # the answer left out
     body["answer_id"] = answer_id  # what the answer's done event carried
     response = httpx.post(url + "/api/feedback", json=body, timeout=10)
     assert response.status_code == 201, response.text

@@ -21,6 +21,7 @@ from uvicorn_thread import UvicornThread
 
 from kb_qa.ingest.vault import source_text
 from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.owners import feedback
 from kb_qa.serve.app import create_app
 
 NOTES = {
@@ -345,24 +346,18 @@ def test_view_serves_only_indexed_files(server: tuple[str, KnowledgeBase, Path])
 def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) -> None:
     url, kb, vault = server
     question = "Do tomatoes need sun?"
-    first, second = (answered(url, question)["answer_id"] for _ in range(2))
+    first, second = (answered(url, question) for _ in range(2))
+    assert first["citations"][0]["text"]  # the passage: not stored with a rating
     body = {
-        "answer_id": first,
+        "answer_id": first["answer_id"],
         "question": question,
-        "answer": "Yes [1].",
-        "citations": [
-            {
-                "number": 1,
-                "url": "garden.md#tomatoes",
-                "heading_path": ["Garden", "Tomatoes"],
-                "text": "dropped: passages are not stored",
-            }
-        ],
+        "answer": first["text"],
+        "citations": first["citations"],
         "rating": "down",
         "reason": "too short",
     }
     assert httpx.post(url + "/api/feedback", json=body).status_code == 201
-    again = {**body, "answer_id": second, "rating": "up", "reason": ""}  # the answer asked again
+    again = {**body, "answer_id": second["answer_id"], "rating": "up", "reason": ""}  # asked again
     assert httpx.post(url + "/api/feedback", json=again).status_code == 201
     for bad in (
         {**body, "rating": "meh"},
@@ -389,7 +384,7 @@ def test_feedback_is_stored_and_listed(server: tuple[str, KnowledgeBase, Path]) 
     twice = [*args, "--index-dir", str(kb.settings.index_path) + "/"]
     again_text = subprocess.run(twice, env=env, capture_output=True, text=True, check=True)
     assert "2 ratings: 1 up, 1 down" in again_text.stdout
-    assert "reason: too short" in text and "Garden > Tomatoes" in text
+    assert "reason: too short" in text and "cited: My garden > Tomatoes" in text
     lines = subprocess.run(
         [*args, "--json", "--rating", "down"], env=env, capture_output=True, text=True, check=True
     ).stdout.splitlines()
@@ -404,18 +399,18 @@ def test_hostile_feedback_is_printed_harmlessly(
     vault = make_vault(NOTES, name="fb")
     base = kb(vault)
     base.index()
-    body = {
-        "question": "q \u001b[31mred",
-        "answer": "a",
-        "rating": "down",
-        "citations": [
-            {"url": "\u001b]0;PWNED\u0007\u001b[2J", "heading_path": "Garden"},
-            {"url": "ok.md", "heading_path": ["A", 7, "B"], "number": True},
-        ],
-    }
+    body = {"question": "q \u001b[31mred", "rating": "down"}
     with UvicornThread(create_app(base, base.settings.replace(rate_limit=0))) as running:
         body["answer_id"] = answered(running.url, body["question"])["answer_id"]
         assert httpx.post(running.url + "/api/feedback", json=body).status_code == 201
+    # Citations the API no longer takes from a client (they must be the answer's own), as
+    # an older kb-qa stored them from a rating's body.
+    cited = (
+        {"url": "\u001b]0;PWNED\u0007\u001b[2J", "heading_path": "Garden"},
+        {"url": "ok.md", "heading_path": ["A", 7, "B"], "number": True},
+    )
+    hostile = feedback.parse({**body, "answer": "a", "citations": list(cited)}, 500)
+    feedback.FeedbackStore(base.settings.index_path).add(hostile)
     args = [sys.executable, "-m", "kb_qa.cli", "feedback", str(vault)]
     args += ["--index-dir", str(base.settings.index_path)]
     text = subprocess.run(args, env=cli_env(), capture_output=True, text=True, check=True).stdout
@@ -423,9 +418,8 @@ def test_hostile_feedback_is_printed_harmlessly(
     assert "]0;PWNED" in text  # shown as harmless text
     assert "G > a > r" not in text  # a string heading_path is not joined letter by letter
     assert "cited: A > B  ok.md" in text
-    stored = json.loads(
-        subprocess.run([*args, "--json"], env=cli_env(), capture_output=True, text=True).stdout
-    )
+    lines = subprocess.run([*args, "--json"], env=cli_env(), capture_output=True, text=True)
+    stored = json.loads(lines.stdout.splitlines()[0])  # newest first
     assert stored["citations"][1] == {"url": "ok.md", "heading_path": ["A", "B"]}
 
 

@@ -149,7 +149,7 @@ def test_writer_and_two_replicas_on_one_chroma(tmp_path: Path, cli_env: Env) -> 
         # An answer one replica gave may be rated at the other (one feedback_secret).
         for n, url in enumerate(urls, 1):
             given = answered(url, f"question {n}")
-            rating = {"question": f"question {n}", "answer": "a", "rating": "up"}
+            rating = {"question": f"question {n}", "answer": given["text"], "rating": "up"}
             rating["answer_id"] = given["answer_id"]
             response = httpx.post(urls[n % 2] + "/api/feedback", json=rating)
             assert response.status_code == 201, response.text

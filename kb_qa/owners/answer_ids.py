@@ -1,15 +1,19 @@
 """Answer ids: what a reader's rating carries to show it rates an answer this server gave.
 
 When ``POST /api/ask`` finishes an answer, its ``done`` event carries ``answer_id``,
-``<ref>.<issued>.<signature>``: ``ref`` is the question log's id of the question (a random
-one when the log is off), ``issued`` the Unix time in seconds, and ``signature`` an
-HMAC-SHA256 of both and the question's text, under a secret only the server knows: the
-``feedback_secret`` setting, or else ``<index_dir>/answer-secret``, made on first use.
+``<ref>.<issued>.<answer>.<signature>``: ``ref`` is the question log's id of the question (a
+random one when the log is off), ``issued`` the Unix time in seconds, ``answer`` digests of
+the answer's text and of its citations as they were sent (``feedback.answer_digest``) and
+``signature`` an HMAC-SHA256 of the three and the question's text, under a secret only the
+server knows: the ``feedback_secret`` setting, or else ``<index_dir>/answer-secret``, made
+on first use.
 
 ``POST /api/feedback`` stores a rating only with an id that verifies for the rating's
 question and is at most :data:`MAX_AGE_HOURS` old, so no rating can be made up without
 asking first (each one costs an answer, within ``rate_limit``), and one answer keeps one
-rating, its latest (``kb_qa.owners.feedback``).
+rating, its latest (``kb_qa.owners.feedback``). The answer text and the citations a rating
+carries must be the ones the id was given with (either may be left out): a script could otherwise
+store a real rating with a made-up answer and links in the owner's report.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ MAX_AGE_HOURS = 24  # an answer may be rated this long after it was given
 # feedback_secret may run a little ahead.
 CLOCK_SKEW = 300
 MIN_SECRET_CHARS = 32
-_SHAPE = re.compile(r"([A-Za-z0-9_-]{8,64})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})")
+_SHAPE = re.compile(
+    r"([A-Za-z0-9_-]{8,64})\.([0-9]{1,12})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})"
+)
 
 
 class Rejected(ValueError):
@@ -55,6 +61,10 @@ MISSING = (
 NOT_GIVEN = (
     "This answer_id was not given by this server for this question: a rating is taken only "
     "for an answer /api/ask gave, sent with the question as it was asked."
+)
+ALTERED = (
+    "The answer or citations sent are not the ones this answer_id was given with: send them "
+    "as the answer's events carried them, or leave them out."
 )
 TOO_OLD = (
     f"This answer_id is more than {MAX_AGE_HOURS} hours old: an answer may be rated for "
@@ -87,14 +97,23 @@ class AnswerIds:
                     self._key = secrets.token_bytes(32)
             return self._key
 
-    def issue(self, ref: str, question: str, now: float | None = None) -> str:
-        """The id of the answer to ``question`` logged (or not) as ``ref``, given now."""
+    def issue(self, ref: str, question: str, answer: str, now: float | None = None) -> str:
+        """The id of the answer (``answer``: its digest) to ``question`` logged (or not) as
+        ``ref``, given now."""
         issued = str(int(time.time() if now is None else now))
-        return f"{ref}.{issued}.{self._sign(ref, issued, question)}"
+        return f"{ref}.{issued}.{answer}.{self._sign(ref, issued, question, answer)}"
 
-    def check(self, given: Any, question: str, now: float | None = None) -> str:
+    def check(
+        self,
+        given: Any,
+        question: str,
+        answer: tuple[str, str] = ("", ""),
+        now: float | None = None,
+    ) -> str:
         """The ref of ``given``, an answer id this server issued for ``question`` at most
-        :data:`MAX_AGE_HOURS` ago; raises :class:`Rejected` saying what is wrong."""
+        :data:`MAX_AGE_HOURS` ago, and for the answer the rating says it rates (``answer``:
+        the digests of its text and of its citations, "" for one it leaves out); raises
+        :class:`Rejected` saying what is wrong."""
         if given is None or given == "":
             raise Rejected(MISSING, 422)
         if not isinstance(given, str):
@@ -102,19 +121,24 @@ class AnswerIds:
         shape = _SHAPE.fullmatch(given)
         if shape is None:
             raise Rejected(NOT_GIVEN, 403)
-        ref, issued, signature = shape.groups()
-        if not hmac.compare_digest(signature, self._sign(ref, issued, question)):
+        ref, issued, digest, signature = shape.groups()
+        if not hmac.compare_digest(signature, self._sign(ref, issued, question, digest)):
             raise Rejected(NOT_GIVEN, 403)
         age = (time.time() if now is None else now) - int(issued)
         if age < -CLOCK_SKEW:  # signed with this key, yet dated ahead: not by this server
             raise Rejected(NOT_GIVEN, 403)
         if age > MAX_AGE_HOURS * 3600:
             raise Rejected(TOO_OLD, 403)
+        text, cited = answer
+        if (text and not hmac.compare_digest(text, digest[:11])) or (
+            cited and not hmac.compare_digest(cited, digest[11:])
+        ):
+            raise Rejected(ALTERED, 403)
         return ref
 
-    def _sign(self, ref: str, issued: str, question: str) -> str:
-        message = "\n".join(("kb-qa answer 1", ref, issued, question.strip())).encode()
-        digest = hmac.new(self.key(), message, hashlib.sha256).digest()
+    def _sign(self, ref: str, issued: str, question: str, answer: str) -> str:
+        message = "\n".join(("kb-qa answer 2", ref, issued, answer, question.strip()))
+        digest = hmac.new(self.key(), message.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 

@@ -8,10 +8,13 @@ mind replaces their first one.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,6 +96,35 @@ def parse(body: Any, max_question_chars: int) -> Feedback:
         answer = answer[: STORED_ANSWER_CHARS - 1] + "…"
     # Which logged question it rates comes from the answer's id, checked by the API.
     return Feedback(rating, question, answer, reason.strip(), kept, time.time())
+
+
+def answer_digest(answer: str | None, citations: Sequence[Any] | None) -> str:
+    """What an answer id says was answered (``answer_ids``): a digest of the start of the
+    text a rating stores (its first ``STORED_ANSWER_CHARS`` UTF-16 units, as the widget cuts
+    it), then one of its citations' stored fields, 11 characters each; "" for one not
+    given (None)."""
+
+    def digest(value: object) -> str:
+        canonical = json.dumps(value, ensure_ascii=True, sort_keys=True).encode()
+        return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:8]).decode()[:11]
+
+    text = ""
+    if answer is not None:
+        start = answer.encode("utf-16-le", "surrogatepass")[: 2 * STORED_ANSWER_CHARS]
+        text = digest(start.decode("utf-16-le", "surrogatepass"))  # a pair cut stays cut
+    cited = ""
+    if citations is not None:
+        cited = digest([_citation(c) for c in citations if isinstance(c, dict)])
+    return text + cited
+
+
+def sent_digest(body: dict[str, Any]) -> tuple[str, str]:
+    """:func:`answer_digest`'s two parts of what a rating's body says was answered, each ""
+    when it leaves that out."""
+    answer, citations = body.get("answer"), body.get("citations")
+    text = answer_digest(answer, None) if isinstance(answer, str) and answer else ""
+    cited = answer_digest(None, citations) if isinstance(citations, list) and citations else ""
+    return text, cited
 
 
 def _citation(given: dict[str, Any]) -> dict[str, Any]:

@@ -21,8 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from kb_qa.answer.answering import Citations, Done, Error, Event, Status, answer, citation_json
+from kb_qa.answer.events import Delta
 from kb_qa.answer.wording import say
-from kb_qa.owners import questionlog
+from kb_qa.owners import feedback, questionlog
 from kb_qa.serve import inputs
 from kb_qa.serve.protocol import (
     ERROR_STATUS,
@@ -136,14 +137,22 @@ class AskRoutes:
     async def _signed(
         self, events: AsyncGenerator[Event, None], question: str
     ) -> AsyncGenerator[Event, None]:
-        """``events``, the ``done`` one with the answer id that rates it."""
+        """``events``, the ``done`` one with the answer id that rates it: of this question,
+        this answer's text and these citations (``feedback.answer_digest``)."""
+        cited: list[dict[str, Any]] = []
+        deltas: list[str] = []
         try:
             async for event in events:
-                if isinstance(event, Done):
+                if isinstance(event, Citations):
+                    cited = [citation_json(c) for c in event.citations]
+                elif isinstance(event, Delta):
+                    deltas.append(event.text)
+                elif isinstance(event, Done):
                     ids = self.answer_ids
                     await anyio.to_thread.run_sync(ids.key)  # read or made once, off the loop
                     ref = event.question_id or questionlog.new_ref()
-                    event = dataclasses.replace(event, answer_id=ids.issue(ref, question))
+                    said = feedback.answer_digest(event.text or "".join(deltas), cited)
+                    event = dataclasses.replace(event, answer_id=ids.issue(ref, question, said))
                 yield event
         finally:
             await events.aclose()

@@ -80,7 +80,8 @@ class OwnerRoutes:
             raise reject(422, str(exc)) from None
         await anyio.to_thread.run_sync(self.answer_ids.key)  # read or made once, off the loop
         try:
-            answer = self.answer_ids.check(body.get("answer_id"), item.question)
+            said = feedback.sent_digest(body)  # what the rating says was answered
+            answer = self.answer_ids.check(body.get("answer_id"), item.question, said)
         except answer_ids.Rejected as exc:
             if str(exc) == answer_ids.MISSING and time.monotonic() >= self._told_unsigned:
                 self._told_unsigned = time.monotonic() + 3600  # once an hour: a log, not a flood
