@@ -353,6 +353,13 @@ class Watcher:
         self._stop.wait(self.retry_delay)
         self._check_vault()
 
+    def _back(self) -> None:
+        """The vault folder is there again: health no longer says it is missing while the
+        run it starts goes on (a folder cloned in place read "missing" for 12 s)."""
+        with self._cond:  # the watcher's word for it, or the last run's (require_folder)
+            if self._error.lower().startswith(f"vault folder {str(self.vault).lower()} "):
+                self._error = ""
+
     def _check_vault(self) -> None:
         """Re-arm the observer when the vault folder comes back after vanishing."""
         if self._stop.is_set():
@@ -373,10 +380,12 @@ class Watcher:
                 log.info("vault folder %s was replaced; watching it, re-indexing", self.vault)
             self._unschedule()
             self._schedule()
+            self._back()
             self._run_now("<vault-replaced>")
         elif exists and self._observer is None and not self._limited:
             log.info("vault folder %s is back; re-indexing", self.vault)
             self._schedule()
+            self._back()
             self._run_now("<vault-returned>")
         elif exists and not self.kb.store.intact():
             # Someone deleted the index folder: index() makes it again and re-indexes.
