@@ -98,8 +98,19 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         # A short fact in a longer section scores lower still ("wheel bolt torque" of a tyres
         # section's "Torque: tighten the wheel bolts to 120 Nm", 0.27): its words close
         # together in one passage still cover it; scattered over a long one they do not.
-        return any(_near(set(wanted), t, NEAR * len(set(wanted))) for t in held)
+        return any(_near(set(wanted), t, NEAR * len(set(wanted))) for t in held) or _agreed(
+            set(wanted), hits[:3], held
+        )
     return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
+
+
+def _agreed(wanted: set[str], hits: Sequence[Hit], held: Sequence[list[str]]) -> bool:
+    """Whether the keyword search's first section holds every one of three or more question
+    words (a site whose sections MiniLM scores low: "Which UID does the Debian package
+    create?" of a tab "The package creates the orbit user with UID 781", cosine 0.11)."""
+    return len(wanted) >= 3 and any(
+        h.keyword_rank == 1 and wanted <= set(t) for h, t in zip(hits, held, strict=False)
+    )
 
 
 _KINDS = frozenset(keyword_tokens("flag option parameter argument arg switch"))

@@ -53,9 +53,9 @@ if TYPE_CHECKING:
 # 18: instead, retrieval reads such a page's own title in place of the site's (own_title).
 # 19: a code fence never closed is text, as MkDocs reads it, not code to the page's end.
 # 20: a page read from its HTML keeps the titles of its admonitions, collapsible blocks,
-#     definitions and tabs as "**Title:**" lead-ins, and its footnotes as "[^1]"; on a site,
-#     a paragraph of two lines over "---" or "===" is no heading (fences.parsed_as_mkdocs).
-CHUNKER_VERSION = "20"
+#     definitions and tabs as "**Title:**" lead-ins, and its footnotes as "[^1]".
+# 21: on a site, a paragraph of two lines over "---" or "===" is no heading (as MkDocs).
+CHUNKER_VERSION = "21"
 
 
 @dataclass
