@@ -1096,3 +1096,15 @@ def test_the_keyword_searchs_first_section_with_every_word_covers_it(tmp_path: P
             assert not ask(instance, off)[0].covered, off
     finally:
         instance.close()
+
+
+def test_an_error_code_only_its_table_holds_leads(kb: KnowledgeBase) -> None:
+    """ "What does LUM-2003 mean?" quoted the Home page: "lum" is in every error code's
+    section and "mean" in many, "2003" in the error table's alone, which came 9th behind
+    the pages those words boosted. A code held by one section makes it lead."""
+    for code, meaning in (("LUM-2003", "Token is past its expiry time"), ("LUM-5003", "retry")):
+        hits = kb.search(f"What does {code} mean?", 5)
+        assert hits[0].chunk.heading_path[-1] == "Error codes", [h.chunk.heading for h in hits]
+        done, _ = ask(kb, f"What does {code} mean?")
+        first = done.text.split("See also")[0]
+        assert f"| `{code}` |" in first and meaning in first, done.text

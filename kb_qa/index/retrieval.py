@@ -135,6 +135,7 @@ def fuse(
     links: Links | None = None,
     cosines: dict[int, float] | None = None,
     complete: set[int] | None = None,
+    codes: set[int] | None = None,
 ) -> list[Hit]:
     """Fuse a vector ranking ((chunk id, cosine similarity), best first) and a keyword
     ranking ((chunk index, BM25 score), best first) into one list of hits.
@@ -188,14 +189,20 @@ def fuse(
         # 3 of 40 such words reached the top 10; a notes vault's "ThinkCentre", in two
         # notes, came 8th). Of many chunks holding some of its words, the few holding all of
         # them lead too ("rest minutes fridge"; the batter note came 8th).
+        # So do, and alone count as matching, the few chunks holding a code the question
+        # names ("What does LUM-2003 mean?": "lum" is in every error code's chunk, "2003"
+        # in one table's, which came 9th behind the pages its other words boosted).
         only = bool(bm25) and (_flat(bm25) or len(bm25) <= LONE_MATCHES)
         whole = (complete or set()) & bm25.keys()
         leading = bm25.keys() if only else whole if len(whole) <= LONE_MATCHES else set()
+        coded = (codes or set()) & bm25.keys()
+        leading = coded or leading
         if keyword_weight and leading:
             lone = np.array([i in leading for i in candidates])
             lift = lone * (combined.max() - combined[lone].min() + 1e-6)
             combined = combined + lift
-            fused_z = np.where(lone, fused_z + lift, np.minimum(fused_z, 0.0) if only else fused_z)
+            others = np.minimum(fused_z, 0.0) if only or bool(coded) else fused_z
+            fused_z = np.where(lone, fused_z + lift, others)
         fused = {i: float(z) for i, z in zip(candidates, fused_z)}
         order = [candidates[j] for j in np.argsort(-combined, kind="stable")]
         scores = {i: 1.0 / (rrf_k + rank) for rank, i in enumerate(order, 1)}
