@@ -1108,3 +1108,19 @@ def test_an_error_code_only_its_table_holds_leads(kb: KnowledgeBase) -> None:
         done, _ = ask(kb, f"What does {code} mean?")
         first = done.text.split("See also")[0]
         assert f"| `{code}` |" in first and meaning in first, done.text
+
+
+def test_a_table_cell_shows_its_links_as_their_words_and_code_as_written() -> None:
+    """ "Does Lumen have a web UI?" quoted a row with "[Quickstart](getting-started/
+    quickstart.md)": a paragraph's link is shown as its words, a table's was not (and the
+    relative ".md" link opened nothing from the chat)."""
+    row = (
+        "| Web dashboard | Browse queues at `/ui` ![icon](i.png) | [Quickstart](start.md) "
+        "| `[x](y)` |"
+    )
+    text = "## Codes\n\n| Feature | Summary | Where | Code |\n|---|---|---|---|\n" + row + "\n"
+    result = quote("Is there a web dashboard?", [(1, Hit(_section(text), 1.0))])
+    shown = "".join(result.pieces)
+    assert "| Web dashboard | Browse queues at `/ui`  | Quickstart | `[x](y)` |" in shown, shown
+    a, b = result.quoted[1]
+    assert text[a:b] == text[len("## Codes\n\n") :].rstrip("\n")  # the page highlights the table

@@ -258,9 +258,14 @@ def _rows_only(raw: str) -> bool:
 
 
 def _table_text(raw: str) -> str:
-    """A table as shown: attribute lists dropped outside code."""
+    """A table as shown: outside code, links as their words (a cell's relative link to a
+    ".md" file opened nothing from an answer, as a paragraph's link already did not), no
+    images, no attribute lists."""
     parts = code_segments(raw)
-    return "".join(part if is_code else _ATTRS.sub("", part) for is_code, part in parts)
+    return "".join(
+        part if is_code else _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part)))
+        for is_code, part in parts
+    )
 
 
 def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
