@@ -1124,3 +1124,17 @@ def test_a_table_cell_shows_its_links_as_their_words_and_code_as_written() -> No
     assert "| Web dashboard | Browse queues at `/ui`  | Quickstart | `[x](y)` |" in shown, shown
     a, b = result.quoted[1]
     assert text[a:b] == text[len("## Codes\n\n") :].rstrip("\n")  # the page highlights the table
+
+
+def test_what_the_product_is_is_answered_from_the_home_page(kb: KnowledgeBase) -> None:
+    """ "What is Lumen?", a new reader's first question, quoted "Where Lumen looks for the
+    file" (the home page ranked 48th); "Tell me about Lumen" was "not covered"."""
+    for asked in ("What is Lumen?", "What does Lumen do?", "Tell me about Lumen"):
+        done, citations = ask(kb, asked)
+        assert done.covered, (asked, done.text)
+        first = citations.citations[0]
+        assert first.path == "docs/index.md" and first.heading_path == ("Home",), asked
+        assert "Lumen is a self-hosted job scheduler" in done.text.split("See also")[0]
+    # A question of something of Lumen's is answered from where that is.
+    _, citations = ask(kb, "What is Lumen's default retry policy?")
+    assert citations.citations[0].path == "docs/guides/retries.md"

@@ -152,10 +152,28 @@ def without_product(question: str, product: frozenset[str]) -> str | None:
     it, or asks nothing else ("What is Lumen?")."""
     if not product:
         return None
+    rest, named = _unnamed(question, product)
+    return rest if named and keyword_tokens(rest) else None
+
+
+def _unnamed(question: str, product: frozenset[str]) -> tuple[str, int]:
+    """``question`` with the product's name taken out, and how often it was there."""
     names = "|".join(re.escape(w) for w in sorted(product, key=len, reverse=True))
     rest, named = re.subn(rf"(?i)(?<![\w-])(?:{names})(?:['’]s)?(?![\w-])", " ", question)
-    rest = " ".join(rest.split())
-    return rest if named and keyword_tokens(rest) else None
+    return " ".join(rest.split()), named
+
+
+# Words that ask what a product is rather than about something of it ("Tell me about Lumen").
+_ABOUT = frozenset(keyword_tokens("tell give about explain overview describe introduction purpose"))
+
+
+def asks_about(question: str, product: frozenset[str]) -> bool:
+    """Whether ``question`` asks what the product is: it names it and asks nothing else
+    ("What is Lumen?", "What does Lumen do?", "Tell me about Lumen")."""
+    if not product:
+        return False
+    rest, named = _unnamed(question, product)
+    return bool(named) and set(keyword_tokens(rest)) <= _ABOUT
 
 
 def covered_naming(

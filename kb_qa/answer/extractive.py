@@ -266,6 +266,7 @@ def quote_prepared(prepared: Prepared, lang: str = "", failed: bool = False) -> 
         lang,
         failed,
         prepared.carried,
+        prepared.about,
     )
 
 
@@ -276,6 +277,7 @@ def quote(
     lang: str = "",
     failed: bool = False,
     carried: str = "",
+    about: bool = False,
 ) -> Extract:
     """The answer, and the range of each quoted section that it quotes.
 
@@ -344,6 +346,9 @@ def quote(
         for n, h, text, words, span in scored
     ]
     first = max(choices, key=lambda c: c.score)
+    home = [c for c in choices if c.hit.chunk.url == ""]
+    if about and home:  # "What is Lumen?": the site's home page says (``prepare``)
+        first = max(home, key=lambda c: (c.hit.chunk.level == 0, c.score))
     chunks = [c.hit.chunk for c in choices]
     # A passage that sends the reader elsewhere ("Install Lumen on Linux, macOS or Docker")
     # is not the answer when retrieval found the page it links to: that page's best does,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb_qa.answer.coverage import CJK_SHARE, covered_naming, product_words
+from kb_qa.answer.coverage import CJK_SHARE, asks_about, covered_naming, product_words
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.ingest import site, zensical
@@ -33,6 +33,7 @@ class Prepared:
     covered: bool  # retrieval's evidence says the sources cover the question
     asked: str = ""  # the question as asked (markup dropped), what a no-key answer quotes for
     carried: str = ""  # the previous question's key terms, when searched with them
+    about: bool = False  # the question asks what the product is ("What is Lumen?")
 
 
 def prepare(
@@ -102,6 +103,9 @@ def prepare(
             queries = follow
         rankings = rankings or [ranked_for(q, reader=True) for q in queries]
         reader_hits = fuse_rankings(rankings, settings.rrf_k)[: settings.answer_candidates]
+        about = asks_about(asked, product)
+        if about:  # the site's home page says what the product is: its sections first
+            reader_hits.sort(key=lambda h: h.chunk.url != "")
         hits = reader_hits
         if for_model:
             plain = [ranked_for(q, reader=False) for q in queries]
@@ -114,6 +118,7 @@ def prepare(
         # bare words ("and how do I change it?") cover nothing.
         judging = zip(queries, rankings) if rewritten else [(queries[0], rankings[0])]
         is_covered = stood_alone or any(judged(q, r) for q, r in judging)
+        is_covered = is_covered or (about and any(h.chunk.url == "" for h in reader_hits))
     paths = [p["path"] for p in kb.pages()]
     excluded = [
         p for p in paths if (include and not path_matches(p, include)) or path_matches(p, exclude)
@@ -129,7 +134,7 @@ def prepare(
     numbers = {h.chunk.id: n for n, h in enumerate(prompt.excerpts, 1)}
     ranked = [(numbers[h.chunk.id], h) for h in reader_hits if h.chunk.id in numbers]
     elapsed = (time.perf_counter() - started) * 1000
-    return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered, asked, carried)
+    return Prepared(queries, prompt, ranked, len(hits), elapsed, is_covered, asked, carried, about)
 
 
 _PRODUCTS: dict[tuple[str, str], frozenset[str]] = {}
