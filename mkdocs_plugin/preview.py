@@ -100,9 +100,10 @@ def refresh(api: BackgroundServer) -> None:
     """After a rebuild (an author's edit), the API's index is updated, so the chat answers
     from the text just saved (after the first run, when that is still going)."""
     from kb_qa import KbQaError
+    from kb_qa.serve.serving import progress_logger
 
-    try:
-        report = api.refresh()
+    try:  # a long run (a pasted page) says how far it is, as the first one does
+        report = api.refresh(progress_logger(log, "kb-qa: "))
     except KbQaError as exc:  # the preview must keep serving
         log.warning("kb-qa: could not update the chat's index: %s", exc)
         return

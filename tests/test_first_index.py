@@ -99,6 +99,50 @@ def test_questions_during_the_first_run_are_told_how_far_it_is(
     assert report is not None and report.changed_files == 1
 
 
+def test_an_edit_being_indexed_is_said_in_answers_and_health(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer]
+) -> None:
+    """A writer pasted a long page under `mkdocs serve`: for the 12 s its sections were
+    embedded, answers quoted the text as it was before, health said nothing, and the
+    preview's log was silent. Now answers open with the 'updating' note, health's
+    first_index says it is refreshing, and the run reports its progress."""
+    vault = make_vault(NOTES)
+    opened = Gate()
+    opened.opened.set()
+    server = start(vault, opened, wait=None)
+    assert server.first.done.is_set()
+    for i in range(10):
+        (vault / f"pasted{i:02}.md").write_text(f"# Pasted {i}\n\nThe {i}th pasted fact.\n")
+    gate = Gate()
+    reports: list[Any] = []
+    refresh = threading.Thread(target=lambda: reports.append(server.refresh(gate)))
+    refresh.start()
+    try:
+        assert gate.holding.wait(60)
+        health = httpx.get(server.url + "/api/health", timeout=10).json()
+        assert health["first_index"]["refreshing"] is True
+        response = httpx.post(
+            server.url + "/api/ask",
+            json={"question": "How many times is a failing job attempted?"},
+            timeout=30,
+        )
+        assert "event: status" in response.text and "updating" in response.text
+        assert "five times" in response.text
+    finally:
+        gate.opened.set()
+        refresh.join(60)
+    assert reports[0] is not None and reports[0].changed_files == 10
+    assert gate.calls[-1][0] == gate.calls[-1][1] == 10  # the run's progress, to its end
+    health = httpx.get(server.url + "/api/health", timeout=10).json()
+    assert health["first_index"]["refreshing"] is False
+    streamed = httpx.post(
+        server.url + "/api/ask",
+        json={"question": "How many times is a failing job attempted?"},
+        timeout=30,
+    )
+    assert "five times" in streamed.text and "updating" not in streamed.text
+
+
 def test_an_index_that_held_pages_answers_from_them_meanwhile(
     make_vault: Callable[..., Path], start: Callable[..., BackgroundServer], tmp_path: Path
 ) -> None:

@@ -53,6 +53,9 @@ class FirstIndex:
     # The server is stopping: the run ends after the batch it is embedding (what it
     # embedded is kept for the next start), never inside ONNX Runtime as the process exits.
     cancelled: threading.Event = field(default_factory=threading.Event)
+    # A later run (an author's edit under `mkdocs serve`) is bringing the index up to date:
+    # answers meanwhile say the docs changed a moment ago.
+    refreshing: bool = False
 
     def note_progress(self, done: int, total: int) -> None:
         """An index run's progress callback: sections embedded, of how many."""
@@ -86,7 +89,13 @@ class FirstIndex:
         """JSON-ready form, for ``/api/health``."""
         done, total = self.progress
         done_now = self.done.is_set()
-        return {"done": done_now, "embedded": done, "to_embed": total, "error": self.error}
+        return {
+            "done": done_now,
+            "embedded": done,
+            "to_embed": total,
+            "error": self.error,
+            "refreshing": self.refreshing,
+        }
 
 
 def serves_meanwhile(kb: KnowledgeBase) -> bool:

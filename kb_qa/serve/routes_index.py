@@ -205,7 +205,7 @@ class IndexRoutes:
         return JSONResponse(body, status_code=200 if ready else 503)
 
     def _updating(self) -> bool:
-        if self.first is not None and not self.first.done.is_set():
+        if self.first is not None and (not self.first.done.is_set() or self.first.refreshing):
             return True
         if self.watcher is None:
             return False

@@ -353,14 +353,19 @@ class BackgroundServer:
             raise
         return running
 
-    def refresh(self) -> IndexReport | None:
+    def refresh(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Bring the index up to date now (an author saved an edit), or when the first run
-        is still going, once more after it (None)."""
+        is still going, once more after it (None). Meanwhile answers open with a note
+        that the docs are being updated (``FirstIndex.refreshing``)."""
         with self.first.lock:
             if not self.first.done.is_set():
                 self.first.again = True
                 return None
-        report = self.kb.index()
+        self.first.refreshing = True
+        try:
+            report = self.kb.index(progress=progress)
+        finally:
+            self.first.refreshing = False
         with self.first.lock:  # a first run that failed is over once a later one works
             if self.first.error:
                 self.first.failure = None
