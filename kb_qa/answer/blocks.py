@@ -190,8 +190,10 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         where = span(*token.map)
         rows: tuple[tuple[int, int], ...] = ()
         note = ""
+        scored = ""  # what its words are read from, when not its text
         if header and token.type == "paragraph_open" and _rows_only(raw):
             kind, text = "table", f"{header}\n{_table_text(raw)}"
+            scored = f"{header}\n{raw}"
             # The header is context, not this piece's bytes: it has no span of its own.
             rows = ((where[0], where[0]), (where[0], where[0]), *row_spans(token.map[0], raw))
         elif token.type in _PROSE:
@@ -221,12 +223,15 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 listed = parsed[notes[at]].map or (0, 0)
                 note = reading_text("\n".join(lines[listed[0] : listed[1]]))
         elif token.type == "table_open":
-            kind, text = "table", _table_text(raw)
+            kind, text, scored = "table", _table_text(raw), raw
             rows = tuple(row_spans(token.map[0], raw))
         else:  # headings are shown as the heading path; raw HTML never is
             continue
         if text.strip():
-            read = f"{text}\n{note}"
+            # A table's link targets count as its words, as they did before links were
+            # shown as their words (hatch's wheel options: a question lost its first
+            # citation, bench/answers.py)
+            read = f"{scored or text}\n{note}"
             tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read)
             blocks.append(Block(kind, text, tokens, where, rows, note))
     return blocks
