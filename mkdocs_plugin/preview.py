@@ -108,14 +108,15 @@ def refresh(api: BackgroundServer) -> None:
         log.warning("kb-qa: could not update the chat's index: %s", exc)
         return
     if report is not None and (report.changed_files or report.removed_files or report.deleted):
+        log_problems(report)  # a rebuild and why first: it is why every file was read again
         log.info(
-            "kb-qa: chat index updated: %d file(s) changed%s, %d chunks embedded (%.1f s)",
+            "kb-qa: chat index updated: %d file(s) %s%s, %d chunks embedded (%.1f s)",
             report.changed_files,
+            "read again" if report.rebuilt else "changed",
             f", {report.removed_files} removed" if report.removed_files else "",
             report.embedded,
             report.seconds,
         )
-        log_problems(report)
 
 
 def log_problems(report: IndexReport) -> None:

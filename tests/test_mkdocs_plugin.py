@@ -371,8 +371,19 @@ def test_serve_starts_the_api_for_the_widget(
             hits = httpx.get(api + "/api/search", params={"q": "wombat ledger"}, timeout=10)
             found = any("wombat ledger" in h["text"] for h in hits.json()["hits"])
         assert not found, "the deleted page is still in the chat's index"
+        # A config edit re-reads every page: the rebuild and why are said before the update.
+        generation = httpx.get(api + "/api/health", timeout=10).json()["generation"]
+        config = vault / "mkdocs.yml"
+        config.write_text(config.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            if httpx.get(api + "/api/health", timeout=10).json()["generation"] != generation:
+                break
     finally:
         stderr = stop(server)
+    rebuilt = stderr.find("kb-qa: Rebuilt: the site config")
+    assert 0 <= rebuilt < stderr.find("file(s) read again, "), stderr
     assert_progress_and_ready(stderr)
     assert re.search(
         r"API for the chat widget at http://127\.0\.0\.1:\d+ \(extractive answers\), ready in",
