@@ -293,7 +293,11 @@ def test_passages_are_shown_as_readers_see_them() -> None:
         "- item one\n- item two\n"
     )
     assert [(b.kind, b.text) for b in passages(markdown)] == [
-        ("prose", "Some **bold** text with a link, a wikilink and `co*de*`. Second sentence here."),
+        # A bracket of the docs' own is theirs: quoted, escaped from the answer's citations
+        (
+            "prose",
+            "Some **bold** text with a link, a wikilink and `co*de*`. Second sentence [3] here.",
+        ),
         ("table", "| Key | Value |\n|---|---|\n| `a` | **1** |"),
         ("prose", "**Title:**"),
         ("prose", "Inside a note."),

@@ -1138,3 +1138,30 @@ def test_what_the_product_is_is_answered_from_the_home_page(kb: KnowledgeBase) -
     # A question of something of Lumen's is answered from where that is.
     _, citations = ask(kb, "What is Lumen's default retry policy?")
     assert citations.citations[0].path == "docs/guides/retries.md"
+
+
+def test_brackets_of_the_docs_are_quoted_as_written_not_as_citations(tmp_path: Path) -> None:
+    """ "result[0] and the second is result[1]; … section [12]" was quoted as "result[2]"
+    (renumbered, with a made-up citation) and "section" (dropped as a citation to no
+    excerpt); FastAPI's "hl[16]" as "hl[2]". Code was never touched."""
+    vault = tmp_path / "docs"
+    vault.mkdir()
+    (vault / "lists.md").write_text(
+        "# Lists\n\nTo read the first element use result[0] and the second is result[1]; "
+        "the spec says so in section [12] and [Source 2].\n\n```python\nx = result[1]\n```\n",
+        encoding="utf-8",
+    )
+    (vault / "other.md").write_text("# Other\n\nNothing about lists.\n", encoding="utf-8")
+    instance = KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="hash")
+    instance.index()
+    try:
+        done, citations = ask(instance, "How do I read the first element of the result list?")
+    finally:
+        instance.close()
+    assert (
+        "result\\[0] and the second is result\\[1]; the spec says so in section \\[12] and "
+        "\\[Source 2]." in done.text
+    ), done.text
+    assert "x = result[1]" in done.text  # code as written
+    assert [c.path for c in citations.citations][:1] == ["lists.md"]
+    assert all(c.path in ("lists.md", "other.md") for c in citations.citations)

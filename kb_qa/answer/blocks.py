@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.answer.citations import strip_citations
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.text import as_shown, cjk_chars, code_segments, keyword_tokens, without_block_ids
 
@@ -124,7 +123,7 @@ def _plain_prose(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
     text = _HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text))
-    return strip_citations(without_block_ids(text))
+    return without_block_ids(text)  # a "[12]" of the docs is quoted (extractive.literal)
 
 
 def _callout(m: re.Match[str]) -> str:

@@ -40,7 +40,7 @@ from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.spoken import foreign, topic_words
-from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
+from kb_qa.text import code_segments, decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
@@ -230,6 +230,20 @@ def _compounds(question: str) -> set[str]:
 _MARKUP = re.compile(r"([\\`*_\[\]<])")
 
 
+# A bracket of the docs' prose that reads as a citation marker ("result[1]", "section
+# [12]", "[Source 2]"): the answer's citations would renumber or drop it.
+_MARKER_LIKE = re.compile(r"\[(?=[\d ,\-–]{1,24}\]|(?:excerpt|source)s?\b)", re.IGNORECASE)
+
+
+def literal(text: str) -> str:
+    """A quoted passage as Markdown that shows it as written: outside code, a bracket that
+    would read as a citation marker is escaped ("result\\[1]" shows "result[1]"; code is
+    never read for markers)."""
+    return "".join(
+        part if is_code else _MARKER_LIKE.sub(r"\\[", part) for is_code, part in code_segments(text)
+    )
+
+
 def where(hit: Hit) -> str:
     """A section's heading path (its file when it has none), as the answer's Markdown shows
     it: text, with what would read as markup escaped."""
@@ -366,7 +380,7 @@ def quote(
         shown.append(runner)
     pieces = [f"{label}\n\n"]
     for c in shown:
-        pieces.append(f"**{where(c.hit)}** [{c.number}]\n\n{c.text}\n\n")
+        pieces.append(f"**{where(c.hit)}** [{c.number}]\n\n{literal(c.text)}\n\n")
     # The other strong sections, one click away: retrieval's top 5 are all worth a look.
     others = [c for c in choices if c not in shown][: CANDIDATES - len(shown)]
     if others:

@@ -64,3 +64,9 @@ test("input built to be slow parses to its own text", () => {
     assert.ok(text.length >= s.length * 0.9, p);
   }
 });
+
+test("a bracket a quoted passage escapes is its text, not a citation", () => {
+  // Extractive answers escape the docs' own "result[1]" or "section [12]" (kb_qa's
+  // extractive.literal): the reader sees them as written; a real marker stays a chip.
+  assert.equal(md("result\\[1] and section \\[12] of \\[Source 2] [1]"), "result[1] and section [12] of [Source 2] {1}");
+});
