@@ -311,18 +311,20 @@ def test_a_click_page_whose_module_is_missing_is_reported_once_and_truly(
     # Hatch's docs/cli/reference.md documents hatch.cli, not importable where kb-qa runs.
     # Its owner read "MkDocs could not render it (No module named 'hatch.cli'); the page is
     # indexed from its source" and, below, the same page skipped: "could not be parsed as
-    # Markdown". Now one line, under the skipped files, says both and that it is not indexed.
+    # Markdown". Now it is indexed from its source (its ids from its headings alone), said
+    # in one line.
     files = dict(CLICK_SITE)
     files["docs/cli.md"] = files["docs/cli.md"].replace("cli_app", "no_such_cli_xyz")
     files["docs/a.md"] = "# A\n\nThe bilby digs.\n"
     instance = kb(make_vault(files, name="missing-click"))
     report = instance.index()
-    assert [p for p, _ in report.warnings] == []
-    [(path, reason)] = report.skipped
-    assert path == "docs/cli.md"
-    assert reason.startswith("MkDocs could not render it (No module named 'no_such_cli_xyz')")
-    assert "not indexed" in reason and "install" in reason
-    assert [p["path"] for p in instance.pages()] == ["docs/a.md"]
+    [(path, reason)] = report.warnings
+    assert path == "docs/cli.md" and not report.skipped
+    assert reason == (
+        "MkDocs could not render it (No module named 'no_such_cli_xyz'); the page is indexed "
+        "from its source"
+    )
+    assert [p["path"] for p in instance.pages()] == ["docs/a.md", "docs/cli.md"]
 
 
 def test_a_missing_griffe_extension_is_named_not_cut_off(
@@ -799,3 +801,33 @@ def test_index_on_build_sees_the_markdown_before_any_plugin_changed_it(
         [lang] = by_anchor(chunks, "config.lang")
         assert "md:setting" not in " ".join(c.text for c in chunks), [c.text for c in chunks]
         assert "wombat" in lang.text
+
+
+def test_a_page_an_extension_fails_on_is_indexed_from_its_source(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """FastAPI's docs with their include extension installed and the included files absent:
+    the build failed on 90 pages, and reading their sources with the same extensions failed
+    too, so they were left out ("nor could its source be parsed"). Their headings alone
+    give the ids: each is indexed from its source, with a warning."""
+    vault = make_vault(
+        {
+            "mkdocs.yml": (
+                "site_name: S\nmarkdown_extensions:\n  - toc\n"
+                "  - pymdownx.snippets:\n      check_paths: true\n"
+            ),
+            "docs/index.md": "# Home\n\nWelcome.\n",
+            "docs/guide.md": (
+                "# Guide\n\n## Declaring a body\n\nUse a model for the numbat body.\n\n"
+                '--8<-- "missing/example.py"\n\n## Testing\n\nThe client tests the quokka.\n'
+            ),
+        }
+    )
+    base = kb(vault)
+    report = base.index()
+    chunks = [c for c in base.store.chunks() if c.path == "docs/guide.md"]
+    assert [c.anchor for c in chunks] == ["guide", "declaring-a-body", "testing"], report.skipped
+    assert any("numbat body" in c.text for c in chunks)
+    assert not report.skipped
+    [(path, said)] = report.warnings  # the build's failure, said once
+    assert path == "docs/guide.md" and said.endswith("the page is indexed from its source")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import markdown
 
+from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.types import Heading
 
 _HEADING_RE = re.compile(r"<h([1-6])(\s[^>]*)?>(.*?)</h\1>", re.DOTALL | re.IGNORECASE)
@@ -167,3 +168,32 @@ def _unique(anchor: str, used: set[str]) -> str:
 
 def _plain(raw: str) -> str:
     return re.sub(r"\s*\{[^}]*\}\s*$", "", raw).strip()
+
+
+def page_headings(
+    md: markdown.Markdown,
+    body: str,
+    raw_headings: Sequence[tuple[int, int, str]],
+    parse_timeout: float,
+    warnings: list[str] | None,
+) -> list[Heading]:
+    """The page's headings as ``md`` renders the whole page, or its headings alone when the
+    page is nested too deep for Python-Markdown, takes too long to render, or an extension
+    fails on it (an include whose file is missing: FastAPI's pages all were left out)."""
+    try:
+        with deadline(parse_timeout, "rendering the page for its heading ids"):
+            return rendered_headings(md, body)
+    except RecursionError:
+        # Nested too deep for Python-Markdown (MkDocs cannot render this page either).
+        pass
+    except ParseTimeout as exc:
+        if warnings is not None:
+            warnings.append(f"{exc}; heading ids were computed from the headings alone")
+    except Exception:  # noqa: BLE001, S110 - a site's extension, whatever it raises
+        # Said where it matters: the build that failed on the page reported it with its
+        # error ("MkDocs could not render it (...); the page is indexed from its source").
+        pass
+    # The ids depend only on the headings and their order, so render those alone.
+    only = "\n\n".join("#" * level + " " + raw for _, level, raw in raw_headings)
+    with deadline(parse_timeout, "rendering the page's headings for their ids"):
+        return rendered_headings(md, only)

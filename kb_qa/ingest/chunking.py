@@ -21,7 +21,6 @@ from markdown_it.token import Token
 
 from kb_qa.ingest import anchors
 from kb_qa.ingest.code_annotations import annotation_lists
-from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
 from kb_qa.text import as_shown
@@ -94,7 +93,7 @@ def chunk_document(
     if rendered is None and outline is not None and outline.key == key:
         rendered = outline.headings
     if rendered is None:
-        rendered = _rendered_headings(md, body, raw_headings, parse_timeout, warnings)
+        rendered = anchors.page_headings(md, body, raw_headings, parse_timeout, warnings)
     if outline is not None:
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
@@ -132,30 +131,6 @@ def chunk_document(
     if own != title:
         chunks = [with_hash(dataclasses.replace(c, own_title=own)) for c in chunks]
     return chunks
-
-
-def _rendered_headings(
-    md: markdown.Markdown,
-    body: str,
-    raw_headings: Sequence[tuple[int, int, str]],
-    parse_timeout: float,
-    warnings: list[str] | None,
-) -> list[Heading]:
-    """The page's headings as ``md`` renders the whole page, or its headings alone when the
-    page is nested too deep for Python-Markdown or takes too long to render."""
-    try:
-        with deadline(parse_timeout, "rendering the page for its heading ids"):
-            return anchors.rendered_headings(md, body)
-    except RecursionError:
-        # Nested too deep for Python-Markdown (MkDocs cannot render this page either).
-        pass
-    except ParseTimeout as exc:
-        if warnings is not None:
-            warnings.append(f"{exc}; heading ids were computed from the headings alone")
-    # The ids depend only on the headings and their order, so render those alone.
-    only = "\n\n".join("#" * level + " " + raw for _, level, raw in raw_headings)
-    with deadline(parse_timeout, "rendering the page's headings for their ids"):
-        return anchors.rendered_headings(md, only)
 
 
 def _line_starts(source: str) -> list[int]:
