@@ -55,7 +55,9 @@ if TYPE_CHECKING:
 # 20: a page read from its HTML keeps the titles of its admonitions, collapsible blocks,
 #     definitions and tabs as "**Title:**" lead-ins, and its footnotes as "[^1]".
 # 21: on a site, a paragraph of two lines over "---" or "===" is no heading (as MkDocs).
-CHUNKER_VERSION = "21"
+# 22: a page a Markdown extension fails on is indexed from its source (ids from its
+#     headings alone), not skipped: pages remembered as failing are read again.
+CHUNKER_VERSION = "22"
 
 
 @dataclass
