@@ -56,6 +56,11 @@ def ask(url: str, question: str) -> httpx.Response:
     return httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=30)
 
 
+def ask_streamed(url: str, question: str) -> str:
+    """The answer's Server-Sent Events, as text."""
+    return httpx.post(url + "/api/ask", json={"question": question}, timeout=30).text
+
+
 def test_questions_during_the_first_run_are_told_how_far_it_is(
     make_vault: Callable[..., Path], start: Callable[..., BackgroundServer]
 ) -> None:
@@ -121,13 +126,9 @@ def test_an_edit_being_indexed_is_said_in_answers_and_health(
         assert gate.holding.wait(60)
         health = httpx.get(server.url + "/api/health", timeout=10).json()
         assert health["first_index"]["refreshing"] is True
-        response = httpx.post(
-            server.url + "/api/ask",
-            json={"question": "How many times is a failing job attempted?"},
-            timeout=30,
-        )
-        assert "event: status" in response.text and "updating" in response.text
-        assert "five times" in response.text
+        streamed = ask_streamed(server.url, "How many times is a failing job attempted?")
+        assert "event: status" in streamed and "updating" in streamed
+        assert "five times" in streamed
     finally:
         gate.opened.set()
         refresh.join(60)
@@ -135,12 +136,8 @@ def test_an_edit_being_indexed_is_said_in_answers_and_health(
     assert gate.calls[-1][0] == gate.calls[-1][1] == 10  # the run's progress, to its end
     health = httpx.get(server.url + "/api/health", timeout=10).json()
     assert health["first_index"]["refreshing"] is False
-    streamed = httpx.post(
-        server.url + "/api/ask",
-        json={"question": "How many times is a failing job attempted?"},
-        timeout=30,
-    )
-    assert "five times" in streamed.text and "updating" not in streamed.text
+    streamed = ask_streamed(server.url, "How many times is a failing job attempted?")
+    assert "five times" in streamed and "updating" not in streamed
 
 
 def test_an_index_that_held_pages_answers_from_them_meanwhile(
