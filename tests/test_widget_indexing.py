@@ -9,6 +9,7 @@ loop running in the main thread, where the MCP tests call asyncio.run.)"""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,4 +66,39 @@ def test_the_widget_waits_for_the_index_and_then_answers(
         assert "five times" in bot.inner_text()
         assert bot.locator(".kbq-error").count() == 0
     finally:
+        context.close()
+
+
+def test_an_answer_given_while_an_edit_is_indexed_says_so(
+    held: tuple[BackgroundServer, Gate], browser: Any
+) -> None:
+    """Under `mkdocs serve`, a question asked while a pasted page was being indexed got the
+    old text without a word: the server's "updating" status passed in a blink. The finished
+    answer keeps the note under it."""
+    server, gate = held
+    gate.opened.set()
+    assert server.first.done.wait(60)
+    vault = server.kb.settings.vault
+    for i in range(10):
+        (vault / f"pasted{i:02}.md").write_text(f"# Pasted {i}\n\nThe {i}th pasted fact.\n")
+    again = Gate()
+    refresh = threading.Thread(target=server.refresh, args=(again,))
+    refresh.start()
+    context = loopback_context(browser)
+    try:
+        assert again.holding.wait(60)
+        page = context.new_page()
+        open_page(page, server.url + "/")
+        page.locator(".kbq-launcher").click()
+        page.locator(".kbq-input").fill("How many times is a failing job attempted?")
+        page.locator(".kbq-input").press("Enter")
+        bot = page.locator(".kbq-bot").last
+        sync_api.expect(bot).to_have_attribute("aria-busy", "false", timeout=30_000)
+        assert "five times" in bot.inner_text()
+        sync_api.expect(bot.locator(".kbq-updating")).to_have_text(
+            "The index is updating; answering from what is indexed so far…"
+        )
+    finally:
+        again.opened.set()
+        refresh.join(60)
         context.close()

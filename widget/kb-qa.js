@@ -1844,11 +1844,12 @@
     };
     const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
     if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
-    const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+    const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", m.updating || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
     if (extraKey === m._extraKey) return m._node;
     m._extraKey = extraKey;
     m._extra.textContent = "";
     if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: t("truncated") }));
+    if (m.updating && m.done) m._extra.appendChild(el("p", { class: "kbq-note kbq-updating", text: m.updating }));
     if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: t("noAnswer") }));
     if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: t("stopped") }));
     if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error }));
@@ -2157,6 +2158,7 @@
         if (!timing.status) timing.status = performance.now();
         const said = statusText(bot.status);
         bot.status = data;
+        if (data.stage === "updating") bot.updating = statusText(data);
         updateMessage(w, bot);
         const now = statusText(data);
         if (now && now !== said) announce(w.ui.announcer, now);
@@ -2280,11 +2282,17 @@
     for (let i = messages.indexOf(m) - 1; i >= 0; i--) if (messages[i].role === "user") return messages[i].text;
     return "";
   }
+  function answerStart(text) {
+    let end = Math.min(text.length, STORED_ANSWER_CHARS);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 55296 && last <= 56319) end -= 1;
+    return text.slice(0, end);
+  }
   function sendFeedback(w, m, reason) {
     if (!m.rating || m.feedbackSent || !m.answerId) return;
     m.feedbackSent = true;
     w.save();
-    const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
+    const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: answerStart(m.text || ""), citations: m.citations || [], rating: m.rating };
     if (reason) body.reason = reason;
     try {
       fetch(w.apiUrl("/api/feedback"), {

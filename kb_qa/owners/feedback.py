@@ -111,7 +111,9 @@ def answer_digest(answer: str | None, citations: Sequence[Any] | None) -> str:
     text = ""
     if answer is not None:
         start = answer.encode("utf-16-le", "surrogatepass")[: 2 * STORED_ANSWER_CHARS]
-        text = digest(start.decode("utf-16-le", "surrogatepass"))  # a pair cut stays cut
+        if len(start) >= 2 and 0xD8 <= start[-1] <= 0xDB:  # half a pair: the widget drops it
+            start = start[:-2]
+        text = digest(start.decode("utf-16-le", "surrogatepass"))
     cited = ""
     if citations is not None:
         cited = digest([_citation(c) for c in citations if isinstance(c, dict)])

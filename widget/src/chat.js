@@ -171,6 +171,8 @@ function stream(w, question, history, bot) {
       if (!timing.status) timing.status = performance.now();
       const said = statusText(bot.status);
       bot.status = data;
+      // Kept under the answer: it may not hold an edit being indexed (mkdocs serve, --watch).
+      if (data.stage === "updating") bot.updating = statusText(data);
       updateMessage(w, bot); // at once: the status line is the first sign of life
       const now = statusText(data);
       if (now && now !== said) announce(w.ui.announcer, now);

@@ -8,6 +8,16 @@ function questionOf(messages, m) {
   return "";
 }
 
+/** The start of an answer the server keeps, never half of a character: a cut through an
+ * emoji's surrogate pair is not valid text, and the server refused the rating (400). The
+ * server cuts the same way (kb_qa.owners.feedback.answer_digest). */
+export function answerStart(text) {
+  let end = Math.min(text.length, STORED_ANSWER_CHARS);
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}
+
 /** POST /api/feedback for answer ``m`` with the id its done event carried (best effort: the
  * reader is never told it failed). An answer without one (a stopped or failed answer, or one
  * kept from before the server signed answers) cannot be rated. */
@@ -15,7 +25,7 @@ export function sendFeedback(w, m, reason) {
   if (!m.rating || m.feedbackSent || !m.answerId) return;
   m.feedbackSent = true;
   w.save();
-  const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: (m.text || "").slice(0, STORED_ANSWER_CHARS), citations: m.citations || [], rating: m.rating };
+  const body = { answer_id: m.answerId, question: questionOf(w.state.messages, m), answer: answerStart(m.text || ""), citations: m.citations || [], rating: m.rating };
   if (reason) body.reason = reason;
   try {
     fetch(w.apiUrl("/api/feedback"), {

@@ -125,11 +125,12 @@ export function renderMessage(w, m) {
   if (streaming && m.text) m._answer.appendChild(el("span", { class: "kbq-caret", "aria-hidden": "true" }));
   // Sources, errors, actions: rebuilt only when what they show changed (the feedback thumbs
   // and reason form come back through here with the rating or the feedback sent).
-  const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
+  const extraKey = JSON.stringify([truncated, !!m.done, !!m.text, !!m.stopped, m.error || "", m.updating || "", (m.citations || []).map((c) => c.number + " " + headingPath(c, t) + " " + citationHref(c, w.links)), m.rating || "", !!m.feedbackSent]);
   if (extraKey === m._extraKey) return m._node;
   m._extraKey = extraKey;
   m._extra.textContent = "";
   if (truncated) m._extra.appendChild(el("p", { class: "kbq-note kbq-truncated", text: t("truncated") }));
+  if (m.updating && m.done) m._extra.appendChild(el("p", { class: "kbq-note kbq-updating", text: m.updating }));
   if (m.done && !m.text) m._extra.appendChild(el("p", { class: "kbq-note", text: t("noAnswer") }));
   if (m.stopped) m._extra.appendChild(el("p", { class: "kbq-note", text: t("stopped") }));
   if (m.error) m._extra.appendChild(el("p", { class: "kbq-error", text: m.error })); // announced once, by chat.js

@@ -125,3 +125,11 @@ test("a refused request is the server's words on an English page, the widget's o
   assert.equal(httpMessage(reply(404), { error: "No such page." }, strings("es")), strings("es")("serviceFailed", { status: 404 }));
   assert.equal(httpMessage(reply(404), {}, strings("es")), strings("es")("noService", { url: "http://127.0.0.1:8000/api/ask", status: 404 }));
 });
+
+test("a rated answer's start never ends on half an emoji", async () => {
+  const { answerStart } = await import("../src/feedback.js");
+  const emoji = "\u{1F680}";
+  assert.equal(answerStart("a".repeat(1999) + emoji + "b"), "a".repeat(1999));
+  assert.equal(answerStart("a".repeat(1998) + emoji + "b"), "a".repeat(1998) + emoji);
+  assert.equal(answerStart("short " + emoji), "short " + emoji);
+});
