@@ -204,3 +204,6 @@ def test_a_questions_file_is_read_as_written_or_refused_with_what_to_write(
     assert "is it the question set of another vault?" in other_vault(
         load_questions(file, chunks), chunks
     )
+    # A typo of one of its pages is warned about with that page, not taken for another vault.
+    file.write_text(json.dumps({"question": "a", "gold": ["opps.md"]}), encoding="utf-8")
+    assert other_vault(load_questions(file, chunks), chunks) == ""

@@ -264,8 +264,9 @@ def other_vault(questions: Sequence[Question], chunks: Sequence[Chunk]) -> str:
     """What to say when no gold page of ``questions`` is in the index (a question set for
     another vault), else ""."""
     pages = {c.path for c in chunks}
-    if any(p in pages for q in questions for p, _ in q.gold):
-        return ""
+    gold = {p for q in questions for p, _ in q.gold}
+    if gold & pages or any(difflib.get_close_matches(p, pages, n=1, cutoff=0.8) for p in gold):
+        return ""  # a typo ("retrys.md") is warned about with the page it is near
     return (
         "none of its gold pages is in this index: is it the question set of another vault? "
         "Give that vault with --vault (or KBQA_VAULT)."
