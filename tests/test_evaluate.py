@@ -149,9 +149,9 @@ def test_a_questions_file_is_read_as_written_or_refused_with_what_to_write(
 ) -> None:
     """A team lead's question file: a misspelt "anchr" made any section of the page count
     (R@1 1.0 where the section ranks 8th); a heading path copied from `kb-qa search` or
-    an anchor written as the heading's words ("#创建任务") were not found; a heading that
-    names two sections, an anchor and heading that disagree and a question asked twice
-    were scored without a word."""
+    an anchor written as the heading's words ("#创建任务", or percent-encoded as an address
+    bar shows it) were not found; a heading that names two sections, an anchor and heading
+    that disagree and a question asked twice were scored without a word."""
     vault = make_vault(
         {
             "ops.md": "# Ops\n\n## WSGI\n\n### Configuration\n\nwsgi.\n\n"
@@ -173,8 +173,9 @@ def test_a_questions_file_is_read_as_written_or_refused_with_what_to_write(
         {"question": "a", "gold": [{"path": "ops.md", "heading": "Ops › ASGI › Configuration"}]},
         {"question": "b", "gold": [{"path": "ops.md", "heading": "Ops > ASGI > Configuration"}]},
         {"question": "c", "gold": ["zh.md#创建任务"]},
+        {"question": "d", "gold": ["zh.md#%E5%88%9B%E5%BB%BA%E4%BB%BB%E5%8A%A1"]},
     )
-    assert gold == [(("ops.md", "configuration_1"),)] * 2 + [(("zh.md", "_2"),)]
+    assert gold == [(("ops.md", "configuration_1"),)] * 2 + [(("zh.md", "_2"),)] * 2
     assert warnings == []
     gold, warnings = read(
         {"question": "a", "gold": [{"path": "ops.md", "heading": "Configuration"}]},

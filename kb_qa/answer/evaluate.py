@@ -96,6 +96,8 @@ def read_questions(path: Path, chunks: Sequence[Chunk]) -> tuple[list[Question],
                 )
             if g.get("anchor"):
                 anchor = str(g["anchor"]).lstrip("#")
+                if (page, anchor) not in ids:  # as an address bar shows it: "#%E5%88%9B"
+                    anchor = unquote(anchor)
                 if (page, anchor) not in ids:  # the heading's words for its id: "#创建任务"
                     anchor = by_heading.get((page, match_text(anchor)), anchor)
                 if heading and found is not None and found != anchor:
