@@ -965,6 +965,30 @@ def test_a_tense_auxiliary_does_not_pick_the_passage() -> None:
         assert 1 not in result.quoted, (question, result.quoted)
 
 
+def test_a_tracebacks_frame_lines_do_not_pick_the_passage() -> None:
+    """httpx's 404 example answered "Can I call raise_for_status() and .json() in one
+    line?": its traceback's "most recent call last" and "line 837" were two of the
+    question's words, the inline example below it held one."""
+    text = (
+        "We can raise an exception for any responses which are not a 2xx success code:\n\n"
+        "```pycon\n>>> r.raise_for_status()\nTraceback (most recent call last):\n"
+        '  File "/src/httpx/models.py", line 837, in raise_for_status\n'
+        "    raise HTTPStatusError(message, response=self)\n```\n\n"
+        "The method returns the response instance, allowing you to use it inline.\n\n"
+        "```pycon\n>>> data = httpx.get('...').raise_for_status().json()\n```\n"
+    )
+    shown = quote(
+        "Can I call raise_for_status() and .json() in one line?",
+        [(1, Hit(_page(("Quickstart", "Response Status Codes"), text), 0.6))],
+    )
+    assert "allowing you to use it inline" in "".join(shown.pieces)
+    assert "Traceback" not in "".join(shown.pieces)
+    # The frame lines are still quoted as written when the passage is chosen.
+    code = passages(text)[1]
+    assert code.text.count('File "/src/httpx/models.py", line 837') == 1
+    assert not {"call", "line", "file", "recent"} & code.tokens
+
+
 def test_a_follow_up_quotes_what_it_asks_of_the_topic_it_continues(tmp_path: Path) -> None:
     """ "and when is the MOT due?" after a question on the loaded car's tyre pressures quoted
     the tyre pressures (bench/notes_vault): the previous question's four terms outweighed
