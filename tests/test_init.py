@@ -125,6 +125,16 @@ def test_init_on_a_zensical_new_project(tmp_path: Path, capsys: pytest.CaptureFi
     assert options["site_url"] == "https://www.example.com/"
     assert f'"kb-qa.js?v={version()}"' in loader  # this widget's version, not a cached one
 
+    # Another port for the preview's API: the next step says to serve there (it said
+    # 8321 whatever the loader asked, and the preview's chat called a port nobody answered).
+    code, out = init(capsys, str(root), "--preview-endpoint", "http://127.0.0.1:8623")
+    assert code == 0
+    assert f"run `kb-qa serve {root} --watch --port 8623` beside your preview" in out
+    assert "(the preview's chat asks http://127.0.0.1:8623)" in out
+    code, out = init(capsys, str(root), "--preview-endpoint", "http://127.0.0.1:8321")
+    assert code == 0 and f"run `kb-qa serve {root} --watch` beside your preview" in out
+    after = config.read_text(encoding="utf-8")
+
     # A changed setting replaces kb-qa's own table and nothing else.
     code, _ = init(capsys, str(root), "--endpoint", "https://api.example.com")
     again = config.read_text(encoding="utf-8")

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from kb_qa.cli.common import safe_text, settings_for
 from kb_qa.errors import ConfigError
@@ -103,7 +104,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     plan.apply()
     print(f"Wired {plan.root} ({plan.kind}): {len(plan.changes)} file(s) written.")
-    print(_next_step(plan.root, plan.kind))
+    print(_next_step(plan.root, plan.kind, plan.preview))
     return 0
 
 
@@ -122,16 +123,24 @@ def _plugin_wires(root: Path, kind: str) -> bool:
     return False
 
 
-def _next_step(root: Path, kind: str) -> str:
-    """What answers the chat once a site is wired: the pages only ask `kb-qa serve`."""
+def _next_step(root: Path, kind: str, preview: str) -> str:
+    """What answers the chat once a site is wired: the pages only ask `kb-qa serve`, the
+    preview's chat at ``preview`` (``--preview-endpoint``)."""
     if kind == "html":
         return (
             "Next: the chat's answers come from `kb-qa serve` on the Markdown these pages were "
             "built from, with KBQA_CORS_ORIGINS set to the site's origin."
         )
+    address = urlsplit(preview)
+    port = f" --port {address.port}" if address.port and address.port != 8321 else ""
+    where = (
+        ""
+        if address.hostname in ("127.0.0.1", "localhost", "::1")
+        else f" where {preview} reaches it"
+    )
     step = (
-        f"Next: the chat's answers come from `kb-qa serve`: run `kb-qa serve {root} --watch` "
-        "beside your preview (the preview's chat asks http://127.0.0.1:8321)."
+        f"Next: the chat's answers come from `kb-qa serve`: run `kb-qa serve {root} --watch"
+        f"{port}` beside your preview{where} (the preview's chat asks {preview})."
     )
     if "zensical" not in kind:
         step += " On MkDocs 1.x or ProperDocs, `- kb-qa` under `plugins:` has `mkdocs serve` "

@@ -37,6 +37,7 @@ from kb_qa.wiring.options import (
     EXTRA_KEY,
     LOADER,
     LOADER_PATH,
+    PREVIEW_ENDPOINT,
     WidgetOptions,
     check_endpoint,
     loader_script,
@@ -53,6 +54,7 @@ class Plan:
     root: Path
     kind: str  # "zensical.toml + mkdocs.yml", "mkdocs.yml", "html", ...
     changes: list[Change] = field(default_factory=list)
+    preview: str = PREVIEW_ENDPOINT  # what the chat of a preview on this machine asks
 
     def diff(self) -> str:
         """All changes as one diff (new widget files are listed, not printed)."""
@@ -180,6 +182,8 @@ def plan(root: Path, **options: Any) -> Plan:
             change, docs_dir, wanted, site_url = _plan_yaml(config, options)
         if change is not None:
             result.changes.append(change)
+        if not docs_dirs:
+            result.preview = wanted.preview_endpoint
         if docs_dir not in docs_dirs:
             docs_dirs[docs_dir] = wanted
             result.changes += _asset_changes(docs_dir / ASSET_DIR, wanted, site_url)
