@@ -381,6 +381,18 @@ def test_a_folder_without_markdown_is_named_as_the_problem(tmp_path: Path, cli_e
     )
     assert indexed.returncode == 1
     assert f"no Markdown files (.md) were found in {folder}" in indexed.stderr
+    # The empty index it made is not left behind (a web root of hand-written HTML pages
+    # kept a `.kb-qa/` folder), there or in the folder by default.
+    assert not Path(index).exists()
+    by_default = subprocess.run(
+        [sys.executable, "-m", "kb_qa.cli", "index", str(folder)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert by_default.returncode == 1 and sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
     asked = kbqa(cli_env, folder, "ask", "hello?")
     assert asked.returncode == 1
     assert "no Markdown files (.md) were found" in asked.stderr

@@ -59,8 +59,19 @@ def open_index(args: argparse.Namespace) -> KnowledgeBase:
             raise IndexStateError(
                 f"The index folder {settings.index_path} is a file. Check --index-dir."
             )
+        if _without_markdown(settings.vault):  # `kb-qa index` made no index of it
+            raise IndexStateError(no_markdown(settings.vault, "there is no index", when=""))
         require_index(0)
     return open_kb(args)
+
+
+def _without_markdown(folder: Path, look: int = 20_000) -> bool:
+    """Whether ``folder`` holds no Markdown file, as far as its first ``look`` entries
+    show (a home folder is not walked whole to say so)."""
+    for seen, path in enumerate(folder.rglob("*")):
+        if path.suffix.lower() == ".md" or seen >= look:
+            return False
+    return folder.is_dir()
 
 
 def report_summary(report: IndexReport) -> str:
@@ -88,10 +99,10 @@ def report_summary(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
-def no_markdown(vault: Path, said: str) -> str:
+def no_markdown(vault: Path, said: str, when: str = " when it was indexed") -> str:
     """What an index of no section says: the vault held no Markdown when it was read."""
     return (
-        f"{said}: no Markdown files (.md) were found in {vault} when it was indexed. Point "
+        f"{said}: no Markdown files (.md) were found in {vault}{when}. Point "
         "--vault (or the folder argument) at your notes, or at the folder holding the site's "
         "mkdocs.yml or zensical.toml; files excluded by the site's config are not indexed."
     )

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -14,11 +15,11 @@ from kb_qa.cli.common import (
     check_inputs,
     no_markdown,
     open_index,
-    open_kb,
     place_of,
     report_summary,
     require_index,
     safe_text,
+    settings_for,
     snippet_of,
     terminal_link,
 )
@@ -34,7 +35,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     """kb-qa index"""
     from tqdm import tqdm
 
-    kb = open_kb(args)
+    from kb_qa.kb.knowledge_base import KnowledgeBase
+
+    settings = settings_for(args)
+    # An index this run creates holds nothing when the folder has no Markdown: it is not
+    # left behind (a `.kb-qa/` in a web root of hand-written HTML pages).
+    created = not settings.chroma_url and not settings.index_path.exists()
+    kb = KnowledgeBase(settings=settings)
     bars: dict[str, tqdm] = {}
     tenths: dict[str, int] = {}
 
@@ -83,6 +90,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         kb.close()
     print(report_summary(report))
     if not report.files and not report.skipped:
+        if created and not report.chunks:
+            shutil.rmtree(settings.index_path, ignore_errors=True)
         print(f"kb-qa: {no_markdown(kb.settings.vault, 'nothing to index')}", file=sys.stderr)
         return 1
     return 0
