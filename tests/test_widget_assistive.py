@@ -35,6 +35,7 @@ def test_a_citation_opening_another_page_takes_focus_there_and_says_so(
     assert page.evaluate(MARK_IN_VIEW)
     page.keyboard.press("Escape")  # focus is on the page: Esc closes the panel there
     sync_api.expect(panel).to_be_hidden()
+    assert page.evaluate(ACTIVE_HOLDS_A_MARK)  # and the reader's place keeps focus
 
 
 def test_a_citation_of_this_page_keeps_focus_for_the_next_one(new_page: Any, stack: Stack) -> None:

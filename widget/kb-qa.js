@@ -1144,7 +1144,7 @@
       const t = path[0] || ev.target;
       const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
       if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
-        w.setOpen(false);
+        w.setOpen(false, false);
         return;
       }
       if (!matchesShortcut(ev, w.shortcut)) return;

@@ -165,8 +165,9 @@ export function initPanel(w) {
     const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
     if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
       // The docked panel stays open beside the page the reader went to: Esc closes it there
-      // too, once the site's own dialogs (its search) have had theirs.
-      w.setOpen(false);
+      // too, once the site's own dialogs (its search) have had theirs, and the reader's place
+      // in the page keeps focus (it jumped to the launcher, at the window's corner).
+      w.setOpen(false, false);
       return;
     }
     if (!matchesShortcut(ev, w.shortcut)) return;
