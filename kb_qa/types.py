@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from kb_qa.settings import Settings
 
 
+ALSO_CALLED = "Also called: "  # the context line of a page's aliases (``Chunk.context``)
+
+
 @dataclass(frozen=True)
 class Heading:
     """A heading as MkDocs renders it: level, plain text and its ``id``."""
@@ -87,6 +90,15 @@ class Chunk:
     def link(self) -> str:
         """Page URL with the heading anchor."""
         return f"{self.url}#{self.anchor}" if self.anchor else self.url
+
+    @property
+    def also_called(self) -> str:
+        """The page's other names (its front matter's aliases, comma-separated), on the
+        piece whose ``context`` carries them (the page's first)."""
+        for line in self.context.split("\n"):
+            if line.startswith(ALSO_CALLED):
+                return line.removeprefix(ALSO_CALLED)
+        return ""
 
     @property
     def indexed_path(self) -> tuple[str, ...]:

@@ -989,6 +989,20 @@ def test_a_tracebacks_frame_lines_do_not_pick_the_passage() -> None:
     assert not {"call", "line", "file", "recent"} & code.tokens
 
 
+def test_a_notes_alias_names_it_as_its_title_does() -> None:
+    """ "who is 田中さん?" of a note whose front matter aliases it so (retrieval's first
+    hit, by the alias) quoted another note, closer to the question by a hair."""
+    yuki = dataclasses.replace(
+        _page(("Yuki Tanaka",), "Friend from the language exchange. Lives in Osaka.\n"),
+        context="Also called: Yuki, 田中さん\nTags: people",
+    )
+    sam = _page(("Sam Okafor", "1:1 notes"), "See [[Work/Meetings/2024-06-03 1-1 with Sam]].\n")
+    assert yuki.also_called == "Yuki, 田中さん" and sam.also_called == ""
+    hits = [Hit(yuki, 0.033, similarity=0.235), Hit(sam, 0.016, similarity=0.25)]
+    result = quote("who is 田中さん?", list(enumerate(hits, 1)))
+    assert list(result.quoted) == [1]
+
+
 def test_a_follow_up_quotes_what_it_asks_of_the_topic_it_continues(tmp_path: Path) -> None:
     """ "and when is the MOT due?" after a question on the loaded car's tyre pressures quoted
     the tyre pressures (bench/notes_vault): the previous question's four terms outweighed

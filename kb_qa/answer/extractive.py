@@ -335,7 +335,10 @@ def quote(
     scored = []
     how = _HOW.search(question) is not None
     for n, h, blocks in read:
-        heading = frozenset(keyword_tokens(" ".join(h.chunk.indexed_path))) & frozenset(wanted)
+        # A page's other names (front matter's aliases) name its first section as its title
+        # does: "who is 田中さん?" of a note aliased so quoted another note.
+        named = " ".join((*h.chunk.indexed_path, h.chunk.also_called))
+        heading = frozenset(keyword_tokens(named)) & frozenset(wanted)
         text, words, span = _best_passage(blocks, heading, weight, how)
         if text:
             scored.append((n, h, text, words, span))

@@ -24,7 +24,7 @@ from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
 from kb_qa.text import as_shown
-from kb_qa.types import Chunk, Document, Heading, Outline
+from kb_qa.types import ALSO_CALLED, Chunk, Document, Heading, Outline
 
 # Deeply nested outlines are common in notes: the default nesting limit (20) swallowed every
 # later heading. Only blocks are used: inline parsing is off (160 KB of '[' took it 11 s).
@@ -118,7 +118,7 @@ def chunk_document(
         chunks.extend(_pieces(doc, section, lines, chunk_chars, repeat))
     # Front matter's aliases are other names of the page, its tags what it is filed under
     # (Obsidian searches both): make them findable.
-    named = [f"Also called: {', '.join(doc.aliases)}"] if doc.aliases else []
+    named = [f"{ALSO_CALLED}{', '.join(doc.aliases)}"] if doc.aliases else []
     named += [f"Tags: {', '.join(doc.tags)}"] if doc.tags else []
     if named and chunks:
         first = chunks[0]
