@@ -1,18 +1,6 @@
 /*! kb-qa chat widget: grounded answers whose citations open and highlight the cited passage.
- *
- * Built from widget/src/ by esbuild into one plain script (widget/README.md says why); no
- * dependencies, no requests except to the kb-qa API.
- *
- *   MkDocs: plugins: [search, kb-qa]   (injects this file with data-kb-qa-options="{json}")
- *   Any static site:
- *     <script src="/kb-qa/kb-qa.js" defer data-endpoint="https://docs-api.example.com"></script>
- *     (optional: data-title, data-placeholder, data-suggested="a|b", data-shortcut="mod+k",
- *      data-root="/docs/", data-site-url="https://docs.example.com/",
- *      data-labels='{"send": "Ask"}': any of the words of src/lang/en.js)
- *   The words are in the page's <html lang> (src/strings.js), English for other languages.
- *
- * Model and document text only ever reach the page as text nodes: nothing here parses HTML from
- * the API.
+ * Built from widget/src/ by esbuild (widget/README.md); no dependencies, no requests except to
+ * the kb-qa API. Model and document text reach the page only as text nodes.
  */
 (() => {
   // src/dom.js

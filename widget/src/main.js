@@ -1,7 +1,8 @@
 /*! kb-qa chat widget: grounded answers whose citations open and highlight the cited passage.
- *
- * Built from widget/src/ by esbuild into one plain script (widget/README.md says why); no
- * dependencies, no requests except to the kb-qa API.
+ * Built from widget/src/ by esbuild (widget/README.md); no dependencies, no requests except to
+ * the kb-qa API. Model and document text reach the page only as text nodes.
+ */
+/* How it is included (the tag's attributes: docs/pages/site-generators.md):
  *
  *   MkDocs: plugins: [search, kb-qa]   (injects this file with data-kb-qa-options="{json}")
  *   Any static site:
