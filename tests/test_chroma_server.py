@@ -98,11 +98,14 @@ def test_https_to_a_plain_http_server_says_so(
 
 
 class _NotChroma(http.server.BaseHTTPRequestHandler):
-    """A web server that is not Chroma: an HTML page for every path."""
+    """A web server that is not Chroma: an HTML page for every path (with the status of
+    the class's ``status``)."""
+
+    status = 200
 
     def do_GET(self) -> None:
         page = b"<!DOCTYPE html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n"
-        self.send_response(200)
+        self.send_response(self.status)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(page)))
         self.end_headers()
@@ -125,6 +128,17 @@ def test_a_web_server_that_is_not_chroma_is_named_so_and_its_page_not_repeated(
         with pytest.raises(IndexStateError, match="not a Chroma server") as error:
             KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
         assert "<" not in str(error.value) and "nginx" not in str(error.value)
+    finally:
+        web.shutdown()
+    # One that answers with an error page (a proxy's 502, a server of another kind's 501)
+    # was "Cannot reach the Chroma server … (<!DOCTYPE html> …). Start it".
+    failing = type("_Failing", (_NotChroma,), {"status": 501})
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), failing)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        down = f"http://127.0.0.1:{web.server_address[1]}"
+        with pytest.raises(IndexStateError, match="answers Chroma's heartbeat with HTTP 501"):
+            KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "i3", chroma_url=down)
     finally:
         web.shutdown()
     with pytest.raises(ConfigError, match="has a path"):

@@ -35,7 +35,15 @@ def answers(chroma_url: str) -> None:
     url = urlparse(chroma_url)
     base = f"{url.scheme}://{url.netloc}"
     try:
-        if _heartbeat(httpx.get(f"{base}/api/v2/heartbeat", timeout=wait)) is not False:
+        beat = httpx.get(f"{base}/api/v2/heartbeat", timeout=wait)
+        if beat.is_server_error:  # chromadb would call it unreachable, with the error page
+            raise IndexStateError(
+                f"The server at {chroma_url} answers Chroma's heartbeat with HTTP "
+                f"{beat.status_code} {beat.reason_phrase}: a Chroma server that is failing (see "
+                "its log), or another server or a proxy's error page at that address. Check "
+                "chroma_url (KBQA_CHROMA_URL or --chroma-url)."
+            )
+        if _heartbeat(beat) is not False:
             return
         if _heartbeat(httpx.get(f"{base}/api/v1/heartbeat", timeout=wait)):
             raise IndexStateError(
