@@ -15,6 +15,7 @@ from chroma_server import chroma_process, chroma_server
 from uvicorn_thread import UvicornThread
 
 from kb_qa.errors import ConfigError, IndexStateError
+from kb_qa.ingest.watch import Watcher
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import STATUS_THREADS, create_app
 from kb_qa.serve.replica import Replica
@@ -204,3 +205,29 @@ def test_a_replica_says_within_seconds_that_its_server_stopped_answering(
                 assert [h.chunk.path for h in replica.search("quokka", 1)] == ["a.md"]
             finally:
                 server.send_signal(signal.SIGCONT)
+
+
+def test_a_watcher_puts_back_the_vectors_of_a_server_restarted_empty(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    """A Chroma server restarted on an empty path left `serve --watch` not ready ("Chroma
+    holds 0 vectors for 2 indexed chunks: run kb-qa index to repair it") until an edit or
+    someone ran `kb-qa index`, though the embedding cache held every vector."""
+    vault = make_vault({"a.md": "# Alpha\n\nRun the quokka installer.\n", "b.md": "# Beta\n\nB.\n"})
+    port = free_port()
+    with chroma_process(tmp_path / "first", port) as (url, _server):
+        index = kb(vault, chroma_url=url)
+        index.index()
+        watcher = Watcher(index, debounce=0.05, retry_delay=0.2).start()
+        assert watcher.wait_idle()
+    try:
+        with chroma_process(tmp_path / "second", port):  # the same address, an empty database
+            deadline = time.monotonic() + 60
+            while index.store.chroma(lambda col: col.count()) < 2:
+                assert time.monotonic() < deadline, index.problem()
+                time.sleep(0.2)
+            assert watcher.wait_idle()
+            assert index.problem() == ""
+            assert [h.chunk.path for h in index.search("quokka", 1)] == ["a.md"]
+    finally:
+        watcher.stop()

@@ -15,6 +15,7 @@ import re
 import shutil
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -31,6 +32,7 @@ from kb_qa.types import Chunk
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 READ_BATCH = 2000  # records fetched per request when a replica loads a workspace
+EMPTIED_SECONDS = 10.0  # how often a watcher asks a Chroma server whether it lost vectors
 
 
 # The name of a segment folder of the embedded database (a UUID).
@@ -48,6 +50,7 @@ class Collection:
         self._client: Any = None  # made on first use: reading the view needs no Chroma
         self.collection: Any = None
         self._failure = ""  # the last failure logged
+        self._emptied_at = 0.0  # when ``emptied`` last asked the server
         self._reopen_lock = threading.Lock()
         # Made once however many threads ask at once: two embedded clients made together on
         # one folder broke both ("'RustBindingsAPI' object has no attribute 'bindings'"),
@@ -86,6 +89,18 @@ class Collection:
             raise self.not_found() from exc
         except Exception as exc:  # chromadb and httpx raise many types; all mean "unusable"
             raise self.unusable(exc) from exc
+
+    def emptied(self, rows: Callable[[], int]) -> bool:
+        """Whether the Chroma server holds fewer vectors than the index's ``rows()`` chunks
+        (restarted on an empty path): a watcher's cue to put them back from the cache, asked
+        at most every ``EMPTIED_SECONDS``; False while the server cannot say."""
+        if not self.settings.chroma_url or time.monotonic() - self._emptied_at < EMPTIED_SECONDS:
+            return False
+        self._emptied_at = time.monotonic()
+        try:
+            return bool(self.chroma(lambda col: col.count()) < rows())
+        except IndexStateError:
+            return False
 
     def vanished(self) -> bool:
         """Whether the embedded database's files were deleted since it was opened (``rm -rf

@@ -276,6 +276,11 @@ class Store(Manifest, WorkspaceClaim):
         stamp = self.chroma_stamp()
         return bool(stamp) and stamp == self.meta("chroma_stamp")
 
+    def vectors_gone(self) -> bool:
+        """Whether Chroma lost this index's vectors: the embedded database's folder deleted,
+        or a server restarted on an empty path (a watcher's cue to put them back)."""
+        return self.vectors.vanished() or self.vectors.emptied(self.chunk_count)
+
     def vector_problem(self) -> str:
         """Why Chroma does not hold the manifest's vectors ("" when it does); a quick check.
 

@@ -390,8 +390,8 @@ class Watcher:
         elif exists and not self.kb.store.intact():
             # Someone deleted the index folder: index() makes it again and re-indexes.
             self._run_now("<index-folder-deleted>")
-        elif exists and self.kb.store.vectors.vanished():
-            # Only the Chroma folder went: index() reopens it and puts the vectors back.
+        elif exists and self.kb.store.vectors_gone():
+            # The Chroma folder went, or the server came back empty: index() puts them back.
             self._run_now("<vector-store-deleted>")
 
 
