@@ -35,12 +35,13 @@ _CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*
 # bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
 # retrieves it seconds (unbounded, 80 KB of "[" took 19 s; tests/hostile/test_slow_markup.py).
 _ATTRS = re.compile(r"[ \t]{0,32}\{[ \t]{0,32}[#.:][^{}\n]{0,500}\}")
-# A Python traceback's frame lines say where code ran, not what the docs say: their "most
-# recent call", "line" and "File" made httpx's 404 example the answer to "Can I call
-# raise_for_status() and .json() in one line?" (its words are read without them).
-_TRACEBACK_FRAME = re.compile(
-    r'^[ \t]*(?:Traceback \(most recent call last\):|File "[^"\n]{0,500}", line \d+(?:, in .*)?)$',
-    re.M,
+# A Python traceback's own words say where code ran, not what the docs say: its "most recent
+# call last" and each frame's "File …, line 837, in" made httpx's 404 example the answer to
+# "Can I call raise_for_status() and .json() in one line?". Its words are read without
+# them; a frame's path and function name stay (".../pip/...", "raise_for_status").
+_TRACEBACK_WORDS = re.compile(
+    r"Traceback \(most recent call last\):|(?<![^ \t\n])File (?=\"[^\"\n]{0,500}\", line \d)"
+    r"|(?<=\"), line \d+(?:, in (?:<module>)?)?"
 )
 # An HTML tag, not an autolink: "<https://paperless.example.com>" is a link the page shows
 # (and the widget too), "<help@example.com>" an address shown as its words.
@@ -225,7 +226,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 # the answer: open, it took in all that followed, "See also" and citations.
                 raw += "\n" + token.markup
             kind, text = "code", raw
-            scored = _TRACEBACK_FRAME.sub("", raw)
+            scored = _TRACEBACK_WORDS.sub(" ", raw)
             if at in notes:
                 listed = parsed[notes[at]].map or (0, 0)
                 note = reading_text("\n".join(lines[listed[0] : listed[1]]))
