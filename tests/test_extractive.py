@@ -1103,6 +1103,45 @@ def test_should_and_must_do_not_decide_coverage(tmp_path: Path) -> None:
         instance.close()
 
 
+def test_how_much_and_wie_lange_ask_how_not_what(tmp_path: Path) -> None:
+    """ "how much was the MOT?" of a note whose table has the MOT's cost was "not covered"
+    ("much" is in no passage), as was "Wie lange soll der Pfannkuchenteig ruhen?" of a
+    German recipe saying how long ("lange" was one of its three words to find)."""
+    vault = tmp_path / "notes"
+    (vault / "Car").mkdir(parents=True)
+    (vault / "Car" / "Car Maintenance.md").write_text(
+        "# Car Maintenance\n\n## Service schedule\n\n"
+        "| Item | Interval | Last done | Cost |\n|---|---|---|---|\n"
+        "| MOT | 1 year | 2024-03-02 | £54.85 |\n"
+        "| Cambelt | 5 years / 100,000 km | 2022-06-02 | £420 |\n"
+        "| Brake fluid | 2 years | 2023-05-14 | £60 |\n",
+        encoding="utf-8",
+    )
+    (vault / "Pfannkuchen.md").write_text(
+        "# Pfannkuchen\n\n## Zutaten\n\n- 250 g Mehl\n- 3 Eier\n- 500 ml Milch\n\n"
+        "## Zubereitung\n\nAlles verrühren. Den Pfannkuchenteig mindestens 30 Minuten ruhen "
+        "lassen, dann in heißer Butter ausbacken.\n",
+        encoding="utf-8",
+    )
+    (vault / "Garden.md").write_text(
+        "# Garden\n\n## Garlic\n\nPlant cloves in October, two inches deep.\n", encoding="utf-8"
+    )
+    instance = KnowledgeBase(vault, index_dir=tmp_path / "idx", embed_model="minilm")
+    instance.index()
+    try:
+        for asked, said in (
+            ("how much was the MOT?", "£54.85"),
+            ("how much does the cambelt cost?", "£420"),
+            ("Wie lange soll der Pfannkuchenteig ruhen?", "30 Minuten"),
+        ):
+            done, _ = ask(instance, asked)
+            assert done.covered and said in done.text, (asked, done.text)
+        for off in ("how much does a flight to Tokyo cost?", "Wie lange dauert ein Marathon?"):
+            assert not ask(instance, off)[0].covered, off
+    finally:
+        instance.close()
+
+
 def test_the_keyword_searchs_first_section_with_every_word_covers_it(tmp_path: Path) -> None:
     """A site whose sections MiniLM scores low (0.11 to 0.30 for questions they answer):
     "Which UID does the Debian package create?" was "not covered" though the section

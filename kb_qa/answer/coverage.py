@@ -18,6 +18,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 
+from kb_qa.answer.amounts import without_asking_form
 from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import (
     STOPWORDS,
@@ -81,13 +82,14 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         return True
     if unread_share(question) >= UNREAD_SHARE:  # Hebrew, Arabic...: MiniLM cannot read it
         return _words_covered(_unread_words(question), hits[:3])
+    asked = without_asking_form(question)  # "how much", "wie lange": no word to find
     if lang := foreign(question):  # French, German...: MiniLM finds any such text alike
-        words = [t for t in keyword_tokens(topic_words(question, lang)) if len(t) >= 3]
+        words = [t for t in keyword_tokens(topic_words(asked, lang)) if len(t) >= 3]
         return _words_covered(words, hits[:3])
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
-    wanted = keyword_tokens(question)
+    wanted = keyword_tokens(asked)
     if not wanted:
         return False
     # "the --frozen flag" of docs that say "the --frozen option": what kind of thing it is,

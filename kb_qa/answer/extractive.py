@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb_qa.answer.amounts import asks_amount, states_amount
+from kb_qa.answer.amounts import asks_amount, states_amount, without_asking_form
 from kb_qa.answer.blocks import (
     Block,
     matching_rows,
@@ -106,13 +106,6 @@ _ASIDE = re.compile(
 # splits them at the apostrophe, and the "s" of "What's the pip package..." made "the
 # server's version" outscore the table holding the package (dev 0.709 -> 0.745).
 _CONTRACTION = re.compile(r"(?<=\w)(?:n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECASE)
-# The word after "how" that asks for an amount ("how long", "how many"): how the question
-# asks, not what it is about (a passage stating an amount is weighed by AMOUNT_WEIGHT). As a
-# word to find, "mani" and "long" outweighed the topic's: "the longest lifetime" or "as long
-# as 64 characters" scored for "How long is a token valid?". bench/passages.py dev: first
-# passage 0.855 unchanged, second passage shown 0.073 -> 0.055 and off topic 0.055 ->
-# 0.036; bench/answers.py dev and synthetic unchanged.
-_ASKING_FORM = re.compile(r"(?<=\bhow )(?:many|much|long|often|far|big|large|old|soon)\b", re.I)
 # "Turn it off" / "switch on", as docs say it: disabled, "enabled: false" ("how do I turn
 # that off?" of the dead-letter queue quoted the queue again, not `dead_letter.enabled:
 # false`).
@@ -313,7 +306,7 @@ def quote(
         nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{say(lang, 'not_covered')}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
-    said = _ASKING_FORM.sub("", _CONTRACTION.sub("", normalize(question)))
+    said = without_asking_form(_CONTRACTION.sub("", normalize(question)))
     said = topic_words(said, foreign(question))  # not French "les", "est", "sont"
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
