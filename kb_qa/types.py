@@ -155,13 +155,8 @@ class IndexReport:
         return ", ".join(f"{name} {secs:.1f} s" for name, secs in self.phases.items())
 
 
-class _Vectors(Protocol):
-    def vanished(self) -> bool: ...
-
-
 class _Store(Protocol):
-    @property
-    def vectors(self) -> _Vectors: ...
+    def vectors_gone(self) -> bool: ...
     def intact(self) -> bool: ...
 
 
