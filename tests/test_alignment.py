@@ -243,3 +243,26 @@ def test_a_sentence_citing_nothing_is_cited_where_it_was_drawn_from(
     assert second.number == 2 and second.heading_path[-1] == "How the backoff delay is computed"
     assert "retrying in lockstep" in second.text  # the passage it was drawn from
     assert source_of(kb, second)[second.start : second.end] == second.text
+
+
+def test_a_sentence_whose_citation_names_no_excerpt_is_cited_where_it_was_drawn_from(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    """A citation of a number no excerpt has ("[420]") was dropped, and its sentence was
+    then read as covered by the line's last citation: the reader got no chip for it,
+    where the same sentence with no marker at all was cited."""
+    scripted.template = (
+        "A job that always fails is attempted five times, with nominal delays of 10 s, 20 s, "
+        "40 s and 80 s {{Default retry policy}}. Jitter prevents a burst of failed jobs from "
+        "retrying in lockstep [420]. That is the default {{Default retry policy}}."
+    )
+    settings = kb.settings.replace(model="openai/test", api_base=scripted.url)
+
+    async def run() -> list:
+        return [e async for e in answer(kb, "How do retries back off?", settings=settings)]
+
+    events = asyncio.run(run())
+    (citations,) = [e.citations for e in events if isinstance(e, Citations)]
+    (done,) = [e for e in events if isinstance(e, Done)]
+    assert "retrying in lockstep [2]. That is the default [1]." in done.text, done.text
+    assert citations[1].heading_path[-1] == "How the backoff delay is computed"

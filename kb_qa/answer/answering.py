@@ -217,7 +217,7 @@ async def answer(
     elif by_model and order and not cut:
         # Sentences after the reply's last citation on their line, or on a line with none,
         # cited where they were drawn from (the widget shows the reply as Done has it).
-        cited, order = cite_uncited("".join(text), order, prompt.excerpts)
+        cited, order = cite_uncited("".join(text), order, prompt.excerpts, renumberer.emptied)
         text = [cited]
 
     citations = _citations(kb, "".join(text), order, prompt, quoted, drawn)

@@ -201,6 +201,10 @@ class CitationRenumberer:
         self.n_excerpts = n_excerpts
         self.order: dict[int, int] = {}  # display number -> excerpt number
         self.dropped = 0  # cited numbers outside 1..n_excerpts, removed from the text
+        # Offsets in the output where a group of such numbers alone was removed ("B [420]."
+        # -> "B."): that sentence cites nothing now, whatever follows (``cite_uncited``).
+        self.emptied: list[int] = []
+        self._emitted = 0  # characters returned so far
         self._display: dict[int, int] = {}  # excerpt number -> display number
         self._strip = False  # strip_citations: remove every citation, keep no numbers
         self._buf = ""  # unconsumed input: a marker that may still be incomplete
@@ -218,13 +222,16 @@ class CitationRenumberer:
 
     def feed(self, text: str) -> str:
         """Take the next delta; return the text that is safe to show now."""
-        return self._scan(self._buf + text, final=False)
+        out = self._scan(self._buf + text, final=False)
+        self._emitted += len(out)
+        return out
 
     def finish(self) -> str:
         """Flush whatever was held back at the end of the answer."""
         out = self._scan(self._buf, final=True)
         out += self._ws
         self._ws = ""
+        self._emitted += len(out)
         return out
 
     def _scan(self, s: str, final: bool) -> str:
@@ -275,6 +282,7 @@ class CitationRenumberer:
                 shown.append(self._display[n])
         if not shown:
             self._ws = ""  # "fact [99]." -> "fact."
+            self.emptied.append(self._emitted + sum(map(len, out)))
             return True
         out.append(self._ws + "".join(f"[{d}]" for d in sorted(shown)))
         self._ws = ""

@@ -34,15 +34,17 @@ SHOWN_CHARS = 100  # of a sentence cited after the reply, as cited_after names i
 
 
 def cite_uncited(
-    reply: str, order: dict[int, int], excerpts: Sequence[Hit]
+    reply: str, order: dict[int, int], excerpts: Sequence[Hit], emptied: Sequence[int] = ()
 ) -> tuple[str, dict[int, int]]:
     """``reply`` with a citation after each sentence that cites nothing and was drawn from
-    one excerpt, and ``order`` (shown number -> excerpt number) with the numbers it adds."""
+    one excerpt, and ``order`` (shown number -> excerpt number) with the numbers it adds.
+    ``emptied``: offsets of ``reply`` where a citation of no excerpt was removed (its
+    sentence cites nothing, whatever follows it; ``CitationRenumberer.emptied``)."""
     order = dict(order)
     shown_of = {excerpt: shown for shown, excerpt in order.items()}
     held: dict[int, list[frozenset[str]]] = {}  # excerpt -> its blocks' words, read once
     inserts: list[tuple[int, int]] = []
-    for start, end in _uncited(reply):
+    for start, end in _uncited(reply, emptied):
         excerpt = _drawn_from(reply[start:end], excerpts, held, shown_of)
         if excerpt is None:
             continue
@@ -56,9 +58,10 @@ def cite_uncited(
     return reply, order
 
 
-def _uncited(reply: str) -> Iterator[tuple[int, int]]:
+def _uncited(reply: str, emptied: Sequence[int] = ()) -> Iterator[tuple[int, int]]:
     """The spans of ``reply``'s sentences that no citation covers: those after a line's
-    last citation marker, and those of a line with none (code is not read)."""
+    last citation marker, those of a line with none, and those whose only citation was
+    removed (an offset of ``emptied``; code is not read)."""
     at = 0
     for line in prose_of(reply).split("\n"):
         begin, at = at, at + len(line) + 1
@@ -66,8 +69,14 @@ def _uncited(reply: str) -> Iterator[tuple[int, int]]:
             continue
         markers = list(MARKERS.finditer(line))
         start = markers[-1].end() if markers else 0
-        cuts = [start, *(m.end() for m in BOUNDARY.finditer(line, start)), len(line)]
+        # Before the last marker, the sentences whose citation named no excerpt: "B [420]."
+        # was not the last marker's to cover ("A [1]. B. C [1].").
+        lost = [p - begin for p in emptied if begin <= p < begin + start]
+        ends = {m.end() for m in markers} | {m.end() for m in BOUNDARY.finditer(line)}
+        cuts = sorted({0, start, len(line)} | {e for e in ends if e >= start or lost})
         for a, b in itertools.pairwise(cuts):
+            if (b <= start and not any(a <= p <= b for p in lost)) or MARKERS.search(line, a, b):
+                continue
             sentence = line[a:b]
             if sentence.strip() and not sentence.rstrip().endswith((":", ";")):
                 lead = len(sentence) - len(sentence.lstrip())
