@@ -266,3 +266,21 @@ def test_a_sentence_whose_citation_names_no_excerpt_is_cited_where_it_was_drawn_
     (done,) = [e for e in events if isinstance(e, Done)]
     assert "retrying in lockstep [2]. That is the default [1]." in done.text, done.text
     assert citations[1].heading_path[-1] == "How the backoff delay is computed"
+
+
+def test_a_table_row_and_the_paragraph_after_it_highlight_from_that_row(
+    kb: KnowledgeBase, scripted: ScriptedLLM
+) -> None:
+    """Two sentences of one section, one from the `retry.max_backoff` row and one from the
+    paragraph under the table, highlighted the table's header and every row from the first."""
+    (citation,) = ask(
+        kb,
+        scripted,
+        "How long can a retry delay get?",
+        "The upper bound for any single delay, `retry.max_backoff`, is `10m` by default "
+        "{{Default retry policy}}. A job that always fails is attempted five times, with "
+        "nominal delays of 10 s, 20 s, 40 s and 80 s between attempts {{Default retry policy}}.",
+    )
+    assert citation.text.startswith("| `retry.max_backoff` | `10m` |"), citation.text
+    assert citation.text.endswith("the job being declared dead.")
+    assert source_of(kb, citation)[citation.start : citation.end] == citation.text

@@ -134,18 +134,23 @@ def _passage_of(
     if not chosen:
         return None
     indexes = sorted({i for i, _ in chosen})
+
+    def part(i: int) -> tuple[int, int]:  # of block i, what its sentences were drawn from
+        block, mine = blocks[i], [w for j, w in chosen if j == i]
+        if block.kind == "table":
+            weights: dict[str, float] = {}
+            for w in mine:
+                weights.update(w)
+            return rows_span(block, matching_rows(block.text, weights)[1])
+        if block.kind == "list":
+            return _items_of(block, mine, markdown)
+        return block.span
+
     # Blocks apart from each other: the run from the first to the last, so that every
     # sentence's passage is highlighted (one block of them would leave another sentence's
-    # chip pointing at a passage it was not drawn from).
-    if len(indexes) == 1 and blocks[indexes[0]].kind == "table":
-        weights: dict[str, float] = {}
-        for _, w in chosen:
-            weights.update(w)
-        table = blocks[indexes[0]]
-        return rows_span(table, matching_rows(table.text, weights)[1])
-    if len(indexes) == 1 and blocks[indexes[0]].kind == "list":
-        return _items_of(blocks[indexes[0]], [w for _, w in chosen], markdown)
-    return blocks[indexes[0]].span[0], blocks[indexes[-1]].span[1]
+    # chip pointing at a passage it was not drawn from), from the first one's row or item
+    # to the last one's (a table's header and earlier rows are no sentence's).
+    return part(indexes[0])[0], part(indexes[-1])[1]
 
 
 def _items_of(listed: Block, weights: Sequence[dict[str, float]], markdown: str) -> tuple[int, int]:
