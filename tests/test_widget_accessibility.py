@@ -18,6 +18,7 @@ from widget_stack import (
     AXE,
     AXE_LOG,
     MARK_IN_VIEW,
+    MARKS,
     Stack,
     answered,
     ask,
@@ -365,6 +366,31 @@ def test_the_pointer_may_move_onto_a_tooltip(new_page: Any, stack: Stack) -> Non
     sync_api.expect(tip).to_be_visible()
     page.mouse.move(2, 2)
     sync_api.expect(tip).to_be_hidden()
+
+
+def test_a_chip_under_another_chips_tooltip_can_be_reached(new_page: Any, stack: Stack) -> None:
+    """A chip's tooltip, placed below it near the top of the chat, lay over the next line's
+    chip and stayed open while the pointer crossed it: the click landed on the tooltip."""
+    template = (
+        "Five attempts {{Retries and backoff > Default retry policy}}.\n\n"
+        "Capped {{How the backoff delay is computed}}."
+    )
+    page = answered(new_page, stack, template, "How do retries back off?")
+    first, second = page.locator("a.kbq-cite").first, page.locator("a.kbq-cite").nth(1)
+    first.hover()
+    tip = page.locator(".kbq-tip")
+    sync_api.expect(tip).to_be_visible()
+    box, target = tip.bounding_box(), second.bounding_box()
+    assert box is not None and target is not None
+    x, y = target["x"] + target["width"] / 2, target["y"] + target["height"] / 2
+    covered = box["x"] <= x <= box["x"] + box["width"] and box["y"] <= y <= box["y"] + box["height"]
+    assert covered, (box, target)  # the case this test is about: the second chip under the tip
+    page.mouse.move(x, y, steps=4)
+    sync_api.expect(tip).to_contain_text("How the backoff delay is computed")
+    box = tip.bounding_box()
+    assert box is not None and not box["y"] <= y <= box["y"] + box["height"]
+    page.mouse.click(x, y)
+    page.wait_for_function(f"{MARKS}.length > 0")
 
 
 @pytest.mark.parametrize(("width", "height"), [(320, 256), (1280, 300)])

@@ -2737,6 +2737,13 @@
     }, { passive: true });
     tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
     tip.addEventListener("mouseleave", later);
+    tip.addEventListener("mousemove", (ev) => {
+      const under = [...log.querySelectorAll(".kbq-cite")].find((c) => {
+        const r = c.getBoundingClientRect();
+        return c !== tipFor && ev.clientX >= r.left && ev.clientX <= r.right && ev.clientY >= r.top && ev.clientY <= r.bottom;
+      });
+      if (under && under._citation) show(under);
+    });
   }
   function tipPlace(r, h, floor, viewport) {
     const above = r.top - 8 - floor;

@@ -111,6 +111,15 @@ export function initTooltip(w) {
   // The pointer may move onto the tip to read it, select it, or magnify it: it stays open.
   tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
   tip.addEventListener("mouseleave", later);
+  // A tip below its chip may lie over the next line's chips: the pointer over one of them
+  // shows that one's tip (never over its own chip), so it can be clicked.
+  tip.addEventListener("mousemove", (ev) => {
+    const under = [...log.querySelectorAll(".kbq-cite")].find((c) => {
+      const r = c.getBoundingClientRect();
+      return c !== tipFor && ev.clientX >= r.left && ev.clientX <= r.right && ev.clientY >= r.top && ev.clientY <= r.bottom;
+    });
+    if (under && under._citation) show(under);
+  });
 }
 
 /**
