@@ -49,6 +49,8 @@ async def _session_calls(vault: Path, index_dir: Path) -> dict[str, object]:
             await session.call_tool("search_docs", {"query": "retries", "k": None}),
             await session.call_tool("search_docs", {"query": "retries", "include": "docs/*"}),
             await session.call_tool("ask_docs", {"question": "retries?", "exclude": [3]}),
+            await session.call_tool("search_docs", {"query": 5}),
+            await session.call_tool("ask_docs", {"question": ["retries?"]}),
         ]
     return {
         "failed": [(r.is_error, r.content[0].text) for r in failed],
@@ -98,8 +100,13 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
         "k must be a whole number written with the digits 0-9.",
         "include must be a list of vault paths or globs.",
         "exclude must be a list of vault paths or globs.",
+        "query is required and must be a non-empty string.",
+        "question is required and must be a non-empty string.",
     ], failed[4:]
     assert arguments["k"]["type"] == "integer" and arguments["k"]["maximum"] == 100
+    assert arguments["query"]["type"] == arguments["question"]["type"] == "string"
+    assert {"query"} <= set(schemas["search_docs"]["required"])
+    assert {"question"} <= set(schemas["ask_docs"]["required"])
     assert arguments["include"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
 
 

@@ -18,7 +18,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, JsonValue, WithJsonSchema
+from pydantic import JsonValue, WithJsonSchema
 
 from kb_qa import __version__
 from kb_qa.answer.events import Error
@@ -65,6 +65,14 @@ Count = Annotated[
 _LIST: dict[str, JsonValue] = {"type": "array", "items": {"type": "string"}}
 _PATHS: dict[str, JsonValue] = {"anyOf": [_LIST, {"type": "null"}]}
 Include = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": INCLUDE})]
+Query = Annotated[
+    JsonValue,
+    WithJsonSchema({"type": "string", "description": "What to look for, in the user's words."}),
+]
+Question = Annotated[
+    JsonValue,
+    WithJsonSchema({"type": "string", "description": "The user's question, as they asked it."}),
+]
 Exclude = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": EXCLUDE})]
 
 
@@ -98,7 +106,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         structured_output=False,
     )  # fmt: skip
     async def search_docs(
-        query: Annotated[str, Field(description="What to look for, in the user's words.")],
+        query: Query,
         k: Count = kb.settings.top_k,
         include: Include = None,
         exclude: Exclude = None,
@@ -131,7 +139,7 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         structured_output=False,
     )  # fmt: skip
     async def ask_docs(
-        question: Annotated[str, Field(description="The user's question, as they asked it.")],
+        question: Question,
         include: Include = None,
         exclude: Exclude = None,
         ctx: Context | None = None,
