@@ -246,3 +246,26 @@ def test_an_index_the_first_run_rebuilds_is_not_searched_half_empty(tmp_path: Pa
             run.join(60)
     assert not is_error, text
     assert json.loads(text)[0]["path"] == "retries.md", text
+
+
+def test_ask_docs_names_a_notes_file_once_at_the_passages_line(tmp_path: Path) -> None:
+    """In a notes vault (no site, its links are files) a source read "[1] Note: …/note.md:3
+    (…/note.md:5)": the same file twice, the section's line and the passage's."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "Yuki.md").write_text(
+        "# Yuki\n\nFriend from the language exchange.\n\nLives in Osaka, near the castle.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx") as kb:
+        kb.index()
+
+        async def ask() -> str:
+            async with Client(build_server(kb)) as client:
+                result = await client.call_tool("ask_docs", {"question": "Where does Yuki live?"})
+            return str(result.content[0].text)
+
+        text = anyio.run(ask)
+    (source,) = [line for line in text.splitlines() if line.startswith("[1] ")]
+    assert source.count("Yuki.md") == 1, source
+    assert source.endswith(f"{vault / 'Yuki.md'}:5"), source

@@ -169,8 +169,11 @@ def build_server(kb: KnowledgeBase, first: FirstIndex | None = None) -> MCPServe
         lines = [text.strip(), ""] if sources else [text.strip()]
         for c in sources:
             where = _file(kb, c["path"], c["line_start"])
-            also = "" if where in c["url"] else f" ({where})"
-            lines.append(f"[{c['number']}] {' > '.join(c['heading_path'])}: {c['url']}{also}")
+            if c["url"].startswith(f"{kb.settings.vault / c['path']}:"):  # a notes vault's
+                link = where  # its file, at the passage's line rather than the section's
+            else:
+                link = c["url"] if where in c["url"] else f"{c['url']} ({where})"
+            lines.append(f"[{c['number']}] {' > '.join(c['heading_path'])}: {link}")
         return "\n".join(lines)
 
     return server
