@@ -387,6 +387,8 @@ def test_a_chip_under_another_chips_tooltip_can_be_reached(new_page: Any, stack:
     assert covered, (box, target)  # the case this test is about: the second chip under the tip
     page.mouse.move(x, y, steps=4)
     sync_api.expect(tip).to_contain_text("How the backoff delay is computed")
+    page.wait_for_timeout(500)  # and it stays while the pointer rests on its chip
+    sync_api.expect(tip).to_be_visible()
     box = tip.bounding_box()
     assert box is not None and not box["y"] <= y <= box["y"] + box["height"]
     page.mouse.click(x, y)

@@ -2718,6 +2718,7 @@
     log.addEventListener("mouseover", (ev) => {
       const t = sourceTarget(ev);
       if (t && t !== tipFor) show(t);
+      else if (t) clearTimeout(tipTimer);
     });
     log.addEventListener("mouseout", (ev) => {
       if (sourceTarget(ev)) later();

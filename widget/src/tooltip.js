@@ -90,6 +90,7 @@ export function initTooltip(w) {
   log.addEventListener("mouseover", (ev) => {
     const t = sourceTarget(ev);
     if (t && t !== tipFor) show(t);
+    else if (t) clearTimeout(tipTimer); // back on its chip from the tip (or through it)
   });
   log.addEventListener("mouseout", (ev) => {
     if (sourceTarget(ev)) later();
