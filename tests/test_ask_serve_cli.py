@@ -397,3 +397,11 @@ def test_a_folder_without_markdown_is_named_as_the_problem(tmp_path: Path, cli_e
     assert asked.returncode == 1
     assert "no Markdown files (.md) were found" in asked.stderr
     assert "Run `kb-qa index`" not in asked.stderr
+    # A server on it goes on (the Markdown may come), and its log says why it has nothing.
+    log = folder.parent / "serve.log"
+    with log.open("w") as output:
+        served = serve_process(folder, cli_env(), output=output)
+        next(served)
+        served.close()
+    said = log.read_text(encoding="utf-8")
+    assert f"Nothing to answer from yet: no Markdown files (.md) were found in {folder}" in said

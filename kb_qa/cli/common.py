@@ -74,7 +74,9 @@ def _without_markdown(folder: Path, look: int = 20_000) -> bool:
     return folder.is_dir()
 
 
-def report_summary(report: IndexReport) -> str:
+def report_summary(report: IndexReport, vault: Path | None = None) -> str:
+    """What an index run did, as the CLI and the servers' logs say it; with ``vault``, that
+    it found no Markdown there when it found nothing (a server goes on, watching for some)."""
     lines = []
     if report.rebuilt:
         lines.append(f"Rebuilt: {report.rebuilt}")
@@ -96,6 +98,8 @@ def report_summary(report: IndexReport) -> str:
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)} file(s):")
         lines += [f"  {safe_text(path)}: {reason}" for path, reason in report.skipped]
+    if vault is not None and not report.files and not report.skipped:
+        lines.append(no_markdown(vault, "Nothing to answer from yet"))
     return "\n".join(lines)
 
 

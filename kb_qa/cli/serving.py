@@ -152,7 +152,7 @@ def _first_run(
         if first.failure is not None:
             server.should_exit = True
         elif first.report is not None:
-            log.info("%s", report_summary(first.report))
+            log.info("%s", report_summary(first.report, kb.settings.vault))
             if watcher is not None and not first.cancelled.is_set():
                 watcher.start(initial=False)
                 log.info("watching %s for changes", kb.settings.vault)
@@ -255,7 +255,7 @@ def _open_indexed(
     log.info("indexing %s", kb.settings.vault)
     try:
         report = first_index.index_when_free(kb, log, progress_logger(log))
-        log.info("%s", report_summary(report))
+        log.info("%s", report_summary(report, kb.settings.vault))
         prepared(report)
     except BaseException:
         _close(kb, watcher)
@@ -323,7 +323,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if first.failure is not None:
             print(f"kb-qa: {first.failure}", file=sys.stderr)
         elif first.report is not None:
-            print(report_summary(first.report), file=sys.stderr)
+            print(report_summary(first.report, kb.settings.vault), file=sys.stderr)
             if watcher is not None:
                 watcher.start(initial=False)
 
