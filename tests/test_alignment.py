@@ -48,6 +48,19 @@ def ask(kb: KnowledgeBase, llm: ScriptedLLM, question: str, template: str) -> li
     return citations
 
 
+def answered(kb: KnowledgeBase, llm: ScriptedLLM, question: str) -> tuple[list[Citation], Done]:
+    """The citations and the finished answer of the model's reply (``llm.template``)."""
+    settings = kb.settings.replace(model="openai/test", api_base=llm.url)
+
+    async def run() -> list:
+        return [e async for e in answer(kb, question, settings=settings)]
+
+    events = asyncio.run(run())
+    (citations,) = [e.citations for e in events if isinstance(e, Citations)]
+    (done,) = [e for e in events if isinstance(e, Done)]
+    return list(citations), done
+
+
 def source_of(kb: KnowledgeBase, citation: Citation) -> str:
     return (Path(kb.settings.vault) / citation.path).read_text(encoding="utf-8")
 
@@ -227,14 +240,7 @@ def test_a_sentence_citing_nothing_is_cited_where_it_was_drawn_from(
         "40 s and 80 s {{Default retry policy}}. Jitter prevents a burst of failed jobs from "
         "retrying in lockstep. Tell me if you would like to know more!"
     )
-    settings = kb.settings.replace(model="openai/test", api_base=scripted.url)
-
-    async def run() -> list:
-        return [e async for e in answer(kb, "How do retries back off?", settings=settings)]
-
-    events = asyncio.run(run())
-    (citations,) = [e.citations for e in events if isinstance(e, Citations)]
-    (done,) = [e for e in events if isinstance(e, Done)]
+    citations, done = answered(kb, scripted, "How do retries back off?")
     assert done.text.startswith("A job that always fails is attempted five times")
     assert "Jitter prevents a burst of failed jobs from retrying in lockstep [2]. Tell" in done.text
     assert done.text.endswith("Tell me if you would like to know more!")
@@ -256,14 +262,7 @@ def test_a_sentence_whose_citation_names_no_excerpt_is_cited_where_it_was_drawn_
         "40 s and 80 s {{Default retry policy}}. Jitter prevents a burst of failed jobs from "
         "retrying in lockstep [420]. That is the default {{Default retry policy}}."
     )
-    settings = kb.settings.replace(model="openai/test", api_base=scripted.url)
-
-    async def run() -> list:
-        return [e async for e in answer(kb, "How do retries back off?", settings=settings)]
-
-    events = asyncio.run(run())
-    (citations,) = [e.citations for e in events if isinstance(e, Citations)]
-    (done,) = [e for e in events if isinstance(e, Done)]
+    citations, done = answered(kb, scripted, "How do retries back off?")
     assert "retrying in lockstep [2]. That is the default [1]." in done.text, done.text
     assert citations[1].heading_path[-1] == "How the backoff delay is computed"
 
