@@ -142,6 +142,17 @@ def test_a_web_server_that_is_not_chroma_is_named_so_and_its_page_not_repeated(
             KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "i3", chroma_url=down)
     finally:
         web.shutdown()
+    # A proxy refusing kb-qa (403) was "Cannot reach … (<html>…). Start it".
+    refusing = type("_Refusing", (_NotChroma,), {"status": 403})
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), refusing)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        proxy = f"http://127.0.0.1:{web.server_address[1]}"
+        with pytest.raises(IndexStateError, match="answers with a web page") as error:
+            KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "i4", chroma_url=proxy)
+        assert "<" not in str(error.value) and "Start it" not in str(error.value)
+    finally:
+        web.shutdown()
     with pytest.raises(ConfigError, match="has a path"):
         KnowledgeBase(
             vault, embed_model="hash", index_dir=tmp_path / "i2", chroma_url=url + "/chroma"

@@ -36,6 +36,8 @@ EMPTIED_SECONDS = 10.0  # how often a watcher asks a Chroma server whether it lo
 
 
 # The name of a segment folder of the embedded database (a UUID).
+_PAGE = re.compile(r"<(?:!doctype|html|head|body|title)\b", re.IGNORECASE)  # an HTML page
+_TAG = re.compile(r"<[^<>]{0,500}>")
 _SEGMENT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -325,7 +327,16 @@ def chroma_client(settings: Settings, folder: Path):  # type: ignore[no-untyped-
             settings=chroma_settings,
         )
     except Exception as exc:
-        said = " ".join(str(exc).split())[:200].rstrip(".?! ")
+        said = " ".join(str(exc).split())
+        if _PAGE.search(said):  # a proxy's refusal (401, 403) or another server's page
+            words = " ".join(_TAG.sub(" ", said).split())[:120]
+            raise IndexStateError(
+                f"The server at {settings.chroma_url} answers with a web page ({words}), not "
+                "as Chroma does: a proxy before it that refuses kb-qa, or another server. "
+                "Check chroma_url (KBQA_CHROMA_URL or --chroma-url), and that "
+                f"{settings.chroma_url}/api/v2/heartbeat answers."
+            ) from exc
+        said = said[:200].rstrip(".?! ")
         raise IndexStateError(
             f"Cannot reach the Chroma server at {settings.chroma_url} ({said}). Start it (e.g. "
             "`chroma run --path DIR --port 8000`), or check chroma_url (KBQA_CHROMA_URL or "
