@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import signal
 import threading
@@ -116,43 +117,38 @@ class _NotChroma(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def _web_server(status: int) -> Iterator[str]:
+    """A web server that is not Chroma, answering every path with ``status`` and an HTML
+    page; yields its URL."""
+    handler = type("_Answering", (_NotChroma,), {"status": status})
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{web.server_address[1]}"
+    finally:
+        web.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (200, "not a Chroma server"),
+        # an error page (a proxy's 502, a server of another kind's 501)
+        (501, "answers Chroma's heartbeat with HTTP 501"),
+        (403, "answers with a web page"),  # a proxy refusing kb-qa
+    ],
+)
 def test_a_web_server_that_is_not_chroma_is_named_so_and_its_page_not_repeated(
-    make_vault: Callable[..., Path], tmp_path: Path
+    make_vault: Callable[..., Path], tmp_path: Path, status: int, said: str
 ) -> None:
     """It was "Cannot reach the Chroma server …: <!DOCTYPE html> …. Start it", with the
     other server's page in the CLI and in the public API's errors."""
     vault = make_vault({"a.md": "# A\n"})
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotChroma)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{web.server_address[1]}"
-        with pytest.raises(IndexStateError, match="not a Chroma server") as error:
+    with _web_server(status) as url:
+        with pytest.raises(IndexStateError, match=said) as error:
             KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "idx", chroma_url=url)
-        assert "<" not in str(error.value) and "nginx" not in str(error.value)
-    finally:
-        web.shutdown()
-    # One that answers with an error page (a proxy's 502, a server of another kind's 501)
-    # was "Cannot reach the Chroma server … (<!DOCTYPE html> …). Start it".
-    failing = type("_Failing", (_NotChroma,), {"status": 501})
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), failing)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    try:
-        down = f"http://127.0.0.1:{web.server_address[1]}"
-        with pytest.raises(IndexStateError, match="answers Chroma's heartbeat with HTTP 501"):
-            KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "i3", chroma_url=down)
-    finally:
-        web.shutdown()
-    # A proxy refusing kb-qa (403) was "Cannot reach … (<html>…). Start it".
-    refusing = type("_Refusing", (_NotChroma,), {"status": 403})
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), refusing)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    try:
-        proxy = f"http://127.0.0.1:{web.server_address[1]}"
-        with pytest.raises(IndexStateError, match="answers with a web page") as error:
-            KnowledgeBase(vault, embed_model="hash", index_dir=tmp_path / "i4", chroma_url=proxy)
-        assert "<" not in str(error.value) and "Start it" not in str(error.value)
-    finally:
-        web.shutdown()
+    assert "<" not in str(error.value) and "Start it" not in str(error.value)
     with pytest.raises(ConfigError, match="has a path"):
         KnowledgeBase(
             vault, embed_model="hash", index_dir=tmp_path / "i2", chroma_url=url + "/chroma"
