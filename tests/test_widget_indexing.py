@@ -52,11 +52,7 @@ def test_the_widget_waits_for_the_index_and_then_answers(
     context = loopback_context(browser)
     try:
         page = context.new_page()
-        open_page(page, server.url + "/")
-        page.locator(".kbq-launcher").click()
-        page.locator(".kbq-input").fill("How many times is a failing job attempted?")
-        page.locator(".kbq-input").press("Enter")
-        bot = page.locator(".kbq-bot").last
+        bot = _asked(page, server.url + "/")
         sync_api.expect(bot.locator(".kbq-status")).to_have_text(
             re.compile(r"The docs are still being indexed: 4 of \d+ sections\. Your question")
         )
@@ -88,11 +84,7 @@ def test_an_answer_given_while_an_edit_is_indexed_says_so(
     try:
         assert again.holding.wait(60)
         page = context.new_page()
-        open_page(page, server.url + "/")
-        page.locator(".kbq-launcher").click()
-        page.locator(".kbq-input").fill("How many times is a failing job attempted?")
-        page.locator(".kbq-input").press("Enter")
-        bot = page.locator(".kbq-bot").last
+        bot = _asked(page, server.url + "/")
         sync_api.expect(bot).to_have_attribute("aria-busy", "false", timeout=30_000)
         assert "five times" in bot.inner_text()
         sync_api.expect(bot.locator(".kbq-updating")).to_have_text(
@@ -102,3 +94,13 @@ def test_an_answer_given_while_an_edit_is_indexed_says_so(
         again.opened.set()
         refresh.join(60)
         context.close()
+
+
+def _asked(page: Any, url: str) -> Any:
+    """The answer (still streaming) to how often a failing job is attempted, asked in the
+    widget of the page at ``url``."""
+    open_page(page, url)
+    page.locator(".kbq-launcher").click()
+    page.locator(".kbq-input").fill("How many times is a failing job attempted?")
+    page.locator(".kbq-input").press("Enter")
+    return page.locator(".kbq-bot").last
