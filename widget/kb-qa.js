@@ -2739,10 +2739,7 @@
     tip.addEventListener("mouseenter", () => clearTimeout(tipTimer));
     tip.addEventListener("mouseleave", later);
     tip.addEventListener("mousemove", (ev) => {
-      const under = [...log.querySelectorAll(".kbq-cite")].find((c) => {
-        const r = c.getBoundingClientRect();
-        return c !== tipFor && ev.clientX >= r.left && ev.clientX <= r.right && ev.clientY >= r.top && ev.clientY <= r.bottom;
-      });
+      const under = w.ui.shadow.elementsFromPoint(ev.clientX, ev.clientY).map((e) => e.closest(".kbq-cite")).find((c) => c && c !== tipFor);
       if (under && under._citation) show(under);
     });
   }

@@ -115,10 +115,7 @@ export function initTooltip(w) {
   // A tip below its chip may lie over the next line's chips: the pointer over one of them
   // shows that one's tip (never over its own chip), so it can be clicked.
   tip.addEventListener("mousemove", (ev) => {
-    const under = [...log.querySelectorAll(".kbq-cite")].find((c) => {
-      const r = c.getBoundingClientRect();
-      return c !== tipFor && ev.clientX >= r.left && ev.clientX <= r.right && ev.clientY >= r.top && ev.clientY <= r.bottom;
-    });
+    const under = w.ui.shadow.elementsFromPoint(ev.clientX, ev.clientY).map((e) => e.closest(".kbq-cite")).find((c) => c && c !== tipFor);
     if (under && under._citation) show(under);
   });
 }
