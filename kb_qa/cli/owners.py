@@ -131,13 +131,12 @@ def _next_step(root: Path, kind: str, preview: str) -> str:
             "Next: the chat's answers come from `kb-qa serve` on the Markdown these pages were "
             "built from, with KBQA_CORS_ORIGINS set to the site's origin."
         )
+    from kb_qa.serve.serving import LOOPBACK
+
     address = urlsplit(preview)
-    port = f" --port {address.port}" if address.port and address.port != 8321 else ""
-    where = (
-        ""
-        if address.hostname in ("127.0.0.1", "localhost", "::1")
-        else f" where {preview} reaches it"
-    )
+    given = address.port and address.port != Settings.port  # not `kb-qa serve`'s own
+    port = f" --port {address.port}" if given else ""
+    where = "" if address.hostname in LOOPBACK else f" where {preview} reaches it"
     step = (
         f"Next: the chat's answers come from `kb-qa serve`: run `kb-qa serve {root} --watch"
         f"{port}` beside your preview{where} (the preview's chat asks {preview})."
