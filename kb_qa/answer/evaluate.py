@@ -251,7 +251,7 @@ def unknown_gold(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list
                 continue
             if anchor.startswith("?"):
                 heading = anchor[1:]
-                last = re.split(" › | > ", heading)[-1]  # a heading path's own heading
+                last = re.split("|".join(_PATH_JOINS), heading)[-1]  # a path's own heading
                 near = difflib.get_close_matches(last, list(headings[path]), n=1, cutoff=0.0)
                 hint = f"; nearest: {near[0]!r} (#{headings[path][near[0]]})" if near else ""
                 warnings.append(f"{where}gold heading {heading!r} is not on {path}{hint}")

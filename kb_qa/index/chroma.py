@@ -35,9 +35,10 @@ READ_BATCH = 2000  # records fetched per request when a replica loads a workspac
 EMPTIED_SECONDS = 10.0  # how often a watcher asks a Chroma server whether it lost vectors
 
 
-# The name of a segment folder of the embedded database (a UUID).
-_PAGE = re.compile(r"<(?:!doctype|html|head|body|title)\b", re.IGNORECASE)  # an HTML page
+# A web page in an error's text (a proxy's refusal, another server's page), and its tags.
+_PAGE = re.compile(r"<(?:!doctype|html|head|body|title)\b", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]{0,500}>")
+# The name of a segment folder of the embedded database (a UUID).
 _SEGMENT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

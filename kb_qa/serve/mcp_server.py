@@ -65,6 +65,7 @@ Count = Annotated[
 _LIST: dict[str, JsonValue] = {"type": "array", "items": {"type": "string"}}
 _PATHS: dict[str, JsonValue] = {"anyOf": [_LIST, {"type": "null"}]}
 Include = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": INCLUDE})]
+Exclude = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": EXCLUDE})]
 Query = Annotated[
     JsonValue,
     WithJsonSchema({"type": "string", "description": "What to look for, in the user's words."}),
@@ -73,7 +74,6 @@ Question = Annotated[
     JsonValue,
     WithJsonSchema({"type": "string", "description": "The user's question, as they asked it."}),
 ]
-Exclude = Annotated[JsonValue, WithJsonSchema({**_PATHS, "description": EXCLUDE})]
 
 
 PROGRESS_SECONDS = 2.0  # a waiting call's progress report, which keeps clients from timing out
