@@ -612,14 +612,27 @@ def test_a_few_words_after_another_question_are_a_search_of_their_own(
             "![A diagram](img/flow_(v2).png)Hooks run [in order](<hook order.md>).",
             "Hooks run in order.",
         ),
+        # Words that are code, and reference links (mkdocstrings' autorefs need no
+        # definition; a section has none): Textual's docs showed "[Static][textual.widgets.
+        # Static]" and "[`httpx2`][httpx2]", brackets and all.
+        (
+            "Hooks subclass [`Hook`](api.md#hook) or [the `Base` class](<a b.md>).",
+            "Hooks subclass `Hook` or the `Base` class.",
+        ),
+        (
+            "Hooks are [Static][textual.widgets.Static] or [`Lisp`][lisp] ![logo][l] [Foo][].",
+            "Hooks are Static or `Lisp`  Foo.",
+        ),
     ],
 )
 def test_a_link_is_shown_as_its_words_whatever_its_address_holds(markdown: str, shown: str) -> None:
-    section = _section(f"## Hooks\n\n{markdown}\n")
+    section = _section(f"## Hooks\n\n{markdown} Keep `[a](b)`, `x[1][2]`.\n")
     result = quote("Which language do hooks use?", [(1, Hit(section, 1.0))])
     passage = "".join(result.pieces).split("[1]", 1)[1]
     assert shown in passage
-    assert ")" not in passage
+    assert "Keep `[a](b)`, `x[1][2]`." in passage  # code as written
+    assert ")" not in passage.replace("`[a](b)`", "")
+    assert "][" not in passage.replace("`x[1][2]`", "")
 
 
 def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:

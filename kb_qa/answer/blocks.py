@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -49,8 +49,16 @@ _HTML_TAG = re.compile(r"<(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)/?[A-Za-z][^
 _EMAIL_AUTOLINK = re.compile(r"<([\w.!#$%&'*+/=?^`{|}~-]{1,200}@[A-Za-z0-9.-]{1,250})>")
 # A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
 _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
-_IMAGE = re.compile(r"!\[[^\[\]]{0,500}\]" + _DESTINATION)
-_LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\]" + _DESTINATION)
+# A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): the
+# section holds no definition (mkdocstrings' autorefs need none), so Markdown would show it
+# as typed, brackets and all; the page shows its words.
+_LABEL = r"\[[^\[\]\n]{0,500}\]"
+_IMAGE = re.compile(r"!\[[^\[\]]{0,500}\](?:" + _DESTINATION + "|" + _LABEL + ")")
+_LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\](?:" + _DESTINATION + "|" + _LABEL + ")")
+# What stands for a code span or fence line while links are read (``_outside_code``): a
+# private-use character, with the part's number between two of them.
+_HELD = "\ue000"
+_HOLDING = re.compile(_HELD + r"(\d+)" + _HELD)
 # A callout's first line, nested ones ("> > [!info]") too.
 _CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$", re.M)
 _PROSE = ("paragraph_open", "blockquote_open")
@@ -120,9 +128,24 @@ def reading_text(text: str) -> str:
     Code (inline spans and fenced blocks) is never touched: a quoted command keeps its
     ``<placeholders>``, entities, backslashes and brackets byte for byte.
     """
-    return "".join(
-        part if is_code else _plain_prose(part) for is_code, part in code_segments(text)
-    ).strip()
+    return _outside_code(text, _plain_prose).strip()
+
+
+def _outside_code(text: str, prose: Callable[[str], str]) -> str:
+    """``prose`` run over ``text`` with its code held out: each code span and fence line
+    stands as a numbered mark while it runs and is put back byte for byte after, so that a
+    link whose words are code ("[`Client`](api.md)", "[`httpx2`][httpx2]") is read whole.
+    A text holding the mark itself has each run of prose read on its own."""
+    parts = code_segments(text)
+    if _HELD in text:
+        return "".join(part if is_code else prose(part) for is_code, part in parts)
+    code = [part.removesuffix("\n") for is_code, part in parts if is_code]
+    numbers = itertools.count()
+    held = "".join(
+        f"{_HELD}{next(numbers)}{_HELD}" + "\n" * part.endswith("\n") if is_code else part
+        for is_code, part in parts
+    )
+    return _HOLDING.sub(lambda m: code[int(m.group(1))], prose(held))
 
 
 def _plain_prose(text: str) -> str:
@@ -274,11 +297,7 @@ def _table_text(raw: str) -> str:
     """A table as shown: outside code, links as their words (a cell's relative link to a
     ".md" file opened nothing from an answer, as a paragraph's link already did not), no
     images, no attribute lists."""
-    parts = code_segments(raw)
-    return "".join(
-        part if is_code else _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part)))
-        for is_code, part in parts
-    )
+    return _outside_code(raw, lambda part: _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part))))
 
 
 def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
