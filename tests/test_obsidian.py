@@ -255,6 +255,33 @@ def test_a_question_in_another_latin_script_language_is_judged_by_its_words(
     assert coverage.covered(question, hits, "minilm") is expected
 
 
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Qui a fondé Lumen ?", False),
+        ("Wer hat Lumen gegründet?", False),
+        ("¿Quién fundó Lumen?", False),
+        ("Funktioniert Lumen offline?", False),  # one function word: its words do not tell
+        ("Comment installer Lumen ?", True),  # nor do these: the docs' language judges
+        ("Qu'est-ce que Lumen ?", True),
+        ("Combien de temps Lumen conserve-t-il les lettres mortes ?", True),
+    ],
+)
+def test_a_foreign_question_naming_the_product_is_judged_by_its_other_words(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], question: str, expected: bool
+) -> None:
+    """On a French site, "Qui a fondé Lumière ?" and "Wer hat Lumière gegründet?" were
+    covered (the name was half their words) and "Comment installer Lumière ?" was not (read
+    as English, its "comment" was a word no passage held)."""
+    base = kb(make_vault(FRENCH_NOTES), embed_model="minilm")
+    base.index()
+    hits = base.search(question, 10)
+    naming = coverage.covered_naming(
+        question, hits, "minilm", frozenset({"lumen"}), lambda q: base.search(q, 10)
+    )
+    assert naming is expected
+
+
 def test_a_french_question_s_function_words_choose_no_passage(
     make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
 ) -> None:

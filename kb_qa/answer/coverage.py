@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from kb_qa.answer.amounts import without_asking_form
-from kb_qa.spoken import foreign, topic_words
+from kb_qa.spoken import asked_in, foreign, topic_words
 from kb_qa.text import (
     STOPWORDS,
     cjk_runs,
@@ -82,13 +82,12 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
         return True
     if unread_share(question) >= UNREAD_SHARE:  # Hebrew, Arabic...: MiniLM cannot read it
         return _words_covered(_unread_words(question), hits[:3])
-    asked = without_asking_form(question)  # "how much", "wie lange": no word to find
-    if lang := foreign(question):  # French, German...: MiniLM finds any such text alike
-        words = [t for t in keyword_tokens(topic_words(asked, lang)) if len(t) >= 3]
-        return _words_covered(words, hits[:3])
+    if lang := _language(question, hits):  # French, German...: MiniLM finds any such text alike
+        return _words_covered(_foreign_words(question, lang), hits[:3])
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
+    asked = without_asking_form(question)  # "how much", "wie lange": no word to find
     wanted = keyword_tokens(asked)
     if not wanted:
         return False
@@ -104,6 +103,24 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
             set(wanted), hits[:3], held
         )
     return any(set(wanted) <= set(t) for t in held) or _holds_phrase(wanted, held[0])
+
+
+def _language(question: str, hits: Sequence[Hit]) -> str:
+    """The Latin-script language other than English a question is judged in: the one it is
+    asked in (``foreign``), or, when its words do not tell ("Funktioniert Lumière
+    offline?", "Comment installer Lumière ?": one function word), that of the best
+    passage, which MiniLM reads as poorly."""
+    if lang := foreign(question):
+        return lang
+    return foreign(hits[0].chunk.index_text[:2000]) if asked_in(question) == "" else ""
+
+
+def _foreign_words(question: str, lang: str) -> list[str]:
+    """The words of a question in ``lang`` (another Latin-script language than English)
+    that say what it is about: of three letters or more, its function words and the words
+    that ask for an amount ("wie lange", "combien de temps") aside."""
+    asked = without_asking_form(question)
+    return [t for t in keyword_tokens(topic_words(asked, lang)) if len(t) >= 3]
 
 
 def _agreed(wanted: set[str], hits: Sequence[Hit], held: Sequence[list[str]]) -> bool:
@@ -187,15 +204,21 @@ def covered_naming(
 ) -> bool:
     """:func:`covered`, and for a question naming the product, as close as WORDS_FLOOR
     without the name too (``search`` finds the hits of the question without it). Questions
-    judged by their words (CJK, other scripts and languages) are judged so alone."""
+    in CJK or another script are judged by their words alone; one in another Latin-script
+    language by its words without the name."""
     if not covered(question, hits, embed_model):
         return False
     floor = WORDS_FLOOR.get(embed_model)
     if floor is None or cjk_share(question) >= CJK_SHARE or unread_share(question) >= UNREAD_SHARE:
         return True
     rest = without_product(question, product)
-    if rest is None or foreign(question):
+    if rest is None:
         return True
+    if lang := _language(question, hits):
+        # Judged by its words, the name not one of them ("Qui a fondé Lumière ?" was
+        # covered by "Lumière" alone); asking nothing else, it asks what the product is.
+        words = _foreign_words(rest, lang)
+        return not words or _words_covered(words, hits[:3])
     if max((h.similarity or 0.0 for h in search(rest)), default=0.0) >= floor:
         return True
     # Or two of its words or more close together in one of the best passages: "Does Lumen
