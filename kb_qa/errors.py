@@ -123,3 +123,11 @@ def database_failed(exc: Exception) -> str:
         f"the index's database failed ({exc}). Check that the index folder is writable and "
         "the disk has room; `kb-qa index` rebuilds a broken index."
     )
+
+
+def folder_is_file(path: object) -> IndexStateError:
+    """A file where the index folder goes, as every command says it."""
+    return IndexStateError(
+        f"The index folder {path} is a file. Move it away, or point --index-dir "
+        "(KBQA_INDEX_DIR) at a folder."
+    )

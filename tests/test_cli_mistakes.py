@@ -48,6 +48,9 @@ def test_search_in_a_vault_that_is_not_there_says_so(tmp_path: Path, run_cli: CL
     page.write_text("# P\n", encoding="utf-8")
     said(run_cli("search", "x", "--vault", str(page)), "is not a folder")
     said(run_cli("search", "x", "--vault", str(tmp_path), "--index-dir", str(page)), "is a file")
+    # Indexing said "[Errno 17] File exists … Check permissions"
+    indexed = run_cli("index", str(tmp_path), "--index-dir", str(page))
+    said(indexed, f"index folder {page} is a file")
 
 
 def test_an_answer_to_a_terminal_that_cannot_show_it_is_not_a_crash(
@@ -235,3 +238,18 @@ def test_a_workspace_name_without_ascii_letters_is_refused(
     result = run_cli("index", str(vault), "--workspace", name)
     said(result, "a workspace is named with ASCII letters and digits")
     assert not (vault / ".kb-qa").exists()
+
+
+def test_auto_says_the_index_keeps_a_model_it_would_not_choose(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A user who tried another model and then removed the setting found the index still on
+    it, silently ("0 files changed"), every search too."""
+    site = write_files(tmp_path / "site", PAGES)
+    assert run_cli("index", str(site)).returncode == 0  # hash, named
+    again = run_cli("index", str(site), env={"KBQA_EMBED_MODEL": "auto"})
+    assert again.returncode == 0, again.stderr
+    assert "keeps the embedding model it was built with, hash" in again.stderr
+    assert "--embed-model minilm" in again.stderr
+    named = run_cli("index", str(site))  # the model it has, named: nothing to say
+    assert "keeps the embedding model" not in named.stderr

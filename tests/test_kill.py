@@ -196,3 +196,26 @@ def test_ctrl_c_while_embedding_with_minilm_keeps_vectors(
         assert index.stats()["chunks"] == 0
         assert count_rows(index_dir, "vectors") >= 1
         assert index.stats()["embed_model"] == "minilm"
+
+
+def test_ctrl_c_during_a_rebuild_says_the_index_holds_only_what_it_wrote(
+    big_vault: Path,
+    start_index: Callable[..., subprocess.Popen[str]],
+    run_cli: CLI,
+    tmp_path: Path,
+) -> None:
+    """Stopping a rebuild for another model said "The index keeps everything written so
+    far", and the next search found the index empty: a rebuild begins by emptying it."""
+    index_dir = tmp_path / "idx"
+    built = run_cli("index", str(big_vault), "--index-dir", str(index_dir), "--quiet")
+    assert built.returncode == 0, built.stderr
+    proc = start_index(big_vault, index_dir, KBQA_EMBED_MODEL="minilm")
+    deadline = time.monotonic() + 90
+    while "Rebuilding the index" not in output(proc) and time.monotonic() < deadline:
+        assert proc.poll() is None, output(proc)
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 130
+    text = output(proc)
+    assert "interrupted during a rebuild" in text and "run the same command again" in text
+    assert "keeps everything written so far" not in text

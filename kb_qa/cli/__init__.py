@@ -36,6 +36,8 @@ _INTERRUPTED = {
     "again to finish.",
     "watch": "stopped. The index keeps everything written so far; the next `kb-qa watch` or "
     "`kb-qa index` catches up with what changed meanwhile.",
+    "rebuild": "interrupted during a rebuild: the index holds only what was written so far "
+    "(a rebuild begins by emptying it); run the same command again to finish.",
     "serve": "stopped before the index was built. It keeps everything written so far; the next "
     "start catches up.",
 }
@@ -62,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kb-qa: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\nkb-qa: {_INTERRUPTED.get(args.command, 'interrupted.')}", file=sys.stderr)
+        said = _INTERRUPTED.get(getattr(args, "stopped", args.command), "interrupted.")
+        print(f"\nkb-qa: {said}", file=sys.stderr)
         return 130
     except PermissionError as exc:
         where = f": {exc.filename}" if exc.filename else ""

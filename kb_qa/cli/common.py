@@ -15,6 +15,7 @@ from kb_qa.errors import (
     ConfigError,
     IndexStateError,
     KbQaError,
+    folder_is_file,
     misread_by_locale,
 )
 from kb_qa.settings import Settings
@@ -56,9 +57,7 @@ def open_index(args: argparse.Namespace) -> KnowledgeBase:
     if not settings.chroma_url and not (settings.index_path / MANIFEST).is_file():
         check_vault(settings)
         if settings.index_path.exists() and not settings.index_path.is_dir():
-            raise IndexStateError(
-                f"The index folder {settings.index_path} is a file. Check --index-dir."
-            )
+            raise folder_is_file(settings.index_path)
         if _without_markdown(settings.vault):  # `kb-qa index` made no index of it
             raise IndexStateError(no_markdown(settings.vault, "there is no index", when=""))
         require_index(0)

@@ -82,19 +82,36 @@ def cmd_index(args: argparse.Namespace) -> int:
             why = ""
         if why:
             print(f"Rebuilding the index: {why} …", file=sys.stderr)
+            args.stopped = "rebuild"  # what Ctrl-C leaves (cli._INTERRUPTED)
         report = kb.index(progress=progress, steps=steps)
+        kept = kept_model(kb)
         prepare_search(kb, report.chunks, args.quiet)
     finally:
         for bar in bars.values():
             bar.close()
         kb.close()
     print(report_summary(report))
+    if kept:
+        print(kept, file=sys.stderr)
     if not report.files and not report.skipped:
         if created and not report.chunks:
             shutil.rmtree(settings.index_path, ignore_errors=True)
         print(f"kb-qa: {no_markdown(kb.settings.vault, 'nothing to index')}", file=sys.stderr)
         return 1
     return 0
+
+
+def kept_model(kb: KnowledgeBase) -> str:
+    """What to say when ``auto`` keeps a model the index was built with that it would not
+    choose for a new index: a user who tried another model and removed the setting found
+    the index still on it, every search too (a paid API's, for a litellm model)."""
+    model = kb.store.meta("embed_model")
+    if kb.settings.embed_model != "auto" or model in ("", "minilm", "e5-multilingual"):
+        return ""
+    return (
+        f"Note: the index keeps the embedding model it was built with, {model} (embed_model "
+        "is auto). To go back to the default, run kb-qa index --embed-model minilm."
+    )
 
 
 def prepare_search(kb: KnowledgeBase, sections: int, quiet: bool) -> None:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from kb_qa.errors import IndexBusyError, IndexStateError, VaultError
+from kb_qa.errors import IndexBusyError, IndexStateError, VaultError, folder_is_file
 from kb_qa.index.chroma import Collection, disk_full, disk_full_error
 from kb_qa.index.claim import WorkspaceClaim
 from kb_qa.index.manifest import (
@@ -134,6 +134,8 @@ class Store(Manifest, WorkspaceClaim):
         except (OSError, sqlite3.Error) as exc:
             if disk_full(exc, self.folder):
                 raise disk_full_error(self.folder) from exc
+            if self.folder.is_file():  # "[Errno 17] File exists", said to check permissions
+                raise folder_is_file(self.folder) from exc
             raise IndexStateError(
                 f"Cannot open the index in {self.folder}: {exc}. Check permissions, or set "
                 "KBQA_INDEX_DIR to a writable folder."
