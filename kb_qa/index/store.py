@@ -352,8 +352,8 @@ class Store(Manifest, WorkspaceClaim):
             handle = open(self.folder / "write.lock", "w")
         except OSError as exc:  # a read-only folder or file system, a lock file not ours
             raise IndexStateError(
-                f"Cannot write the index in {self.folder}: {exc.strerror}. Searching it still "
-                "works; to update it, make the folder writable or point index_dir "
+                f"Cannot write the index in {self.folder}: {exc.strerror}. Make the folder "
+                "writable (its databases need it, to be searched too) or point index_dir "
                 "(KBQA_INDEX_DIR) at a writable one."
             ) from exc
         with handle:
