@@ -93,8 +93,9 @@
   var FP_WORDS = 12;
   var TAIL_REPEATS = 8;
   var TAIL_PLACES = 16;
-  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?: (?=\S))?/u;
-  var TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]{1,3}$/u;
+  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
+  var TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
+  var SPACES = /[\u00a0\u202f]/g;
   var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
   var WORD = /[\p{L}\p{M}\p{N}]+/gu;
   function norm(word) {
@@ -341,14 +342,15 @@
     return best;
   }
   function widened(text, start, end, punct) {
+    const same = (a, b) => a.replace(SPACES, " ") === b.replace(SPACES, " ");
     for (let k = punct.lead.length; k > 0; k--) {
-      if (start >= k && text.slice(start - k, start) === punct.lead.slice(-k)) {
+      if (start >= k && /^\S/.test(punct.lead.slice(-k)) && same(text.slice(start - k, start), punct.lead.slice(-k))) {
         start -= k;
         break;
       }
     }
     for (let k = punct.trail.length; k > 0; k--) {
-      if (text.slice(end, end + k) === punct.trail.slice(0, k)) {
+      if (/\S$/.test(punct.trail.slice(0, k)) && same(text.slice(end, end + k), punct.trail.slice(0, k))) {
         end += k;
         break;
       }

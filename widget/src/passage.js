@@ -11,9 +11,11 @@ const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many plac
 // The punctuation before a passage's first word and after its last ("<arguments>", "is
 // disabled)."): carried in its link and marked with it, where the page has it too.
 // Chinese and Japanese ones too ("…最大32文字です。", "「設定」"), full-width forms included,
-// and the markup a code example opens or ends with ("**bold**", "> quote", "`code`").
-const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?: (?=\S))?/u;
-const TRAIL = /[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]{1,3}$/u;
+// and the markup a code example opens or ends with ("**bold**", "> quote", "`code`"), with
+// the space French sets inside « » and before ? ! : ; (" »", "\u00a0!", "«\u202f").
+const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
+const TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
+const SPACES = /[\u00a0\u202f]/g;
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
@@ -328,16 +330,18 @@ function nearestPlace(tail, tokens, found, want) {
 }
 
 /** ``start``..``end`` of ``text`` with as much of the passage's own punctuation before its
- * first word and after its last (``ends``) as the page has there. */
+ * first word and after its last (``ends``) as the page has there (any of its spaces for
+ * one, never a space alone at the mark's edge). */
 function widened(text, start, end, punct) {
+  const same = (a, b) => a.replace(SPACES, " ") === b.replace(SPACES, " ");
   for (let k = punct.lead.length; k > 0; k--) {
-    if (start >= k && text.slice(start - k, start) === punct.lead.slice(-k)) {
+    if (start >= k && /^\S/.test(punct.lead.slice(-k)) && same(text.slice(start - k, start), punct.lead.slice(-k))) {
       start -= k;
       break;
     }
   }
   for (let k = punct.trail.length; k > 0; k--) {
-    if (text.slice(end, end + k) === punct.trail.slice(0, k)) {
+    if (/\S$/.test(punct.trail.slice(0, k)) && same(text.slice(end, end + k), punct.trail.slice(0, k))) {
       end += k;
       break;
     }

@@ -276,3 +276,22 @@ test("a code example's opening and closing markup is marked with it", () => {
     assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), marked);
   }
 });
+
+test("French punctuation is marked with its passage: the space before ? ! : ; » and after «", () => {
+  // The mark stopped at "« clé inconnue" and left " »." out, left "\u00a0!" out, and
+  // left the opening "«\u00a0" out: the space French sets there was not taken as its own.
+  const page = "Erreurs\nLe serveur affiche l’avertissement « clé inconnue ». Puis il s’arrête.\n" +
+    "Démarrage\nLa barre indique synchronisation en cours\u00a0! Patientez.\n" +
+    "Accueil\n«\u00a0Bonjour et bienvenue\u00a0» est le titre. Questions\u202f? Aucune.";
+  for (const passage of [
+    "Le serveur affiche l’avertissement « clé inconnue ».",
+    "La barre indique synchronisation en cours\u00a0!",
+    "«\u00a0Bonjour et bienvenue\u00a0» est le titre.",
+    "« Bonjour et bienvenue »",
+    "Questions\u202f?",
+  ]) {
+    const marked = passage.replace("« Bonjour et bienvenue »", "«\u00a0Bonjour et bienvenue\u00a0»");
+    assert.equal(slice(page, kbqa.findPassage(page, { passage })), marked);
+    assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), marked);
+  }
+});
