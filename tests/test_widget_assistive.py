@@ -157,3 +157,48 @@ def test_a_short_window_keeps_the_footers_words(new_page: Any, stack: Stack) -> 
     tall.keyboard.press("Control+k")
     sync_api.expect(tall.locator(".kbq-foot")).to_be_visible()
     sync_api.expect(tall.locator(".kbq-empty .kbq-foot-copy")).to_be_hidden()
+
+
+def chip_descriptions(page: Any) -> dict[str, str]:
+    """Each citation chip's accessible description, by its name ("Source 1: Retries and
+    backoff › Default retry policy"), as Chromium's accessibility tree has it."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        cdp.detach()
+    return {
+        node["name"]["value"]: node.get("description", {}).get("value", "")
+        for node in nodes
+        if node.get("role", {}).get("value") == "link"
+        and node.get("name", {}).get("value", "").startswith("Source ")
+    }
+
+
+def test_a_chip_is_described_by_its_own_passage_only(new_page: Any, stack: Stack) -> None:
+    """Every chip named the one shared tooltip as its description, and the tooltip kept its
+    text when hidden: after one preview had shown, a screen reader read that passage as the
+    description of every chip of the conversation."""
+    template = (
+        "Five attempts {{Retries and backoff > Default retry policy}}.\n\n"
+        "Capped {{How the backoff delay is computed}}."
+    )
+    page = answered(new_page, stack, template, "How do retries back off?")
+    first, second = (
+        "Source 1: Retries and backoff › Default retry policy",
+        "Source 2: Retries and backoff › Default retry policy › How the backoff delay is computed",
+    )
+    assert chip_descriptions(page) == {first: "", second: ""}
+    tip = page.locator(".kbq-tip")
+    page.locator("a.kbq-cite").first.hover()
+    sync_api.expect(tip).to_contain_text("attempted five times")
+    described = chip_descriptions(page)
+    assert "attempted five times" in described[first] and described[second] == "", described
+    page.mouse.move(2, 2)
+    sync_api.expect(tip).to_be_hidden()
+    assert chip_descriptions(page) == {first: "", second: ""}
+    page.locator("a.kbq-cite").nth(1).focus()
+    sync_api.expect(tip).to_contain_text("How the backoff delay is computed")
+    described = chip_descriptions(page)
+    assert "attempted five times" not in described[second] and described[first] == "", described
+    assert "How the backoff delay is computed" in described[second], described

@@ -969,260 +969,6 @@
     return renderBlocks(parseBlocks(withoutBidi(md)), doc, ctx);
   }
 
-  // src/shortcut.js
-  function parseShortcut(spec, apple) {
-    let parts = String(spec || "mod+k").toLowerCase().split("+");
-    let key = parts.pop() || "k";
-    let mods = { ctrl: false, meta: false, alt: false, shift: false };
-    parts.forEach(function(p) {
-      if (p === "mod") mods[apple ? "meta" : "ctrl"] = true;
-      else if (p in mods) mods[p] = true;
-    });
-    mods.key = key;
-    return mods;
-  }
-  function matchesShortcut(ev, sc) {
-    let key = (ev.key || "").toLowerCase();
-    let code = ev.code || "";
-    let same = key === sc.key || code === "Key" + sc.key.toUpperCase() || code === "Digit" + sc.key;
-    let letter = /^[a-z0-9]$/.test(sc.key);
-    return same && ev.ctrlKey === sc.ctrl && ev.metaKey === sc.meta && ev.altKey === sc.alt && (!letter || ev.shiftKey === sc.shift);
-  }
-  function shortcutLabel(sc, apple) {
-    let out = [];
-    if (sc.ctrl) out.push(apple ? "⌃" : "Ctrl");
-    if (sc.alt) out.push(apple ? "⌥" : "Alt");
-    if (sc.shift) out.push(apple ? "⇧" : "Shift");
-    if (sc.meta) out.push(apple ? "⌘" : "Meta");
-    out.push(sc.key.toUpperCase());
-    return out.join(apple ? "" : "+");
-  }
-  function ariaShortcut(sc) {
-    let out = [];
-    if (sc.ctrl) out.push("Control");
-    if (sc.alt) out.push("Alt");
-    if (sc.shift) out.push("Shift");
-    if (sc.meta) out.push("Meta");
-    out.push(sc.key.toUpperCase());
-    return out.join("+");
-  }
-
-  // src/panel.js
-  var IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
-  var DOCKED = "data-kb-qa-docked";
-  var OPEN = "data-kb-qa-open";
-  var MIN_PAGE_WIDTH = 600;
-  var FULL_SCREEN = "(max-width: 600px), (max-height: 500px) and (pointer: coarse)";
-  function buildPanel(options, shortcut, apple) {
-    const t = options.t;
-    const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
-    const shadow = host.attachShadow({ mode: "open" });
-    const keys = shortcutLabel(shortcut, apple);
-    const launcher = el(
-      "button",
-      {
-        type: "button",
-        class: "kbq-launcher",
-        "aria-haspopup": "dialog",
-        "aria-expanded": "false",
-        "aria-controls": IDS.panel,
-        "aria-keyshortcuts": ariaShortcut(shortcut),
-        "aria-label": options.title + " (" + keys + ")",
-        title: options.title + " (" + keys + ")"
-      },
-      [icon("chat"), el("span", { class: "kbq-launcher-label", text: options.title })]
-    );
-    const newButton = iconButton("reset", t("newConversation"));
-    const closeButton = iconButton("close", t("close"));
-    const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
-    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
-    const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
-    const form = el("form", { class: "kbq-form" }, [input, sendButton]);
-    const foot = el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys }) })]);
-    const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
-      el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
-      log,
-      form,
-      foot
-    ]);
-    const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
-    const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
-    const frame = el("div", { class: "kbq" }, [launcher, panel, tip, announcer]);
-    if (t.foreign) {
-      frame.setAttribute("lang", t.lang);
-      frame.setAttribute("dir", "ltr");
-    }
-    frame.style.visibility = "hidden";
-    const styleLink = el("link", { rel: "stylesheet", href: options.css });
-    const show = () => frame.style.removeProperty("visibility");
-    styleLink.addEventListener("load", show);
-    styleLink.addEventListener("error", show);
-    shadow.appendChild(styleLink);
-    shadow.appendChild(frame);
-    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, foot, panel, tip, announcer, t };
-  }
-  function initPanel(w) {
-    const ui = w.ui;
-    let lastFocus = null;
-    let backWatcher = null;
-    const watchBack = (open) => {
-      if (backWatcher) backWatcher.destroy();
-      backWatcher = null;
-      if (!open || typeof window.CloseWatcher !== "function" || !window.matchMedia || !matchMedia(FULL_SCREEN).matches) return;
-      try {
-        backWatcher = new window.CloseWatcher();
-      } catch (e) {
-        return;
-      }
-      backWatcher.addEventListener("close", () => {
-        backWatcher = null;
-        w.setOpen(false);
-      });
-    };
-    w.setOpen = (open, focusInput) => {
-      if (w.state.open === open && !ui.panel.hidden === open) return;
-      w.state.open = open;
-      ui.panel.hidden = !open;
-      ui.launcher.hidden = open;
-      ui.launcher.setAttribute("aria-expanded", String(open));
-      document.documentElement.toggleAttribute(OPEN, open);
-      w.hideTip();
-      watchBack(open);
-      if (open) {
-        const active = document.activeElement;
-        if (active && active !== ui.host && active !== document.body) lastFocus = active;
-        w.renderAll();
-        w.autosize();
-        const place = w.state.place;
-        w.state.place = null;
-        const back = touchOnly() && w.state.messages.length > 0;
-        if (back && place && place.count === w.state.messages.length) ui.log.scrollTop = place.top;
-        if (back && focusInput !== false) ui.log.focus({ preventScroll: true });
-        else if (focusInput !== false) ui.input.focus();
-      } else {
-        dock(w, false);
-        w.flushFeedback();
-        if (focusInput !== false) (lastFocus && document.contains(lastFocus) ? lastFocus : ui.launcher).focus({ preventScroll: true });
-        lastFocus = null;
-      }
-      w.save();
-    };
-    w.autosize = () => {
-      ui.input.style.height = "auto";
-      if (ui.input.scrollHeight) ui.input.style.height = Math.min(ui.input.scrollHeight, 160) + "px";
-    };
-    ["keydown", "keyup", "keypress"].forEach((type) => ui.host.addEventListener(type, (ev) => ev.stopPropagation()));
-    ui.frame.addEventListener("keydown", (ev) => {
-      if (ev.key === "Escape") {
-        ev.preventDefault();
-        if (!ui.tip.hidden) w.hideTip();
-        else w.setOpen(false);
-      } else if (matchesShortcut(ev, w.shortcut)) {
-        ev.preventDefault();
-        w.setOpen(!w.state.open);
-      } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
-        trapFocus(ui, ev);
-      }
-    });
-    let siteHadIt = false;
-    window.addEventListener("keydown", (ev) => {
-      siteHadIt = ev.key === "Escape" && siteDialogOpen(ev.composedPath ? ev.composedPath() : []);
-    }, true);
-    window.addEventListener("keydown", (ev) => {
-      if (ev.defaultPrevented) return;
-      const path = ev.composedPath ? ev.composedPath() : [ev.target];
-      const t = path[0] || ev.target;
-      const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
-      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
-        w.setOpen(false, false);
-        return;
-      }
-      if (!matchesShortcut(ev, w.shortcut)) return;
-      const sc = w.shortcut;
-      if (!(sc.ctrl || sc.meta || sc.alt) && typing) return;
-      ev.preventDefault();
-      if (w.state.open && document.activeElement !== ui.host) ui.input.focus();
-      else w.setOpen(!w.state.open);
-    });
-    ui.launcher.addEventListener("click", () => w.setOpen(true));
-    ui.closeButton.addEventListener("click", () => w.setOpen(false));
-    ui.newButton.addEventListener("click", () => {
-      w.stop();
-      w.flushFeedback();
-      w.state.messages = [];
-      w.renderAll();
-      w.save(true);
-      ui.input.focus();
-    });
-    ui.input.value = w.state.draft;
-    ui.input.addEventListener("input", () => {
-      w.state.draft = ui.input.value;
-      w.autosize();
-      w.save();
-    });
-    ui.input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing && ev.keyCode !== 229) {
-        ev.preventDefault();
-        w.submit();
-      }
-    });
-    ui.form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      if (!w.stop()) w.submit();
-    });
-  }
-  function siteDialogOpen(path) {
-    const modal = (n) => n && n.nodeType === 1 && (n.tagName === "DIALOG" || n.getAttribute("aria-modal") === "true");
-    if (path.some(modal)) return true;
-    return !!document.querySelector('input[data-md-toggle="search"]:checked, dialog[open]');
-  }
-  function trapFocus(ui, ev) {
-    const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);
-    if (!list.length) return;
-    const active = ui.shadow.activeElement;
-    const at = list.indexOf(active);
-    const outside = at === -1 && !(active && ui.panel.contains(active));
-    if (ev.shiftKey && (at === 0 || outside)) {
-      ev.preventDefault();
-      list[list.length - 1].focus();
-    } else if (!ev.shiftKey && (at === list.length - 1 || outside)) {
-      ev.preventDefault();
-      list[0].focus();
-    }
-  }
-  function setBusy(ui, busy) {
-    const t = ui.t;
-    ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
-    ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
-    ui.sendButton.title = t(busy ? "stop" : "send");
-    ui.sendButton.classList.toggle("kbq-busy", busy);
-  }
-  function panelCovers(ui, marks) {
-    if (ui.panel.hidden || !marks.length) return false;
-    const p = ui.panel.getBoundingClientRect();
-    return marks.some((m) => {
-      const r = m.getBoundingClientRect();
-      return r.right > p.left && r.left < p.right;
-    });
-  }
-  function dock(w, on) {
-    const root = document.documentElement;
-    if (!on) {
-      root.removeAttribute(DOCKED);
-      root.style.removeProperty("--kb-qa-dock-width");
-      w.ui.panel.classList.remove("kbq-docked");
-      w.ui.panel.setAttribute("aria-modal", "true");
-      return true;
-    }
-    const width = Math.min(440, Math.round(window.innerWidth * 0.4));
-    if (window.innerWidth - width < MIN_PAGE_WIDTH) return false;
-    root.style.setProperty("--kb-qa-dock-width", width + "px");
-    root.setAttribute(DOCKED, "");
-    w.ui.panel.classList.add("kbq-docked");
-    w.ui.panel.setAttribute("aria-modal", "false");
-    return true;
-  }
-
   // src/lang/de.js
   var de_default = {
     title: "Doku fragen",
@@ -1894,7 +1640,6 @@
       href,
       "data-n": String(n),
       "aria-label": c ? t("sourceN", { n }) + ": " + headingPath(c, t) : t("sourceN", { n }),
-      "aria-describedby": c ? IDS.tip : null,
       tabindex: href ? null : "-1"
     }, [String(n)]);
     if (c) {
@@ -1982,6 +1727,260 @@
       wrapRow.appendChild(reasonForm);
     }
     return wrapRow;
+  }
+
+  // src/shortcut.js
+  function parseShortcut(spec, apple) {
+    let parts = String(spec || "mod+k").toLowerCase().split("+");
+    let key = parts.pop() || "k";
+    let mods = { ctrl: false, meta: false, alt: false, shift: false };
+    parts.forEach(function(p) {
+      if (p === "mod") mods[apple ? "meta" : "ctrl"] = true;
+      else if (p in mods) mods[p] = true;
+    });
+    mods.key = key;
+    return mods;
+  }
+  function matchesShortcut(ev, sc) {
+    let key = (ev.key || "").toLowerCase();
+    let code = ev.code || "";
+    let same = key === sc.key || code === "Key" + sc.key.toUpperCase() || code === "Digit" + sc.key;
+    let letter = /^[a-z0-9]$/.test(sc.key);
+    return same && ev.ctrlKey === sc.ctrl && ev.metaKey === sc.meta && ev.altKey === sc.alt && (!letter || ev.shiftKey === sc.shift);
+  }
+  function shortcutLabel(sc, apple) {
+    let out = [];
+    if (sc.ctrl) out.push(apple ? "⌃" : "Ctrl");
+    if (sc.alt) out.push(apple ? "⌥" : "Alt");
+    if (sc.shift) out.push(apple ? "⇧" : "Shift");
+    if (sc.meta) out.push(apple ? "⌘" : "Meta");
+    out.push(sc.key.toUpperCase());
+    return out.join(apple ? "" : "+");
+  }
+  function ariaShortcut(sc) {
+    let out = [];
+    if (sc.ctrl) out.push("Control");
+    if (sc.alt) out.push("Alt");
+    if (sc.shift) out.push("Shift");
+    if (sc.meta) out.push("Meta");
+    out.push(sc.key.toUpperCase());
+    return out.join("+");
+  }
+
+  // src/panel.js
+  var IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
+  var DOCKED = "data-kb-qa-docked";
+  var OPEN = "data-kb-qa-open";
+  var MIN_PAGE_WIDTH = 600;
+  var FULL_SCREEN = "(max-width: 600px), (max-height: 500px) and (pointer: coarse)";
+  function buildPanel(options, shortcut, apple) {
+    const t = options.t;
+    const host = el("div", { id: "kb-qa", "data-kb-qa-host": "" });
+    const shadow = host.attachShadow({ mode: "open" });
+    const keys = shortcutLabel(shortcut, apple);
+    const launcher = el(
+      "button",
+      {
+        type: "button",
+        class: "kbq-launcher",
+        "aria-haspopup": "dialog",
+        "aria-expanded": "false",
+        "aria-controls": IDS.panel,
+        "aria-keyshortcuts": ariaShortcut(shortcut),
+        "aria-label": options.title + " (" + keys + ")",
+        title: options.title + " (" + keys + ")"
+      },
+      [icon("chat"), el("span", { class: "kbq-launcher-label", text: options.title })]
+    );
+    const newButton = iconButton("reset", t("newConversation"));
+    const closeButton = iconButton("close", t("close"));
+    const log = el("div", { class: "kbq-log", role: "log", "aria-live": "off", "aria-label": t("conversation"), tabindex: "-1" });
+    const input = el("textarea", { id: IDS.input, class: "kbq-input", dir: "auto", rows: "1", placeholder: options.placeholder, "aria-label": t("question"), enterkeyhint: "send" });
+    const sendButton = el("button", { type: "submit", class: "kbq-send", "aria-label": t("sendQuestion"), title: t("send") }, [icon("send")]);
+    const form = el("form", { class: "kbq-form" }, [input, sendButton]);
+    const foot = el("p", { class: "kbq-foot" }, [t("disclaimer"), el("span", { class: "kbq-keys", text: " " + t("keys", { keys }) })]);
+    const panel = el("div", { id: IDS.panel, class: "kbq-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": IDS.title, hidden: true }, [
+      el("div", { class: "kbq-head" }, [el("h2", { id: IDS.title, class: "kbq-title", text: options.title }), newButton, closeButton]),
+      log,
+      form,
+      foot
+    ]);
+    const tip = el("div", { id: IDS.tip, class: "kbq-tip", role: "tooltip", hidden: true });
+    const announcer = el("div", { class: "kbq-sr", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+    const frame = el("div", { class: "kbq" }, [launcher, panel, tip, announcer]);
+    if (t.foreign) {
+      frame.setAttribute("lang", t.lang);
+      frame.setAttribute("dir", "ltr");
+    }
+    frame.style.visibility = "hidden";
+    const styleLink = el("link", { rel: "stylesheet", href: options.css });
+    const show = () => frame.style.removeProperty("visibility");
+    styleLink.addEventListener("load", show);
+    styleLink.addEventListener("error", show);
+    shadow.appendChild(styleLink);
+    shadow.appendChild(frame);
+    return { host, shadow, frame, launcher, newButton, closeButton, log, input, sendButton, form, foot, panel, tip, announcer, t };
+  }
+  function initPanel(w) {
+    const ui = w.ui;
+    let lastFocus = null;
+    let backWatcher = null;
+    const watchBack = (open) => {
+      if (backWatcher) backWatcher.destroy();
+      backWatcher = null;
+      if (!open || typeof window.CloseWatcher !== "function" || !window.matchMedia || !matchMedia(FULL_SCREEN).matches) return;
+      try {
+        backWatcher = new window.CloseWatcher();
+      } catch (e) {
+        return;
+      }
+      backWatcher.addEventListener("close", () => {
+        backWatcher = null;
+        w.setOpen(false);
+      });
+    };
+    w.setOpen = (open, focusInput) => {
+      if (w.state.open === open && !ui.panel.hidden === open) return;
+      w.state.open = open;
+      ui.panel.hidden = !open;
+      ui.launcher.hidden = open;
+      ui.launcher.setAttribute("aria-expanded", String(open));
+      document.documentElement.toggleAttribute(OPEN, open);
+      w.hideTip();
+      watchBack(open);
+      if (open) {
+        const active = document.activeElement;
+        if (active && active !== ui.host && active !== document.body) lastFocus = active;
+        w.renderAll();
+        w.autosize();
+        const place = w.state.place;
+        w.state.place = null;
+        const back = touchOnly() && w.state.messages.length > 0;
+        if (back && place && place.count === w.state.messages.length) ui.log.scrollTop = place.top;
+        if (back && focusInput !== false) ui.log.focus({ preventScroll: true });
+        else if (focusInput !== false) ui.input.focus();
+      } else {
+        dock(w, false);
+        w.flushFeedback();
+        if (focusInput !== false) (lastFocus && document.contains(lastFocus) ? lastFocus : ui.launcher).focus({ preventScroll: true });
+        lastFocus = null;
+      }
+      w.save();
+    };
+    w.autosize = () => {
+      ui.input.style.height = "auto";
+      if (ui.input.scrollHeight) ui.input.style.height = Math.min(ui.input.scrollHeight, 160) + "px";
+    };
+    ["keydown", "keyup", "keypress"].forEach((type) => ui.host.addEventListener(type, (ev) => ev.stopPropagation()));
+    ui.frame.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        ev.preventDefault();
+        if (!ui.tip.hidden) w.hideTip();
+        else w.setOpen(false);
+      } else if (matchesShortcut(ev, w.shortcut)) {
+        ev.preventDefault();
+        w.setOpen(!w.state.open);
+      } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
+        trapFocus(ui, ev);
+      }
+    });
+    let siteHadIt = false;
+    window.addEventListener("keydown", (ev) => {
+      siteHadIt = ev.key === "Escape" && siteDialogOpen(ev.composedPath ? ev.composedPath() : []);
+    }, true);
+    window.addEventListener("keydown", (ev) => {
+      if (ev.defaultPrevented) return;
+      const path = ev.composedPath ? ev.composedPath() : [ev.target];
+      const t = path[0] || ev.target;
+      const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
+        w.setOpen(false, false);
+        return;
+      }
+      if (!matchesShortcut(ev, w.shortcut)) return;
+      const sc = w.shortcut;
+      if (!(sc.ctrl || sc.meta || sc.alt) && typing) return;
+      ev.preventDefault();
+      if (w.state.open && document.activeElement !== ui.host) ui.input.focus();
+      else w.setOpen(!w.state.open);
+    });
+    ui.launcher.addEventListener("click", () => w.setOpen(true));
+    ui.closeButton.addEventListener("click", () => w.setOpen(false));
+    ui.newButton.addEventListener("click", () => {
+      w.stop();
+      w.flushFeedback();
+      w.state.messages = [];
+      w.renderAll();
+      w.save(true);
+      ui.input.focus();
+    });
+    ui.input.value = w.state.draft;
+    ui.input.addEventListener("input", () => {
+      w.state.draft = ui.input.value;
+      w.autosize();
+      w.save();
+    });
+    ui.input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing && ev.keyCode !== 229) {
+        ev.preventDefault();
+        w.submit();
+      }
+    });
+    ui.form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (!w.stop()) w.submit();
+    });
+  }
+  function siteDialogOpen(path) {
+    const modal = (n) => n && n.nodeType === 1 && (n.tagName === "DIALOG" || n.getAttribute("aria-modal") === "true");
+    if (path.some(modal)) return true;
+    return !!document.querySelector('input[data-md-toggle="search"]:checked, dialog[open]');
+  }
+  function trapFocus(ui, ev) {
+    const list = Array.prototype.filter.call(ui.panel.querySelectorAll("button, [href], textarea, input, [tabindex]:not([tabindex='-1'])"), (n) => !n.disabled && n.getClientRects().length > 0);
+    if (!list.length) return;
+    const active = ui.shadow.activeElement;
+    const at = list.indexOf(active);
+    const outside = at === -1 && !(active && ui.panel.contains(active));
+    if (ev.shiftKey && (at === 0 || outside)) {
+      ev.preventDefault();
+      list[list.length - 1].focus();
+    } else if (!ev.shiftKey && (at === list.length - 1 || outside)) {
+      ev.preventDefault();
+      list[0].focus();
+    }
+  }
+  function setBusy(ui, busy) {
+    const t = ui.t;
+    ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
+    ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
+    ui.sendButton.title = t(busy ? "stop" : "send");
+    ui.sendButton.classList.toggle("kbq-busy", busy);
+  }
+  function panelCovers(ui, marks) {
+    if (ui.panel.hidden || !marks.length) return false;
+    const p = ui.panel.getBoundingClientRect();
+    return marks.some((m) => {
+      const r = m.getBoundingClientRect();
+      return r.right > p.left && r.left < p.right;
+    });
+  }
+  function dock(w, on) {
+    const root = document.documentElement;
+    if (!on) {
+      root.removeAttribute(DOCKED);
+      root.style.removeProperty("--kb-qa-dock-width");
+      w.ui.panel.classList.remove("kbq-docked");
+      w.ui.panel.setAttribute("aria-modal", "true");
+      return true;
+    }
+    const width = Math.min(440, Math.round(window.innerWidth * 0.4));
+    if (window.innerWidth - width < MIN_PAGE_WIDTH) return false;
+    root.style.setProperty("--kb-qa-dock-width", width + "px");
+    root.setAttribute(DOCKED, "");
+    w.ui.panel.classList.add("kbq-docked");
+    w.ui.panel.setAttribute("aria-modal", "false");
+    return true;
   }
 
   // src/sse.js
@@ -2687,10 +2686,13 @@
     const { log, tip } = w.ui;
     let tipFor = null;
     let tipTimer = 0;
+    const describe = (on) => tipFor && (on ? tipFor.setAttribute("aria-describedby", tip.id) : tipFor.removeAttribute("aria-describedby"));
     const show = (target) => {
       const c = target._citation;
       clearTimeout(tipTimer);
+      describe(false);
       tipFor = target;
+      describe(true);
       tip.textContent = "";
       tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c, w.ui.t) }));
       let passage = preview(c);
@@ -2711,6 +2713,7 @@
     const hide = () => {
       clearTimeout(tipTimer);
       tip.hidden = true;
+      describe(false);
       tipFor = null;
     };
     const later = () => {

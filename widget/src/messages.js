@@ -3,7 +3,6 @@
 import { announce, copyText, el, flashDone, iconButton, touchOnly } from "./dom.js";
 import { citationHref } from "./links.js";
 import { parseBlocks, renderBlocks, withoutBidi } from "./markdown.js";
-import { IDS } from "./panel.js";
 import { stripMarkdown } from "./passage.js";
 import { ENGLISH, pageLanguage } from "./strings.js";
 
@@ -199,7 +198,6 @@ function citeChip(w, n, c) {
     href: href,
     "data-n": String(n),
     "aria-label": c ? t("sourceN", { n: n }) + ": " + headingPath(c, t) : t("sourceN", { n: n }),
-    "aria-describedby": c ? IDS.tip : null,
     tabindex: href ? null : "-1",
   }, [String(n)]);
   if (c) {

@@ -56,10 +56,15 @@ export function initTooltip(w) {
   let tipFor = null;
   let tipTimer = 0;
 
+  // A chip is described by the tip only while the tip shows its passage: with the one tip's
+  // id on every chip, a screen reader read the last passage shown as each chip's description.
+  const describe = (on) => tipFor && (on ? tipFor.setAttribute("aria-describedby", tip.id) : tipFor.removeAttribute("aria-describedby"));
   const show = (target) => {
     const c = target._citation;
     clearTimeout(tipTimer);
+    describe(false);
     tipFor = target;
+    describe(true);
     tip.textContent = "";
     tip.appendChild(el("p", { class: "kbq-tip-path", dir: "auto", text: headingPath(c, w.ui.t) }));
     let passage = preview(c);
@@ -80,6 +85,7 @@ export function initTooltip(w) {
   const hide = () => {
     clearTimeout(tipTimer);
     tip.hidden = true;
+    describe(false);
     tipFor = null;
   };
   const later = () => {
