@@ -408,3 +408,61 @@ def test_a_short_window_leaves_the_conversation_room(
     log = page.locator(".kbq-log").bounding_box()
     assert log is not None and log["height"] >= 0.45 * height, log
     assert page.locator(".kbq-foot").is_hidden()
+
+
+# Each highlighted piece of the passage (a mark wraps one text node: in a paragraph, a link or
+# inline code) as [where, contrast of its text with what is painted under it].
+MARK_CONTRASTS = """() => {
+  const g = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
+  const paint = (colours) => {
+    for (const colour of ["#fff", ...colours]) { g.fillStyle = colour; g.fillRect(0, 0, 1, 1); }
+    return [...g.getImageData(0, 0, 1, 1).data].slice(0, 3);
+  };
+  const lum = (rgb) => rgb.reduce((sum, v, i) => {
+    v /= 255;
+    const linear = v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    return sum + [0.2126, 0.7152, 0.0722][i] * linear;
+  }, 0);
+  return [...document.querySelectorAll("mark.kb-qa-highlight")].map((m) => {
+    const under = [];
+    for (let e = m; e; e = e.parentElement) under.unshift(getComputedStyle(e).backgroundColor);
+    const [a, b] = [lum(paint(under)), lum(paint([...under, getComputedStyle(m).color]))];
+    const where = m.closest("code") ? "code" : m.closest("a") ? "link" : "text";
+    return [where, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+  });
+}"""
+
+
+def settled_mark_contrasts(page: Any) -> list[tuple[str, float]]:
+    """MARK_CONTRASTS once Material's colour transitions have ended (two readings alike)."""
+    last: Any = None
+    for _ in range(40):
+        now = page.evaluate(MARK_CONTRASTS)
+        if now == last:
+            return [(where, ratio) for where, ratio in now]
+        last = now
+        page.wait_for_timeout(150)
+    raise AssertionError(f"the highlight's colours never settled: {last}")
+
+
+def test_the_highlighted_passage_is_readable_in_both_palettes(new_page: Any, stack: Stack) -> None:
+    """In Material's slate palette the highlight's tint left the passage's text at 4.2:1, its
+    inline code at 3.5:1 and its links at 2.0:1; a reader who asks for more contrast keeps the
+    tint for good. Checked with more contrast asked for: the tint before and after it would
+    have faded."""
+    template = (
+        "Producers enqueue jobs over the HTTP API, with the lumen enqueue command, or with one "
+        "of the client libraries {{What Lumen does}}."
+    )
+    page = answered(new_page, stack, template, "How do producers enqueue jobs?", contrast="more")
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_function(f"{MARKS}.length > 0")
+    light = settled_mark_contrasts(page)
+    page.locator("label[for='__palette_1']").click()
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    dark = settled_mark_contrasts(page)
+    assert {where for where, _ in dark} == {"text", "link", "code"}, dark
+    page.wait_for_function(f"{MARKS}.every(m => m.classList.contains('kb-qa-highlight--faded'))")
+    faded = settled_mark_contrasts(page)
+    low = [(where, round(ratio, 2)) for where, ratio in light + dark + faded if ratio < AA_TEXT]
+    assert low == [], low
