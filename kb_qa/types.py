@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from kb_qa.settings import Settings
 
 
+# How a tab's or admonition's title may end that needs no colon as a lead-in ("What are
+# return codes?" read "What are return codes?:")
+TITLE_ENDS = ("?", "!", ".", ":", "？", "！", "。", "：")
+
 ALSO_CALLED = "Also called: "  # the context line of a page's aliases (``Chunk.context``)
 
 

@@ -635,6 +635,27 @@ def test_a_link_is_shown_as_its_words_whatever_its_address_holds(markdown: str, 
     assert "][" not in passage.replace("`x[1][2]`", "")
 
 
+def test_a_title_asking_gets_no_colon_and_one_over_images_alone_heads_nothing() -> None:
+    """Textual's docs: a tab "Output" holding only a screenshot led the paragraph after the
+    tab ("**Output:** In this method we call set_interval()"), and an admonition titled
+    "What are return codes?" read "What are return codes?:"."""
+    text = (
+        '## Timers\n\n=== "Output"\n\n    ![A spinner](spin.png){ width="300" }\n\n'
+        "In this method we call `set_interval()` to tick every second.\n\n"
+        '!!! note "What are return codes?"\n\n    A return code is the number an app exits with.\n'
+    )
+    ticking = quote(
+        "How do I tick every second with set_interval?", [(1, Hit(_section(text), 1.0))]
+    )
+    shown = "".join(ticking.pieces)
+    assert "In this method we call `set_interval()`" in shown and "Output" not in shown, shown
+    coded = quote("What is a return code?", [(1, Hit(_section(text), 1.0))])
+    shown = "".join(coded.pieces)
+    assert "**What are return codes?**\n\nA return code is the number" in shown, shown
+    a, b = coded.quoted[1]
+    assert text[a:b].startswith('!!! note "What are return codes?"')  # the page's title too
+
+
 def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:
     note = (
         "## 饺子做法\n\n妈妈的方法，大概能包 60 个。\n\n"

@@ -42,6 +42,9 @@ SITE = {
         "    The package creates the orbit user with UID 781.\n\n"
         '=== "Docker"\n\n'
         "    Mount a volume at /var/lib/orbit, or a restart loses the log.\n\n"
+        "## Networking\n\n"
+        '!!! question "Does Orbit listen on IPv6?"\n'
+        "    Yes: every Orbit port listens on IPv6 as well as IPv4.\n\n"
         "## Limits\n\n"
         "A query scans at most 50 million points[^scan].\n\n"
         "[^scan]: The scan limit counts points before any filter.\n"
@@ -67,6 +70,7 @@ def test_titles_of_blocks_lead_what_they_head(
         "[^scan]: The scan limit counts points before any filter.",
     ):
         assert lead_in in text, text
+    assert "**Does Orbit listen on IPv6?**\n\nYes: every" in text  # asks: no colon
     assert "DebianDocker" not in text and "↩" not in text
     for question, quoted in (
         ("What is the retention horizon?", "400 days by default"),

@@ -15,7 +15,14 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kb_qa.ingest.code_annotations import annotation_lists
-from kb_qa.text import as_shown, cjk_chars, code_segments, keyword_tokens, without_block_ids
+from kb_qa.text import (
+    as_shown,
+    cjk_chars,
+    code_segments,
+    keyword_tokens,
+    without_block_ids,
+)
+from kb_qa.types import TITLE_ENDS
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -88,17 +95,26 @@ class Block:
 def _flatten(markdown: str) -> tuple[str, list[int]]:
     """Admonitions and tabs become a bold lead-in and their dedented content; with it, the
     line of ``markdown`` each output line comes from. A CRLF line loses its CR: that is the
-    file's line ending, not text to quote."""
+    file's line ending, not text to quote. A title ending as a question does ("What are
+    return codes?") gets no colon; one over nothing but images (a tab "Output" showing a
+    screenshot) is left out: it headed the paragraph after the tab."""
     out: list[str] = []
     origin: list[int] = []
-    stack: list[int] = []  # content indent of each open container
+    # Per open container: its content indent, and where its title is in ``out`` while it
+    # holds no text yet (-1: none)
+    stack: list[tuple[int, int]] = []
     fence = ""  # the fence of the code block the line is in: its lines are code, as written
     lazy = False  # in a definition's first paragraph, whose lines need no indent
+
+    def close() -> None:
+        if (head := stack.pop()[1]) >= 0:
+            del out[head : head + 2], origin[head : head + 2]
+
     for number, line in enumerate(markdown.replace("\r\n", "\n").split("\n")):
         indent = len(line) - len(line.lstrip(" "))
-        while stack and line.strip() and indent < stack[-1] and not (fence or lazy):
-            stack.pop()
-        strip = stack[-1] if stack else 0
+        while stack and line.strip() and indent < stack[-1][0] and not (fence or lazy):
+            close()
+        strip = stack[-1][0] if stack else 0
         line = line[strip:] if line[:strip].strip() == "" else line.lstrip(" ")
         if fence:
             fence = "" if _closes(line, fence) else fence
@@ -106,19 +122,23 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
             fence = opened.group(1)
         elif m := _CONTAINER.match(line):
             title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
-            if title:
-                out += [f"**{title.strip()}:**", ""]
+            stack.append((strip + len(m.group(1)) + 4, len(out) if title.strip() else -1))
+            if title := title.strip():
+                out += [f"**{title}**" if title.endswith(TITLE_ENDS) else f"**{title}:**", ""]
                 origin += [number, number]
-            stack.append(strip + len(m.group(1)) + 4)
             continue
         elif defined := _DEFINITION.match(line):
             # A definition list's ": text" (def_list; Paperless-ngx writes every setting so):
             # its text and the paragraphs indented under it, which CommonMark reads as code.
             line, lazy = line[defined.end() :], True
-            stack.append(strip + 4)
+            stack.append((strip + 4, -1))
         lazy = lazy and bool(line.strip())
+        if fence or _HTML_TAG.sub("", _ATTRS.sub("", _IMAGE.sub("", line))).strip():
+            stack[:] = [(at, -1) for at, _ in stack]  # it holds text: its title stays
         out.append(line)
         origin.append(number)
+    while stack:
+        close()
     return "\n".join(out), origin
 
 

@@ -23,7 +23,8 @@ MAX_PASSAGE_CHARS = 1600
 # sample site and vault 249 -> 278 characters, real docs 336 -> 391. A "how do I" question
 # answered by the passage that shows how is not grown (its code needs nothing around it).
 WIDEN_CHARS = 1200
-TITLE = re.compile(r"\*\*[^*\n]{1,80}:\*\*")  # a tab's or admonition's title (blocks._flatten)
+# A tab's or admonition's title (blocks._flatten): "**Note:**", "**What are return codes?**"
+TITLE = re.compile(r"\*\*[^*\n]{0,79}[:?!.？！。：]\*\*")
 FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
 # A lead-in that only announces an example ("For example:", "E.g.:"): what it exemplifies
 # is the statement before it, quoted with it. Starlette's "more specific routes are listed
@@ -101,4 +102,5 @@ def introduces(text: str, code: bool = False) -> bool:
     """Whether a block ends by announcing what follows ("Run this:", "**Tab:**"; before
     ``code``, also "...": "You can disable SSL verification completely...")."""
     end = text.rstrip().rstrip("*")
-    return end.endswith(":") or (code and end.endswith(("...", "…")))
+    titled = TITLE.fullmatch(text.strip()) is not None  # "**What are return codes?**"
+    return titled or end.endswith(":") or (code and end.endswith(("...", "…")))

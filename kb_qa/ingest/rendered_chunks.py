@@ -17,7 +17,7 @@ import markdown
 
 from kb_qa.ingest import anchors
 from kb_qa.ingest.render import RenderedPage
-from kb_qa.types import Chunk, Document, Outline
+from kb_qa.types import TITLE_ENDS, Chunk, Document, Outline
 
 # A heading the renderer gave no id (raw ``<h4>`` in the source) is no link target: it is
 # kept as bold text, so it opens no section of its own.
@@ -59,7 +59,8 @@ _FOOTNOTES = re.compile(r'<div class="footnote">\s*(?:<hr\s*/?>)?\s*<ol>(.*?)</o
 
 def _lead_in(match: re.Match[str]) -> str:
     title = next(g for g in match.groups() if g is not None).strip()
-    return f"<p><strong>{title.rstrip(':')}:</strong></p>" if title else ""
+    lead = title if title.endswith(TITLE_ENDS) else f"{title}:"
+    return f"<p><strong>{lead}</strong></p>" if title else ""
 
 
 def _tabs_labelled(content: str) -> str:
