@@ -466,3 +466,24 @@ def test_the_highlighted_passage_is_readable_in_both_palettes(new_page: Any, sta
     faded = settled_mark_contrasts(page)
     low = [(where, round(ratio, 2)) for where, ratio in light + dark + faded if ratio < AA_TEXT]
     assert low == [], low
+
+
+def test_the_question_box_shows_focus_in_both_palettes(new_page: Any, stack: Stack) -> None:
+    """The question box showed focus only by its border taking the primary colour: in the
+    slate palette indigo on the panel is 2.4:1, fainter than the grey border it has unfocused
+    (4.9:1). It now gets the 2 px ring of the panel's other controls."""
+    page = new_page(color_scheme="light")
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    for scheme, host in (("default", "light"), ("slate", "dark")):
+        page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+        page.wait_for_function(f"document.getElementById('kb-qa').dataset.scheme === '{host}'")
+        page.locator(".kbq-input").focus()
+        form = page.locator(".kbq-form")
+        ring = form.evaluate(
+            "f => { const s = getComputedStyle(f);"
+            " return [s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor]; }"
+        )
+        panel_bg = style(page.locator(".kbq-panel"), "backgroundColor")
+        assert ring[:2] == ["solid", 2], (scheme, ring)
+        assert painted_contrast(page, [panel_bg], ring[2]) >= AA_GRAPHICS, (scheme, ring)
