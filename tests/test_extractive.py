@@ -656,6 +656,20 @@ def test_a_title_asking_gets_no_colon_and_one_over_images_alone_heads_nothing() 
     assert text[a:b].startswith('!!! note "What are return codes?"')  # the page's title too
 
 
+def test_a_code_block_of_snippet_includes_alone_is_not_quoted() -> None:
+    """Textual's docs read from their source (their config needs Textual's own module): "how
+    do I make a container scrollable?" quoted "Let's make that change:" and a code block
+    holding only `--8<-- "docs/examples/…"`, where the page shows the file it names."""
+    text = (
+        "## Scrolling\n\nWe want the containers to scroll.\n\nLet's make that change:\n\n"
+        '```python\n--8<-- "docs/examples/scroll.py"\n```\n\n'
+        "A `VerticalScroll` container scrolls when its content is taller than it.\n"
+    )
+    result = quote("How do I make a container scrollable?", [(1, Hit(_section(text), 1.0))])
+    shown = "".join(result.pieces)
+    assert "`VerticalScroll` container scrolls" in shown and "8<" not in shown, shown
+
+
 def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:
     note = (
         "## 饺子做法\n\n妈妈的方法，大概能包 60 个。\n\n"

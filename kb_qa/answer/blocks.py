@@ -56,6 +56,10 @@ _HTML_TAG = re.compile(r"<(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)/?[A-Za-z][^
 _EMAIL_AUTOLINK = re.compile(r"<([\w.!#$%&'*+/=?^`{|}~-]{1,200}@[A-Za-z0-9.-]{1,250})>")
 # A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
 _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
+# A code block of nothing but snippet includes (``--8<-- "docs/examples/app.py"``): the page
+# shows the file it names; a site read from its source (its config would not load) has
+# only the line, which a "how do I" answer quoted as the example.
+_SNIPPETS_ONLY = re.compile(r"(?:[ \t]*-{1,}8<-{1,}[ \t]*(?:[^\n]*)?\n|[ \t]*\n)*")
 # A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): the
 # section holds no definition (mkdocstrings' autorefs need none), so Markdown would show it
 # as typed, brackets and all; the page shows its words.
@@ -260,7 +264,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 cut = cuts[where[1]]
                 where, rows = (where[0], cut), (*rows[:-1], (rows[-1][0], cut))
         elif token.type in ("fence", "code_block"):
-            if len(raw) > MAX_CODE_CHARS:
+            if len(raw) > MAX_CODE_CHARS or _SNIPPETS_ONLY.fullmatch(token.content):
                 continue
             if token.type == "code_block":  # indented code: show it fenced
                 raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
