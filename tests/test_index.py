@@ -195,6 +195,24 @@ def test_a_server_notices_another_process_rebuilt_the_index_with_another_model(
     assert "minilm" in again.index().rebuilt
 
 
+def test_a_server_does_not_rechunk_back_what_another_process_rechunked(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """`KBQA_CHUNK_CHARS=600 kb-qa index` beside `kb-qa serve --watch` (1500): the server's
+    next edit re-chunked every file back, without a word, as each would at every edit."""
+    vault = make_vault(VAULT)
+    serving = kb(vault, embed_model="hash")
+    serving.index()
+    other = kb(vault, embed_model="hash", chunk_chars=600)
+    assert "chunk_chars" in other.index().rebuilt
+    other.close()
+    with pytest.raises(IndexStateError, match="another kb-qa process rebuilt this index"):
+        serving.index()
+    assert serving.search("Where is the wombat backup copied?", 3)[0].chunk.anchor == "backup"
+    again = kb(vault, embed_model="hash")  # a new process set so: the user's choice
+    assert "chunk_chars" in again.index().rebuilt
+
+
 def test_a_model_that_cannot_run_leaves_the_index_as_it_was(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:

@@ -41,7 +41,7 @@ STEP_EVERY = 200  # files chunked between two reports of the chunking step
 class IndexRun:
     """``KnowledgeBase.index`` and its steps (the store, settings and embedder of the KB)."""
 
-    built_with = ""  # the embedding model of this process's last index run
+    built_with = built_for = ""  # the embedding model and fingerprint of this process's last run
     settings: Settings  # set by KnowledgeBase.__init__, as is the store
     store: Store
 
@@ -69,9 +69,8 @@ class IndexRun:
         if self.store.heal_folder():
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
-            site = load_site(
-                self.settings.vault, self.settings.generator, render=self.settings.render
-            )
+            s = self.settings
+            site = load_site(s.vault, s.generator, render=s.render)
             prefix = f"{site.config_name}: "
             report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)
@@ -81,8 +80,7 @@ class IndexRun:
             if moved and not report.rebuilt:
                 report.rebuilt = f"{moved}: re-chunking every file once (embeddings are reused)"
                 log.debug("%s", report.rebuilt)
-            # Only a run interrupted while writing leaves Chroma and the manifest apart.
-            interrupted = self.store.meta("writing") == "1"
+            interrupted = self.store.meta("writing") == "1"  # Chroma, manifest apart: only so
             untouched = not interrupted and self.store.chroma_untouched()
             problem = "" if interrupted or untouched else self.store.vector_problem()
             if problem:
@@ -156,6 +154,7 @@ class IndexRun:
             self.store.set_meta(chroma_stamp=self.store.chroma_stamp())
         report.seconds = time.perf_counter() - started
         self.built_with = self.store.meta("embed_model")
+        self.built_for = self.store.meta("fingerprint")
         return report
 
     def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
@@ -164,11 +163,13 @@ class IndexRun:
         fingerprint = staleness.fingerprint(parts)
         why, re_embed = staleness.rebuild_reason(self.store, self.settings, parts)
         stored_model, wanted = self.store.meta("embed_model"), self.settings.embed_model
-        if re_embed and self.built_with not in ("", stored_model):
-            raise IndexStateError(  # each would rebuild it for its own model at every edit
-                f"another kb-qa process rebuilt this index with the embedding model "
-                f"{stored_model}, and this one is set to {wanted}: give both the same "
-                "embed_model, or each its own index_dir (this one serves the index as it is)"
+        if (re_embed and self.built_with not in ("", stored_model)) or (  # each at every edit
+            why and self.built_for not in ("", self.store.meta("fingerprint"))
+        ):
+            raise IndexStateError(
+                f"another kb-qa process rebuilt this index, and this one would rebuild it back "
+                f"({why}): give both the same embed_model and chunk_chars (and kb-qa version), "
+                "or each its own index_dir (this one serves the index as it is)"
             )
         if re_embed:
             fresh = None
@@ -232,11 +233,8 @@ class IndexRun:
                 continue
             doc = result.document
             # Its content failed, or ran out of this parse_timeout (a raised one tries again)
-            failed = self.store.failure(
-                doc.path,
-                doc.file_hash,
-                staleness.timeout_key(doc.file_hash, self.settings.parse_timeout),
-            )
+            timeout = staleness.timeout_key(doc.file_hash, self.settings.parse_timeout)
+            failed = self.store.failure(doc.path, doc.file_hash, timeout)
             if failed:
                 # Parsing it again would fail again (and can take long): report, move on.
                 again = (
