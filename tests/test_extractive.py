@@ -213,6 +213,23 @@ def test_a_follow_up_is_searched_with_the_previous_question(kb: KnowledgeBase) -
     assert citations.citations[0].path == "docs/guides/retries.md"
 
 
+def test_a_follow_up_of_a_follow_up_and_a_correction_keep_the_topic(kb: KnowledgeBase) -> None:
+    """ "and for just one job?" after "and how do I change it?" after a question on the retry
+    backoff carried "change" alone and was not covered; "no, I meant from the CLI" after
+    "How do I cancel a job?" was read as a question of its own, and not covered."""
+
+    def turns(*asked: str) -> list[Turn]:
+        return [t for q in asked for t in (Turn("user", q), Turn("assistant", "[1]"))]
+
+    chain = turns("What is the default retry backoff?", "and how do I change it?")
+    done, citations = ask(kb, "and for just one job?", history=chain)
+    assert done.covered and citations.citations[0].anchor == "per-job", done.text
+    done, citations = ask(kb, "no, I meant from the CLI", history=turns("How do I cancel a job?"))
+    assert done.covered and "`cancel`" in done.text.split("See also")[0], done.text  # lumen jobs
+    # A new question opening with "No" is not a correction.
+    assert follow_up_queries("No module named pip, what now?", chain) == []
+
+
 def test_a_short_follow_up_searches_with_the_previous_questions_key_terms(
     kb: KnowledgeBase,
 ) -> None:

@@ -201,9 +201,10 @@ _NOT_POINTING = re.compile(
 )
 # Openings and endings of a question that continues the last one: "and …", "what about …",
 # "那…", "还有…", "…呢？".
+# A correction too: "no, I meant the CLI", "actually, …" ("No module named pip" is not).
 _CONTINUES = re.compile(
-    r"^\s*(?:(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+if|same)\b|"
-    r"那|还有)|呢\W*$",
+    r"^\s*(?:(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+if|same|actually)\b|"
+    r"(?:no|nope|sorry)\s*[,.!;]|那|还有)|\bi\s+meant?\b|呢\W*$",
     re.IGNORECASE,
 )
 # A fragment opening with a word that relates it to something ("On Windows?", "for Docker?"):
@@ -308,10 +309,20 @@ def _searched_with(question: str, terms: str) -> list[str]:
     return [f"{question}\n{terms}", f"{terms}\n{question}"] if terms else []
 
 
+CARRIED_TURNS = 3  # user turns a chain of follow-ups reaches back to
+
+
 def carried_terms(question: str, history: Sequence[Turn]) -> str:
     """The previous user turn's key terms when ``question`` leans on the conversation, else
-    "" (see follow_up_queries)."""
-    previous = next((t.content for t in reversed(history) if t.role == "user"), "")
-    if not previous or not leans_on_conversation(question):
+    "" (see follow_up_queries); when that turn was a follow-up too, the terms of the turn it
+    followed as well ("and for one job?" after "how do I change it?" after "How many times
+    is a failing job attempted?" carried "change" alone and was not covered)."""
+    if not leans_on_conversation(question):
         return ""
-    return key_terms(previous) or previous
+    terms: list[str] = []
+    asked = [t.content for t in reversed(history) if t.role == "user"][:CARRIED_TURNS]
+    for previous in asked:
+        terms.append(key_terms(previous) or previous)
+        if not leans_on_conversation(previous) or may_stand_alone(previous):
+            break
+    return " ".join(terms)
