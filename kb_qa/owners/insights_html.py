@@ -52,8 +52,14 @@ main { padding: 0 32px 48px; max-width: 1200px; }
 .scroll { max-width: 100%; overflow-x: auto; }
 .chart { position: relative; height: 280px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
+/* A cell breaks between words, never inside one ("as/ke/d"), and a column of text keeps
+   room for a few words: a narrow screen scrolls the table in its .scroll box instead of
+   squeezing each column to a letter. Only text cells break a word wider than the column. */
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line);
-         vertical-align: top; overflow-wrap: anywhere; }
+         vertical-align: top; overflow-wrap: normal; }
+td.t { overflow-wrap: anywhere; min-width: 12em; }
+td.s { white-space: nowrap; }
+.said { overflow-wrap: anywhere; min-width: 10em; }
 th { color: var(--muted); font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .topic { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 0 0 12px; }
@@ -109,7 +115,7 @@ def _questions_html(asked: dict[str, Any], csv_href: str) -> str:
         rating = _e(rating_text(q))
         if q["reasons"]:
             reasons = ", ".join(f"{_e(r['reason'])} ({r['count']})" for r in q["reasons"])
-            rating += f'<div class="muted">{reasons}</div>'
+            rating += f'<div class="muted said">{reasons}</div>'
         sections = "".join(
             f"<li>{_link(s['url'], section_label(s))} "
             f'<span class="muted">({s["citations"]:,})</span></li>'

@@ -80,14 +80,15 @@ def table(
     head: Sequence[str], rows: Sequence[Sequence[str]], empty: str, table_id: str = ""
 ) -> str:
     """``rows`` hold HTML already escaped; a column named "#", "asked" or ending in "ms" is
-    numeric."""
+    numeric, a column of times is kept on one line, and a column of text (a question, a
+    reason, a path) wraps at its spaces, breaking a word only when it is wider than the
+    column on its own."""
     if not rows:
         return f'<p class="muted">{escaped(empty)}</p>'
-    numeric = [h in ("#", "asked") or h.endswith("ms") for h in head]
+    kinds = [_kind(h) for h in head]
     th = "".join(f"<th>{escaped(h)}</th>" for h in head)
     body = "".join(
-        "<tr>" + "".join(f"<td{' class=n' * n}>{c}</td>" for c, n in zip(row, numeric)) + "</tr>"
-        for row in rows
+        "<tr>" + "".join(f"<td{k}>{c}</td>" for c, k in zip(row, kinds)) + "</tr>" for row in rows
     )
     attr = f' id="{escaped(table_id)}"' if table_id else ""
     # On a narrow screen a wide table scrolls in its own box (focusable, so the keyboard
@@ -96,6 +97,20 @@ def table(
         f'<div class="scroll" tabindex="0" role="region" aria-label="{escaped(head[0])} table">'
         f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
     )
+
+
+# Columns of text from the log or the docs, which may hold a word wider than any column (a
+# 1,900-letter "question", a path): the only cells that break inside a word (class t).
+_TEXT = ("question", "reason", "message", "page", "path", "section", "sections cited (times)")
+
+
+def _kind(head: str) -> str:
+    """The class attribute of a column's cells: n numeric, s kept on one line, t text."""
+    if head in ("#", "asked") or head.endswith("ms"):
+        return " class=n"
+    if head in ("when", "from", "first text", "mode", "code"):
+        return " class=s"
+    return " class=t" if head in _TEXT else ""
 
 
 def _chart(chart_id: str, label: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
