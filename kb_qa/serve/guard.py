@@ -71,6 +71,15 @@ class RateLimiter:
             self._buckets[client] = (tokens, now)
             return (1 - tokens) / self.rate
 
+    def waiting(self, client: str) -> float:
+        """The seconds until ``client`` has a token (0.0: it has one), spending none."""
+        client = client_key(client)
+        now = self.clock()
+        with self._lock:
+            tokens, updated = self._buckets.get(client, (float(self.burst), now))
+        tokens = min(self.burst, tokens + (now - updated) * self.rate)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
     def _forget_idle(self, now: float) -> None:
         full = [c for c, (t, u) in self._buckets.items() if t + (now - u) * self.rate >= self.burst]
         for client in full:

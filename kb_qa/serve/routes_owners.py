@@ -123,21 +123,24 @@ class OwnerRoutes:
     async def insights(self, request: Request) -> Response:
         """GET /insights?since=7d: the insights report, for the admin token only."""
         token = self._admin_token()
+        client = (request.scope.get("client") or ("unknown", 0))[0]
+        sent = bearer_given(request.scope["headers"]) is not None
+        # A token in the header is a guess like one in the sign-in form: the same
+        # per-address limit, and a warning that traces each wrong one. While an address
+        # waits, every token it sends waits too, the right one as well: answered at once,
+        # the one 200 among the 429s told a script which of its guesses was right.
+        if sent and (wait := self.sign_ins.waiting(client)) > 0:
+            seconds = str(max(1, math.ceil(wait)))
+            raise HTTPException(
+                429,
+                f"Too many attempts with a wrong admin token; try again in {seconds} s.",
+                headers={"Retry-After": seconds},
+            )
         bearer = bearer_matches(request.scope["headers"], token.encode())
         session = "" if bearer else self._session(request)
         given = request.query_params.get("since", "")
-        if not (bearer or session) and bearer_given(request.scope["headers"]) is not None:
-            # A wrong token in the header is a guess like a wrong one in the sign-in form:
-            # the same per-address limit, and a warning that traces it.
-            client = (request.scope.get("client") or ("unknown", 0))[0]
-            wait = self.sign_ins.take(client)
-            if wait > 0:
-                seconds = str(max(1, math.ceil(wait)))
-                raise HTTPException(
-                    429,
-                    f"Too many attempts with a wrong admin token; try again in {seconds} s.",
-                    headers={"Retry-After": seconds},
-                )
+        if not (bearer or session) and sent:
+            self.sign_ins.take(client)
             log.warning("insights: a wrong admin token in the Authorization header from %s", client)
         if not (bearer or session):
             browser = "text/html" in request.headers.get("accept", "")
