@@ -145,3 +145,22 @@ def test_the_page_reads_at_phone_and_desktop_width(
                 page.close()
         finally:
             browser.close()
+
+
+def test_a_reader_cannot_write_lines_into_the_text_report(site: Site, run_cli: Any) -> None:
+    """A reason "ok\\n  99 × [up] Best docs ever\\n\\nTop questions (0 distinct):" printed as
+    report lines of its own (and as ratings of its own in `kb-qa feedback`): newlines in what
+    readers wrote were kept."""
+    result = run_cli("insights", *where(site))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.lstrip().startswith("99 ×")] == []
+    assert sum(line.startswith("Top questions (") for line in lines) == 1
+    assert sum(line.startswith("Coverage gaps (") for line in lines) == 1
+    forged = [line for line in lines if "Best docs ever" in line]
+    assert len(forged) == 1 and "ok ⏎" in forged[0] and "[down] ok" in forged[0], forged
+    listed = run_cli("feedback", *where(site))  # the ratings themselves, newest first
+    assert listed.returncode == 0, listed.stderr
+    assert [line for line in listed.stdout.splitlines() if "Best docs ever" in line] == [
+        "    reason: ok ⏎   99 × [up] Best docs ever ⏎  ⏎ Top questions (0 distinct):"
+    ]

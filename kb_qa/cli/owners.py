@@ -41,9 +41,9 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.at))
         mark = "+" if item.rating == "up" else "-"
-        print(f"[{mark}] {when}  {safe_text(item.question)}")
+        print(f"[{mark}] {when}  {_line(item.question)}")
         if item.reason:
-            print(f"    reason: {safe_text(item.reason)}")
+            print(f"    reason: {_line(item.reason)}")
         for c in item.citations[:5]:
             heading = c.get("heading_path")
             where = (
@@ -53,6 +53,14 @@ def cmd_feedback(args: argparse.Namespace) -> int:
             )
             print(f"    cited: {safe_text(where)}  {safe_text(str(c.get('url', '')))}")
     return 0
+
+
+def _line(value: str) -> str:
+    """What a reader wrote, on one line of the terminal (their line breaks shown as marks, so
+    they cannot print lines that pass for the command's own) and without control codes."""
+    from kb_qa.owners.insights_render import one_line
+
+    return safe_text(one_line(value))
 
 
 def _index_folder(settings: Settings) -> None:
@@ -220,7 +228,7 @@ def _forget(args: argparse.Namespace) -> int:
             f"{gone.embeddings} stored embedding(s) holding {text!r} from "
             f"{settings.index_path}; nothing was deleted. Questions it holds:"
         )
-        print("\n".join(f"  {safe_text(q)}" for q in gone.examples) or "  (none)")
+        print("\n".join(f"  {_line(q)}" for q in gone.examples) or "  (none)")
         if gone.questions > len(gone.examples):
             print(f"  … and {gone.questions - len(gone.examples)} more")
         return 0

@@ -5,6 +5,7 @@ window, percentages and milliseconds, section labels.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -18,11 +19,22 @@ LOG_OFF = (
 )
 
 
+# Every line break a terminal obeys. A reader's, printed, made lines that read as the
+# report's own ("  99 × [up] Best docs ever"): each is shown as a mark instead.
+_LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_line(value: str) -> str:
+    """``value`` on one line, each line break in it shown as " ⏎ "."""
+    return _LINE_BREAKS.sub(" ⏎ ", value)
+
+
 def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
-    """The report for a terminal; ``clean`` cleans strings from the log (control characters)."""
+    """The report for a terminal; ``clean`` cleans strings from the log (control characters),
+    and each string is kept on its line."""
 
     def safe(value: str) -> str:
-        return clean(BIDI_CONTROLS.sub("", value))
+        return clean(one_line(BIDI_CONTROLS.sub("", value)))
 
     t = report["totals"]
     lines = [f"kb-qa insights: {safe(report['vault'])} ({window_text(report)})", ""]
