@@ -7,6 +7,7 @@ A small MkDocs site (hash embeddings), with its question log and ratings written
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -164,3 +165,32 @@ def test_a_reader_cannot_write_lines_into_the_text_report(site: Site, run_cli: A
     assert [line for line in listed.stdout.splitlines() if "Best docs ever" in line] == [
         "    reason: ok ⏎   99 × [up] Best docs ever ⏎  ⏎ Top questions (0 distinct):"
     ]
+
+
+def test_a_cut_list_says_what_it_leaves_out(site: Site, run_cli: Any) -> None:
+    """The text showed 5 reasons of 13, 10 questions of 27 and 10 gap topics of 19 without a
+    word, under "19 most asked grouped into topics"; the thumbs-down topics were the ones
+    left out."""
+    result = run_cli("insights", *where(site))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(run_cli("insights", *where(site), "--json").stdout)
+    text = result.stdout
+    reasons = len(report["feedback"]["reasons"])
+    groups = report["questions"]["groups"]
+    topics = report["gaps"]["topics"]
+    assert (reasons, groups, len(topics)) == (13, 27, 19)  # each more than the text shows
+    assert f"  … and {reasons - 5} more reasons" in text
+    assert f"  … and {groups - 10} more questions" in text
+    left = topics[10:]
+    down = sum(t["thumbs_down"] for t in left)
+    covered = sum(t["not_covered"] for t in left)
+    assert f"  … and 9 more topics ({covered} not covered, {down} thumbs down; " in text
+    assert down > 0
+    head = next(line for line in text.splitlines() if line.startswith("Coverage gaps ("))
+    assert head == (
+        "Coverage gaps (19 not-covered or thumbs-down questions in 19 topics, the 10 largest "
+        "shown):"
+    )
+    for line in text.splitlines():  # each says where the rest is
+        if line.startswith("  … and "):
+            assert "--html" in line or "--csv" in line or "--questions-csv" in line, line

@@ -198,6 +198,7 @@ def _feedback(ratings: Sequence[Feedback]) -> dict[str, Any]:
         "up": sum(1 for r in ratings if r.rating == "up"),
         "down": len(down),
         "linked": sum(1 for r in ratings if r.question_id),
+        "distinct_reasons": len(reasons),
         "reasons": [
             {"rating": rating, "reason": shown[(rating, key)], "count": n}
             for (rating, key), n in reasons.most_common(TOP)

@@ -58,39 +58,24 @@ def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
     ]
     if not report["question_log"]:  # not left as zeros to be read as "nobody asked"
         lines[2:2] = [LOG_OFF, ""]
-    for r in report["feedback"]["reasons"][:5]:
+    fb = report["feedback"]
+    for r in fb["reasons"][:5]:
         lines.append(f"  {r['count']:>4} × [{r['rating']}] {safe(r['reason'])}")
-    asked = report["questions"]
-    lines += ["", f"Top questions ({asked['distinct']:,} distinct, asked in other words merged):"]
-    if asked.get("problem"):
-        lines.append(f"  {asked['problem']}")
-    for n, q in enumerate(asked["top"][:10], 1):
-        others = f" (+{q['wordings'] - 1} wording(s))" if q["wordings"] > 1 else ""
-        lines.append(f"{n:>3}. {q['asked']:,} × “{safe(q['question'])}”{others}")
-        lines.append(f"       {outcome_counts(q)} · {rating_text(q)}")
-        for s in q["sections"][:2]:
-            lines.append(f"       cited: {safe(section_label(s))}  {safe(s['url'])}")
-    gaps = report["gaps"]
-    lines += [
-        "",
-        f"Coverage gaps ({gaps['questions']} not-covered or thumbs-down questions, "
-        f"{gaps['clustered']} most asked grouped into topics):",
-    ]
-    if gaps.get("problem"):
-        lines.append(f"  {gaps['problem']}")
-    for n, topic in enumerate(gaps["topics"][:10], 1):
-        asked = f"{topic['not_covered']} not covered, {topic['thumbs_down']} thumbs down"
-        lines.append(f"{n:>3}. {topic['distinct']} question(s) ({asked})")
-        lines += [f"       “{safe(q)}”" for q in topic["questions"]]
-        for s in topic["sections"][:2]:
-            lines.append(f"       shown: {safe(section_label(s))}  {safe(s['url'])}")
+    listed = len(fb["reasons"])
+    html = f"the {listed} most given" if fb["distinct_reasons"] > listed else "them all"
+    where = f"--html shows {html}; kb-qa feedback lists every rating"
+    lines += _more(fb["distinct_reasons"] - 5, "reasons", where)
+    lines += _questions(report["questions"], safe)
+    lines += _gaps(report["gaps"], safe)
     c = report["citations"]
     lines += ["", f"Cited by covered answers: {c['pages_cited']} of {c['pages_indexed']} pages"]
     for p in c["most_pages"][:5]:
         lines.append(f"  {p['citations']:>5}  {safe(p['path'])}")
+    lines += _more(c["pages_cited"] - 5, "pages", "--html shows the most and least cited")
     if c["never_cited_count"]:
         names = ", ".join(safe(p["path"]) for p in c["never_cited"][:8])
-        more = " …" if c["never_cited_count"] > 8 else ""
+        left = c["never_cited_count"] - 8
+        more = f" … and {left:,} more (--html lists them)" if left > 0 else ""
         lines.append(f"  never cited ({c['never_cited_count']}): {names}{more}")
     lat = report["latency"]
     lines += [
@@ -103,6 +88,65 @@ def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
     for e in report["errors"]["by_code"]:
         lines.append(f"  error {safe(e['code'])}: {e['count']} ({safe(e['message'])})")
     return "\n".join(lines)
+
+
+def _more(left: int, what: str, where: str) -> list[str]:
+    """The line ending a list the text cut: how many it left out, and where they are."""
+    return [f"  … and {left:,} more {what} ({where})"] if left > 0 else []
+
+
+def _questions(asked: dict[str, Any], safe: Callable[[str], str]) -> list[str]:
+    shown = asked["top"][:10]
+    merged = "" if asked["groups"] == asked["distinct"] else f" into {asked['groups']:,}"
+    cut = f"; the {len(shown)} most asked shown" if asked["groups"] > len(shown) else ""
+    lines = ["", f"Top questions ({asked['distinct']:,} distinct, asked in other words merged"]
+    lines[-1] += f"{merged}{cut}):"
+    if asked.get("problem"):
+        lines.append(f"  {asked['problem']}")
+    for n, q in enumerate(shown, 1):
+        others = f" (+{q['wordings'] - 1} wording(s))" if q["wordings"] > 1 else ""
+        lines.append(f"{n:>3}. {q['asked']:,} × “{safe(q['question'])}”{others}")
+        lines.append(f"       {outcome_counts(q)} · {rating_text(q)}")
+        for s in q["sections"][:2]:
+            lines.append(f"       cited: {safe(section_label(s))}  {safe(s['url'])}")
+    listed = len(asked["top"])
+    where = (
+        f"--html shows the {listed} most asked, --questions-csv all of them"
+        if asked["groups"] > listed
+        else "--html or --questions-csv shows them all"
+    )
+    return lines + _more(asked["groups"] - len(shown), "questions", where)
+
+
+def _gaps(gaps: dict[str, Any], safe: Callable[[str], str]) -> list[str]:
+    topics, shown = gaps["topics"], gaps["topics"][:10]
+    total = len(topics) + gaps["more_topics"]
+    head = f"Coverage gaps ({gaps['questions']:,} not-covered or thumbs-down questions"
+    if gaps["clustered"] < gaps["questions"]:
+        head += f"; the {gaps['clustered']:,} most asked"
+    if total:
+        head += f" in {total:,} topics"
+        head += f", the {len(shown)} largest shown" if total > len(shown) else ""
+    lines = ["", head + "):"]
+    if gaps.get("problem"):
+        lines.append(f"  {gaps['problem']}")
+    for n, topic in enumerate(shown, 1):
+        counts = f"{topic['not_covered']} not covered, {topic['thumbs_down']} thumbs down"
+        lines.append(f"{n:>3}. {topic['distinct']} question(s) ({counts})")
+        lines += [f"       “{safe(q)}”" for q in topic["questions"]]
+        for s in topic["sections"][:2]:
+            lines.append(f"       shown: {safe(section_label(s))}  {safe(s['url'])}")
+    left = topics[len(shown) :]
+    counts = (
+        f"{sum(t['not_covered'] for t in left):,} not covered, "
+        f"{sum(t['thumbs_down'] for t in left):,} thumbs down"
+    )
+    if gaps["more_topics"]:  # beyond what the report holds: counted, not summed
+        counts = f"the next {len(left)}: {counts}"
+        where = f"--html shows {len(topics)}"
+    else:
+        where = "--html shows them"
+    return lines + _more(total - len(shown), "topics", f"{counts}; {where}")
 
 
 _OUTCOMES = {
