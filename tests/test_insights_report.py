@@ -194,3 +194,18 @@ def test_a_cut_list_says_what_it_leaves_out(site: Site, run_cli: Any) -> None:
     for line in text.splitlines():  # each says where the rest is
         if line.startswith("  … and "):
             assert "--html" in line or "--csv" in line or "--questions-csv" in line, line
+
+
+def test_the_html_report_is_written_for_its_owner_alone(
+    site: Site, run_cli: Any, tmp_path: Path
+) -> None:
+    """`--html FILE` holds every question, reason and thumbs-down answer, and was written
+    0644 (readable by every user of the machine) beside a 0600 feedback.sqlite3."""
+    fresh, old = tmp_path / "fresh.html", tmp_path / "old.html"
+    old.write_text("an older report")
+    old.chmod(0o644)
+    for written in (fresh, old):
+        result = run_cli("insights", *where(site), "--html", str(written))
+        assert result.returncode == 0, result.stderr
+        assert written.stat().st_mode & 0o777 == 0o600, written
+        assert "Lumen" in written.read_text(encoding="utf-8")

@@ -159,6 +159,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
     """kb-qa insights"""
     from kb_qa.owners import insights, insights_csv, insights_html, insights_render
     from kb_qa.owners.feedback import FeedbackStore
+    from kb_qa.owners.private_files import write_private
     from kb_qa.owners.questionlog import QuestionLog
 
     if args.forget is not None:
@@ -198,7 +199,7 @@ def cmd_insights(args: argparse.Namespace) -> int:
         kb.close()
     if args.html:
         try:
-            args.html.write_text(insights_html.page(report), encoding="utf-8")
+            write_private(args.html, insights_html.page(report))  # readers' words: 0600
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write the report to {args.html}: {exc.strerror}. Give --html a file "

@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-__all__ = ["made_private"]
+__all__ = ["made_private", "write_private"]
 
 
 def made_private(path: Path) -> Path:
@@ -37,3 +38,15 @@ def _tightened(path: Path) -> None:
             if file.stat().st_mode & 0o077 and os.name != "nt":
                 os.chmod(file, 0o600)
                 log.warning("%s was readable by other users of this machine: made it 0600", file)
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` written to ``path`` (an exported report: every question and reason in it)
+    readable by its owner alone: created 0600 whatever the umask, and a file already there
+    made 0600 before it is written. A FIFO or device (``/dev/stdout``) keeps its mode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "fchmod"):
+            with contextlib.suppress(OSError):  # a file another user owns keeps its mode
+                os.fchmod(fd, 0o600)
+        out.write(text)
