@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from conftest import write_files
 
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.owners.feedback import Feedback, FeedbackStore
+from kb_qa.owners.forget import forget
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
 
 SITE = {
@@ -209,3 +211,28 @@ def test_the_html_report_is_written_for_its_owner_alone(
         assert result.returncode == 0, result.stderr
         assert written.stat().st_mode & 0o777 == 0o600, written
         assert "Lumen" in written.read_text(encoding="utf-8")
+
+
+def test_forget_finds_either_unicode_form(tmp_path: Path, run_cli: Any) -> None:
+    """`--forget` with an NFD "ergänzen" (as some keyboards and macOS file names give it)
+    found 0 of an NFC rating; a dry run matching only ratings said "Questions it holds:
+    (none)", not what it would delete."""
+    vault = write_files(tmp_path / "vault", {"a.md": "# A\n\nText.\n"})
+    index = tmp_path / "index"
+    nfc = unicodedata.normalize("NFC", "Bitte Jörg Müller ergänzen")
+    store = FeedbackStore(index)
+    store.add(Feedback("down", "How do I add a user?", "an answer", nfc, (), time.time()))
+    store.add(Feedback("up", "Where is the log?", "an answer", "fine", (), time.time()))
+    nfd = unicodedata.normalize("NFD", "ERGÄNZEN")
+    assert nfd != unicodedata.normalize("NFC", nfd)
+    looked = run_cli(
+        "insights", str(vault), "--index-dir", str(index), "--forget", nfd, "--dry-run"
+    )
+    assert looked.returncode == 0, looked.stderr
+    assert "Would delete 0 logged question(s), 1 rating(s)" in looked.stdout
+    assert "(none)" not in looked.stdout
+    assert "[down] How do I add a user?" in looked.stdout and nfc in looked.stdout
+    assert "Where is the log?" not in looked.stdout
+    gone = forget(index, unicodedata.normalize("NFD", "jörg müller"))
+    assert (gone.questions, gone.ratings) == (0, 1)
+    assert [r.question for r in FeedbackStore(index).all()] == ["Where is the log?"]

@@ -227,11 +227,19 @@ def _forget(args: argparse.Namespace) -> int:
         print(
             f"Would delete {gone.questions} logged question(s), {gone.ratings} rating(s) and "
             f"{gone.embeddings} stored embedding(s) holding {text!r} from "
-            f"{settings.index_path}; nothing was deleted. Questions it holds:"
+            f"{settings.index_path}; nothing was deleted."
         )
-        print("\n".join(f"  {_line(q)}" for q in gone.examples) or "  (none)")
-        if gone.questions > len(gone.examples):
-            print(f"  … and {gone.questions - len(gone.examples)} more")
+        if gone.examples:
+            print("Logged questions it would delete:")
+            print("\n".join(f"  {_line(q)}" for q in gone.examples))
+            if gone.questions > len(gone.examples):
+                print(f"  … and {gone.questions - len(gone.examples)} more")
+        if gone.rated:
+            print("Ratings it would delete (the question rated, then the reader's reason):")
+            for rating, question, reason in gone.rated:
+                print(f"  [{rating}] {_line(question)}" + (f" · {_line(reason)}" if reason else ""))
+            if gone.ratings > len(gone.rated):
+                print(f"  … and {gone.ratings - len(gone.rated)} more")
         return 0
     print(
         f"Deleted {gone.questions} logged question(s), {gone.ratings} rating(s) and "

@@ -2,7 +2,8 @@
 
 For a reader who asks to be forgotten (an e-mail address or a name typed into a question),
 ``kb-qa insights --forget TEXT`` deletes, from ``<index folder>/feedback.sqlite3``, each
-logged question holding TEXT (case aside), each rating whose question, reason or rated
+logged question holding TEXT (case aside, and its accents however encoded: NFC or NFD),
+each rating whose question, reason or rated
 answer holds it, and the stored embeddings of those questions. SQLite overwrites what it
 deletes (``secure_delete``), and the write-ahead log is emptied when no other connection
 reads it, so the text does not linger in the files either.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,19 +32,27 @@ class Forgotten:
     log_emptied: bool
     embeddings: int = 0
     examples: tuple[str, ...] = ()  # a dry run's: the first questions it would delete
+    # A dry run's: the first ratings it would delete, each (rating, question, reason)
+    rated: tuple[tuple[str, str, str], ...] = ()
+
+
+def folded(text: str) -> str:
+    """``text`` with case and Unicode form aside: an "ä" typed as "a" and a combining
+    diaeresis (NFD, as macOS and some keyboards give it) matches the one character (NFC)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
 def _holds(needle: str) -> Callable[..., bool]:
     def holds(*values: str | None) -> bool:
-        return any(needle in v.casefold() for v in values if isinstance(v, str))
+        return any(needle in folded(v) for v in values if isinstance(v, str))
 
     return holds
 
 
 def forget(folder: Path, text: str, dry_run: bool = False) -> Forgotten:
     """Delete every question, rating and embedding in ``folder``'s log that holds ``text``
-    (``dry_run``: count them, and name the first questions, deleting nothing)."""
-    needle = text.strip().casefold()
+    (``dry_run``: count them, and name the first questions and ratings, deleting nothing)."""
+    needle = folded(text.strip())
     if len(needle) < 3:
         raise ConfigError(
             "--forget needs the text to delete, three characters or more (an e-mail address, "
@@ -71,8 +81,20 @@ def forget(folder: Path, text: str, dry_run: bool = False) -> Forgotten:
                     "SELECT question FROM questions WHERE kbqa_holds(question) ORDER BY at LIMIT 10"
                 )
                 examples = tuple(r[0] for r in rows)
+            rated: tuple[tuple[str, str, str], ...] = ()
+            if "feedback" in tables:
+                rows = conn.execute(
+                    "SELECT rating, question, reason FROM feedback "
+                    "WHERE kbqa_holds(question, reason, answer) ORDER BY at LIMIT 10"
+                )
+                rated = tuple((r[0], r[1], r[2]) for r in rows)
             return Forgotten(
-                counts["questions"], counts["feedback"], True, counts["question_vectors"], examples
+                counts["questions"],
+                counts["feedback"],
+                True,
+                counts["question_vectors"],
+                examples,
+                rated,
             )
         with conn:
             for table in where.keys() & tables:
