@@ -213,6 +213,18 @@ def test_the_html_report_is_written_for_its_owner_alone(
         assert "Lumen" in written.read_text(encoding="utf-8")
 
 
+def test_the_page_is_headed_with_the_sites_name(site: Site, run_cli: Any, tmp_path: Path) -> None:
+    """The page read "What readers asked: site", the vault folder's name, on a site whose
+    mkdocs.yml names it "Lumen Documentation"."""
+    written = tmp_path / "report.html"
+    assert run_cli("insights", *where(site), "--html", str(written)).returncode == 0
+    page = written.read_text(encoding="utf-8")
+    assert "<h1>What readers asked: Lumen Documentation</h1>" in page
+    assert "<title>kb-qa insights: Lumen Documentation</title>" in page
+    text = run_cli("insights", *where(site)).stdout
+    assert text.startswith("kb-qa insights: Lumen Documentation (")
+
+
 def test_forget_finds_either_unicode_form(tmp_path: Path, run_cli: Any) -> None:
     """`--forget` with an NFD "ergänzen" (as some keyboards and macOS file names give it)
     found 0 of an NFC rating; a dry run matching only ratings said "Questions it holds:

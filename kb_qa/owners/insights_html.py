@@ -21,6 +21,7 @@ from kb_qa.owners.insights_parts import table as _table
 from kb_qa.owners.insights_render import (
     LOG_OFF,
     ms_text,
+    named,
     outcome_counts,
     pct_text,
     rating_text,
@@ -289,9 +290,9 @@ def page(report: dict[str, Any], sign_out: str = "", csv_href: str = "") -> str:
 <meta http-equiv="Content-Security-Policy" content="{policy}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="{"same-origin" if sign_out else "no-referrer"}">
-<title>kb-qa insights: {_e(report["vault"])}</title>
+<title>kb-qa insights: {_e(named(report))}</title>
 <style>{_STYLE}</style></head><body>
-<header>{out}<h1>What readers asked: {_e(report["vault"])}</h1>
+<header>{out}<h1>What readers asked: {_e(named(report))}</h1>
 <div class="muted">{_e(window_text(report))} · {t["distinct"]:,} distinct questions,
 {t["follow_ups"]:,} follow-ups · {t["llm"]:,} model answers, {t["extractive"]:,} extractive</div>
 {_notice(report)}</header><main>

@@ -37,7 +37,7 @@ def text(report: dict[str, Any], clean: Callable[[str], str] = str) -> str:
         return clean(one_line(BIDI_CONTROLS.sub("", value)))
 
     t = report["totals"]
-    lines = [f"kb-qa insights: {safe(report['vault'])} ({window_text(report)})", ""]
+    lines = [f"kb-qa insights: {safe(named(report))} ({window_text(report)})", ""]
     if not t["questions"] and not (t["thumbs_up"] + t["thumbs_down"]):
         state = "on" if report["question_log"] else "off (question_log)"
         return "\n".join(
@@ -169,6 +169,11 @@ def rating_text(q: dict[str, Any]) -> str:
     if not (q["thumbs_up"] or q["thumbs_down"]):
         return "not rated"
     return f"{q['thumbs_up']:,} up, {q['thumbs_down']:,} down"
+
+
+def named(report: dict[str, Any]) -> str:
+    """What the report is of: the site's own name, else the vault folder's."""
+    return str(report.get("site_name") or report["vault"])
 
 
 def window_text(report: dict[str, Any]) -> str:
