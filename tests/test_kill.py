@@ -215,7 +215,9 @@ def test_ctrl_c_during_a_rebuild_says_the_index_holds_only_what_it_wrote(
         assert proc.poll() is None, output(proc)
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(60) == 130
+    # 130, or (a signal landing early in the rebuild, seen 1 time in 20) the message and then an
+    # exit by SIGINT itself: a shell shows 130 either way.
+    assert proc.wait(60) in (130, -signal.SIGINT), output(proc)
     text = output(proc)
     assert "interrupted during a rebuild" in text and "run the same command again" in text
     assert "keeps everything written so far" not in text
