@@ -2180,7 +2180,6 @@
       return fetch(w.apiUrl("/api/ask"), {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-        // The page's language: a translated site answers from the reader's own pages first.
         body: JSON.stringify({ question, history: history2, lang: pageLanguage() }),
         signal: ctl.signal,
         credentials: "omit",
@@ -2585,13 +2584,11 @@
     const t = strings(pageLanguage(document), readLabels(opts.labels));
     return {
       endpoint: endpointOf(opts, location),
-      // The title and placeholder options, when set, come before any label of the same name.
       title: opts.title || t("title"),
       placeholder: opts.placeholder || t("placeholder"),
       t,
       suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
       shortcut: opts.shortcut || defaultShortcut(document),
-      // Resolved once: after instant navigation the page URL no longer matches this script tag.
       root: new URL(opts.root != null ? opts.root : "/", location.href).href,
       siteUrl: opts.site_url || "",
       css: src.replace(/\.js(\?.*)?$/, ".css$1")
@@ -2859,7 +2856,6 @@
         return w.timing;
       },
       options: w.options,
-      // The pure parts, for tests and benchmarks in a real browser.
       _test: { HL_PARAM, tokenize, stripMarkdown, fingerprint, findPassage, citationUrl, citationHref, safeHref, parseSSE, parseBlocks, parseInline, renderMarkdown, parseShortcut, matchesShortcut, preview }
     };
     if (document.body) mount(w);

@@ -203,11 +203,12 @@ function stream(w, question, history, bot) {
       fail(w, bot, errorText(data, t));
     }
   };
+  // The page's language goes with the question: a translated site answers from the reader's
+  // own pages first.
   let post = function () {
     return fetch(w.apiUrl("/api/ask"), {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      // The page's language: a translated site answers from the reader's own pages first.
       body: JSON.stringify({ question: question, history: history, lang: pageLanguage() }),
       signal: ctl.signal,
       credentials: "omit",

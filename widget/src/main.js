@@ -129,6 +129,7 @@ function mount(w) {
 // Loaded once, even if a page includes the script twice.
 if (typeof window !== "undefined" && !(window.KbQa && window.KbQa.mounted)) {
   const w = create();
+  // _test: the pure parts, for tests and benchmarks in a real browser.
   window.KbQa = {
     mounted: true,
     version: "0.2.0",
@@ -145,7 +146,6 @@ if (typeof window !== "undefined" && !(window.KbQa && window.KbQa.mounted)) {
       return w.timing;
     },
     options: w.options,
-    // The pure parts, for tests and benchmarks in a real browser.
     _test: { HL_PARAM, tokenize, stripMarkdown, fingerprint, findPassage, citationUrl, citationHref, safeHref, parseSSE, parseBlocks, parseInline, renderMarkdown, parseShortcut, matchesShortcut, preview },
   };
   if (document.body) mount(w);

@@ -33,15 +33,15 @@ export function readOptions(script) {
   let src = script && script.src ? script.src : location.href;
   // The widget's words in the page's language, with the site owner's labels.
   const t = strings(pageLanguage(document), readLabels(opts.labels));
+  // The title and placeholder options, when set, come before any label of the same name. The
+  // root is resolved once: after instant navigation the page URL no longer matches this tag.
   return {
     endpoint: endpointOf(opts, location),
-    // The title and placeholder options, when set, come before any label of the same name.
     title: opts.title || t("title"),
     placeholder: opts.placeholder || t("placeholder"),
     t: t,
     suggested: Array.isArray(opts.suggested) ? opts.suggested.slice(0, 6).map(String) : [],
     shortcut: opts.shortcut || defaultShortcut(document),
-    // Resolved once: after instant navigation the page URL no longer matches this script tag.
     root: new URL(opts.root != null ? opts.root : "/", location.href).href,
     siteUrl: opts.site_url || "",
     css: src.replace(/\.js(\?.*)?$/, ".css$1"),
