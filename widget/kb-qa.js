@@ -2019,14 +2019,18 @@
   // src/chat.js
   var HISTORY_MESSAGES = 8;
   var HISTORY_CHARS = 12e3;
-  function historyFor(messages, before) {
+  function historyFor(messages, before, question) {
     let turns = [];
     let chars = 0;
     for (let i = before - 1; i >= 0 && turns.length < HISTORY_MESSAGES; i--) {
       const m = messages[i];
-      if (m.role === "assistant" && (!m.text || m.error && !m.done)) {
-        if (i > 0 && messages[i - 1].role === "user") i--;
-        continue;
+      if (m.role === "assistant" && !(m.done && m.text)) {
+        const asked = (messages[i - 1] || {}).text;
+        if (i === before - 1 ? asked === question : !m.text) {
+          i--;
+          continue;
+        }
+        if (!m.text) continue;
       }
       let content = m.text;
       if (chars + content.length > HISTORY_CHARS) break;
@@ -2052,7 +2056,7 @@
     const question = input.value.trim();
     if (!question || w.controller) return;
     w.flushFeedback();
-    const history2 = historyFor(state.messages, state.messages.length);
+    const history2 = historyFor(state.messages, state.messages.length, question);
     let user = { role: "user", text: question };
     let bot = { role: "assistant", text: "", citations: [], status: { stage: "sending", message: "" } };
     state.messages.push(user, bot);

@@ -11,16 +11,21 @@ export { pageLanguage };
 const HISTORY_MESSAGES = 8;
 const HISTORY_CHARS = 12000;
 
-/** The conversation before message ``before``, as the API's ``history``. */
-export function historyFor(messages, before) {
+/** The conversation before message ``before``, as the API's ``history`` for ``question``. */
+export function historyFor(messages, before, question) {
   let turns = [];
   let chars = 0;
   for (let i = before - 1; i >= 0 && turns.length < HISTORY_MESSAGES; i--) {
     const m = messages[i];
-    if (m.role === "assistant" && (!m.text || (m.error && !m.done))) {
-      // A failed answer leaves the history, and the question it did not answer with it.
-      if (i > 0 && messages[i - 1].role === "user") i--;
-      continue;
+    if (m.role === "assistant" && !(m.done && m.text)) {
+      // A failed or stopped answer: its question, on screen, stays (a follow-up is about it)
+      // with what the answer said; not when it is asked again, nor an older one left unanswered.
+      const asked = (messages[i - 1] || {}).text;
+      if (i === before - 1 ? asked === question : !m.text) {
+        i--;
+        continue;
+      }
+      if (!m.text) continue;
     }
     let content = m.text; // the server drops old citation numbers itself
     if (chars + content.length > HISTORY_CHARS) break;
@@ -50,7 +55,7 @@ function submit(w) {
   const question = input.value.trim();
   if (!question || w.controller) return;
   w.flushFeedback();
-  const history = historyFor(state.messages, state.messages.length);
+  const history = historyFor(state.messages, state.messages.length, question);
   let user = { role: "user", text: question };
   let bot = { role: "assistant", text: "", citations: [], status: { stage: "sending", message: "" } };
   state.messages.push(user, bot);
