@@ -1,21 +1,28 @@
 """A conversation in the widget, in real headless Chromium, when an answer does not end well:
-a model that breaks off.
+a model that breaks off, and an API lost mid-answer.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from browser import sync_playwright_or_skip
 from llm_server import LLMServer, Reply
 from widget_stack import (
+    ROOT,
     ask,
     loopback_context,
     one_note_site_with_model,
     open_page,
+    serve_folder,
 )
 
 sync_api = sync_playwright_or_skip()
@@ -57,3 +64,89 @@ def test_a_follow_up_after_an_answer_that_broke_off_is_about_its_question(
         # The model is asked with the question on screen as the turn before the follow-up.
         turns = llm.requests[-1]["messages"][1:-1]
         assert [t["content"] for t in turns if t["role"] == "user"] == [first, second]
+
+
+class _LostMidAnswer(http.server.BaseHTTPRequestHandler):
+    """An API that starts an answer (a status, some text citing [1]) and is gone before its
+    end, as when `mkdocs serve` is stopped while an answer streams."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _cors(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "content-type")
+
+    def do_OPTIONS(self) -> None:
+        self.send_response(204)
+        self._cors()
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self._cors()
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = [
+            ("status", {"stage": "reading", "message": "Reading 1 excerpt"}),
+            ("delta", {"text": "Retries happen five times [1]. And"}),
+        ]
+        for name, data in events:
+            body = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n")
+            self.wfile.flush()
+        time.sleep(0.5)  # the text is shown, then the server is gone
+        self.close_connection = True  # no last chunk: the stream is cut, not ended
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def page_on_lost_api(tmp_path: Path, browser: Any) -> Iterator[Any]:
+    """A static page with the widget whose API, on another origin, is lost mid-answer."""
+    api = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LostMidAnswer)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    site = tmp_path / "site"
+    (site / "kb-qa").mkdir(parents=True)
+    for name in ("kb-qa.js", "kb-qa.css"):
+        (site / "kb-qa" / name).write_bytes((ROOT / "widget" / name).read_bytes())
+    endpoint = f"http://127.0.0.1:{api.server_port}"
+    (site / "index.html").write_text(
+        "<!doctype html><html><head><meta charset=utf-8><title>T</title></head><body>"
+        f'<h1>Retries</h1><script src="kb-qa/kb-qa.js" defer data-endpoint="{endpoint}">'
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    origin, files = serve_folder(site)
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        open_page(page, origin + "/index.html")
+        yield page
+    finally:
+        context.close()
+        files.shutdown()
+        files.server_close()
+        api.shutdown()
+        api.server_close()
+
+
+def test_an_api_lost_mid_answer_is_a_cut_off_not_an_unreachable_service(
+    page_on_lost_api: Any,
+) -> None:
+    """Stopping `mkdocs serve` while an answer streamed was reported as "Could not reach the
+    answer service ... it must allow this site's origin ... in cors_origins", and the part
+    shown kept a [1] with no source listed under it."""
+    page = page_on_lost_api
+    page.keyboard.press("Control+k")
+    ask(page, "How often are jobs retried?")
+    error = page.locator(".kbq-error")
+    sync_api.expect(error).to_have_text(
+        "The answer was cut off: the connection closed early. Try again."
+    )
+    answer = page.locator(".kbq-answer")
+    sync_api.expect(answer).to_have_text("Retries happen five times. And")
+    assert answer.locator("sup").count() == 0

@@ -939,8 +939,11 @@
         frag.appendChild(el2);
       } else if (n.type === "cite") {
         const known = n.n > 0 && (!n.glued || ctx && ctx.known && ctx.known(n.n));
-        if (known && ctx && ctx.cite) chip = ctx.cite(n.n);
-        else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
+        if (known && ctx && ctx.cite) {
+          chip = ctx.cite(n.n);
+          const before = frag.lastChild;
+          if (!chip && before && before.nodeType === 3) before.data = before.data.trimEnd();
+        } else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
       } else if (n.type === "link") {
         let href = safeHref(n.href, ctx && ctx.base);
         let inner = renderInline(n.children, doc, ctx);
@@ -1575,7 +1578,7 @@
       base: w.options.root,
       origin: location.origin,
       known: (n) => !!byNumber[n],
-      cite: (n) => citeChip(w, n, byNumber[n]),
+      cite: (n) => (streaming || byNumber[n]) && citeChip(w, n, byNumber[n]),
       copy: (text) => codeCopyButton(w, text)
     };
     const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;
@@ -2246,7 +2249,9 @@
           return pump();
         });
       };
-      return pump();
+      return pump().catch(function(err) {
+        if (ctl.signal.aborted) throw err;
+      });
     };
     post().then(function() {
       if (!finished) fail(w, bot, t("cutOff"));

@@ -278,7 +278,10 @@ function stream(w, question, history, bot) {
         return pump();
       });
     };
-    return pump();
+    // A connection lost once the answer started (the server stopped) cut it off: it was reached.
+    return pump().catch(function (err) {
+      if (ctl.signal.aborted) throw err;
+    });
   };
   post()
     .then(function () {

@@ -308,8 +308,11 @@ function renderInline(nodes, doc, ctx) {
     } else if (n.type === "cite") {
       // Citations count from 1; "arr[1]" is indexing unless the answer cites a source 1.
       const known = n.n > 0 && (!n.glued || (ctx && ctx.known && ctx.known(n.n)));
-      if (known && ctx && ctx.cite) chip = ctx.cite(n.n);
-      else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
+      if (known && ctx && ctx.cite) {
+        chip = ctx.cite(n.n);
+        const before = frag.lastChild; // the space before a marker ctx.cite drops goes too
+        if (!chip && before && before.nodeType === 3) before.data = before.data.trimEnd();
+      } else frag.appendChild(doc.createTextNode("[" + n.n + "]"));
     } else if (n.type === "link") {
       let href = safeHref(n.href, ctx && ctx.base);
       let inner = renderInline(n.children, doc, ctx);

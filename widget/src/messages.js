@@ -113,11 +113,12 @@ export function renderMessage(w, m) {
   (m.citations || []).forEach(function (c) {
     byNumber[c.number] = c;
   });
+  // Once the answer ended, a marker naming no source (cut off before its sources came) goes.
   const ctx = {
     base: w.options.root,
     origin: location.origin,
     known: (n) => !!byNumber[n],
-    cite: (n) => citeChip(w, n, byNumber[n]),
+    cite: (n) => (streaming || byNumber[n]) && citeChip(w, n, byNumber[n]),
     copy: (text) => codeCopyButton(w, text),
   };
   const truncated = renderAnswer(m, ctx, (m.citations || []).length + ":" + streaming) || m.truncated;

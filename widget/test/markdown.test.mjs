@@ -11,6 +11,9 @@ class Fragment {
     this.children = [];
     this.isFragment = true;
   }
+  get lastChild() {
+    return this.children[this.children.length - 1] || null;
+  }
   appendChild(child) {
     if (child.isFragment) this.children.push(...child.children);
     else this.children.push(child);
@@ -38,7 +41,16 @@ class Element extends Fragment {
 
 const fakeDocument = {
   createElement: (tag) => new Element(tag),
-  createTextNode: (text) => ({ text: String(text) }),
+  createTextNode: (text) => ({
+    text: String(text),
+    nodeType: 3,
+    get data() {
+      return this.text;
+    },
+    set data(value) {
+      this.text = value;
+    },
+  }),
   createDocumentFragment: () => new Fragment(),
 };
 
@@ -179,6 +191,11 @@ test("citations become chips in order; brackets in code or links do not", () => 
   assert.deepEqual(seen, [1, 2, 2]);
   assert.ok(text(frag).includes("arr[0]"));
   assert.equal(elements(frag).filter((e) => e.tagName === "A").length, 1);
+});
+
+test("a marker ctx.cite gives no chip for goes with the space before it", () => {
+  const cite = (n) => n === 2 && fakeDocument.createTextNode(`<${n}>`);
+  assert.equal(text(render("Paused with pause [1]. Retried [2] and [3][4] then.", { cite })), "Paused with pause. Retried <2> and then.");
 });
 
 test("parseInline splits citation groups written back to back", () => {
