@@ -1,5 +1,5 @@
 """A conversation in the widget, in real headless Chromium, when an answer does not end well:
-a model that breaks off, and an API lost mid-answer.
+a model that breaks off, an API lost mid-answer, and Back after citations of the same page.
 """
 
 from __future__ import annotations
@@ -17,12 +17,16 @@ import pytest
 from browser import sync_playwright_or_skip
 from llm_server import LLMServer, Reply
 from widget_stack import (
+    MARKS_TEXT,
     ROOT,
+    Stack,
     ask,
+    in_shadow,
     loopback_context,
     one_note_site_with_model,
     open_page,
     serve_folder,
+    settle,
 )
 
 sync_api = sync_playwright_or_skip()
@@ -150,3 +154,43 @@ def test_an_api_lost_mid_answer_is_a_cut_off_not_an_unreachable_service(
     answer = page.locator(".kbq-answer")
     sync_api.expect(answer).to_have_text("Retries happen five times. And")
     assert answer.locator("sup").count() == 0
+
+
+def test_back_after_citations_of_the_same_page_highlights_what_the_url_names(
+    new_page: Any, stack: Stack
+) -> None:
+    """On Material, Back after [2] then [1] (two sections of the page shown) left [1]'s
+    passage highlighted while the URL named [2]'s."""
+    stack.llm.template = (
+        "Dead jobs move to the _dead queue {{Retries and backoff > The dead-letter queue}}. "
+        "Failures are retried {{Retries and backoff > Default retry policy}}."
+    )
+    page = new_page()
+    open_page(page, stack.site + "/guides/retries/")
+    page.locator(".kbq-launcher").click()
+    ask(page, "Where do jobs go when they keep failing?")
+    page.evaluate("window.__sameDocument = true")
+    in_shadow(page, "root.querySelectorAll('a.kbq-cite')[1].click()")
+    page.wait_for_url(re.compile(r"\?kbqa-hl=[^#]+#default-retry-policy$"))
+    page.wait_for_function(f"{MARKS_TEXT}.length > 0")
+    policy = page.evaluate(MARKS_TEXT)
+    # Scrolled there, Material writes the offset into the entry (after 100 ms): Back to it then
+    # goes through Material's navigation too.
+    settle(page)
+    page.wait_for_timeout(300)
+    in_shadow(page, "root.querySelectorAll('a.kbq-cite')[0].click()")
+    page.wait_for_url(re.compile(r"#the-dead-letter-queue$"))
+    page.wait_for_function(f"{MARKS_TEXT}.startsWith('When a job exhausts')")
+    settle(page)
+    page.wait_for_timeout(300)
+
+    page.go_back()
+    page.wait_for_url(re.compile(r"#default-retry-policy$"))
+    page.wait_for_function(f"{MARKS_TEXT} === {json.dumps(policy)}")
+    # Back to the page as it was opened: nothing named, nothing highlighted.
+    page.go_back()
+    page.wait_for_url(stack.site + "/guides/retries/")
+    page.wait_for_function(f"{MARKS_TEXT} === ''")
+    page.wait_for_timeout(300)
+    assert page.evaluate(MARKS_TEXT) == ""
+    assert page.evaluate("window.__sameDocument") is True

@@ -2555,11 +2555,15 @@
     }
     location.href = url.href;
   }
+  var pending = 0;
   function onPage(w) {
-    const url = new URL(location.href);
-    const spec = url.searchParams.get(HL_PARAM);
-    if (!spec) return;
-    setTimeout(() => showPassage(w, anchorOf(url), spec, false), 30);
+    clearTimeout(pending);
+    pending = setTimeout(() => {
+      const url = new URL(location.href);
+      const spec = url.searchParams.get(HL_PARAM);
+      if (spec) showPassage(w, anchorOf(url), spec, false);
+      else clearHighlights();
+    }, 30);
   }
 
   // src/options.js
@@ -2837,15 +2841,18 @@
       w.flushFeedback();
       w.save(true);
     });
-    if (window.document$ && typeof window.document$.subscribe === "function") {
+    let shown = location.pathname;
+    const material = window.document$ && typeof window.document$.subscribe === "function";
+    if (material) {
       window.document$.subscribe(() => {
         if (!document.body.contains(host)) document.body.appendChild(host);
+        shown = location.pathname;
         onPage(w);
       });
-    } else {
-      onPage(w);
-      window.addEventListener("popstate", () => onPage(w));
-    }
+    } else onPage(w);
+    window.addEventListener("popstate", () => {
+      if (!material || location.pathname === shown) onPage(w);
+    });
   }
   if (typeof window !== "undefined" && !(window.KbQa && window.KbQa.mounted)) {
     const w = create();

@@ -114,16 +114,21 @@ function mount(w) {
     w.flushFeedback();
     w.save(true);
   });
-  if (window.document$ && typeof window.document$.subscribe === "function") {
+  let shown = location.pathname; // the page in the document
+  const material = window.document$ && typeof window.document$.subscribe === "function";
+  if (material) {
     // Material re-renders the page on instant navigation; the body (and our host) stays.
     window.document$.subscribe(() => {
       if (!document.body.contains(host)) document.body.appendChild(host);
+      shown = location.pathname;
       onPage(w);
     });
-  } else {
-    onPage(w);
-    window.addEventListener("popstate", () => onPage(w));
-  }
+  } else onPage(w);
+  // Back and Forward between this page's citations (navigate.js pushes them); Material swaps
+  // another page in itself.
+  window.addEventListener("popstate", () => {
+    if (!material || location.pathname === shown) onPage(w);
+  });
 }
 
 // Loaded once, even if a page includes the script twice.

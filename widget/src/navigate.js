@@ -1,7 +1,7 @@
 /** Opening a citation: on this page (scroll and highlight), through Material's instant
  * navigation, or with a plain page load; and highlighting the passage a URL names. */
 import { announce, el } from "./dom.js";
-import { focusPassage, headingOf, highlight, scrollToMarks } from "./highlight.js";
+import { clearHighlights, focusPassage, headingOf, highlight, scrollToMarks } from "./highlight.js";
 import { HL_PARAM } from "./links.js";
 import { dock, panelCovers } from "./panel.js";
 
@@ -62,10 +62,17 @@ export function openCitation(w, href) {
   location.href = url.href;
 }
 
-/** Per page: highlight the passage named in the URL (after Material scrolled to #anchor). */
+let pending = 0;
+
+/** Per page: highlight the passage named in the URL (after Material scrolled to #anchor), or
+ * none when it names none (Back from a citation). The URL is read when it is done: Material
+ * and Back may both ask for it. */
 export function onPage(w) {
-  const url = new URL(location.href);
-  const spec = url.searchParams.get(HL_PARAM);
-  if (!spec) return;
-  setTimeout(() => showPassage(w, anchorOf(url), spec, false), 30);
+  clearTimeout(pending);
+  pending = setTimeout(() => {
+    const url = new URL(location.href);
+    const spec = url.searchParams.get(HL_PARAM);
+    if (spec) showPassage(w, anchorOf(url), spec, false);
+    else clearHighlights();
+  }, 30);
 }
