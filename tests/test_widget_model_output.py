@@ -86,3 +86,32 @@ def test_a_bidi_override_in_a_reply_does_not_reverse_the_answer(
     )
     assert "Download the signed file exe.txt and run it" in shown
     assert "\u202e" not in shown
+
+
+def answer_of(page: Any, reply: str) -> Any:
+    """The finished answer to "Do otters sleep?" when the model replies ``reply``."""
+    page, llm = page
+    llm.script(Reply(text=reply, chunk_size=8))
+    answer = asked(page)
+    sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
+    return answer
+
+
+def test_a_reply_links_live_only_into_the_site(page_and_llm: tuple[Any, LLMServer]) -> None:
+    """A page with injected instructions could have the model link readers anywhere:
+    "[ evil ](https://evil.example/login)", "//evil.example/x" and an autolink each became a
+    live link opening a new tab. Out of the site, a link is now its text and its address."""
+    page = page_and_llm[0]
+    origin = page.evaluate("location.origin")
+    answer = answer_of(
+        page_and_llm,
+        "Sign in at [ evil ](https://evil.example/login), [proto](//evil.example/x) or "
+        f"<https://evil.example/autolink>; see [the page](otters.md) and [home]({origin}/) [1].",
+    )
+    hrefs = answer.locator(".kbq-answer a:not(.kbq-cite)").evaluate_all(
+        "links => links.map(a => [a.href, a.target])"
+    )
+    assert hrefs == [[f"{origin}/otters/", ""], [f"{origin}/", ""]]
+    shown = answer.locator(".kbq-answer").text_content()
+    assert "evil  (https://evil.example/login), proto (http://evil.example/x) or " in shown
+    assert "or https://evil.example/autolink; see the page and home" in shown

@@ -947,13 +947,14 @@
       } else if (n.type === "link") {
         let href = safeHref(n.href, ctx && ctx.base);
         let inner = renderInline(n.children, doc, ctx);
-        if (!href) {
+        if (!ctx || ![ctx.origin + "/", ctx.base, ctx.site].some((s) => s && href && !href.indexOf(s))) {
           frag.appendChild(inner);
+          if (href && href !== (n.children[0] || {}).text) frag.appendChild(doc.createTextNode(" (" + href + ")"));
           return;
         }
         let a = doc.createElement("a");
         a.setAttribute("href", href);
-        if (/^https?:/i.test(href) && !(ctx && ctx.origin && href.indexOf(ctx.origin + "/") === 0)) {
+        if (href.indexOf(ctx.origin + "/")) {
           a.setAttribute("target", "_blank");
           a.setAttribute("rel", "noopener noreferrer");
         }
@@ -1577,6 +1578,7 @@
     const ctx = {
       base: w.options.root,
       origin: location.origin,
+      site: w.options.siteUrl.replace(/\/?$/, "/"),
       known: (n) => !!byNumber[n],
       cite: (n) => (streaming || byNumber[n]) && citeChip(w, n, byNumber[n]),
       copy: (text) => codeCopyButton(w, text)

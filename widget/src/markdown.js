@@ -316,13 +316,16 @@ function renderInline(nodes, doc, ctx) {
     } else if (n.type === "link") {
       let href = safeHref(n.href, ctx && ctx.base);
       let inner = renderInline(n.children, doc, ctx);
-      if (!href) {
+      // A page the model read may ask it to link anywhere: a link is live only into this
+      // site (its origin, root or site_url); any other shows its address after its text.
+      if (!ctx || ![ctx.origin + "/", ctx.base, ctx.site].some((s) => s && href && !href.indexOf(s))) {
         frag.appendChild(inner);
+        if (href && href !== (n.children[0] || {}).text) frag.appendChild(doc.createTextNode(" (" + href + ")"));
         return;
       }
       let a = doc.createElement("a");
       a.setAttribute("href", href);
-      if (/^https?:/i.test(href) && !(ctx && ctx.origin && href.indexOf(ctx.origin + "/") === 0)) {
+      if (href.indexOf(ctx.origin + "/")) {
         a.setAttribute("target", "_blank");
         a.setAttribute("rel", "noopener noreferrer");
       }

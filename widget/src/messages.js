@@ -117,6 +117,7 @@ export function renderMessage(w, m) {
   const ctx = {
     base: w.options.root,
     origin: location.origin,
+    site: w.options.siteUrl.replace(/\/?$/, "/"),
     known: (n) => !!byNumber[n],
     cite: (n) => (streaming || byNumber[n]) && citeChip(w, n, byNumber[n]),
     copy: (text) => codeCopyButton(w, text),

@@ -115,19 +115,42 @@ test("HTML from the model is shown as text, never as elements", () => {
 
 test("links keep http(s) and relative targets only", () => {
   const frag = render(
-    "[ok](https://example.org/a) [rel](../guides/retries.md#policy) [js](javascript:alert(1)) " +
+    "[ok](https://docs.example.com/a) [rel](../guides/retries.md#policy) [js](javascript:alert(1)) " +
       "[tab](java\tscript:alert(1)) [data](data:text/html,<script>alert(1)</script>) [vb](VBScript:x)"
   );
   const links = elements(frag).filter((e) => e.tagName === "A");
   assert.deepEqual(
     links.map((a) => a.attributes.href),
-    ["https://example.org/a", "https://docs.example.com/guides/retries/#policy"]
+    ["https://docs.example.com/a", "https://docs.example.com/guides/retries/#policy"]
   );
-  assert.equal(links[0].attributes.rel, "noopener noreferrer");
   // The unsafe ones survive as their text only.
   assert.ok(text(frag).includes("js"));
   assert.ok(!html(frag).includes('href="javascript'));
   assert.ok(!html(frag).includes('href="data'));
+});
+
+test("a link out of the site is its text and its address, not a link", () => {
+  // A page the model read can ask it to link readers anywhere (a login page to phish with).
+  const md =
+    "[ evil ](https://evil.example/login) [proto](//evil.example/x) <https://evil.example/auto> " +
+    "https://evil.example/bare [at](https://docs.example.com@evil.example/) " +
+    "[dot](https://docs.example.com.evil.example/) [](https://evil.example/empty) " +
+    "[site](https://site.example/p/) [root](https://cdn.example/docs/p/)";
+  const frag = render(md, { base: "https://cdn.example/docs/", site: "https://site.example/" });
+  const links = elements(frag).filter((e) => e.tagName === "A");
+  assert.deepEqual(
+    links.map((a) => [a.attributes.href, a.attributes.target]),
+    [["https://site.example/p/", "_blank"], ["https://cdn.example/docs/p/", "_blank"]]
+  );
+  assert.equal(
+    text(frag),
+    " evil  (https://evil.example/login) proto (https://evil.example/x) https://evil.example/auto " +
+      "https://evil.example/bare at (https://docs.example.com@evil.example/) " +
+      "dot (https://docs.example.com.evil.example/)  (https://evil.example/empty) site root"
+  );
+  // Into the page's own origin: live, in the same tab.
+  const own = elements(render("[a](https://docs.example.com/x/)")).find((e) => e.tagName === "A");
+  assert.deepEqual(own.attributes, { href: "https://docs.example.com/x/" });
 });
 
 test("the supported subset renders to the expected elements", () => {
@@ -180,7 +203,7 @@ test("an unfinished code fence while streaming renders without a copy button", (
 
 test("citations become chips in order; brackets in code or links do not", () => {
   const seen = [];
-  const frag = render("Retries back off [1][2]. Use `arr[0]` and [3](https://x.org). Tokens [2].", {
+  const frag = render("Retries back off [1][2]. Use `arr[0]` and [3](https://docs.example.com/x). Tokens [2].", {
     cite: (n) => {
       seen.push(n);
       const sup = fakeDocument.createElement("sup");
