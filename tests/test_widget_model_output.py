@@ -115,3 +115,18 @@ def test_a_reply_links_live_only_into_the_site(page_and_llm: tuple[Any, LLMServe
     shown = answer.locator(".kbq-answer").text_content()
     assert "evil  (https://evil.example/login), proto (http://evil.example/x) or " in shown
     assert "or https://evil.example/autolink; see the page and home" in shown
+
+
+def test_copy_answer_copies_no_bidi_override(page_and_llm: tuple[Any, LLMServer]) -> None:
+    """The panel drops bidi controls from a reply, but "Copy answer" copied them: "Reversed
+    \\u202etxt.exe\\u202c here" pasted reversed into an editor or a terminal."""
+    page = page_and_llm[0]
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    answer = answer_of(
+        page_and_llm, "Reversed \u202etxt.exe\u202c here [1]. Isolated \u2067x\u2069."
+    )
+    answer.get_by_role("button", name="Copy answer").click()
+    sync_api.expect(answer.get_by_role("button", name="Copied")).to_have_count(1)
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied.startswith("Reversed txt.exe here [1]. Isolated x."), copied
+    assert not any(c in copied for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

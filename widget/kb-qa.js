@@ -1682,7 +1682,7 @@
   }
   function answerAsText(w, m) {
     const t = w.ui.t;
-    let out = m.text;
+    let out = withoutBidi(m.text);
     if (m.citations && m.citations.length) {
       out += "\n\n" + t("sourcesCopied") + "\n" + m.citations.map(function(c) {
         return "[" + c.number + "] " + headingPath(c, t) + " — " + (citationHref(c, w.links) || c.url);

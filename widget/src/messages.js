@@ -239,7 +239,7 @@ function codeCopyButton(w, text) {
 
 function answerAsText(w, m) {
   const t = w.ui.t;
-  let out = m.text;
+  let out = withoutBidi(m.text); // as shown: nothing pastes reversed
   if (m.citations && m.citations.length) {
     out += "\n\n" + t("sourcesCopied") + "\n" + m.citations.map(function (c) {
       return "[" + c.number + "] " + headingPath(c, t) + " — " + (citationHref(c, w.links) || c.url);
