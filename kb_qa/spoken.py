@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
+import Stemmer
 from stop_words import get_stop_words
 
 # The Latin-script languages ``stop-words`` has lists for.
@@ -56,3 +58,26 @@ def topic_words(text: str, lang: str) -> str:
         return text
     stop = _stop_words(lang)
     return _WORD.sub(lambda m: " " if m.group().lower() in stop else m.group(), text)
+
+
+# Snowball's stemmer of each language ``stop-words`` has a list for (PyStemmer, as the
+# keyword index's English one): "lancer" and "lancez" are one word in French.
+_SNOWBALL = {
+    "ca": "catalan", "da": "danish", "de": "german", "es": "spanish", "fi": "finnish",
+    "fr": "french", "hu": "hungarian", "id": "indonesian", "it": "italian", "nb": "norwegian",
+    "nl": "dutch", "pl": "polish", "pt": "portuguese", "ro": "romanian", "sv": "swedish",
+    "tr": "turkish",
+}  # fmt: skip
+
+
+@functools.cache
+def _stemmer(lang: str) -> Stemmer.Stemmer | None:
+    return Stemmer.Stemmer(_SNOWBALL[lang]) if lang in _SNOWBALL else None
+
+
+def stems(text: str, lang: str) -> set[str]:
+    """The words of ``text`` (NFKC, case-folded) as ``lang``'s stemmer reads them, when it
+    has one (else as written)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    stemmer = _stemmer(lang)
+    return set(stemmer.stemWords(words) if stemmer else words)

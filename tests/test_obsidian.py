@@ -263,6 +263,7 @@ def test_a_question_in_another_latin_script_language_is_judged_by_its_words(
         ("¿Quién fundó Lumen?", False),
         ("Funktioniert Lumen offline?", False),  # one function word: its words do not tell
         ("Comment installer Lumen ?", True),  # nor do these: the docs' language judges
+        ("Comment lancer Lumen ?", True),  # "lancez `lumen serve`": French stems, not English
         ("Qu'est-ce que Lumen ?", True),
         ("Combien de temps Lumen conserve-t-il les lettres mortes ?", True),
     ],

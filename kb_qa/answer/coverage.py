@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from kb_qa.answer.amounts import without_asking_form
-from kb_qa.spoken import asked_in, foreign, topic_words
+from kb_qa.spoken import asked_in, foreign, stems, topic_words
 from kb_qa.text import (
     STOPWORDS,
     cjk_runs,
@@ -83,7 +83,7 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     if unread_share(question) >= UNREAD_SHARE:  # Hebrew, Arabic...: MiniLM cannot read it
         return _words_covered(_unread_words(question), hits[:3])
     if lang := _language(question, hits):  # French, German...: MiniLM finds any such text alike
-        return _words_covered(_foreign_words(question, lang), hits[:3])
+        return bool(_foreign_covered(question, lang, hits))
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     if best >= threshold:
         return True
@@ -115,12 +115,18 @@ def _language(question: str, hits: Sequence[Hit]) -> str:
     return foreign(hits[0].chunk.index_text[:2000]) if asked_in(question) == "" else ""
 
 
-def _foreign_words(question: str, lang: str) -> list[str]:
-    """The words of a question in ``lang`` (another Latin-script language than English)
-    that say what it is about: of three letters or more, its function words and the words
-    that ask for an amount ("wie lange", "combien de temps") aside."""
-    asked = without_asking_form(question)
-    return [t for t in keyword_tokens(topic_words(asked, lang)) if len(t) >= 3]
+def _foreign_covered(question: str, lang: str, hits: Sequence[Hit]) -> bool | None:
+    """Whether the best three passages hold UNREAD_MATCHED of the words of a question in
+    ``lang`` (another Latin-script language than English) that say what it is about: of
+    three letters or more, its function words and the words that ask for an amount ("wie
+    lange", "combien de temps") aside, each read by ``lang``'s stemmer ("Comment lancer
+    Lumière ?" of "lancez `lumiere init`"). None when it has no such word."""
+    asked = topic_words(without_asking_form(question), lang)
+    words = [w for w in stems(asked, lang) if len(w) >= 3]
+    if not words:
+        return None
+    found = set().union(*(stems(h.chunk.index_text, lang) for h in hits[:3]))
+    return sum(w in found for w in words) >= UNREAD_MATCHED * len(words)
 
 
 def _agreed(wanted: set[str], hits: Sequence[Hit], held: Sequence[list[str]]) -> bool:
@@ -217,8 +223,7 @@ def covered_naming(
     if lang := _language(question, hits):
         # Judged by its words, the name not one of them ("Qui a fondé Lumière ?" was
         # covered by "Lumière" alone); asking nothing else, it asks what the product is.
-        words = _foreign_words(rest, lang)
-        return not words or _words_covered(words, hits[:3])
+        return _foreign_covered(rest, lang, hits) is not False
     if max((h.similarity or 0.0 for h in search(rest)), default=0.0) >= floor:
         return True
     # Or two of its words or more close together in one of the best passages: "Does Lumen
