@@ -194,3 +194,25 @@ def test_back_after_citations_of_the_same_page_highlights_what_the_url_names(
     page.wait_for_timeout(300)
     assert page.evaluate(MARKS_TEXT) == ""
     assert page.evaluate("window.__sameDocument") is True
+
+
+def test_a_new_conversation_is_announced_and_clears_the_passage_shown(
+    new_page: Any, stack: Stack
+) -> None:
+    """ "New conversation" emptied the log and moved focus to the question box without a word
+    for a screen reader, and left the old answer's passage highlighted and ?kbqa-hl in the URL."""
+    stack.llm.template = "Failures are retried {{Retries and backoff > Default retry policy}}."
+    page = new_page()
+    open_page(page, stack.site + "/guides/retries/")
+    page.locator(".kbq-launcher").click()
+    ask(page, "How are failures retried?")
+    in_shadow(page, "root.querySelector('a.kbq-cite').click()")
+    page.wait_for_url(re.compile(r"\?kbqa-hl=[^#]+#default-retry-policy$"))
+    page.wait_for_function(f"{MARKS_TEXT}.length > 0")
+    settle(page)
+    page.get_by_role("button", name="New conversation").click()
+    sync_api.expect(page.locator(".kbq-sr")).to_have_text("New conversation")
+    page.wait_for_function(f"{MARKS_TEXT} === ''")
+    assert page.url == stack.site + "/guides/retries/#default-retry-policy"
+    assert page.locator(".kbq-bot").count() == 0
+    assert in_shadow(page, "return root.activeElement.className") == "kbq-input"

@@ -1734,6 +1734,208 @@
     return wrapRow;
   }
 
+  // src/highlight.js
+  var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
+  var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
+  var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
+  var FOCUSABLE = "data-kb-qa-focus";
+  var FADE_MS = 4e3;
+  var highlightTimer = 0;
+  function contentRoot() {
+    return document.querySelector(".md-content__inner, article, main, [role=main]") || document.body;
+  }
+  function squash(text) {
+    return String(text).normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+  }
+  function headingNamed(anchor) {
+    let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), function(h) {
+      return !h.closest(SKIP);
+    });
+    let repeat = /^(.*\D)_(\d+)$/.exec(anchor);
+    let tries = repeat ? [[repeat[1], +repeat[2]], [anchor, 0]] : [[anchor, 0]];
+    for (let i = 0; i < tries.length; i++) {
+      let key = squash(tries[i][0]);
+      let same = key ? headings.filter((h) => squash(h.textContent) === key) : [];
+      if (same[tries[i][1]]) return same[tries[i][1]];
+    }
+    return null;
+  }
+  var HEADINGS = "h1, h2, h3, h4, h5, h6";
+  function section(anchor) {
+    let el2 = anchor ? document.getElementById(anchor) || headingNamed(anchor) : null;
+    if (!el2) return { nodes: [contentRoot()], heading: null };
+    let m = /^H([1-6])$/.exec(el2.tagName);
+    let level = m ? +m[1] : 7;
+    let ends2 = function(n) {
+      let h = /^H([1-6])$/.exec(n.tagName);
+      return !!h && +h[1] <= level;
+    };
+    let holdsEnd = function(n) {
+      return ends2(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends2);
+    };
+    let nodes = [el2];
+    let root = contentRoot();
+    let at = el2;
+    let stop = false;
+    for (let n = at.nextElementSibling; n && !(stop = ends2(n)); n = n.nextElementSibling) nodes.push(n);
+    while (m && !stop && at.parentElement && at.parentElement !== root && root.contains(at.parentElement)) {
+      at = at.parentElement;
+      for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
+    }
+    nodes.forEach(function(node) {
+      node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function(ref) {
+        let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
+        if (note && nodes.indexOf(note) === -1) nodes.push(note);
+      });
+    });
+    return { nodes, heading: m ? el2 : null };
+  }
+  function headingOf(anchor) {
+    return section(anchor).heading;
+  }
+  function collectText(nodes, heading2) {
+    let segs = [];
+    let text = "";
+    let lastBlock = null;
+    let headingEnd = 0;
+    let read = function(node) {
+      if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
+        Array.prototype.forEach.call(readingOrder(node), read);
+        return;
+      }
+      if (node.nodeType !== Node.TEXT_NODE) return;
+      let block = node.parentElement.closest(BLOCKS);
+      if (block !== lastBlock) text += "\n";
+      lastBlock = block;
+      segs.push({ node, start: text.length, end: text.length + node.data.length });
+      text += node.data;
+      if (heading2 && heading2.contains(node)) headingEnd = text.length;
+    };
+    nodes.forEach(function(root) {
+      if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
+    });
+    return { text, segs, headingEnd };
+  }
+  function readingOrder(el2) {
+    if (el2.classList.contains("tabbed-set")) {
+      let labels = el2.querySelectorAll(":scope > .tabbed-labels > label");
+      let blocks = el2.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
+      if (labels.length && labels.length === blocks.length) {
+        let rest = Array.prototype.filter.call(el2.children, function(child) {
+          return !child.matches(".tabbed-labels, .tabbed-content");
+        });
+        return rest.concat(Array.prototype.flatMap.call(labels, function(label, i) {
+          return [label, blocks[i]];
+        }));
+      }
+    }
+    return el2.childNodes;
+  }
+  function clearHighlights() {
+    clearTimeout(highlightTimer);
+    document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function(block) {
+      block.removeAttribute("tabindex");
+      block.removeAttribute(FOCUSABLE);
+    });
+    document.querySelectorAll("mark.kb-qa-highlight").forEach(function(mark) {
+      let parent = mark.parentNode;
+      while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
+      parent.removeChild(mark);
+      parent.normalize();
+    });
+  }
+  function wrap(segs, start, end) {
+    let marks = [];
+    segs.forEach(function(seg) {
+      if (seg.end <= start || seg.start >= end) return;
+      let node = seg.node;
+      let from = Math.max(start, seg.start) - seg.start;
+      let to = Math.min(end, seg.end) - seg.start;
+      if (!node.data.slice(from, to).trim()) return;
+      if (from > 0) node = node.splitText(from);
+      if (to - from < node.data.length) node.splitText(to - from);
+      let mark = document.createElement("mark");
+      mark.className = "kb-qa-highlight";
+      node.parentNode.insertBefore(mark, node);
+      mark.appendChild(node);
+      marks.push(mark);
+    });
+    return marks;
+  }
+  function reveal(el2) {
+    for (let d = el2.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    let block = el2.closest(".tabbed-block");
+    if (block && block.parentElement) {
+      let index = Array.prototype.indexOf.call(block.parentElement.children, block);
+      let set = block.closest(".tabbed-set");
+      let input = set && set.querySelectorAll(":scope > input")[index];
+      if (input && !input.checked) {
+        input.checked = true;
+        input.dispatchEvent(new Event("change", { bubbles: true }));
+      }
+    }
+  }
+  function highlight(anchor, spec, smooth) {
+    clearHighlights();
+    let sec = section(anchor);
+    let col = collectText(sec.nodes, sec.heading);
+    let span = findPassage(col.text, spec);
+    if (!span && sec.heading) {
+      const page = { nodes: [contentRoot()], heading: null };
+      const all = collectText(page.nodes, null);
+      const found = findPassage(all.text, spec);
+      if (found) [sec, col, span] = [page, all, found];
+    }
+    if (span && sec.heading && span.start < col.headingEnd && span.end > col.headingEnd) {
+      let body = /\S/.exec(col.text.slice(col.headingEnd, span.end));
+      if (body) span.start = col.headingEnd + body.index;
+    }
+    let marks = span ? wrap(col.segs, span.start, span.end) : [];
+    if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
+    if (!marks.length) return [];
+    marks.forEach(reveal);
+    scrollToMarks(marks, smooth, sec.heading);
+    highlightTimer = setTimeout(function() {
+      marks.forEach(function(mark) {
+        mark.classList.add("kb-qa-highlight--faded");
+      });
+    }, FADE_MS);
+    return marks;
+  }
+  function focusPassage(marks) {
+    if (!marks.length) return false;
+    const block = marks[0].parentElement.closest(FOCUS_BLOCKS) || marks[0];
+    if (!block.hasAttribute("tabindex")) {
+      block.setAttribute("tabindex", "-1");
+      block.setAttribute(FOCUSABLE, "");
+    }
+    block.focus({ preventScroll: true });
+    return document.activeElement === block;
+  }
+  function scrollToMarks(marks, smooth, heading2) {
+    let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
+    let behavior = smooth && !reduce ? "smooth" : "auto";
+    let doc = document.scrollingElement || document.documentElement;
+    if (doc.scrollHeight <= window.innerHeight) {
+      marks[0].scrollIntoView({ block: "center", behavior });
+      return;
+    }
+    let top = Infinity;
+    let bottom = -Infinity;
+    marks.forEach(function(m) {
+      let r = m.getBoundingClientRect();
+      top = Math.min(top, r.top);
+      bottom = Math.max(bottom, r.bottom);
+    });
+    let header = document.querySelector(".md-header, header");
+    let offset = (header && getComputedStyle(header).position !== "static" ? header.getBoundingClientRect().bottom : 0) + 16;
+    let room = window.innerHeight - offset;
+    let y = bottom - top <= room ? top - offset - (room - (bottom - top)) / 2 : top - offset;
+    let above = heading2 ? heading2.getBoundingClientRect().top : Infinity;
+    if (above < top && bottom - above <= room) y = Math.min(y, above - offset);
+    window.scrollTo({ top: Math.max(0, window.scrollY + y), behavior });
+  }
+
   // src/shortcut.js
   function parseShortcut(spec, apple) {
     let parts = String(spec || "mod+k").toLowerCase().split("+");
@@ -1918,6 +2120,13 @@
       w.renderAll();
       w.save(true);
       ui.input.focus();
+      announce(ui.announcer, ui.t("newConversation"));
+      clearHighlights();
+      const url = new URL(location.href);
+      if (url.searchParams.has(HL_PARAM)) {
+        url.searchParams.delete(HL_PARAM);
+        history.replaceState(history.state, "", url);
+      }
     });
     ui.input.value = w.state.draft;
     ui.input.addEventListener("input", () => {
@@ -2309,208 +2518,6 @@
     w.state.messages.forEach((m) => {
       if (m.rating && !m.feedbackSent) sendFeedback(w, m, "");
     });
-  }
-
-  // src/highlight.js
-  var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
-  var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
-  var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
-  var FOCUSABLE = "data-kb-qa-focus";
-  var FADE_MS = 4e3;
-  var highlightTimer = 0;
-  function contentRoot() {
-    return document.querySelector(".md-content__inner, article, main, [role=main]") || document.body;
-  }
-  function squash(text) {
-    return String(text).normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
-  }
-  function headingNamed(anchor) {
-    let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), function(h) {
-      return !h.closest(SKIP);
-    });
-    let repeat = /^(.*\D)_(\d+)$/.exec(anchor);
-    let tries = repeat ? [[repeat[1], +repeat[2]], [anchor, 0]] : [[anchor, 0]];
-    for (let i = 0; i < tries.length; i++) {
-      let key = squash(tries[i][0]);
-      let same = key ? headings.filter((h) => squash(h.textContent) === key) : [];
-      if (same[tries[i][1]]) return same[tries[i][1]];
-    }
-    return null;
-  }
-  var HEADINGS = "h1, h2, h3, h4, h5, h6";
-  function section(anchor) {
-    let el2 = anchor ? document.getElementById(anchor) || headingNamed(anchor) : null;
-    if (!el2) return { nodes: [contentRoot()], heading: null };
-    let m = /^H([1-6])$/.exec(el2.tagName);
-    let level = m ? +m[1] : 7;
-    let ends2 = function(n) {
-      let h = /^H([1-6])$/.exec(n.tagName);
-      return !!h && +h[1] <= level;
-    };
-    let holdsEnd = function(n) {
-      return ends2(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends2);
-    };
-    let nodes = [el2];
-    let root = contentRoot();
-    let at = el2;
-    let stop = false;
-    for (let n = at.nextElementSibling; n && !(stop = ends2(n)); n = n.nextElementSibling) nodes.push(n);
-    while (m && !stop && at.parentElement && at.parentElement !== root && root.contains(at.parentElement)) {
-      at = at.parentElement;
-      for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
-    }
-    nodes.forEach(function(node) {
-      node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function(ref) {
-        let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
-        if (note && nodes.indexOf(note) === -1) nodes.push(note);
-      });
-    });
-    return { nodes, heading: m ? el2 : null };
-  }
-  function headingOf(anchor) {
-    return section(anchor).heading;
-  }
-  function collectText(nodes, heading2) {
-    let segs = [];
-    let text = "";
-    let lastBlock = null;
-    let headingEnd = 0;
-    let read = function(node) {
-      if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
-        Array.prototype.forEach.call(readingOrder(node), read);
-        return;
-      }
-      if (node.nodeType !== Node.TEXT_NODE) return;
-      let block = node.parentElement.closest(BLOCKS);
-      if (block !== lastBlock) text += "\n";
-      lastBlock = block;
-      segs.push({ node, start: text.length, end: text.length + node.data.length });
-      text += node.data;
-      if (heading2 && heading2.contains(node)) headingEnd = text.length;
-    };
-    nodes.forEach(function(root) {
-      if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
-    });
-    return { text, segs, headingEnd };
-  }
-  function readingOrder(el2) {
-    if (el2.classList.contains("tabbed-set")) {
-      let labels = el2.querySelectorAll(":scope > .tabbed-labels > label");
-      let blocks = el2.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
-      if (labels.length && labels.length === blocks.length) {
-        let rest = Array.prototype.filter.call(el2.children, function(child) {
-          return !child.matches(".tabbed-labels, .tabbed-content");
-        });
-        return rest.concat(Array.prototype.flatMap.call(labels, function(label, i) {
-          return [label, blocks[i]];
-        }));
-      }
-    }
-    return el2.childNodes;
-  }
-  function clearHighlights() {
-    clearTimeout(highlightTimer);
-    document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function(block) {
-      block.removeAttribute("tabindex");
-      block.removeAttribute(FOCUSABLE);
-    });
-    document.querySelectorAll("mark.kb-qa-highlight").forEach(function(mark) {
-      let parent = mark.parentNode;
-      while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
-      parent.removeChild(mark);
-      parent.normalize();
-    });
-  }
-  function wrap(segs, start, end) {
-    let marks = [];
-    segs.forEach(function(seg) {
-      if (seg.end <= start || seg.start >= end) return;
-      let node = seg.node;
-      let from = Math.max(start, seg.start) - seg.start;
-      let to = Math.min(end, seg.end) - seg.start;
-      if (!node.data.slice(from, to).trim()) return;
-      if (from > 0) node = node.splitText(from);
-      if (to - from < node.data.length) node.splitText(to - from);
-      let mark = document.createElement("mark");
-      mark.className = "kb-qa-highlight";
-      node.parentNode.insertBefore(mark, node);
-      mark.appendChild(node);
-      marks.push(mark);
-    });
-    return marks;
-  }
-  function reveal(el2) {
-    for (let d = el2.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
-    let block = el2.closest(".tabbed-block");
-    if (block && block.parentElement) {
-      let index = Array.prototype.indexOf.call(block.parentElement.children, block);
-      let set = block.closest(".tabbed-set");
-      let input = set && set.querySelectorAll(":scope > input")[index];
-      if (input && !input.checked) {
-        input.checked = true;
-        input.dispatchEvent(new Event("change", { bubbles: true }));
-      }
-    }
-  }
-  function highlight(anchor, spec, smooth) {
-    clearHighlights();
-    let sec = section(anchor);
-    let col = collectText(sec.nodes, sec.heading);
-    let span = findPassage(col.text, spec);
-    if (!span && sec.heading) {
-      const page = { nodes: [contentRoot()], heading: null };
-      const all = collectText(page.nodes, null);
-      const found = findPassage(all.text, spec);
-      if (found) [sec, col, span] = [page, all, found];
-    }
-    if (span && sec.heading && span.start < col.headingEnd && span.end > col.headingEnd) {
-      let body = /\S/.exec(col.text.slice(col.headingEnd, span.end));
-      if (body) span.start = col.headingEnd + body.index;
-    }
-    let marks = span ? wrap(col.segs, span.start, span.end) : [];
-    if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
-    if (!marks.length) return [];
-    marks.forEach(reveal);
-    scrollToMarks(marks, smooth, sec.heading);
-    highlightTimer = setTimeout(function() {
-      marks.forEach(function(mark) {
-        mark.classList.add("kb-qa-highlight--faded");
-      });
-    }, FADE_MS);
-    return marks;
-  }
-  function focusPassage(marks) {
-    if (!marks.length) return false;
-    const block = marks[0].parentElement.closest(FOCUS_BLOCKS) || marks[0];
-    if (!block.hasAttribute("tabindex")) {
-      block.setAttribute("tabindex", "-1");
-      block.setAttribute(FOCUSABLE, "");
-    }
-    block.focus({ preventScroll: true });
-    return document.activeElement === block;
-  }
-  function scrollToMarks(marks, smooth, heading2) {
-    let reduce = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
-    let behavior = smooth && !reduce ? "smooth" : "auto";
-    let doc = document.scrollingElement || document.documentElement;
-    if (doc.scrollHeight <= window.innerHeight) {
-      marks[0].scrollIntoView({ block: "center", behavior });
-      return;
-    }
-    let top = Infinity;
-    let bottom = -Infinity;
-    marks.forEach(function(m) {
-      let r = m.getBoundingClientRect();
-      top = Math.min(top, r.top);
-      bottom = Math.max(bottom, r.bottom);
-    });
-    let header = document.querySelector(".md-header, header");
-    let offset = (header && getComputedStyle(header).position !== "static" ? header.getBoundingClientRect().bottom : 0) + 16;
-    let room = window.innerHeight - offset;
-    let y = bottom - top <= room ? top - offset - (room - (bottom - top)) / 2 : top - offset;
-    let above = heading2 ? heading2.getBoundingClientRect().top : Infinity;
-    if (above < top && bottom - above <= room) y = Math.min(y, above - offset);
-    window.scrollTo({ top: Math.max(0, window.scrollY + y), behavior });
   }
 
   // src/navigate.js

@@ -1,7 +1,9 @@
 /** The panel: launcher, dialog, question box, in a Shadow DOM; opening, closing, the focus trap,
  * the keyboard shortcut, and docking beside the page while a cited passage is shown (docked,
  * the panel is not modal: no focus trap). */
-import { el, icon, iconButton, touchOnly } from "./dom.js";
+import { announce, el, icon, iconButton, touchOnly } from "./dom.js";
+import { clearHighlights } from "./highlight.js";
+import { HL_PARAM } from "./links.js";
 import { ariaShortcut, matchesShortcut, shortcutLabel } from "./shortcut.js";
 
 export const IDS = { panel: "kbq-panel", title: "kbq-title", input: "kbq-input", tip: "kbq-tip" };
@@ -187,6 +189,14 @@ export function initPanel(w) {
     w.renderAll();
     w.save(true);
     ui.input.focus();
+    announce(ui.announcer, ui.t("newConversation"));
+    // The old answer's passage goes too, from the page and from the URL.
+    clearHighlights();
+    const url = new URL(location.href);
+    if (url.searchParams.has(HL_PARAM)) {
+      url.searchParams.delete(HL_PARAM);
+      history.replaceState(history.state, "", url);
+    }
   });
 
   ui.input.value = w.state.draft;
