@@ -43,11 +43,32 @@ from kb_qa.types import Chunk, Document, Heading, Hit, IndexReport
 if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers see it
     from kb_qa.answer.answering import answer
     from kb_qa.answer.citations import Citation
+    from kb_qa.answer.events import Citations, Delta, Done, Error, Status
     from kb_qa.answer.library import Answer, ask, ask_async
     from kb_qa.answer.prompt import Turn
     from kb_qa.kb.knowledge_base import KnowledgeBase
 
 __version__ = "0.2.0"
+
+if not TYPE_CHECKING:
+    import importlib
+    import types
+
+    class _Streams(types.ModuleType):
+        """The subpackage kb_qa.answer, callable: ``answer(kb, question, ...)`` is
+        ``kb_qa.answer.answering.answer``, the stream of an answer's events."""
+
+        def __call__(self, *args: object, **kwargs: object) -> object:
+            from kb_qa.answer.answering import answer as stream
+
+            return stream(*args, **kwargs)
+
+    # ``answer`` is also the name of the subpackage kb_qa.answer, which Python binds here
+    # once anything imports it: `from kb_qa import answer` then gave that module ("'module'
+    # object is not callable"). So the subpackage is what the name holds, from the start
+    # (its __init__ loads nothing), and calling it streams.
+    answer = importlib.import_module("kb_qa.answer")
+    answer.__class__ = _Streams
 
 # Loaded only when asked for: they pull in chromadb and onnxruntime (0.5 s).
 _LAZY = {
@@ -55,8 +76,8 @@ _LAZY = {
     "ask": "kb_qa.answer.library",
     "ask_async": "kb_qa.answer.library",
     "Answer": "kb_qa.answer.library",
-    "answer": "kb_qa.answer.answering",
     "Citation": "kb_qa.answer.citations",
+    **dict.fromkeys(("Status", "Delta", "Citations", "Done", "Error"), "kb_qa.answer.events"),
     "Turn": "kb_qa.answer.prompt",
 }
 
@@ -77,9 +98,13 @@ __all__ = [
     "Answer",
     "Chunk",
     "Citation",
+    "Citations",
     "ConfigError",
+    "Delta",
     "Document",
+    "Done",
     "EmbeddingError",
+    "Error",
     "Heading",
     "Hit",
     "IndexBusyError",
@@ -90,6 +115,7 @@ __all__ = [
     "LLMError",
     "LLMTimeoutError",
     "Settings",
+    "Status",
     "Turn",
     "VaultError",
     "__version__",

@@ -114,6 +114,31 @@ def test_the_public_names_of_kb_qa_import() -> None:
     assert kb_qa.KnowledgeBase is KnowledgeBase
 
 
+def test_answer_streams_whatever_was_imported_before(tmp_path: Path) -> None:
+    """`from kb_qa import answer` gave the subpackage kb_qa.answer once anything had imported
+    it ("'module' object is not callable"), as the README's `async for event in answer(kb,
+    question)` found; only the first use in a fresh process was the function."""
+    (tmp_path / "a.md").write_text("# A\n\n## Tokens\n\nTokens expire after 90 days.\n")
+    script = f"""
+import asyncio
+import kb_qa.answer.extractive, kb_qa.answer.answering as answering
+from kb_qa import Done, KnowledgeBase, answer
+
+async def main():
+    with KnowledgeBase({str(tmp_path)!r}, embed_model="hash") as kb:
+        kb.index()
+        events = [e async for e in answer(kb, "When do tokens expire?")]
+    assert isinstance(events[-1], Done) and "90 days" in events[-1].text, events
+    assert callable(answering.answer)
+
+asyncio.run(main())
+"""
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+
+
 def test_the_entry_points_load() -> None:
     (plugin,) = (ep for ep in entry_points(group="mkdocs.plugins") if ep.name == "kb-qa")
     assert plugin.value == "kb_qa_mkdocs.plugin:KbQaPlugin"
