@@ -216,3 +216,23 @@ def test_a_new_conversation_is_announced_and_clears_the_passage_shown(
     assert page.url == stack.site + "/guides/retries/#default-retry-policy"
     assert page.locator(".kbq-bot").count() == 0
     assert in_shadow(page, "return root.activeElement.className") == "kbq-input"
+
+
+def test_a_screen_reader_hears_where_each_question_starts(new_page: Any, stack: Stack) -> None:
+    """Questions and answers in the log were told apart only by how they look (WCAG 1.3.1):
+    a screen reader read one turn's answer straight into the next question. Each question
+    now starts with "Your question", seen by no one."""
+    stack.llm.template = "Failures are retried {{Retries and backoff > Default retry policy}}."
+    page = new_page()
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How are failures retried?")
+    ask(page, "And then?")
+    snapshot = page.locator(".kbq-log").aria_snapshot()
+    assert snapshot.count("Your question:") == 2, snapshot
+    label = page.locator(".kbq-user").first.locator("span").first
+    assert label.text_content() == "Your question: "
+    box = label.bounding_box()
+    assert box is not None and box["width"] <= 1 and box["height"] <= 1
+    # The bubble shows the question alone.
+    assert page.locator(".kbq-user .kbq-bubble").first.inner_text() == "How are failures retried?"

@@ -1545,7 +1545,8 @@
   function renderMessage(w, m) {
     const t = w.ui.t;
     if (m.role === "user") {
-      m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
+      const said = el("span", { class: "kbq-said", text: t("question") + ": " });
+      m._node = el("div", { class: "kbq-msg kbq-user" }, [said, el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
       return m._node;
     }
     if (!m._node) {

@@ -81,7 +81,9 @@ export function showStart(log, node) {
 export function renderMessage(w, m) {
   const t = w.ui.t;
   if (m.role === "user") {
-    m._node = el("div", { class: "kbq-msg kbq-user" }, [el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
+    // Said before each question, seen by no one: where a turn starts is not only a look.
+    const said = el("span", { class: "kbq-said", text: t("question") + ": " });
+    m._node = el("div", { class: "kbq-msg kbq-user" }, [said, el("div", { class: "kbq-bubble", dir: "auto", lang: pageLanguage() || null, text: m.text })]);
     return m._node;
   }
   if (!m._node) {
