@@ -136,11 +136,18 @@ class PerThread:
         return conn
 
     def close(self) -> None:
-        """Close every thread's connection (a thread that asks again gets a new one)."""
+        """Close this thread's connection and those of threads that ended; another live
+        thread's once it has ended (closed under a query it was running, it crashed the
+        process). A thread that asks again gets a new one."""
+        me = threading.current_thread()
         with self._lock:
-            for _thread, conn in self._open:
-                conn.close()
-            self._open.clear()
+            live = []
+            for thread, conn in self._open:
+                if thread is me or not thread.is_alive():
+                    conn.close()
+                else:
+                    live.append((thread, conn))
+            self._open = live
         self._local = threading.local()
 
 
