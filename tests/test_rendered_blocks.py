@@ -42,6 +42,10 @@ SITE = {
         "    The package creates the orbit user with UID 781.\n\n"
         '=== "Docker"\n\n'
         "    Mount a volume at /var/lib/orbit, or a restart loses the log.\n\n"
+        "## Dashboard\n\n"
+        '=== "Screenshot"\n\n    ![The dashboard](dash.png)\n\n'
+        '=== "Why a dashboard?"\n\n    Operators watch the ingest lag on it.\n\n'
+        "The dashboard refreshes every 15 seconds.\n\n"
         "## Networking\n\n"
         '!!! question "Does Orbit listen on IPv6?"\n'
         "    Yes: every Orbit port listens on IPv6 as well as IPv4.\n\n"
@@ -71,6 +75,8 @@ def test_titles_of_blocks_lead_what_they_head(
     ):
         assert lead_in in text, text
     assert "**Does Orbit listen on IPv6?**\n\nYes: every" in text  # asks: no colon
+    assert "**Why a dashboard?**\n\nOperators watch" in text  # a tab's label too
+    assert "Screenshot" not in text  # a tab of images alone heads nothing
     assert "DebianDocker" not in text and "↩" not in text
     for question, quoted in (
         ("What is the retention horizon?", "400 days by default"),
