@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 # 21: on a site, a paragraph of two lines over "---" or "===" is no heading (as MkDocs).
 # 22: a page a Markdown extension fails on is indexed from its source (ids from its
 #     headings alone), not skipped: pages remembered as failing are read again.
-# 23: ... a title that asks ("What are return codes?") gets no colon after it, and a tab
-#     showing only images no label.
-CHUNKER_VERSION = "23"
+# 23: ... a title that asks ("What are return codes?") gets no colon after it.
+# 24: ... nor a tab label that asks, and a tab showing only images gets no label.
+CHUNKER_VERSION = "24"
 
 
 @dataclass
