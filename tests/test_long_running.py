@@ -50,9 +50,10 @@ def test_threads_that_end_leave_no_manifest_connection_open(kb: KnowledgeBase) -
         for thread in burst:
             thread.join(30)
     # This thread's and at most the last burst's (closed when the next thread needs one),
-    # and up to a burst's more that SQLite keeps to reuse (it defers closing a file while
-    # another connection holds a lock on it): 41 when none was closed.
-    assert open_files("manifest.sqlite3") <= 10
+    # and more that SQLite keeps to reuse (it defers closing a file while another
+    # connection holds a lock on it: up to a burst's, and 14 in all once on a CI machine
+    # whose cores other work shared): 41 when none was closed.
+    assert open_files("manifest.sqlite3") <= 20
 
 
 def test_serve_stops_within_shutdown_timeout_while_answers_stream(
