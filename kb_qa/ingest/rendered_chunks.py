@@ -46,7 +46,6 @@ _DEFINITION_LIST, _DEFINITION = re.compile(r"</?dl(?:\s[^>]*)?>"), re.compile(r"
 # a block per tab; each block gets its label as a lead-in (the row read "DebianDocker").
 _TAB_LABELS = re.compile(r'<div class="tabbed-labels[^"]*">(.*?)</div>', re.S)
 _TAB_LABEL = re.compile(r"<label[^>]*>(.*?)</label>", re.S)
-_ANY_TAG = re.compile(r"<[^<>]*>")
 _DIV = re.compile(r'<div(?:\s+class="([^"]*)")?[^>]*>|</div>')
 # Footnotes as their Markdown: a reference "[^1]" (not "points1"), and each note "[^1]: ..."
 # without its back link, which ``answer.units`` never quotes as a lead-in or grows over.
@@ -70,26 +69,23 @@ def _lead(title: str) -> str:
 
 
 def _tabs_labelled(content: str) -> str:
-    """Each tab block of an alternate-style tab set opened by its label (not one showing
-    only images: its label headed the paragraph after the set); the labels' row gone."""
+    """Each tab block of an alternate-style tab set opened by its label; the labels' row gone.
+    (A tab showing only images keeps its label, a word of the page: read from the HTML, what
+    follows the set cannot be told from what the tab holds.)"""
     for row in reversed(list(_TAB_LABELS.finditer(content))):
         labels = [m.group(1) for m in _TAB_LABEL.finditer(row.group(1))]
-        depth = 0
-        blocks: list[tuple[int, int]] = []  # where each block of the tabbed-content opens, ends
+        depth, blocks = 0, []  # where each block of the set's tabbed-content opens
         for tag in _DIV.finditer(content, row.end()):
             if tag.group(0).startswith("</"):
                 depth -= 1
-                if depth == 1 and blocks:
-                    blocks[-1] = (blocks[-1][0], tag.start())
                 if depth <= 0:
                     break
                 continue
             depth += 1
             if depth == 2 and "tabbed-block" in (tag.group(1) or "").split():
-                blocks.append((tag.end(), tag.end()))
-        for (start, end), label in reversed(list(zip(blocks, labels, strict=False))):
-            if _ANY_TAG.sub("", content[start:end]).strip():
-                content = content[:start] + _lead(label.strip()) + content[start:]
+                blocks.append(tag.end())
+        for end, label in reversed(list(zip(blocks, labels, strict=False))):
+            content = content[:end] + _lead(label.strip()) + content[end:]
         content = content[: row.start()] + content[row.end() :]
     return content
 

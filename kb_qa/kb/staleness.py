@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 # 22: a page a Markdown extension fails on is indexed from its source (ids from its
 #     headings alone), not skipped: pages remembered as failing are read again.
 # 23: ... a title that asks ("What are return codes?") gets no colon after it.
-# 24: ... nor a tab label that asks, and a tab showing only images gets no label.
+# 24: ... nor a tab label that asks.
 CHUNKER_VERSION = "24"
 
 
