@@ -69,6 +69,17 @@ def test_wrong_arguments_are_refused_in_words(
         ask(kb, question, **call)  # type: ignore[arg-type]
 
 
+def test_asking_an_index_never_built_says_to_index_the_vault(tmp_path: Path) -> None:
+    """A script that forgot kb.index() was told "No passage in your sources matches this
+    question" (search returned [], problem() said nothing): the likeliest first mistake."""
+    (tmp_path / "a.md").write_text("# A\n\n## Tokens\n\nTokens expire after 90 days.\n")
+    with KnowledgeBase(tmp_path, embed_model="hash", index_dir=tmp_path / ".idx") as fresh:
+        with pytest.raises(kb_qa.IndexStateError, match=r"index the vault first \(kb\.index\(\)"):
+            ask(fresh, "When do tokens expire?")
+        fresh.index()
+        assert "90 days" in ask(fresh, "When do tokens expire?").text
+
+
 def test_the_package_shows_what_it_offers() -> None:
     """`dir(kb_qa)` and `help(kb_qa)` named no KnowledgeBase, and mypy read it as `object`."""
     assert {"KnowledgeBase", "ask", "ask_async", "Answer", "Citation", "Turn"} <= set(dir(kb_qa))

@@ -29,7 +29,7 @@ from kb_qa.answer.answering import answer
 from kb_qa.answer.citations import Citation
 from kb_qa.answer.events import Citations, Done, Error
 from kb_qa.answer.prompt import Turn
-from kb_qa.errors import KbQaError, LLMError, LLMTimeoutError
+from kb_qa.errors import IndexStateError, KbQaError, LLMError, LLMTimeoutError
 from kb_qa.kb.arguments import checked_search
 
 if TYPE_CHECKING:
@@ -63,13 +63,20 @@ async def ask_async(
     it (``Turn("user", ...)``, ``Turn("assistant", ...)``); ``include`` / ``exclude``: vault
     paths or globs the sources are limited to / kept from; ``lang``: the reader's language
     tag, which the answer's own sentences are said in. Raises ``LLMTimeoutError`` or
-    ``LLMError`` when the configured model fails (its ``detail`` says what to check), and
-    ``KbQaError`` when retrieval does."""
+    ``LLMError`` when the configured model fails (its ``detail`` says what to check),
+    ``IndexStateError`` when the index holds nothing (never indexed), and ``KbQaError``
+    when retrieval fails."""
     question = checked_search(question, 1, include, exclude, call="ask")
     if isinstance(history, str) or not all(isinstance(t, Turn) for t in history):
         raise TypeError(
             "ask: history must be a list of kb_qa.Turn, e.g. [Turn('user', 'How do I "
             f"install it?'), Turn('assistant', '...')], not {history!r}"
+        )
+    if not (await anyio.to_thread.run_sync(kb.view_chunks))[1]:
+        # Never indexed: it answered "No passage in your sources matches this question".
+        raise IndexStateError(
+            "The index holds no section: index the vault first (kb.index(), or kb-qa index "
+            "VAULT); a folder without Markdown files has none."
         )
     citations: tuple[Citation, ...] = ()
     events = answer(kb, question, history=history, include=include, exclude=exclude, lang=lang)
