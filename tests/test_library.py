@@ -80,6 +80,15 @@ def test_asking_an_index_never_built_says_to_index_the_vault(tmp_path: Path) -> 
         assert "90 days" in ask(fresh, "When do tokens expire?").text
 
 
+def test_a_knowledge_base_opened_with_wrong_arguments_says_what_to_pass() -> None:
+    """`KnowledgeBase("")` failed with "expected str, bytes or os.PathLike object, not
+    NoneType", and `settings={"top_k": 3}` with "'dict' object has no attribute"."""
+    with pytest.raises(ValueError, match="the vault path is empty"):
+        KnowledgeBase("")
+    with pytest.raises(TypeError, match=r"keyword arguments instead, KnowledgeBase\(vault"):
+        KnowledgeBase(settings={"top_k": 3})  # type: ignore[arg-type]
+
+
 def test_the_package_shows_what_it_offers() -> None:
     """`dir(kb_qa)` and `help(kb_qa)` named no KnowledgeBase, and mypy read it as `object`."""
     assert {"KnowledgeBase", "ask", "ask_async", "Answer", "Citation", "Turn"} <= set(dir(kb_qa))

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from kb_qa.settings import Settings
 from kb_qa.text import SURROGATE
 
 
@@ -43,3 +44,15 @@ def vault_relative(patterns: Sequence[str], vault: Path | None) -> list[str]:
                 pattern = Path(pattern).resolve().relative_to(Path(vault).resolve()).as_posix()
         found.append(pattern)
     return found
+
+
+def checked_opening(vault_path: object, settings: object) -> None:
+    """``KnowledgeBase(vault_path, settings)``'s arguments, refused in words: an empty path
+    failed in ``Path(None)`` deep inside, a dict of settings with an AttributeError."""
+    if settings is not None and not isinstance(settings, Settings):
+        raise TypeError(
+            f"KnowledgeBase: settings must be a kb_qa.Settings, not {type(settings).__name__}: "
+            "pass settings as keyword arguments instead, KnowledgeBase(vault, top_k=3)"
+        )
+    if vault_path == "":
+        raise ValueError("KnowledgeBase: the vault path is empty: give a folder ('.': this one)")

@@ -23,7 +23,7 @@ from kb_qa.index.store import Store
 from kb_qa.ingest import i18n_layout, links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
-from kb_qa.kb.arguments import checked_search, vault_relative
+from kb_qa.kb.arguments import checked_opening, checked_search, vault_relative
 from kb_qa.kb.index_run import IndexRun, Progress, Steps
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
@@ -49,6 +49,7 @@ class KnowledgeBase(IndexRun):
         settings: Settings | None = None,
         **overrides: Any,
     ) -> None:
+        checked_opening(vault_path, settings)
         if settings is None:
             settings = Settings.from_env(vault_path, **overrides)
         elif vault_path is not None or overrides:
