@@ -687,6 +687,26 @@ def test_a_code_block_of_snippet_includes_alone_is_not_quoted() -> None:
     assert "`VerticalScroll` container scrolls" in shown and "8<" not in shown, shown
 
 
+def test_fastapi_includes_are_not_quoted_and_a_tab_s_fence_is_fenced_once() -> None:
+    """FastAPI's docs read from their source: "How do I declare an optional query
+    parameter?" quoted `{* ../../docs_src/query_params/tutorial002_py310.py hl[7] *}`. And a
+    piece of Ruff's configuration page opening inside a tab quoted its indented fence inside
+    a second fence ("```toml" shown as code), the fence left open swallowing "See also"."""
+    text = (
+        "## Optional\n\nDeclare an optional query parameter with a default of `None`:\n\n"
+        "{* ../../docs_src/query_params/tutorial002_py310.py hl[7] *}\n\n"
+        "```Python\n{!> ../../docs_src/query_params/tutorial002.py!}\n```\n"
+    )
+    result = quote("How do I declare an optional query parameter?", [(1, Hit(_section(text), 1.0))])
+    shown = "".join(result.pieces)
+    assert "default of `None`" in shown and "docs_src" not in shown, shown
+    tab = '    ```toml\n    [lint]\n    select = ["E4", "E7"]\n    ```\n\nThen run `ruff check`.\n'
+    assert next((b.kind, b.text) for b in passages(tab)) == (
+        "code",
+        '```toml\n[lint]\nselect = ["E4", "E7"]\n```',
+    )
+
+
 def test_a_one_character_word_of_a_chinese_question_finds_its_passage() -> None:
     note = (
         "## 饺子做法\n\n妈妈的方法，大概能包 60 个。\n\n"

@@ -59,7 +59,10 @@ _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 # A code block of nothing but snippet includes (``--8<-- "docs/examples/app.py"``): the page
 # shows the file it names; a site read from its source (its config would not load) has
 # only the line, which a "how do I" answer quoted as the example.
-_SNIPPETS_ONLY = re.compile(r"(?:[ \t]*-{1,}8<-{1,}[ \t]*(?:[^\n]*)?\n|[ \t]*\n)*")
+# FastAPI's docs include their examples so too (mdx_include's "{* ../../docs_src/a.py hl[7] *}"
+# and "{!> ../../docs_src/b.py!}"), in a paragraph or a code block of their own.
+_INCLUDE_LINE = r"[ \t]*(?:-{1,}8<-{1,}[^\n]*|\{\*[^\n]*\*\}|\{!>?[^\n]*!\})[ \t]*"
+_SNIPPETS_ONLY = re.compile(rf"(?:{_INCLUDE_LINE}\n|[ \t]*\n)*(?:{_INCLUDE_LINE})?")
 # A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): the
 # section holds no definition (mkdocstrings' autorefs need none), so Markdown would show it
 # as typed, brackets and all; the page shows its words.
@@ -251,6 +254,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             # The header is context, not this piece's bytes: it has no span of its own.
             rows = ((where[0], where[0]), (where[0], where[0]), *row_spans(token.map[0], raw))
         elif token.type in _PROSE:
+            if _SNIPPETS_ONLY.fullmatch(raw):
+                continue
             kind, text = "prose", reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             kind, text = "list", reading_text(raw)
@@ -267,7 +272,14 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             if len(raw) > MAX_CODE_CHARS or _SNIPPETS_ONLY.fullmatch(token.content):
                 continue
             if token.type == "code_block":  # indented code: show it fenced
-                raw = "```\n" + "\n".join(ln[4:] for ln in raw.split("\n")) + "\n```"
+                dedented = "\n".join(ln[4:] for ln in raw.split("\n"))
+                # ... unless it is a fenced block a tab held, in a piece of a section that
+                # opens inside the tab: fenced twice, it showed "```toml" as code and left
+                # a fence open that swallowed the answer's "See also" citations.
+                edges = dedented.split("\n")[:: max(1, dedented.count("\n"))]  # first, last
+                opened = _FENCE.match(edges[0])
+                fenced = opened and len(edges) > 1 and _closes(edges[-1], opened[1])
+                raw = dedented if fenced else "```\n" + dedented + "\n```"
             elif "\n" not in raw or not _closes(raw.rsplit("\n", 1)[1], token.markup):
                 # A fence the section never closes (it runs to the page's end) is closed in
                 # the answer: open, it took in all that followed, "See also" and citations.
