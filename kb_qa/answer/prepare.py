@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from kb_qa.answer.coverage import CJK_SHARE, asks_about, covered_naming, product_words
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.index.retrieval import fuse_rankings, path_matches
-from kb_qa.ingest import site, zensical
+from kb_qa.ingest import site
 from kb_qa.settings import Settings
 from kb_qa.spoken import foreign, topic_words
 from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
@@ -147,7 +147,7 @@ def product_of(kb: KnowledgeBase) -> frozenset[str]:
     key = (str(kb.settings.vault), generation)
     if key not in _PRODUCTS:
         root = kb.settings.vault
-        name = (site.site_name(root) or zensical.site_name(root)) if root else ""
+        name = site.any_site_name(root) if root else ""
         pages: dict[str, list[str]] = {}
         for c in chunks if name else ():
             pages.setdefault(c.path, []).append(c.text)

@@ -272,6 +272,12 @@ def site_name(root: Path) -> str:
     return str(config.get("site_name") or "") if isinstance(config, dict) else ""
 
 
+def any_site_name(root: Path) -> str:
+    """The name the site at ``root`` gives itself: ``site_name`` of its mkdocs.yml, else of
+    its zensical.toml ("" for a folder that is neither)."""
+    return site_name(root) or zensical.site_name(root)
+
+
 _PROBE = "# Title\n\n## Part `code`\n\nText with a [link](other.md#part) and *emphasis*.\n"
 
 

@@ -20,14 +20,12 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kb_qa.errors import ConfigError, KbQaError
-from kb_qa.ingest import zensical
-from kb_qa.ingest.site import site_name
+from kb_qa.ingest.site import any_site_name
 from kb_qa.owners.asked import (
     Vectors,
     asked_questions,
@@ -97,7 +95,7 @@ def build(
     report = {
         "report_version": REPORT_VERSION,
         "vault": settings.vault.name,
-        "site_name": _site_name(settings.vault),
+        "site_name": any_site_name(settings.vault),
         "generated_at": now,
         "since": since,
         "question_log": settings.question_log,
@@ -111,12 +109,6 @@ def build(
         "errors": _errors(entries),
     }
     return _without_bidi(report)
-
-
-def _site_name(vault: Path) -> str:
-    """The name the site gives itself (mkdocs.yml's or zensical.toml's ``site_name``), which
-    heads the report; "" for a vault that is not such a site."""
-    return site_name(vault) or zensical.site_name(vault)
 
 
 def _without_bidi(value: Any) -> Any:
