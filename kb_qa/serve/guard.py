@@ -61,8 +61,7 @@ class RateLimiter:
         client = client_key(client)
         now = self.clock()
         with self._lock:
-            tokens, updated = self._buckets.get(client, (float(self.burst), now))
-            tokens = min(self.burst, tokens + (now - updated) * self.rate)
+            tokens = self._tokens(client, now)
             if tokens >= 1:
                 self._buckets[client] = (tokens - 1, now)
                 if len(self._buckets) > MAX_CLIENTS:
@@ -74,14 +73,17 @@ class RateLimiter:
     def waiting(self, client: str) -> float:
         """The seconds until ``client`` has a token (0.0: it has one), spending none."""
         client = client_key(client)
-        now = self.clock()
         with self._lock:
-            tokens, updated = self._buckets.get(client, (float(self.burst), now))
-        tokens = min(self.burst, tokens + (now - updated) * self.rate)
+            tokens = self._tokens(client, self.clock())
         return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
 
+    def _tokens(self, client: str, now: float) -> float:
+        """The tokens in ``client``'s bucket at ``now``: what it held, refilled since."""
+        tokens, updated = self._buckets.get(client, (float(self.burst), now))
+        return min(self.burst, tokens + (now - updated) * self.rate)
+
     def _forget_idle(self, now: float) -> None:
-        full = [c for c, (t, u) in self._buckets.items() if t + (now - u) * self.rate >= self.burst]
+        full = [c for c in self._buckets if self._tokens(c, now) >= self.burst]
         for client in full:
             del self._buckets[client]
 
