@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 # return codes?" read "What are return codes?:")
 TITLE_ENDS = ("?", "!", ".", ":", "？", "！", "。", "：")
 
+
+def lead_in(title: str) -> str:
+    """A block's title as the words of its lead-in: with a colon, unless it ends as a
+    question or a sentence does (``TITLE_ENDS``)."""
+    return title if title.endswith(TITLE_ENDS) else f"{title}:"
+
+
 ALSO_CALLED = "Also called: "  # the context line of a page's aliases (``Chunk.context``)
 
 

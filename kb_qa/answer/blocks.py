@@ -22,7 +22,7 @@ from kb_qa.text import (
     keyword_tokens,
     without_block_ids,
 )
-from kb_qa.types import TITLE_ENDS
+from kb_qa.types import lead_in
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -131,7 +131,7 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
             title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
             stack.append((strip + len(m.group(1)) + 4, len(out) if title.strip() else -1))
             if title := title.strip():
-                out += [f"**{title}**" if title.endswith(TITLE_ENDS) else f"**{title}:**", ""]
+                out += [f"**{lead_in(title)}**", ""]
                 origin += [number, number]
             continue
         elif defined := _DEFINITION.match(line):

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from kb_qa.answer.blocks import Block, weight_of
+from kb_qa.types import TITLE_ENDS
 
 MAX_PASSAGE_CHARS = 1600
 # A passage grows over the unit just before or after it when that unit holds a question
@@ -24,7 +25,7 @@ MAX_PASSAGE_CHARS = 1600
 # answered by the passage that shows how is not grown (its code needs nothing around it).
 WIDEN_CHARS = 1200
 # A tab's or admonition's title (blocks._flatten): "**Note:**", "**What are return codes?**"
-TITLE = re.compile(r"\*\*[^*\n]{0,79}[:?!.？！。：]\*\*")
+TITLE = re.compile(r"\*\*[^*\n]{0,79}[" + re.escape("".join(TITLE_ENDS)) + r"]\*\*")
 FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
 # A lead-in that only announces an example ("For example:", "E.g.:"): what it exemplifies
 # is the statement before it, quoted with it. Starlette's "more specific routes are listed

@@ -17,7 +17,7 @@ import markdown
 
 from kb_qa.ingest import anchors
 from kb_qa.ingest.render import RenderedPage
-from kb_qa.types import TITLE_ENDS, Chunk, Document, Outline
+from kb_qa.types import Chunk, Document, Outline, lead_in
 
 # A heading the renderer gave no id (raw ``<h4>`` in the source) is no link target: it is
 # kept as bold text, so it opens no section of its own.
@@ -63,9 +63,8 @@ def _lead_in(match: re.Match[str]) -> str:
 
 
 def _lead(title: str) -> str:
-    """A title as a bold lead-in, with a colon unless it ends as a question does."""
-    lead = title if title.endswith(TITLE_ENDS) else f"{title}:"
-    return f"<p><strong>{lead}</strong></p>" if title else ""
+    """A title as a bold lead-in (``types.lead_in``: a colon unless it asks)."""
+    return f"<p><strong>{lead_in(title)}</strong></p>" if title else ""
 
 
 def _tabs_labelled(content: str) -> str:
