@@ -276,9 +276,9 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 # ... unless it is a fenced block a tab held, in a piece of a section that
                 # opens inside the tab: fenced twice, it showed "```toml" as code and left
                 # a fence open that swallowed the answer's "See also" citations.
-                edges = dedented.split("\n")[:: max(1, dedented.count("\n"))]  # first, last
-                opened = _FENCE.match(edges[0])
-                fenced = opened and len(edges) > 1 and _closes(edges[-1], opened[1])
+                opened = _FENCE.match(dedented)
+                closing = dedented.rsplit("\n", 1)[-1]
+                fenced = opened and "\n" in dedented and _closes(closing, opened[1])
                 raw = dedented if fenced else "```\n" + dedented + "\n```"
             elif "\n" not in raw or not _closes(raw.rsplit("\n", 1)[1], token.markup):
                 # A fence the section never closes (it runs to the page's end) is closed in
