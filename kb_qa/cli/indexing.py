@@ -105,12 +105,14 @@ def kept_model(kb: KnowledgeBase) -> str:
     """What to say when ``auto`` keeps a model the index was built with that it would not
     choose for a new index: a user who tried another model and removed the setting found
     the index still on it, every search too (a paid API's, for a litellm model)."""
+    from kb_qa.index.embeddings import AUTO_CHOICES, DEFAULT_MODEL
+
     model = kb.store.meta("embed_model")
-    if kb.settings.embed_model != "auto" or model in ("", "minilm", "e5-multilingual"):
+    if kb.settings.embed_model != "auto" or model in ("", *AUTO_CHOICES):
         return ""
     return (
         f"Note: the index keeps the embedding model it was built with, {model} (embed_model "
-        "is auto). To go back to the default, run kb-qa index --embed-model minilm."
+        f"is auto). To go back to the default, run kb-qa index --embed-model {DEFAULT_MODEL}."
     )
 
 

