@@ -165,6 +165,14 @@ class Settings:
     # the request line, query string included); off, the log holds no address or question
     access_log: bool = False
 
+    def __post_init__(self) -> None:
+        # Checked however made: Settings(top_k=-1) in code was taken as it was, and failed
+        # deep inside (a setting of the wrong type with an AttributeError).
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not f.default and value != f.default:
+                object.__setattr__(self, f.name, _coerce(f.default, f.name, value))
+
     @property
     def index_path(self) -> Path:
         """Folder of the embedded index and manifest."""
@@ -181,7 +189,7 @@ class Settings:
         unknown = set(clean) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise ConfigError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
-        return dataclasses.replace(self, **{k: _coerce(self, k, v) for k, v in clean.items()})
+        return dataclasses.replace(self, **clean)  # checked by __post_init__
 
     @classmethod
     def from_env(cls, vault: str | Path | None = None, **overrides: Any) -> Settings:
@@ -260,9 +268,10 @@ def _host(given: str) -> str:
     return given
 
 
-def _coerce(settings: Settings, name: str, value: Any) -> Any:
-    """Turn strings from the environment or CLI into the field's type, with a clear error."""
-    current = getattr(settings, name)
+def _coerce(default: object, name: str, value: Any) -> Any:
+    """Turn strings from the environment or CLI into the type of the field (whose default is
+    ``default``), with a clear error."""
+    current = default
     env = ENV_PREFIX + name.upper()
     try:
         if name in ("vault", "index_dir"):
@@ -316,6 +325,11 @@ def _coerce(settings: Settings, name: str, value: Any) -> Any:
             if name == "allowed_hosts":
                 return tuple(_host(str(h)) for h in items)
             return tuple(items)
+        if isinstance(current, str):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)  # workspace: 2024 in mkdocs.yml
+            elif not isinstance(value, str):
+                raise ValueError("must be text")
         if name == "chroma_url" and value:
             url = urlparse(str(value))
             if url.scheme not in ("http", "https") or not url.hostname or url.port == 0:

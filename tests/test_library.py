@@ -56,6 +56,8 @@ def test_a_failed_model_raises_what_to_check(kb: KnowledgeBase, tmp_path: Path) 
         ({"include": "docs/*"}, "ask: include must be a list of vault paths or globs"),
         ({"exclude": None}, "ask: exclude must be a list"),
         ({"history": ["hi"]}, "ask: history must be a list of kb_qa.Turn"),
+        ({"lang": 3}, "ask: lang must be a language tag such as 'en'"),
+        ({"lang": None}, "ask: lang must be a language tag"),
     ],
 )
 def test_wrong_arguments_are_refused_in_words(
@@ -87,6 +89,27 @@ def test_a_knowledge_base_opened_with_wrong_arguments_says_what_to_pass() -> Non
         KnowledgeBase("")
     with pytest.raises(TypeError, match=r"keyword arguments instead, KnowledgeBase\(vault"):
         KnowledgeBase(settings={"top_k": 3})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"top_k": -1}, r"top_k \(KBQA_TOP_K\) has an invalid value -1: must not be negative"),
+        ({"chunk_chars": "big"}, "chunk_chars .* must be a whole number"),
+        ({"model": ["gpt"]}, r"model \(KBQA_MODEL\) has an invalid value \['gpt'\]: must be text"),
+        ({"fusion": "best"}, "use one of zscore, rrf"),
+    ],
+)
+def test_settings_made_in_code_are_checked_as_the_environment_s_are(
+    tmp_path: Path, given: dict[str, object], said: str
+) -> None:
+    """`Settings(top_k=-1)` was taken as it was and failed deep inside (a model of the
+    wrong type with "'list' object has no attribute"), though `KBQA_TOP_K=-1` and
+    `KnowledgeBase(vault, top_k=-1)` were refused in words."""
+    with pytest.raises(kb_qa.ConfigError, match=said):
+        kb_qa.Settings(vault=tmp_path, **given)  # type: ignore[arg-type]
+    made = kb_qa.Settings(vault=tmp_path, top_k="7", workspace=2024)  # type: ignore[arg-type]
+    assert (made.top_k, made.workspace) == (7, "2024")  # as from mkdocs.yml or the env
 
 
 def test_the_package_shows_what_it_offers() -> None:

@@ -67,6 +67,8 @@ async def ask_async(
     ``IndexStateError`` when the index holds nothing (never indexed), and ``KbQaError``
     when retrieval fails."""
     question = checked_search(question, 1, include, exclude, call="ask")
+    if not isinstance(lang, str):  # it failed with "'int' object has no attribute 'strip'"
+        raise TypeError(f"ask: lang must be a language tag such as 'en' or 'fr', not {lang!r}")
     if isinstance(history, str) or not all(isinstance(t, Turn) for t in history):
         raise TypeError(
             "ask: history must be a list of kb_qa.Turn, e.g. [Turn('user', 'How do I "
