@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -224,6 +225,27 @@ def test_a_vault_renamed_with_an_edit_pending_is_not_made_anew(
             assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
     finally:
         watcher.stop()
+
+
+def test_a_vault_deleted_under_a_server_that_never_searched_is_still_searched(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """The view loaded by the first index run's thread, and the vault with its index folder
+    deleted before any reader came: health said "the index serves what it had" while every
+    search was a 503 ("cannot be opened"), as each hit's address read a stored value
+    (link_style) that no thread had read before."""
+    vault = make_vault(PAGES)
+    index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)
+    warmed = threading.Thread(target=lambda: (index.index(), index.search("warm up", 1)))
+    warmed.start()
+    warmed.join()
+    shutil.rmtree(vault)
+    with UvicornThread(create_app(index, index.settings)) as api:
+        found = httpx.get(api.url + "/api/search", params={"q": "wombat backup"})
+        assert found.status_code == 200, found.text
+        assert found.json()["hits"][0]["path"] == "b.md"
+        health = httpx.get(api.url + "/api/health").json()
+        assert "serves what it had" in health["problem"]
 
 
 def test_a_read_only_index_database_says_to_make_it_writable_not_to_rebuild_it(

@@ -170,12 +170,16 @@ class Manifest:
     def meta(self, key: str) -> str:
         """A stored value ("" when unset)."""
         try:
-            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        except IndexStateError:
             if key in self._known_meta:
-                return self._known_meta[key]
+                row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+                self._known_meta[key] = row[0] if row else ""
+            else:  # every value, the first time one is asked for: served if the folder goes
+                self._known_meta.update(self.db.execute("SELECT key, value FROM meta"))
+                self._known_meta.setdefault(key, "")
+        except IndexStateError:
+            if self._known_meta:  # a key not known then was unset then
+                return self._known_meta.get(key, "")
             raise
-        self._known_meta[key] = row[0] if row else ""
         return self._known_meta[key]
 
     def set_meta(self, **values: str) -> None:
