@@ -1012,6 +1012,40 @@ def test_admonition_syntax_inside_code_is_the_code_as_written() -> None:
     assert [(b.kind, b.text) for b in blocks] == [("prose", "Write:"), ("code", code)]
 
 
+def test_tab_indented_code_and_containers_are_read_as_four_columns() -> None:
+    """A tab is four columns to Python-Markdown (MkDocs) and to CommonMark: a tab-indented
+    command lost its first three characters ("o systemctl restart …") and a tab-indented
+    admonition or content tab closed at once, its text quoted as code without its title."""
+    text = (
+        "## Deploy\n\nRun this command:\n\n\tsudo systemctl restart lumen.service\n"
+        "\t\t--now\n\n!!! warning\n\tBackups are kept for fourteen days.\n\n"
+        '=== "Linux"\n  \tRun `apt install lumen`.\n'
+    )
+    assert [(b.kind, b.text) for b in passages(text)] == [
+        ("prose", "Run this command:"),
+        ("code", "```\nsudo systemctl restart lumen.service\n\t--now\n```"),
+        ("prose", "**Warning:**"),
+        ("prose", "Backups are kept for fourteen days."),
+        ("prose", "**Linux:**"),
+        ("prose", "Run `apt install lumen`."),
+    ]
+
+
+def test_an_admonition_with_more_classes_than_one_is_read_as_one() -> None:
+    """Material's "inline", "inline end" and "annotate" modifiers: `!!! info inline end
+    "Retention"` was quoted as its raw markup; without a title, it is titled by its kind."""
+    text = (
+        '## Logs\n\n!!! info inline end "Retention"\n    Logs are kept for thirty days.\n\n'
+        "??? tip annotate\n    Rotate them daily.\n"
+    )
+    assert [b.text for b in passages(text)] == [
+        "**Retention:**",
+        "Logs are kept for thirty days.",
+        "**Tip:**",
+        "Rotate them daily.",
+    ]
+
+
 def test_a_footnote_is_never_quoted_as_what_a_sentence_introduces() -> None:
     """Material's "Navigation tabs": "Add the following lines to `mkdocs.yml`:" was quoted
     with the footnote defined under it, whose text the page shows at its end: the

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.text import (
     as_shown,
@@ -37,7 +38,10 @@ _PARSER = (
 )
 _FENCE = re.compile(r"(`{3,}|~{3,})")
 _DEFINITION = re.compile(r":[ \t]{1,3}(?=\S)")
-_CONTAINER = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)\s*(?:"([^"]*)")?\s*$')
+# Classes as Python-Markdown takes them: "!!! info inline end" is an "info" admonition
+_CONTAINER = re.compile(
+    r'^([ \t]*)(?:!!!|\?\?\?\+?|===\+?)[ \t]*([\w-]*(?:[ \t]+[\w-]+)*)[ \t]*(?:"([^"]*)")?\s*$'
+)
 # Every pattern run over a passage at answer time stops at the next opener and has a
 # bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
 # retrieves it seconds (unbounded, 80 KB of "[" took 19 s; tests/hostile/test_slow_markup.py).
@@ -118,18 +122,19 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
             del out[head : head + 2], origin[head : head + 2]
 
     for number, line in enumerate(markdown.replace("\r\n", "\n").split("\n")):
-        indent = len(line) - len(line.lstrip(" "))
+        indent = columns(line)
         while stack and line.strip() and indent < stack[-1][0] and not (fence or lazy):
             close()
         strip = stack[-1][0] if stack else 0
-        line = line[strip:] if line[:strip].strip() == "" else line.lstrip(" ")
+        line = unindented(line, strip) if indent >= strip else line.lstrip(" \t")
         if fence:
             fence = "" if _closes(line, fence) else fence
         elif opened := _FENCE.match(line):
             fence = opened.group(1)
         elif m := _CONTAINER.match(line):
-            title = m.group(3) if m.group(3) is not None else m.group(2).replace("-", " ").title()
-            stack.append((strip + len(m.group(1)) + 4, len(out) if title.strip() else -1))
+            kind = (m.group(2).split() or [""])[0]
+            title = m.group(3) if m.group(3) is not None else kind.replace("-", " ").title()
+            stack.append((strip + columns(m.group(1)) + 4, len(out) if title.strip() else -1))
             if title := title.strip():
                 out += [f"**{lead_in(title)}**", ""]
                 origin += [number, number]
@@ -272,7 +277,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             if len(raw) > MAX_CODE_CHARS or _SNIPPETS_ONLY.fullmatch(token.content):
                 continue
             if token.type == "code_block":  # indented code: show it fenced
-                dedented = "\n".join(ln[4:] for ln in raw.split("\n"))
+                dedented = "\n".join(unindented(ln, 4) for ln in raw.split("\n"))
                 # ... unless it is a fenced block a tab held, in a piece of a section that
                 # opens inside the tab: fenced twice, it showed "```toml" as code and left
                 # a fence open that swallowed the answer's "See also" citations.
