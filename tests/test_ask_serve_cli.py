@@ -346,7 +346,7 @@ def test_search_while_another_process_indexes_says_so(
                  "--index-dir", str(fresh)],
                 env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
             )  # fmt: skip
-    assert building.returncode == 1
+    assert building.returncode == 75  # try again later
     assert "another kb-qa process is building the index right now" in building.stderr
 
 

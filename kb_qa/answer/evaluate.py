@@ -278,10 +278,14 @@ def other_vault(questions: Sequence[Question], chunks: Sequence[Chunk]) -> str:
 def settings_used(kb: KnowledgeBase) -> dict[str, object]:
     """The settings that decide a ranking, as ``eval --json`` records them beside its figures."""
     s = kb.settings
+    try:  # as the index was cut: "--chunk-chars 700" over an index built at 1500 ranks 1500's
+        built = int(json.loads(kb.store.meta("fingerprint_parts") or "{}")["chunk_chars"])
+    except (ValueError, KeyError, TypeError):
+        built = s.chunk_chars
     return {
         "vault": str(s.vault),
         "embed_model": kb.store.meta("embed_model") or s.embed_model,  # "auto" as it chose
-        "chunk_chars": s.chunk_chars,
+        "chunk_chars": built,
         "fusion": s.fusion,
         "vector_weight": s.vector_weight,
         "page_weight": s.page_weight,

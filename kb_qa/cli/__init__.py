@@ -7,8 +7,9 @@ they share in ``common``. This module holds the argument parser and ``main``, th
 script's entry point (``kb_qa.cli:main``).
 
 Errors a user can act on are printed as one message without a traceback (exit 1), and so
-is a file the system refuses (permissions, a full disk); Ctrl-C stops cleanly (exit 130;
-``serve`` shuts down as on SIGTERM, exit 0) and leaves a usable index.
+is a file the system refuses (permissions, a full disk); another process writing the index
+is exit 75 (try again later); Ctrl-C stops cleanly (exit 130; ``serve`` shuts down as on
+SIGTERM, exit 0) and leaves a usable index.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from kb_qa.cli.common import check_arguments
 from kb_qa.cli.indexing import cmd_ask, cmd_eval, cmd_index, cmd_search
 from kb_qa.cli.owners import cmd_feedback, cmd_init, cmd_insights
 from kb_qa.cli.serving import cmd_mcp, cmd_serve, cmd_watch
-from kb_qa.errors import USE_UTF8_LOCALE, KbQaError, database_failed
+from kb_qa.errors import USE_UTF8_LOCALE, IndexBusyError, KbQaError, database_failed
+
+EXIT_BUSY = 75  # sysexits' EX_TEMPFAIL: another process writes the index, try again later
 
 # What Ctrl-C leaves, by command
 _INTERRUPTED = {
@@ -51,15 +54,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # A stream closed by the caller (`2>&-`, `>&-`) is None: print(file=None) wrote errors
+    # into stdout's JSON, and flushing None was a traceback.
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+    if args.command == "mcp" and sys.stdin is None:
+        said = "mcp talks to its client over standard input, which is closed."
+        print(f"kb-qa: {said}", file=sys.stderr)
+        return 1
     # A terminal that is not UTF-8 (cp1252, latin-1) shows what it cannot print as "?"
-    # rather than stopping an answer in Chinese with a UnicodeEncodeError.
+    # rather than stopping an answer in Chinese with a UnicodeEncodeError; output for
+    # scripts (JSON, CSV) is UTF-8 whatever the locale, never "?" in place of a heading.
+    machine = any(getattr(args, flag, False) for flag in ("json", "csv", "questions_csv"))
     if isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(errors="replace")
+        sys.stdout.reconfigure(errors="replace", **({"encoding": "utf-8"} if machine else {}))
     try:
         check_arguments(args)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that stopped early is found here, not at exit
         return code
+    except IndexBusyError as exc:
+        print(f"kb-qa: {exc}", file=sys.stderr)
+        return EXIT_BUSY
     except KbQaError as exc:
         print(f"kb-qa: {exc}", file=sys.stderr)
         return 1
@@ -87,8 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # Whoever read the output stopped (`kb-qa insights --csv | head -1`): so do we,
         # quietly. stdout goes to /dev/null so that Python's own flush at exit is silent.
+        # What the command had decided stands: a failed eval gate read by `head` exited 0.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        for line in getattr(args, "unsaid", ()):
+            print(line, file=sys.stderr)
+        return int(getattr(args, "code", 0))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -150,6 +170,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vault", default=None)
     p.add_argument("--include", action="append", default=[], help="only these paths/globs")
     p.add_argument("--exclude", action="append", default=[], help="not these paths/globs")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole answer as one JSON object: text, covered, model, citations",
+    )
     _answering(p)
     _common(p)
     p.set_defaults(func=cmd_ask)

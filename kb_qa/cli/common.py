@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kb_qa.errors import (
     USE_UTF8_LOCALE,
     ConfigError,
+    IndexBusyError,
     IndexStateError,
     KbQaError,
     folder_is_file,
@@ -118,7 +119,7 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> str:
     read it as it is. Returns what it said ("" when nothing)."""
     busy = kb is not None and kb.store.being_written()
     if not chunks and busy:
-        raise IndexStateError(
+        raise IndexBusyError(
             "another kb-qa process is building the index right now: try again when it is done."
         )
     if not chunks and kb is not None and kb.store.meta("rebuilding") == "1":

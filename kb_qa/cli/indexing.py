@@ -193,6 +193,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ]
     if args.strict and unknown:
         failed.append(f"{len(unknown)} gold section(s) not in the index (--strict)")
+    args.code = 3 if failed else 0  # said by main if the reader stops before the end
+    args.unsaid = [f"kb-qa: eval failed: {why}" for why in failed]
     if args.json:
         result.update(
             warnings=[stale, *warnings] if stale else list(warnings),
@@ -291,9 +293,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
             from kb_qa import extras
 
             extras.litellm(f"The model {kb.settings.model} (KBQA_MODEL or --model)")
+        if args.json:
+            return asyncio.run(_ask_json(kb, args))
         return asyncio.run(_ask(kb, args))
     finally:
         kb.close()
+
+
+async def _ask_json(kb: KnowledgeBase, args: argparse.Namespace) -> int:
+    """``ask --json``: the whole answer as one object, as the library gives it (a script can
+    tell "not covered" by ``covered``); a failed answer is said on stderr, exit 1."""
+    from kb_qa.answer.events import citation_json
+    from kb_qa.answer.library import ask_async
+
+    if not getattr(args, "verbose", False):
+        logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
+    reply = await ask_async(kb, args.question, include=args.include, exclude=args.exclude)
+    whole = {
+        "question": args.question,
+        "text": reply.text,
+        "covered": reply.covered,
+        "model": reply.model,
+        "citations": [citation_json(c) for c in reply.citations],
+    }
+    print(json.dumps(whole, ensure_ascii=False, indent=2))
+    return 0
 
 
 def _citation_line(kb: KnowledgeBase, c: Citation, tty: bool) -> str:
