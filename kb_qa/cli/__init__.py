@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # scripts (JSON, CSV) is UTF-8 whatever the locale, never "?" in place of a heading.
     machine = any(getattr(args, flag, False) for flag in ("json", "csv", "questions_csv"))
     if isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(errors="replace", **({"encoding": "utf-8"} if machine else {}))
+        sys.stdout.reconfigure(errors="replace", encoding="utf-8" if machine else None)
     try:
         check_arguments(args)
         code = int(args.func(args) or 0)
