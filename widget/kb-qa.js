@@ -25,7 +25,7 @@
         else node.setAttribute(k, attrs[k] === true ? "" : attrs[k]);
       }
     }
-    (children || []).forEach(function(c) {
+    (children || []).forEach((c) => {
       if (c) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
     });
     return node;
@@ -46,7 +46,7 @@
   }
   function copyText(text) {
     if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
-    return new Promise(function(resolve, reject) {
+    return new Promise((resolve, reject) => {
       let area = document.createElement("textarea");
       area.value = text;
       area.setAttribute("readonly", "");
@@ -69,7 +69,7 @@
     button.replaceChild(icon("check"), button.firstChild);
     button.setAttribute("aria-label", label);
     button.title = label;
-    setTimeout(function() {
+    setTimeout(() => {
       button.replaceChild(icon("copy"), button.firstChild);
       button.setAttribute("aria-label", old);
       button.title = old;
@@ -81,9 +81,7 @@
     clearTimeout(announcer._timer);
     announcer.textContent = "";
     if (!text) return;
-    announcer._timer = setTimeout(function() {
-      announcer.textContent = text;
-    }, ANNOUNCE_DELAY_MS);
+    announcer._timer = setTimeout(() => announcer.textContent = text, ANNOUNCE_DELAY_MS);
   }
   function touchOnly() {
     return !!(window.matchMedia && matchMedia("(pointer: coarse) and (hover: none)").matches);
@@ -130,9 +128,7 @@
     return out;
   }
   function words(text) {
-    return tokenize(text).map(function(t) {
-      return t.t;
-    });
+    return tokenize(text).map((t) => t.t);
   }
   function joinWords(list) {
     let s = "";
@@ -1749,9 +1745,7 @@
     return String(text).normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
   }
   function headingNamed(anchor) {
-    let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), function(h) {
-      return !h.closest(SKIP);
-    });
+    let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), (h) => !h.closest(SKIP));
     let repeat = /^(.*\D)_(\d+)$/.exec(anchor);
     let tries = repeat ? [[repeat[1], +repeat[2]], [anchor, 0]] : [[anchor, 0]];
     for (let i = 0; i < tries.length; i++) {
@@ -1767,13 +1761,11 @@
     if (!el2) return { nodes: [contentRoot()], heading: null };
     let m = /^H([1-6])$/.exec(el2.tagName);
     let level = m ? +m[1] : 7;
-    let ends2 = function(n) {
+    let ends2 = (n) => {
       let h = /^H([1-6])$/.exec(n.tagName);
       return !!h && +h[1] <= level;
     };
-    let holdsEnd = function(n) {
-      return ends2(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends2);
-    };
+    let holdsEnd = (n) => ends2(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends2);
     let nodes = [el2];
     let root = contentRoot();
     let at = el2;
@@ -1783,8 +1775,8 @@
       at = at.parentElement;
       for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
     }
-    nodes.forEach(function(node) {
-      node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function(ref) {
+    nodes.forEach((node) => {
+      node.querySelectorAll("a.footnote-ref[href^='#']").forEach((ref) => {
         let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
         if (note && nodes.indexOf(note) === -1) nodes.push(note);
       });
@@ -1799,7 +1791,7 @@
     let text = "";
     let lastBlock = null;
     let headingEnd = 0;
-    let read = function(node) {
+    let read = (node) => {
       if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
         Array.prototype.forEach.call(readingOrder(node), read);
         return;
@@ -1812,7 +1804,7 @@
       text += node.data;
       if (heading2 && heading2.contains(node)) headingEnd = text.length;
     };
-    nodes.forEach(function(root) {
+    nodes.forEach((root) => {
       if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
     });
     return { text, segs, headingEnd };
@@ -1822,23 +1814,19 @@
       let labels = el2.querySelectorAll(":scope > .tabbed-labels > label");
       let blocks = el2.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
       if (labels.length && labels.length === blocks.length) {
-        let rest = Array.prototype.filter.call(el2.children, function(child) {
-          return !child.matches(".tabbed-labels, .tabbed-content");
-        });
-        return rest.concat(Array.prototype.flatMap.call(labels, function(label, i) {
-          return [label, blocks[i]];
-        }));
+        let rest = Array.prototype.filter.call(el2.children, (child) => !child.matches(".tabbed-labels, .tabbed-content"));
+        return rest.concat(Array.prototype.flatMap.call(labels, (label, i) => [label, blocks[i]]));
       }
     }
     return el2.childNodes;
   }
   function clearHighlights() {
     clearTimeout(highlightTimer);
-    document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function(block) {
+    document.querySelectorAll("[" + FOCUSABLE + "]").forEach((block) => {
       block.removeAttribute("tabindex");
       block.removeAttribute(FOCUSABLE);
     });
-    document.querySelectorAll("mark.kb-qa-highlight").forEach(function(mark) {
+    document.querySelectorAll("mark.kb-qa-highlight").forEach((mark) => {
       let parent = mark.parentNode;
       while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
       parent.removeChild(mark);
@@ -1847,7 +1835,7 @@
   }
   function wrap(segs, start, end) {
     let marks = [];
-    segs.forEach(function(seg) {
+    segs.forEach((seg) => {
       if (seg.end <= start || seg.start >= end) return;
       let node = seg.node;
       let from = Math.max(start, seg.start) - seg.start;
@@ -1896,11 +1884,7 @@
     if (!marks.length) return [];
     marks.forEach(reveal);
     scrollToMarks(marks, smooth, sec.heading);
-    highlightTimer = setTimeout(function() {
-      marks.forEach(function(mark) {
-        mark.classList.add("kb-qa-highlight--faded");
-      });
-    }, FADE_MS);
+    highlightTimer = setTimeout(() => marks.forEach((mark) => mark.classList.add("kb-qa-highlight--faded")), FADE_MS);
     return marks;
   }
   function focusPassage(marks) {
@@ -1923,7 +1907,7 @@
     }
     let top = Infinity;
     let bottom = -Infinity;
-    marks.forEach(function(m) {
+    marks.forEach((m) => {
       let r = m.getBoundingClientRect();
       top = Math.min(top, r.top);
       bottom = Math.max(bottom, r.bottom);

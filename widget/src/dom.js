@@ -23,7 +23,7 @@ export function el(tag, attrs, children) {
       else node.setAttribute(k, attrs[k] === true ? "" : attrs[k]);
     }
   }
-  (children || []).forEach(function (c) {
+  (children || []).forEach((c) => {
     if (c) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
   });
   return node;
@@ -47,7 +47,7 @@ export function iconButton(name, label, cls) {
 
 export function copyText(text) {
   if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
-  return new Promise(function (resolve, reject) {
+  return new Promise((resolve, reject) => {
     let area = document.createElement("textarea");
     area.value = text;
     area.setAttribute("readonly", "");
@@ -71,7 +71,7 @@ export function flashDone(button, label) {
   button.replaceChild(icon("check"), button.firstChild);
   button.setAttribute("aria-label", label);
   button.title = label;
-  setTimeout(function () {
+  setTimeout(() => {
     button.replaceChild(icon("copy"), button.firstChild);
     button.setAttribute("aria-label", old);
     button.title = old;
@@ -90,9 +90,7 @@ export function announce(announcer, text) {
   clearTimeout(announcer._timer);
   announcer.textContent = "";
   if (!text) return;
-  announcer._timer = setTimeout(function () {
-    announcer.textContent = text;
-  }, ANNOUNCE_DELAY_MS);
+  announcer._timer = setTimeout(() => (announcer.textContent = text), ANNOUNCE_DELAY_MS);
 }
 
 /** A touch screen and no mouse: focusing a text box there brings up the on-screen keyboard. */

@@ -24,9 +24,7 @@ function squash(text) {
  * ``options-1``, or none): the heading whose words ``anchor`` spells, the (n+1)th of them for
  * MkDocs' repeat suffix ``_n`` (``options_1``: the second "Options"). */
 function headingNamed(anchor) {
-  let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), function (h) {
-    return !h.closest(SKIP);
-  });
+  let headings = Array.prototype.filter.call(contentRoot().querySelectorAll("h1, h2, h3, h4, h5, h6"), (h) => !h.closest(SKIP));
   let repeat = /^(.*\D)_(\d+)$/.exec(anchor);
   let tries = repeat ? [[repeat[1], +repeat[2]], [anchor, 0]] : [[anchor, 0]];
   for (let i = 0; i < tries.length; i++) {
@@ -47,13 +45,11 @@ function section(anchor) {
   if (!el) return { nodes: [contentRoot()], heading: null };
   let m = /^H([1-6])$/.exec(el.tagName);
   let level = m ? +m[1] : 7;
-  let ends = function (n) {
+  let ends = (n) => {
     let h = /^H([1-6])$/.exec(n.tagName);
     return !!h && +h[1] <= level;
   };
-  let holdsEnd = function (n) {
-    return ends(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends);
-  };
+  let holdsEnd = (n) => ends(n) || Array.prototype.some.call(n.querySelectorAll(HEADINGS), ends);
   let nodes = [el];
   let root = contentRoot();
   let at = el;
@@ -63,8 +59,8 @@ function section(anchor) {
     at = at.parentElement;
     for (let n = at.nextElementSibling; n && !(stop = holdsEnd(n)); n = n.nextElementSibling) nodes.push(n);
   }
-  nodes.forEach(function (node) {
-    node.querySelectorAll("a.footnote-ref[href^='#']").forEach(function (ref) {
+  nodes.forEach((node) => {
+    node.querySelectorAll("a.footnote-ref[href^='#']").forEach((ref) => {
       let note = document.getElementById(decodeURIComponent(ref.getAttribute("href").slice(1)));
       if (note && nodes.indexOf(note) === -1) nodes.push(note);
     });
@@ -82,7 +78,7 @@ function collectText(nodes, heading) {
   let text = "";
   let lastBlock = null;
   let headingEnd = 0;
-  let read = function (node) {
+  let read = (node) => {
     if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
       Array.prototype.forEach.call(readingOrder(node), read);
       return;
@@ -95,7 +91,7 @@ function collectText(nodes, heading) {
     text += node.data;
     if (heading && heading.contains(node)) headingEnd = text.length;
   };
-  nodes.forEach(function (root) {
+  nodes.forEach((root) => {
     if (!(root.parentElement && root.parentElement.closest(SKIP))) read(root);
   });
   return { text: text, segs: segs, headingEnd: headingEnd };
@@ -108,12 +104,8 @@ function readingOrder(el) {
     let labels = el.querySelectorAll(":scope > .tabbed-labels > label");
     let blocks = el.querySelectorAll(":scope > .tabbed-content > .tabbed-block");
     if (labels.length && labels.length === blocks.length) {
-      let rest = Array.prototype.filter.call(el.children, function (child) {
-        return !child.matches(".tabbed-labels, .tabbed-content");
-      });
-      return rest.concat(Array.prototype.flatMap.call(labels, function (label, i) {
-        return [label, blocks[i]];
-      }));
+      let rest = Array.prototype.filter.call(el.children, (child) => !child.matches(".tabbed-labels, .tabbed-content"));
+      return rest.concat(Array.prototype.flatMap.call(labels, (label, i) => [label, blocks[i]]));
     }
   }
   return el.childNodes;
@@ -121,11 +113,11 @@ function readingOrder(el) {
 
 export function clearHighlights() {
   clearTimeout(highlightTimer);
-  document.querySelectorAll("[" + FOCUSABLE + "]").forEach(function (block) {
+  document.querySelectorAll("[" + FOCUSABLE + "]").forEach((block) => {
     block.removeAttribute("tabindex");
     block.removeAttribute(FOCUSABLE);
   });
-  document.querySelectorAll("mark.kb-qa-highlight").forEach(function (mark) {
+  document.querySelectorAll("mark.kb-qa-highlight").forEach((mark) => {
     let parent = mark.parentNode;
     while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
     parent.removeChild(mark);
@@ -135,7 +127,7 @@ export function clearHighlights() {
 
 function wrap(segs, start, end) {
   let marks = [];
-  segs.forEach(function (seg) {
+  segs.forEach((seg) => {
     if (seg.end <= start || seg.start >= end) return;
     let node = seg.node;
     let from = Math.max(start, seg.start) - seg.start;
@@ -193,11 +185,7 @@ export function highlight(anchor, spec, smooth) {
   if (!marks.length) return [];
   marks.forEach(reveal);
   scrollToMarks(marks, smooth, sec.heading);
-  highlightTimer = setTimeout(function () {
-    marks.forEach(function (mark) {
-      mark.classList.add("kb-qa-highlight--faded");
-    });
-  }, FADE_MS);
+  highlightTimer = setTimeout(() => marks.forEach((mark) => mark.classList.add("kb-qa-highlight--faded")), FADE_MS);
   return marks;
 }
 
@@ -226,7 +214,7 @@ export function scrollToMarks(marks, smooth, heading) {
   }
   let top = Infinity;
   let bottom = -Infinity;
-  marks.forEach(function (m) {
+  marks.forEach((m) => {
     let r = m.getBoundingClientRect();
     top = Math.min(top, r.top);
     bottom = Math.max(bottom, r.bottom);

@@ -54,9 +54,7 @@ export function tokenize(text) {
 }
 
 export function words(text) {
-  return tokenize(text).map(function (t) {
-    return t.t;
-  });
+  return tokenize(text).map((t) => t.t);
 }
 
 function joinWords(list) {
