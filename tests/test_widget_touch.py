@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from browser import CHROMIUM, CHROMIUM_ARGS, sync_playwright_or_skip
-from widget_stack import MARKS, Stack, ask, in_shadow, open_page
+from widget_stack import MARKS, Stack, answered, ask, in_shadow, open_page
 
 sync_api = sync_playwright_or_skip()
 
@@ -68,7 +68,8 @@ def test_a_phone_on_its_side_gives_the_chat_the_whole_screen(new_page: Any, stac
     page = asked_on_a_phone(new_page, stack, viewport={"width": 839, "height": 412})
     box = page.locator(".kbq-panel").bounding_box()
     assert box is not None and box["width"] == 839 and box["height"] == 412
-    for button in page.locator(".kbq-icon").all():
+    # The send button too (it was 36 px on a touch screen).
+    for button in page.locator(".kbq-icon, .kbq-send").all():
         if button.is_visible():
             size = button.bounding_box()
             assert size is not None and min(size["width"], size["height"]) >= 44, size
@@ -117,3 +118,63 @@ def test_androids_back_closes_the_full_screen_chat_not_the_page(
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.keyboard.press("Escape")
     sync_api.expect(page.locator(".kbq-panel")).to_be_hidden()
+
+
+DOCKED = "document.documentElement.hasAttribute('data-kb-qa-docked')"
+
+
+def test_a_docked_chat_floats_again_when_the_window_narrows(new_page: Any, stack: Stack) -> None:
+    """Docked beside the page on a tablet held sideways (1024×768), then turned upright: the
+    page beside the panel was 358 px (under the 600 px the widget refuses to dock at), at
+    535 px wide 125 px, at 390 px none (the panel 410 px wider than the screen). Now the
+    panel leaves the page's side for the floating or full-screen panel, with the conversation
+    and the highlighted passage kept."""
+    template = "Retries back off exponentially {{Retries and backoff > Default retry policy}}."
+    question = "What is the default retry backoff?"
+    viewport = {"width": 1024, "height": 768}
+    page = answered(new_page, stack, template, question, "/guides/workers/", viewport=viewport)
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_url(re.compile(r"/guides/retries/"))
+    page.wait_for_function(f"{MARKS}.length > 0")
+    page.wait_for_function(DOCKED)
+    for width, height in ((768, 1024), (535, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_function(f"!{DOCKED}")
+        beside = page.evaluate("document.body.getBoundingClientRect().width")
+        assert beside >= width - 20, (width, beside)  # the page's whole width (a scrollbar)
+        sync_api.expect(page.locator(".kbq-panel")).to_be_visible()
+        box = page.locator(".kbq-panel").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+        sync_api.expect(page.locator(".kbq-answer")).to_contain_text("Retries back off")
+        assert page.evaluate(f"{MARKS}.length") > 0
+    # Wide again, the next citation docks it again.
+    page.set_viewport_size(viewport)
+    page.locator("a.kbq-cite").first.click()
+    page.wait_for_function(DOCKED)
+    assert page.evaluate("document.body.getBoundingClientRect().width") >= 600
+
+
+def test_a_phone_on_its_side_keeps_the_page_behind_the_chat_still(
+    new_page: Any, stack: Stack
+) -> None:
+    """On a phone held sideways (851×393) the chat fills the screen, but the page behind it
+    was locked only up to 600 px wide: a swipe on the chat's question box scrolled the page
+    from 177 to 787 px."""
+    page = asked_on_a_phone(new_page, stack, viewport={"width": 851, "height": 393})
+    page.evaluate("window.scrollTo(0, 177)")
+    page.wait_for_function("window.scrollY === 177")
+    box = page.locator(".kbq-form").bounding_box()
+    assert box is not None
+    cdp = page.context.new_cdp_session(page)
+    x, y = box["x"] + 40, box["y"] + 8
+
+    def touch(kind: str, *points: dict[str, float]) -> None:
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": list(points)})
+
+    for _ in range(2):  # a thumb's swipe up from the question box, twice
+        touch("touchStart", {"x": x, "y": y})
+        for step in range(1, 11):
+            touch("touchMove", {"x": x, "y": y - 15 * step})
+        touch("touchEnd")
+        page.wait_for_timeout(500)  # a fling's momentum
+        assert page.evaluate("window.scrollY") == 177

@@ -94,7 +94,7 @@
   var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
   var TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
   var SPACES = /[\u00a0\u202f]/g;
-  var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
+  var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
   var WORD = /[\p{L}\p{M}\p{N}]+/gu;
   function norm(word) {
     return word.normalize("NFKC").toLowerCase();
@@ -2059,6 +2059,8 @@
       }
       w.save();
     };
+    const docked = () => ui.panel.classList.contains("kbq-docked");
+    addEventListener("resize", () => docked() && dock(w, true));
     w.autosize = () => {
       ui.input.style.height = "auto";
       if (ui.input.scrollHeight) ui.input.style.height = Math.min(ui.input.scrollHeight, 160) + "px";
@@ -2072,7 +2074,7 @@
       } else if (matchesShortcut(ev, w.shortcut)) {
         ev.preventDefault();
         w.setOpen(!w.state.open);
-      } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
+      } else if (ev.key === "Tab" && w.state.open && !docked()) {
         trapFocus(ui, ev);
       }
     });
@@ -2085,7 +2087,7 @@
       const path = ev.composedPath ? ev.composedPath() : [ev.target];
       const t = path[0] || ev.target;
       const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
-      if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
+      if (ev.key === "Escape" && !typing && docked() && !siteHadIt) {
         w.setOpen(false, false);
         return;
       }
@@ -2151,10 +2153,11 @@
   }
   function setBusy(ui, busy) {
     const t = ui.t;
-    ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
-    ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
-    ui.sendButton.title = t(busy ? "stop" : "send");
-    ui.sendButton.classList.toggle("kbq-busy", busy);
+    const b = ui.sendButton;
+    b.replaceChild(icon(busy ? "stop" : "send"), b.firstChild);
+    b.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
+    b.title = t(busy ? "stop" : "send");
+    b.classList.toggle("kbq-busy", busy);
   }
   function panelCovers(ui, marks) {
     if (ui.panel.hidden || !marks.length) return false;
@@ -2166,20 +2169,13 @@
   }
   function dock(w, on) {
     const root = document.documentElement;
-    if (!on) {
-      root.removeAttribute(DOCKED);
-      root.style.removeProperty("--kb-qa-dock-width");
-      w.ui.panel.classList.remove("kbq-docked");
-      w.ui.panel.setAttribute("aria-modal", "true");
-      return true;
-    }
-    const width = Math.min(440, Math.round(window.innerWidth * 0.4));
-    if (window.innerWidth - width < MIN_PAGE_WIDTH) return false;
-    root.style.setProperty("--kb-qa-dock-width", width + "px");
-    root.setAttribute(DOCKED, "");
-    w.ui.panel.classList.add("kbq-docked");
-    w.ui.panel.setAttribute("aria-modal", "false");
-    return true;
+    const width = Math.min(440, Math.round(innerWidth * 0.4));
+    on = on && innerWidth - width >= MIN_PAGE_WIDTH;
+    if (on) root.style.setProperty("--kb-qa-dock-width", width + "px");
+    root.toggleAttribute(DOCKED, on);
+    w.ui.panel.classList.toggle("kbq-docked", on);
+    w.ui.panel.setAttribute("aria-modal", !on);
+    return on;
   }
 
   // src/sse.js

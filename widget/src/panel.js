@@ -129,6 +129,12 @@ export function initPanel(w) {
     w.save();
   };
 
+  // Docked only while open (setOpen undocks).
+  const docked = () => ui.panel.classList.contains("kbq-docked");
+  // A window that narrows (a tablet turned upright) leaves the page too little room beside the
+  // docked panel: it floats again, or fills a phone's screen, over the page and its passage.
+  addEventListener("resize", () => docked() && dock(w, true));
+
   w.autosize = () => {
     ui.input.style.height = "auto";
     if (ui.input.scrollHeight) ui.input.style.height = Math.min(ui.input.scrollHeight, 160) + "px";
@@ -147,7 +153,7 @@ export function initPanel(w) {
     } else if (matchesShortcut(ev, w.shortcut)) {
       ev.preventDefault();
       w.setOpen(!w.state.open);
-    } else if (ev.key === "Tab" && w.state.open && !ui.panel.classList.contains("kbq-docked")) {
+    } else if (ev.key === "Tab" && w.state.open && !docked()) {
       trapFocus(ui, ev); // docked beside the page, the panel is not modal: Tab goes on into it
     }
   });
@@ -165,7 +171,7 @@ export function initPanel(w) {
     const path = ev.composedPath ? ev.composedPath() : [ev.target];
     const t = path[0] || ev.target; // inside a site's shadow root too (Zensical's search)
     const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
-    if (ev.key === "Escape" && !typing && w.state.open && ui.panel.classList.contains("kbq-docked") && !siteHadIt) {
+    if (ev.key === "Escape" && !typing && docked() && !siteHadIt) {
       // The docked panel stays open beside the page the reader went to: Esc closes it there
       // too, once the site's own dialogs (its search) have had theirs, and the reader's place
       // in the page keeps focus (it jumped to the launcher, at the window's corner).
@@ -246,10 +252,11 @@ function trapFocus(ui, ev) {
 /** The send button as Send, or as Stop while an answer streams. */
 export function setBusy(ui, busy) {
   const t = ui.t;
-  ui.sendButton.replaceChild(icon(busy ? "stop" : "send"), ui.sendButton.firstChild);
-  ui.sendButton.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
-  ui.sendButton.title = t(busy ? "stop" : "send");
-  ui.sendButton.classList.toggle("kbq-busy", busy);
+  const b = ui.sendButton;
+  b.replaceChild(icon(busy ? "stop" : "send"), b.firstChild);
+  b.setAttribute("aria-label", t(busy ? "stopAnswering" : "sendQuestion"));
+  b.title = t(busy ? "stop" : "send");
+  b.classList.toggle("kbq-busy", busy);
 }
 
 /** True when the open panel hides part of the highlighted passage. */
@@ -264,22 +271,15 @@ export function panelCovers(ui, marks) {
 
 /**
  * Dock the open panel at the right edge, the page narrowed beside it (true), or float it again
- * (false). Returns false when the window is too narrow to show the page next to the panel.
+ * (false, or a window too narrow to show the page next to the panel). Returns whether it docked.
  */
 export function dock(w, on) {
   const root = document.documentElement;
-  if (!on) {
-    root.removeAttribute(DOCKED);
-    root.style.removeProperty("--kb-qa-dock-width");
-    w.ui.panel.classList.remove("kbq-docked");
-    w.ui.panel.setAttribute("aria-modal", "true");
-    return true;
-  }
-  const width = Math.min(440, Math.round(window.innerWidth * 0.4));
-  if (window.innerWidth - width < MIN_PAGE_WIDTH) return false;
-  root.style.setProperty("--kb-qa-dock-width", width + "px");
-  root.setAttribute(DOCKED, "");
-  w.ui.panel.classList.add("kbq-docked");
-  w.ui.panel.setAttribute("aria-modal", "false"); // beside the page, not over it
-  return true;
+  const width = Math.min(440, Math.round(innerWidth * 0.4));
+  on = on && innerWidth - width >= MIN_PAGE_WIDTH;
+  if (on) root.style.setProperty("--kb-qa-dock-width", width + "px"); // read only while docked
+  root.toggleAttribute(DOCKED, on);
+  w.ui.panel.classList.toggle("kbq-docked", on);
+  w.ui.panel.setAttribute("aria-modal", !on); // docked beside the page, not over it
+  return on;
 }

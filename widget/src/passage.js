@@ -16,7 +16,7 @@ const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many plac
 const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
 const TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
 const SPACES = /[\u00a0\u202f]/g;
-const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
+const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 function norm(word) {

@@ -127,6 +127,17 @@ test("Chinese passages match character by character", () => {
   assert.equal(slice(page, kbqa.findPassage(page, fp)), found);
 });
 
+test("half-width katakana are words of one character, as their NFKC forms are", () => {
+  // The page says "ｺｰﾋｰ" (U+FF65-U+FF9F); the citation carries NFKC's "コーヒー". Read as one
+  // word against four, the passage was not found and the highlight fell back to the heading.
+  const page = "豆の選び方\nｺｰﾋｰ豆はｴﾁｵﾋﾟｱ産を200gずつ買う。\n挽くのは淹れる直前に。";
+  const passage = "ｺｰﾋｰ豆はｴﾁｵﾋﾟｱ産を200gずつ買う。".normalize("NFKC");
+  assert.deepEqual(kbqa.words("ｺｰﾋｰ"), ["コ", "ー", "ヒ", "ー"]);
+  const found = slice(page, kbqa.findPassage(page, { passage }));
+  assert.equal(found, "ｺｰﾋｰ豆はｴﾁｵﾋﾟｱ産を200gずつ買う。");
+  assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), found);
+});
+
 test("an unrelated passage is not found", () => {
   assert.equal(kbqa.findPassage(RETRIES_PAGE, { passage: "Workers register with the scheduler over gRPC streams." }), null);
   assert.equal(kbqa.findPassage(RETRIES_PAGE, { passage: "" }), null);
