@@ -8,7 +8,7 @@ search and the passage choice. The words a language asks with (``stop-words``' l
 Latin-script languages only: other scripts are ``text.unread_share``'s) tell which one a
 question is in: of 627 English questions (``bench/questions``) none is read as another
 language, and each of the 8 off-topic ones in Spanish, German, French, Italian and Dutch
-is.
+is. Japanese and Korean grammar is told by its script and endings (``cjk_topic``).
 """
 
 from __future__ import annotations
@@ -81,3 +81,57 @@ def stems(text: str, lang: str) -> set[str]:
     words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
     stemmer = _stemmer(lang)
     return set(stemmer.stemWords(words) if stemmer else words)
+
+
+# Japanese writes its particles, endings and most asking words in hiragana beside the kanji
+# and katakana of its topic words ("家賃はいくら？", "初日に何をする"): a run of hiragana in
+# a run holding kanji or katakana is grammar (okurigana too: "申し込み" reads as 申 and 込,
+# in the question and the note alike). Korean spaces its words, each a stem with a particle
+# or an ending after it ("두부는", "넣어요"). A QA pass over a Japanese and Korean vault:
+# "家賃はいくら？" was not covered by "家賃8万5千円", its はい, いく, くら in no note.
+_JA_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]+")
+_JA_ASKING = re.compile("[何誰幾]")  # what, who, how many: kanji that only ask
+_JA_WORDS = frozenset(
+    "は が を に で と の も へ から まで より か ね よ いくら なに なん いつ どこ どう どうやって "
+    "どれ どの だれ する します しますか ですか ますか ます です でしょうか".split()
+)
+_HANGUL = re.compile(r"[\uac00-\ud7af]+")
+# Particles and endings a Korean word's stem is read without, longest first.
+_KO_ENDINGS = sorted(
+    "은 는 이 가 을 를 의 에 에서 에게 한테 와 과 랑 이랑 도 만 로 으로 부터 까지 보다 서 요 "
+    "어요 아요 여요 해요 에요 예요 이에요 나요 까요 을까요 니까 습니까 세요 으세요 죠 지요 "
+    "는다 다 고".split(),
+    key=len,
+    reverse=True,
+)
+# Korean asking words (when, where, how, what, how much, who, why, how many, which) and the
+# stems of "there is", "do", "become".
+_KO_GRAMMAR = frozenset(
+    "언제 어디 어떻게 무엇 뭐 뭘 얼마 누구 왜 몇 무슨 어느 어떤 있 하 해 되 돼".split()
+)
+
+
+def cjk_topic(text: str) -> str:
+    """``text`` (NFKC) with the Japanese and Korean words that carry grammar, not a topic
+    (particles, endings, asking words), as spaces. Chinese is left as it is."""
+    text = _JA_RUN.sub(_japanese_topic, unicodedata.normalize("NFKC", text))
+    return _HANGUL.sub(_korean_topic, text)
+
+
+def _japanese_topic(match: re.Match[str]) -> str:
+    run = match.group()
+    if _HIRAGANA.fullmatch(run):  # kana alone: "りんご" is a word, "いくら" asks
+        return " " if run in _JA_WORDS else run
+    if not _HIRAGANA.search(run):  # Chinese, or kanji and katakana: "コーヒー豆"
+        return run
+    return _JA_ASKING.sub(" ", _HIRAGANA.sub(" ", run))
+
+
+def _korean_topic(match: re.Match[str]) -> str:
+    word = match.group()
+    for end in _KO_ENDINGS:
+        if word.endswith(end) and len(word) > len(end):
+            word = word[: -len(end)]
+            break
+    return " " if word in _KO_GRAMMAR else word

@@ -24,11 +24,11 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]{1,500}?)(?<=\S)==")
 # Callout markers such as "> [!note]" or "> [!warning]-".
 _CALLOUT = re.compile(r"\[!([A-Za-z-]+)\][+-]?")
-# Latin-script words (letters, digits, underscore) or runs of CJK ideographs / kana / hangul.
-_TOKEN = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W_]+(?:_[^\W_]+)*",
-)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# CJK ideographs, kana (half-width katakana too: "ｺｰﾋｰ豆"), hangul. Latin-script words
+# (letters, digits, underscore) or runs of them are tokens.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff65-\uff9f"
+_TOKEN = re.compile(rf"[{_CJK_CHARS}]+|[^\W_]+(?:_[^\W_]+)*")
+_CJK = re.compile(f"[{_CJK_CHARS}]")
 _WHITE = re.compile(r"\s")  # one whitespace character
 # A name written in CamelCase ("PermanentError", "HTTPException", "APIRouter"): its parts.
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")

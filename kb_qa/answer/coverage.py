@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from kb_qa.answer.amounts import without_asking_form
-from kb_qa.spoken import asked_in, foreign, stems, topic_words
+from kb_qa.spoken import asked_in, cjk_topic, foreign, stems, topic_words
 from kb_qa.text import (
     STOPWORDS,
     cjk_runs,
@@ -298,10 +299,14 @@ def _stems(word: str) -> set[str]:
 
 def _cjk_covered(question: str, hits: Sequence[Hit]) -> bool:
     """A Chinese, Japanese or Korean question: covered when the best passages hold enough
-    of its character pairs (MiniLM reads none of them; the other models are uncalibrated)."""
-    wanted = {t for t in keyword_tokens(question) if cjk_share(t) == 1.0}
-    found = set().union(*(keyword_tokens(h.chunk.index_text) for h in hits[:3]))
-    about = ((wanted | cjk_skip_pairs(question)) & found) - _ASKING
+    of its character pairs (MiniLM reads none of them; the other models are uncalibrated).
+    Japanese and Korean grammar is no pair of it (``cjk_topic``): "家賃はいくら？" asks for
+    家賃, which the passages hold as the question has it and read without their grammar."""
+    topic = cjk_topic(question)
+    wanted = {t for t in keyword_tokens(topic) if cjk_share(t) == 1.0}
+    texts = [h.chunk.index_text for h in hits[:3]]
+    found = set().union(*(keyword_tokens(t) for t in texts), *(_read(t) for t in texts))
+    about = ((wanted | cjk_skip_pairs(topic)) & found) - _ASKING
     # A short personal note answers in few words: two content pairs are enough, a pair
     # of characters one apart counting too ("每天要背" finds "每天背"). Or the pairs
     # that say what it asks about, not how it asks (子怎 and 么做 straddle 怎么): half of
@@ -309,16 +314,26 @@ def _cjk_covered(question: str, hits: Sequence[Hit]) -> bool:
     # question opens with, naming one of the best sections ("饺子和面要加多少水？" and
     # "饺子做法"; "减肥方法有哪些？" is not about a section named "学习方法"). Or the topic
     # pair in the best passages with most of the question's content characters, its
-    # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟".
-    content = _content_pairs(question)
+    # one-character verb included: "面团要醒多久？" against "面团……醒 30 分钟". A Japanese
+    # or Korean question's one-character stems are content too (飼 of "ペットは飼えますか？":
+    # else ペット's ット, in "セットアップ", was half of it).
+    content = _content_pairs(topic)
+    if topic != unicodedata.normalize("NFKC", question):
+        content += [run for run in cjk_runs(topic) if len(run) == 1 and run not in content]
     named = set().union(*(keyword_tokens(" ".join(h.chunk.indexed_path)) for h in hits[:3]))
     return bool(wanted) and (
         len(wanted & found) >= CJK_MATCHED * len(wanted)
         or len(about) >= CJK_PAIRS
         or (bool(content) and len(found.intersection(content)) >= CJK_MATCHED * len(content))
         or (bool(content) and content[0] in named)
-        or (bool(content) and content[0] in found and _chars_held(question, hits[:3]))
+        or (bool(content) and content[0] in found and _chars_held(topic, hits[:3]))
     )
+
+
+def _read(text: str) -> list[str]:
+    """The tokens of a passage's Japanese or Korean without its grammar (none for others)."""
+    topic = cjk_topic(text)
+    return keyword_tokens(topic) if topic != unicodedata.normalize("NFKC", text) else []
 
 
 def _content_pairs(question: str) -> list[str]:
@@ -337,7 +352,8 @@ def _content_pairs(question: str) -> list[str]:
 
 def content_chars(question: str) -> set[str]:
     """The CJK characters of a question outside its asking words: "饺子怎么煮？" gives 饺,
-    子 and 煮, its one-character verb included."""
+    子 and 煮, its one-character verb included. A Japanese or Korean question is passed as
+    ``cjk_topic`` gives it, without its grammar."""
     chars: set[str] = set()
     for run in cjk_runs(question):
         asking = _asking_at(run)

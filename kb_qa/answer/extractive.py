@@ -39,7 +39,7 @@ from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
-from kb_qa.spoken import foreign, topic_words
+from kb_qa.spoken import cjk_topic, foreign, topic_words
 from kb_qa.text import code_segments, decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
@@ -92,7 +92,9 @@ SECOND_SHARE = 0.99
 OWN_WEIGHT = 0.5
 HOW_WEIGHT = 1.0
 _HOW = re.compile(
-    r"\bhow (?:do|can|could|should|would|does) (?:i|we|you|one)\b|\bhow to\b", re.IGNORECASE
+    r"\bhow (?:do|can|could|should|would|does) (?:i|we|you|one)\b|\bhow to\b"
+    r"|怎么|如何|怎样|どうやって|どう|方法|어떻게",
+    re.IGNORECASE,
 )
 # What opens a section without being its text: an admonition's bare title ("**Tip:**") and
 # a version note ("Added in 1.5.0."). A section whose every block holds only the heading's
@@ -198,8 +200,9 @@ def _best_passage(
             shown.append("\n\n".join(filter(None, (blocks[i].text, blocks[i].notes))))
             spans.append(blocks[i].span)
     text = "\n\n".join(shown)
-    if text.rstrip().endswith(":"):  # nothing followed it: end like a sentence
-        text = text.rstrip()[:-1] + "."
+    end = text.rstrip()
+    if end.endswith((":", "：")):  # nothing followed it: end like a sentence, in its script
+        text = end[:-1] + ("。" if end[-1] == "：" else ".")
     table = blocks[chosen[-1]]
     if table.kind == "table" and spans[-1] != table.span:
         quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
@@ -308,6 +311,7 @@ def quote(
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = without_asking_form(_CONTRACTION.sub("", normalize(question)))
     said = topic_words(said, foreign(question))  # not French "les", "est", "sont"
+    said = cjk_topic(said)  # nor Japanese は, を, する: "…を実行する" outweighed 初日
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
     wanted |= set(decimals(said))  # as passages are read: "2.0" whole

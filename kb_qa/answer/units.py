@@ -100,8 +100,8 @@ def is_title(block: Block) -> bool:
 
 
 def introduces(text: str, code: bool = False) -> bool:
-    """Whether a block ends by announcing what follows ("Run this:", "**Tab:**"; before
-    ``code``, also "...": "You can disable SSL verification completely...")."""
+    """Whether a block ends by announcing what follows ("Run this:", "运行：", "**Tab:**";
+    before ``code``, also "...": "You can disable SSL verification completely...")."""
     end = text.rstrip().rstrip("*")
     titled = TITLE.fullmatch(text.strip()) is not None  # "**What are return codes?**"
-    return titled or end.endswith(":") or (code and end.endswith(("...", "…")))
+    return titled or end.endswith((":", "：")) or (code and end.endswith(("...", "…")))
