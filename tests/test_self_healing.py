@@ -80,9 +80,10 @@ def test_vectors_of_no_indexed_chunk_are_removed(make_vault: Callable[..., Path]
     )
     # While a run writes (Chroma first, then the manifest) that is its own work in flight:
     # health said "degraded, run kb-qa index" in the middle of every run.
-    index.store.set_meta(writing="1")
-    assert index.problem() == ""
-    index.store.set_meta(writing="0")
+    with index.store.writer_lock():  # as a run holds it
+        index.store.set_meta(writing="1")
+        assert index.problem() == ""
+        index.store.set_meta(writing="0")
     assert "1 vectors of no indexed chunk" in index.problem()
     report = index.index()
     assert "1 vectors of no indexed chunk" in report.repaired

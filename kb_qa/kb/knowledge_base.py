@@ -24,6 +24,7 @@ from kb_qa.ingest import i18n_layout, links, vault
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.kb import saved_view
 from kb_qa.kb.arguments import checked_opening, checked_search, vault_relative
+from kb_qa.kb.health import IndexHealth
 from kb_qa.kb.index_run import IndexRun, Progress, Steps
 from kb_qa.kb.view import PINNED, Loaded, load_view, nearest_chunks, refused_paths
 from kb_qa.settings import Settings
@@ -40,7 +41,7 @@ UNREAD_VECTOR_SHARE = 0.0
 TRANSLATED_WEIGHT = 0.5
 
 
-class KnowledgeBase(IndexRun):
+class KnowledgeBase(IndexHealth, IndexRun):
     """A vault, its index, and search over it."""
 
     def __init__(
@@ -84,6 +85,8 @@ class KnowledgeBase(IndexRun):
                 generation == loaded.generation or self._building.locked() or self._one_run.locked()
             ):
                 return loaded
+        if self.held_back():  # another process's index run, not done: health says so
+            return loaded
         with self._building:  # one build at a time; a first load waits for it
             generation = self.store.meta("generation")
             loaded = self._loaded
@@ -344,40 +347,6 @@ class KnowledgeBase(IndexRun):
             for r in sorted(self.store.files().values(), key=lambda r: r.path)
             if r.path not in refused
         ]
-
-    def problem(self) -> str:
-        """What keeps search from working fully right now ("" when nothing does)."""
-        vault = self.settings.vault
-        if not vault.is_dir() and self.settings.index_path.is_relative_to(vault):  # and index
-            return f"the vault folder {vault} is missing; the index serves what it had"
-        if not self.store.intact():
-            return (
-                f"the index folder {self.store.folder} was deleted; run `kb-qa index` "
-                "(`kb-qa serve --watch` makes it again by itself)"
-            )
-        if self.store.being_written():  # a run writing now: counts mid-way are not a fault
-            return ""
-        try:
-            problem = self.store.vector_problem()
-        except IndexStateError as exc:
-            return str(exc)
-        # Answers go on from the loaded vectors meanwhile; an index run repairs it.
-        return f"{problem}: run `kb-qa index` to repair it" if problem else ""
-
-    def stats(self) -> dict[str, Any]:
-        """Index status for health checks."""
-        last = self.store.meta("last_indexed")
-        return {
-            "vault": str(self.settings.vault),
-            "files": self.store.db.execute("SELECT COUNT(*) FROM files").fetchone()[0],
-            "chunks": self.store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
-            "embed_model": self.store.meta("embed_model"),
-            "last_indexed": float(last) if last else None,
-            "chroma": self.settings.chroma_url or str(self.settings.index_path / "chroma"),
-            "workspace": self.store.workspace,
-            "generation": self.store.meta("generation"),
-            "loaded": self._loaded.keyword is not None,
-        }
 
     def url(self, chunk: Chunk) -> str:
         """Where a citation of ``chunk`` points, by the ``link_style`` setting."""
