@@ -59,7 +59,7 @@ def parse_sse(lines: Iterable[str]) -> list[tuple[str, Any]]:
             name = line.removeprefix("event:").strip()
         elif line.startswith("data:"):
             data.append(line.removeprefix("data:").removeprefix(" "))
-        else:
+        elif not line.startswith(":"):  # a comment (": ping" while a model thinks)
             raise AssertionError(f"not an SSE line: {line!r}")
     if data:
         events.append((name, json.loads("\n".join(data))))

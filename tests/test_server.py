@@ -341,6 +341,23 @@ def test_client_disconnect_stops_the_answer(api: str, llm: LLMServer) -> None:
     assert events[-1][1]["text"] == "Next one [1]."
 
 
+def test_a_stream_silent_while_the_model_thinks_carries_comments(
+    serve: Serve, llm_server: LLMServer, llm: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model thinking for up to `llm_timeout` left the stream idle that long: a proxy's
+    idle limit (nginx's 60 s) could cut it, and a browser could not tell a slow model from a
+    hung connection. A comment (": ping") goes out after each PING_SECONDS of silence."""
+    monkeypatch.setattr("kb_qa.serve.stopping.PING_SECONDS", 0.4)
+    llm.script(Reply(text="Attempts are five [1].", delay=1.5))
+    with serve(model="openai/test", api_base=llm_server.url, llm_timeout=10, rate_limit=0) as s:
+        with httpx.stream("POST", s.url + "/api/ask", json={"question": QUESTION}) as response:
+            lines = list(response.iter_lines())
+    pings = [n for n, line in enumerate(lines) if line == ": ping"]
+    first_delta = lines.index("event: delta")
+    assert len(pings) >= 2 and pings[0] < first_delta, lines[:12]
+    assert text(parse_sse(lines)) == "Attempts are five [1]."  # the events as they were
+
+
 def test_concurrent_questions(api: str, llm: LLMServer) -> None:
     llm.default = Reply(echo=True, chunk_size=40, chunk_delay=0.01)
     results: list[Any] = [None] * 10

@@ -36,6 +36,7 @@ from kb_qa.serve.protocol import (
     sse_frame,
     wants_json,
 )
+from kb_qa.serve.stopping import pinged
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -217,8 +218,8 @@ class AskRoutes:
         # then closes the LLM stream, so no work continues for a reader who left.
         self.answering += 1
         try:
-            async for event in events:
-                yield sse_frame(event)
+            async for event in pinged(events):  # a comment while a model thinks
+                yield ": ping\n\n" if event is None else sse_frame(event)
         except Exception:  # the edge of the stream: log it, tell the client
             log.exception("answering failed")
             yield sse_frame(

@@ -79,3 +79,36 @@ class Stopping:
                     with contextlib.suppress(BaseException):
                         await pending
             await events.aclose()
+
+
+PING_SECONDS = 15.0  # the longest an answer's stream stays silent (a model still thinking)
+
+
+async def pinged(
+    events: AsyncGenerator[Event, None], every: float | None = None
+) -> AsyncGenerator[Event | None, None]:
+    """``events``, with ``None`` after each ``every`` seconds without one: where a stream
+    sends a comment, so that it is never silent for long. A model that thinks for 60 s
+    (``llm_timeout``) left the connection idle that long: a proxy's idle limit (nginx's
+    proxy_read_timeout, 60 s) could cut it, and a reader's browser cannot tell a slow model
+    from a connection that hangs."""
+    every = PING_SECONDS if every is None else every
+    step: asyncio.Future[Event] | None = None
+    try:
+        while True:
+            step = step or asyncio.ensure_future(events.__anext__())
+            done, _ = await asyncio.wait({step}, timeout=every)
+            if not done:
+                yield None
+                continue
+            try:
+                event = step.result()
+            except StopAsyncIteration:
+                return
+            step = None
+            yield event
+    finally:
+        if step is not None and not step.done():
+            step.cancel()
+            with contextlib.suppress(BaseException):
+                await step
