@@ -380,7 +380,11 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     assert send.get_attribute("aria-label") == "Stop answering"
     send.click()
     sync_api.expect(page.locator(".kbq-note")).to_have_text("Stopped.")
-    sync_api.expect(page.locator(".kbq-sr")).to_have_text("Stopped.")
+    # Stop is the reader's way out of an answer that stalls: the question is back in the box,
+    # as after an error, and said so.
+    back = "Your question is back in the box: press Enter to ask it again."
+    sync_api.expect(page.locator(".kbq-sr")).to_have_text(f"Stopped. {back}")
+    assert page.locator(".kbq-input").input_value() == "How do retries work?"
     assert send.get_attribute("aria-label") == "Send question"
     stopped = page.locator(".kbq-answer").last.inner_text()
     assert 10 < len(stopped) < len("Retries back off exponentially. " * 40)
@@ -404,7 +408,6 @@ def test_stop_and_readable_errors(new_page: Any, stack: Stack) -> None:
     sync_api.expect(error).to_contain_text("broke off")
     # Said once by the widget's announcer; the paragraph in the log is not a live region.
     assert error.get_attribute("role") is None
-    back = "Your question is back in the box: press Enter to ask it again."
     sync_api.expect(page.locator(".kbq-sr")).to_have_text(f"{error.inner_text()} {back}")
     chip = page.locator(".kbq-bot").last.locator("a.kbq-cite")
     sync_api.expect(chip).to_have_count(1)

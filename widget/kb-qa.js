@@ -1021,6 +1021,8 @@
     modelFailed: "Das Sprachmodell konnte die Antwort nicht beenden. Versuchen Sie es erneut.",
     modelTimeout: "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.",
     cutOff: "Die Antwort brach ab: Die Verbindung wurde vorzeitig geschlossen. Versuchen Sie es erneut.",
+    silent: "Der Antwortdienst antwortet nicht mehr. Versuchen Sie es erneut.",
+    offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
     unreachable: "Der Antwortdienst unter {url} ist nicht erreichbar ({error}). Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
     cors: "Läuft er, muss er den Ursprung dieser Website ({origin}) in cors_origins (KBQA_CORS_ORIGINS) erlauben.",
     interrupted: "Die Antwort wurde beim Seitenwechsel unterbrochen. Fragen Sie erneut, um die vollständige Antwort zu erhalten."
@@ -1078,6 +1080,8 @@
     modelFailed: "The language model could not finish the answer. Try again.",
     modelTimeout: "The language model took too long to answer. Try again.",
     cutOff: "The answer was cut off: the connection closed early. Try again.",
+    silent: "The answer service stopped responding. Try again.",
+    offline: "You appear to be offline. Check your connection and try again.",
     unreachable: "Could not reach the answer service at {url} ({error}). Check your connection and try again.",
     cors: "If it is running, it must allow this site's origin ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
     interrupted: "The answer was interrupted when the page changed. Ask again to get a full answer."
@@ -1135,6 +1139,8 @@
     modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
     modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",
     cutOff: "La respuesta se cortó: la conexión se cerró antes de tiempo. Vuelve a intentarlo.",
+    silent: "El servicio de respuestas dejó de responder. Vuelve a intentarlo.",
+    offline: "Parece que estás sin conexión. Comprueba tu conexión y vuelve a intentarlo.",
     unreachable: "No se pudo conectar con el servicio de respuestas en {url} ({error}). Comprueba tu conexión y vuelve a intentarlo.",
     cors: "Si está en marcha, debe permitir el origen de este sitio ({origin}) en cors_origins (KBQA_CORS_ORIGINS).",
     interrupted: "La respuesta se interrumpió al cambiar de página. Vuelve a preguntar para obtener la respuesta completa."
@@ -1192,6 +1198,8 @@
     modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
     modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",
     cutOff: "La réponse a été interrompue : la connexion s’est fermée trop tôt. Réessayez.",
+    silent: "Le service de réponse ne répond plus. Réessayez.",
+    offline: "Vous semblez être hors ligne. Vérifiez votre connexion et réessayez.",
     unreachable: "Impossible de joindre le service de réponse à l’adresse {url} ({error}). Vérifiez votre connexion et réessayez.",
     cors: "S’il fonctionne, il doit autoriser l’origine de ce site ({origin}) dans cors_origins (KBQA_CORS_ORIGINS).",
     interrupted: "La réponse a été interrompue au changement de page. Posez à nouveau la question pour obtenir une réponse complète."
@@ -1249,6 +1257,8 @@
     modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
     modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",
     cutOff: "La risposta si è interrotta: la connessione si è chiusa in anticipo. Riprova.",
+    silent: "Il servizio di risposta ha smesso di rispondere. Riprova.",
+    offline: "Sembra che tu sia offline. Controlla la connessione e riprova.",
     unreachable: "Impossibile raggiungere il servizio di risposta all’indirizzo {url} ({error}). Controlla la connessione e riprova.",
     cors: "Se è in esecuzione, deve consentire l’origine di questo sito ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
     interrupted: "La risposta si è interrotta al cambio di pagina. Chiedi di nuovo per avere la risposta completa."
@@ -1306,6 +1316,8 @@
     modelFailed: "言語モデルが回答を完了できませんでした。もう一度お試しください。",
     modelTimeout: "言語モデルの応答に時間がかかりすぎました。もう一度お試しください。",
     cutOff: "接続が途中で切れたため、回答が途切れました。もう一度お試しください。",
+    silent: "回答サービスからの応答が途絶えました。もう一度お試しください。",
+    offline: "オフラインのようです。接続を確認して、もう一度お試しください。",
     unreachable: "{url} の回答サービスに接続できません（{error}）。接続を確認して、もう一度お試しください。",
     cors: "起動している場合は、cors_origins（KBQA_CORS_ORIGINS）でこのサイトのオリジン（{origin}）を許可する必要があります。",
     interrupted: "ページが切り替わったため、回答が中断されました。もう一度質問すると、完全な回答が得られます。"
@@ -1363,6 +1375,8 @@
     modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
     modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",
     cutOff: "A resposta foi cortada: a conexão foi encerrada antes da hora. Tente novamente.",
+    silent: "O serviço de respostas parou de responder. Tente novamente.",
+    offline: "Parece que você está offline. Verifique sua conexão e tente novamente.",
     unreachable: "Não foi possível acessar o serviço de respostas em {url} ({error}). Verifique sua conexão e tente novamente.",
     cors: "Se ele estiver em execução, precisa permitir a origem deste site ({origin}) em cors_origins (KBQA_CORS_ORIGINS).",
     interrupted: "A resposta foi interrompida quando a página mudou. Pergunte de novo para obter a resposta completa."
@@ -1420,6 +1434,8 @@
     modelFailed: "语言模型未能完成回答。请重试。",
     modelTimeout: "语言模型响应时间过长。请重试。",
     cutOff: "连接过早关闭，回答被中断。请重试。",
+    silent: "回答服务已停止响应。请重试。",
+    offline: "您似乎处于离线状态。请检查网络连接后重试。",
     unreachable: "无法连接 {url} 上的回答服务（{error}）。请检查网络连接后重试。",
     cors: "如果服务正在运行，需要在 cors_origins（KBQA_CORS_ORIGINS）中允许本站的来源（{origin}）。",
     interrupted: "页面切换时回答被中断。请重新提问以获取完整回答。"
@@ -2127,8 +2143,11 @@
         w.submit();
       }
     });
+    let clicked = 0;
     ui.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      if (ev.timeStamp - clicked < 500) return;
+      clicked = ev.timeStamp;
       if (!w.stop()) w.submit();
     });
   }
@@ -2214,6 +2233,7 @@
   // src/chat.js
   var HISTORY_MESSAGES = 8;
   var HISTORY_CHARS = 12e3;
+  var SILENCE_SECONDS = 45;
   function historyFor(messages, before, question) {
     let turns = [];
     let chars = 0;
@@ -2268,17 +2288,19 @@
     stream(w, question, history2, bot);
   }
   function fail(w, bot, message) {
-    bot.error = message;
+    if (w.left) return;
+    if (message) bot.error = message;
+    else bot.stopped = true;
     const following = atEnd(w.ui.log);
     const at = w.state.messages.indexOf(bot);
     const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
     const back = asked && !w.ui.input.value.trim();
     if (back) {
-      w.ui.input.value = asked;
-      w.state.draft = asked;
+      w.ui.input.value = w.state.draft = asked;
       w.autosize();
     }
     updateMessage(w, bot, following);
+    message = message || w.ui.t("stopped");
     announce(w.ui.announcer, back ? message + " " + w.ui.t("questionBack") : message);
   }
   function httpMessage(res, data, t = ENGLISH) {
@@ -2335,6 +2357,15 @@
       });
     };
     let finished = false;
+    let silent = false;
+    let idle = 0;
+    let alive = function() {
+      clearTimeout(idle);
+      idle = setTimeout(function() {
+        silent = true;
+        ctl.abort();
+      }, SILENCE_SECONDS * 1e3);
+    };
     let handle = function(ev) {
       let data;
       try {
@@ -2376,6 +2407,7 @@
       }
     };
     let post = function() {
+      alive();
       return fetch(w.apiUrl("/api/ask"), {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
@@ -2398,6 +2430,7 @@
           bot.status = { stage: "indexing", message: indexingText(data, t) };
           updateMessage(w, bot);
           if (!already) announce(w.ui.announcer, statusText(bot.status));
+          clearTimeout(idle);
           return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
         }
         finished = true;
@@ -2430,6 +2463,7 @@
       let buffer = "";
       let pump = function() {
         return reader.read().then(function(chunk) {
+          alive();
           if (chunk.done) {
             buffer += decoder.decode();
             parseSSE(buffer + "\n\n").events.forEach(handle);
@@ -2448,17 +2482,18 @@
     post().then(function() {
       if (!finished) fail(w, bot, t("cutOff"));
     }).catch(function(err) {
-      if (ctl.signal.aborted) {
-        bot.stopped = true;
-        updateMessage(w, bot);
-        announce(w.ui.announcer, t("stopped"));
-      } else if (!finished) {
+      if (finished) return;
+      if (silent) fail(w, bot, t("silent"));
+      else if (ctl.signal.aborted) fail(w, bot);
+      else if (navigator.onLine === false) fail(w, bot, t("offline"));
+      else {
         let where = w.options.endpoint || location.origin;
         let elsewhere = where.indexOf(location.origin) !== 0;
         let hint = elsewhere ? " " + t("cors", { origin: location.origin }) : "";
         fail(w, bot, t("unreachable", { url: where, error: err && err.message ? err.message : "network error" }) + hint);
       }
     }).then(function() {
+      clearTimeout(idle);
       if (w.controller === ctl) w.controller = null;
       setBusy(w.ui, false);
       w.save(true);
@@ -2828,6 +2863,7 @@
     else w.renderAll();
     w.autosize();
     window.addEventListener("pagehide", () => {
+      w.left = 1;
       w.flushFeedback();
       w.save(true);
     });

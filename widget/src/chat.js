@@ -10,6 +10,9 @@ export { pageLanguage };
 
 const HISTORY_MESSAGES = 8;
 const HISTORY_CHARS = 12000;
+// An answer whose connection sends no byte for this long is given up (the server sends a
+// comment every 15 s while a model thinks: a proxy or a network holds it).
+const SILENCE_SECONDS = 45;
 
 /** The conversation before message ``before``, as the API's ``history`` for ``question``. */
 export function historyFor(messages, before, question) {
@@ -72,22 +75,25 @@ function submit(w) {
   stream(w, question, history, bot);
 }
 
+/** The answer failed with ``message`` (none: the reader stopped it). The question goes back
+ * into the box (unless the reader typed on): Enter asks it again. */
 function fail(w, bot, message) {
-  bot.error = message;
+  if (w.left) return;
+  if (message) bot.error = message;
+  else bot.stopped = true;
   const following = atEnd(w.ui.log); // before the box grows and the log shrinks
-  // The question goes back into the box (unless the reader typed on): Enter asks it again.
   // First, so that the log is scrolled to the error at the height the box leaves it.
   const at = w.state.messages.indexOf(bot);
   const asked = at > 0 && w.state.messages[at - 1].role === "user" ? w.state.messages[at - 1].text : "";
   const back = asked && !w.ui.input.value.trim();
   if (back) {
-    w.ui.input.value = asked;
-    w.state.draft = asked;
+    w.ui.input.value = w.state.draft = asked;
     w.autosize();
   }
   updateMessage(w, bot, following);
   // Once: the error in the log is not a live region. That the question is back in the box is
   // said too: a screen-reader user typing the next one added it to the old.
+  message = message || w.ui.t("stopped");
   announce(w.ui.announcer, back ? message + " " + w.ui.t("questionBack") : message);
 }
 
@@ -165,6 +171,15 @@ function stream(w, question, history, bot) {
     });
   };
   let finished = false;
+  let silent = false;
+  let idle = 0;
+  let alive = function () {
+    clearTimeout(idle);
+    idle = setTimeout(function () {
+      silent = true;
+      ctl.abort();
+    }, SILENCE_SECONDS * 1000);
+  };
   let handle = function (ev) {
     let data;
     try {
@@ -211,6 +226,7 @@ function stream(w, question, history, bot) {
   // The page's language goes with the question: a translated site answers from the reader's
   // own pages first.
   let post = function () {
+    alive();
     return fetch(w.apiUrl("/api/ask"), {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
@@ -234,6 +250,7 @@ function stream(w, question, history, bot) {
         bot.status = { stage: "indexing", message: indexingText(data, t) };
         updateMessage(w, bot);
         if (!already) announce(w.ui.announcer, statusText(bot.status));
+        clearTimeout(idle);
         return pause(retryDelay(res.headers.get("Retry-After")), ctl.signal).then(post);
       }
       finished = true;
@@ -267,6 +284,7 @@ function stream(w, question, history, bot) {
     let buffer = "";
     let pump = function () {
       return reader.read().then(function (chunk) {
+        alive();
         if (chunk.done) {
           buffer += decoder.decode();
           parseSSE(buffer + "\n\n").events.forEach(handle);
@@ -288,11 +306,11 @@ function stream(w, question, history, bot) {
       if (!finished) fail(w, bot, t("cutOff"));
     })
     .catch(function (err) {
-      if (ctl.signal.aborted) {
-        bot.stopped = true;
-        updateMessage(w, bot);
-        announce(w.ui.announcer, t("stopped"));
-      } else if (!finished) {
+      if (finished) return;
+      if (silent) fail(w, bot, t("silent"));
+      else if (ctl.signal.aborted) fail(w, bot);
+      else if (navigator.onLine === false) fail(w, bot, t("offline"));
+      else {
         let where = w.options.endpoint || location.origin;
         // A browser reports a refused cross-origin call like a network failure.
         let elsewhere = where.indexOf(location.origin) !== 0;
@@ -301,6 +319,7 @@ function stream(w, question, history, bot) {
       }
     })
     .then(function () {
+      clearTimeout(idle);
       if (w.controller === ctl) w.controller = null;
       setBusy(w.ui, false);
       w.save(true);

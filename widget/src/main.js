@@ -111,6 +111,7 @@ function mount(w) {
   else w.renderAll();
   w.autosize();
   window.addEventListener("pagehide", () => {
+    w.left = 1; // an answer the browser cancels now was interrupted (state.js), not cut off
     w.flushFeedback();
     w.save(true);
   });

@@ -217,8 +217,13 @@ export function initPanel(w) {
       w.submit();
     }
   });
+  // The button sends, then stops the answer; not within a double-click (its second click came
+  // to Stop and stopped the question at once, or asked it again once Stop put it back).
+  let clicked = 0;
   ui.form.addEventListener("submit", (ev) => {
     ev.preventDefault();
+    if (ev.timeStamp - clicked < 500) return;
+    clicked = ev.timeStamp;
     if (!w.stop()) w.submit();
   });
 }

@@ -50,6 +50,8 @@ export default {
   modelFailed: "Das Sprachmodell konnte die Antwort nicht beenden. Versuchen Sie es erneut.",
   modelTimeout: "Das Sprachmodell hat zu lange für die Antwort gebraucht. Versuchen Sie es erneut.",
   cutOff: "Die Antwort brach ab: Die Verbindung wurde vorzeitig geschlossen. Versuchen Sie es erneut.",
+  silent: "Der Antwortdienst antwortet nicht mehr. Versuchen Sie es erneut.",
+  offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
   unreachable: "Der Antwortdienst unter {url} ist nicht erreichbar ({error}). Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
   cors: "Läuft er, muss er den Ursprung dieser Website ({origin}) in cors_origins (KBQA_CORS_ORIGINS) erlauben.",
   interrupted: "Die Antwort wurde beim Seitenwechsel unterbrochen. Fragen Sie erneut, um die vollständige Antwort zu erhalten.",

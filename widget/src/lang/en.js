@@ -52,6 +52,8 @@ export default {
   modelFailed: "The language model could not finish the answer. Try again.",
   modelTimeout: "The language model took too long to answer. Try again.",
   cutOff: "The answer was cut off: the connection closed early. Try again.",
+  silent: "The answer service stopped responding. Try again.",
+  offline: "You appear to be offline. Check your connection and try again.",
   unreachable: "Could not reach the answer service at {url} ({error}). Check your connection and try again.",
   cors: "If it is running, it must allow this site's origin ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
   interrupted: "The answer was interrupted when the page changed. Ask again to get a full answer.",

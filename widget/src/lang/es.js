@@ -50,6 +50,8 @@ export default {
   modelFailed: "El modelo de lenguaje no pudo terminar la respuesta. Inténtalo de nuevo.",
   modelTimeout: "El modelo de lenguaje tardó demasiado en responder. Inténtalo de nuevo.",
   cutOff: "La respuesta se cortó: la conexión se cerró antes de tiempo. Vuelve a intentarlo.",
+  silent: "El servicio de respuestas dejó de responder. Vuelve a intentarlo.",
+  offline: "Parece que estás sin conexión. Comprueba tu conexión y vuelve a intentarlo.",
   unreachable: "No se pudo conectar con el servicio de respuestas en {url} ({error}). Comprueba tu conexión y vuelve a intentarlo.",
   cors: "Si está en marcha, debe permitir el origen de este sitio ({origin}) en cors_origins (KBQA_CORS_ORIGINS).",
   interrupted: "La respuesta se interrumpió al cambiar de página. Vuelve a preguntar para obtener la respuesta completa.",

@@ -51,6 +51,8 @@ export default {
   modelFailed: "Le modèle de langage n’a pas pu terminer la réponse. Réessayez.",
   modelTimeout: "Le modèle de langage a mis trop de temps à répondre. Réessayez.",
   cutOff: "La réponse a été interrompue\u00a0: la connexion s’est fermée trop tôt. Réessayez.",
+  silent: "Le service de réponse ne répond plus. Réessayez.",
+  offline: "Vous semblez être hors ligne. Vérifiez votre connexion et réessayez.",
   unreachable: "Impossible de joindre le service de réponse à l’adresse {url} ({error}). Vérifiez votre connexion et réessayez.",
   cors: "S’il fonctionne, il doit autoriser l’origine de ce site ({origin}) dans cors_origins (KBQA_CORS_ORIGINS).",
   interrupted: "La réponse a été interrompue au changement de page. Posez à nouveau la question pour obtenir une réponse complète.",

@@ -50,6 +50,8 @@ export default {
   modelFailed: "Il modello linguistico non è riuscito a completare la risposta. Riprova.",
   modelTimeout: "Il modello linguistico ha impiegato troppo tempo a rispondere. Riprova.",
   cutOff: "La risposta si è interrotta: la connessione si è chiusa in anticipo. Riprova.",
+  silent: "Il servizio di risposta ha smesso di rispondere. Riprova.",
+  offline: "Sembra che tu sia offline. Controlla la connessione e riprova.",
   unreachable: "Impossibile raggiungere il servizio di risposta all’indirizzo {url} ({error}). Controlla la connessione e riprova.",
   cors: "Se è in esecuzione, deve consentire l’origine di questo sito ({origin}) in cors_origins (KBQA_CORS_ORIGINS).",
   interrupted: "La risposta si è interrotta al cambio di pagina. Chiedi di nuovo per avere la risposta completa.",

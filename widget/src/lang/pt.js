@@ -50,6 +50,8 @@ export default {
   modelFailed: "O modelo de linguagem não conseguiu concluir a resposta. Tente novamente.",
   modelTimeout: "O modelo de linguagem demorou demais para responder. Tente novamente.",
   cutOff: "A resposta foi cortada: a conexão foi encerrada antes da hora. Tente novamente.",
+  silent: "O serviço de respostas parou de responder. Tente novamente.",
+  offline: "Parece que você está offline. Verifique sua conexão e tente novamente.",
   unreachable: "Não foi possível acessar o serviço de respostas em {url} ({error}). Verifique sua conexão e tente novamente.",
   cors: "Se ele estiver em execução, precisa permitir a origem deste site ({origin}) em cors_origins (KBQA_CORS_ORIGINS).",
   interrupted: "A resposta foi interrompida quando a página mudou. Pergunte de novo para obter a resposta completa.",

@@ -50,6 +50,8 @@ export default {
   modelFailed: "语言模型未能完成回答。请重试。",
   modelTimeout: "语言模型响应时间过长。请重试。",
   cutOff: "连接过早关闭，回答被中断。请重试。",
+  silent: "回答服务已停止响应。请重试。",
+  offline: "您似乎处于离线状态。请检查网络连接后重试。",
   unreachable: "无法连接 {url} 上的回答服务（{error}）。请检查网络连接后重试。",
   cors: "如果服务正在运行，需要在 cors_origins（KBQA_CORS_ORIGINS）中允许本站的来源（{origin}）。",
   interrupted: "页面切换时回答被中断。请重新提问以获取完整回答。",
