@@ -73,12 +73,17 @@ class Stopping:
                 step = None
                 yield event
         finally:
-            for pending in (step, stop):
-                if pending is not None and not pending.done():
-                    pending.cancel()
-                    with contextlib.suppress(BaseException):
-                        await pending
+            await _cancelled(step, stop)
             await events.aclose()
+
+
+async def _cancelled(*pending: asyncio.Future[Any] | None) -> None:
+    """Each of ``pending`` that is not done, cancelled and waited for."""
+    for future in pending:
+        if future is not None and not future.done():
+            future.cancel()
+            with contextlib.suppress(BaseException):
+                await future
 
 
 PING_SECONDS = 15.0  # the longest an answer's stream stays silent (a model still thinking)
@@ -108,7 +113,4 @@ async def pinged(
             step = None
             yield event
     finally:
-        if step is not None and not step.done():
-            step.cancel()
-            with contextlib.suppress(BaseException):
-                await step
+        await _cancelled(step)
