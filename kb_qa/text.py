@@ -152,16 +152,15 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     bm25s' default pattern keeps an unspaced Chinese run as one token, so a query word
     would never match inside it; bigrams (plus single characters for one-character runs)
     make "向量数据库" match any text containing it. ``camel_parts`` adds the parts of
-    CamelCase names and keeps decimals whole (``decimals``); the extractive answer reads
-    passages so. The keyword index does not:
-    there they cost the pydantic corpus (every class a "Model") and gained nothing on
-    real questions (docs/pages/research-log.md: "CamelCase names split into their parts").
-    """
+    CamelCase names and keeps decimals and dates whole (``decimals``, ``ISO_DATE``); the
+    extractive answer reads passages so. The keyword index does not: there they cost the
+    pydantic corpus (every class a "Model") and gained nothing on real questions
+    (docs/pages/research-log.md: "CamelCase names split into their parts")."""
     words: list[str] = []
     cjk: list[str] = []
     if camel_parts:  # a reader's words: "2.0" is one, not the "2" and "0" of "0.2" too
         text = unicodedata.normalize("NFKC", text)  # as decimals() and _raw_tokens read it
-        words += _DECIMAL.findall(text)
+        words += _DECIMAL.findall(text) + ISO_DATE.findall(text)
         text = _DECIMAL.sub(" ", text)
     for token in _raw_tokens(text):
         if _CJK.match(token):
@@ -181,8 +180,9 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
     return _stemmer().stemWords(words) + cjk
 
 
-# A number with a decimal point or a version ("2.0", "0.25", "3.11.2"), not part of a word.
+# A number with a decimal point or a version ("2.0", "3.11.2"), not part of a word; a date
 _DECIMAL = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\w)")
+ISO_DATE = re.compile(r"(?<![\w-])\d{4}-[01]\d-[0-3]\d(?![\w-])")  # as daily notes write it
 
 
 def decimals(text: str) -> list[str]:

@@ -119,6 +119,45 @@ def test_a_highlighted_answer_is_found_as_if_unmarked(
     assert coverage.covered(question, hits, "minilm")
 
 
+def test_a_question_naming_a_date_finds_that_day_s_note(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """Daily notes named by their date: "What happened on 2024-01-12?" quoted 2024-12-01's
+    marathon (the date read as 2024, 01 and 12, which 2024-12-01 holds too, and MiniLM
+    reads no date), in 28 of 63 such questions over a journal vault."""
+    days = {
+        "2024-01-12": "Baked banana bread. Too sweet, use less sugar next time.",
+        "2024-12-01": "## Valencia\n\nRan the Valencia Marathon in 3:56:41. Legs destroyed.",
+        "2024-01-21": "## Work\n\nSprint planning ran long again.",
+        "2024-02-01": "Long walk by the river with Anna after work.",
+        "2024-12-10": "## Evening\n\nWrote the year's review and planned the garden.",
+    }
+    notes = {f"Journal/{day}.md": f"---\ndate: {day}\n---\n{text}\n" for day, text in days.items()}
+    for question in ("What happened on 2024-01-12?", "What did I write on 2024-01-12?"):
+        hits = _asked(make_vault, kb, notes, question)
+        assert hits[0].chunk.path == "Journal/2024-01-12.md", [h.chunk.path for h in hits[:3]]
+        quoted = "".join(extractive.quote(question, list(enumerate(hits, 1))).pieces)
+        assert quoted.split("\n\n")[1].startswith("**2024-01-12** [1]"), quoted
+
+
+def test_a_quoted_task_list_keeps_its_boxes(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """An open task was quoted "- \\[ ] Return the Acme laptop": its box escaped as if it
+    were a citation marker, so the widget showed a bullet reading "[ ] …" and the terminal
+    a backslash (notes-vaults.md promises boxes). A marker still is: "[1]" stays escaped."""
+    notes = {
+        "Moving.md": "# Moving\n\n## Tasks before leaving\n\n- [ ] Return the Acme laptop\n"
+        "- [x] Cancel the gym membership\n- [ ] Forward the post, see note [1]\n",
+        "Garden.md": "# Garden\n\n## Tomatoes\n\nWater them every evening in July.\n",
+    }
+    question = "Which tasks before leaving are still open?"
+    hits = _asked(make_vault, kb, notes, question)
+    quoted = "".join(extractive.quote(question, list(enumerate(hits, 1))).pieces)
+    assert "- [ ] Return the Acme laptop\n- [x] Cancel the gym membership" in quoted
+    assert "- [ ] Forward the post, see note \\[1]" in quoted
+
+
 @pytest.mark.parametrize(
     ("question", "expected"),
     [

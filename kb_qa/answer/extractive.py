@@ -40,7 +40,14 @@ from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.spoken import cjk_topic, foreign, topic_words
-from kb_qa.text import code_segments, decimals, keyword_tokens, normalize, spelled_out
+from kb_qa.text import (
+    ISO_DATE,
+    code_segments,
+    decimals,
+    keyword_tokens,
+    normalize,
+    spelled_out,
+)
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
@@ -228,7 +235,11 @@ _MARKUP = re.compile(r"([\\`*_\[\]<])")
 
 # A bracket of the docs' prose that reads as a citation marker ("result[1]", "section
 # [12]", "[Source 2]"): the answer's citations would renumber or drop it.
-_MARKER_LIKE = re.compile(r"\[(?=[\d ,\-–]{1,24}\]|(?:excerpt|source)s?\b)", re.IGNORECASE)
+# A bracket holding a number ("[1]", "[2, 3]", "[ 4-5 ]"), not a task's box ("- [ ] Return
+# the laptop" was quoted "\[ ]": a bullet, not a box, and "\[ ]" in the terminal).
+_MARKER_LIKE = re.compile(
+    r"\[(?=[ ,\-–]{0,4}\d[\d ,\-–]{0,20}\]|(?:excerpt|source)s?\b)", re.IGNORECASE
+)
 
 
 def literal(text: str) -> str:
@@ -314,7 +325,7 @@ def quote(
     said = cjk_topic(said)  # nor Japanese は, を, する: "…を実行する" outweighed 初日
     wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
-    wanted |= set(decimals(said))  # as passages are read: "2.0" whole
+    wanted |= set(decimals(said)) | set(ISO_DATE.findall(said))  # as passages are read
     for way in _SWITCH.findall(said):
         wanted |= set(keyword_tokens(_SWITCHED[way.lower()]))
     context = set(keyword_tokens(normalize(carried))) - wanted
@@ -335,7 +346,7 @@ def quote(
         # A page's other names (front matter's aliases) name its first section as its title
         # does: "who is 田中さん?" of a note aliased so quoted another note.
         named = " ".join((*h.chunk.indexed_path, h.chunk.also_called))
-        heading = frozenset(keyword_tokens(named)) & frozenset(wanted)
+        heading = frozenset(keyword_tokens(named) + ISO_DATE.findall(named)) & frozenset(wanted)
         text, words, span = _best_passage(blocks, heading, weight, how)
         if text:
             scored.append((n, h, text, words, span))

@@ -10,7 +10,13 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from kb_qa.text import compound_tokens, keyword_tokens, spelled_out, without_block_ids
+from kb_qa.text import (
+    ISO_DATE,
+    compound_tokens,
+    keyword_tokens,
+    spelled_out,
+    without_block_ids,
+)
 from kb_qa.types import Chunk
 
 # bm25s sets its own logger to DEBUG on import, which floods the CLI.
@@ -22,6 +28,12 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 # versions are not: real questions name many, and the few chunks holding one often do not
 # answer (real dev R@5 0.595 -> 0.582 when they counted).
 _CODE = re.compile(r"(?<![\w.-])[A-Za-z]{1,8}-?\d{3,}(?![\w.-]*\w)")
+
+
+def _tokens(text: str) -> list[str]:
+    """A text's words, and a date whole besides its parts: "What happened on 2024-01-12?"
+    was as near to 2024-12-01 as to 2024-01-12."""
+    return keyword_tokens(text) + ISO_DATE.findall(text)
 
 
 class KeywordIndex:
@@ -38,7 +50,7 @@ class KeywordIndex:
         # Tokenising is most of the build time; reuse tokens of unchanged chunks (by hash)
         # so a rebuild after one edit stays fast.
         old = token_cache or {}
-        self.tokens = {c.hash: old.get(c.hash) or keyword_tokens(_keyword_text(c)) for c in chunks}
+        self.tokens = {c.hash: old.get(c.hash) or _tokens(_keyword_text(c)) for c in chunks}
         self._index([self.tokens[c.hash] for c in chunks])
 
     @classmethod
@@ -50,7 +62,7 @@ class KeywordIndex:
         index = cls([])
         index.size = len(texts)
         old = token_cache or {}
-        index.tokens = {t: old.get(t) or keyword_tokens(t) for t in dict.fromkeys(texts)}
+        index.tokens = {t: old.get(t) or _tokens(t) for t in dict.fromkeys(texts)}
         index._index([index.tokens[t] for t in texts])
         return index
 
@@ -84,7 +96,7 @@ class KeywordIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
-        tokens = [t for t in keyword_tokens(query) if t in self._vocab]
+        tokens = [t for t in _tokens(query) if t in self._vocab]
         tokens += [t for t in compound_tokens(query) if t in self._vocab and t not in tokens]
         tokens += [t for t in spelled_out(query) if t in self._vocab and t not in tokens]
         if not tokens:
@@ -104,23 +116,34 @@ class KeywordIndex:
                 return set()
         return set(np.flatnonzero(held).tolist())
 
-    def holding_code(self, query: str) -> set[int]:
+    def holding_code(self, query: str, chunks: Sequence[Chunk] = ()) -> set[int]:
         """The chunk holding one of ``query``'s codes (``_CODE``: "LUM-2003", "E501") whole
         when no other chunk does; none otherwise. One held by a few chunks is not enough:
         ruff's "I001 warning even after running isort" then opened on the rule's pages,
-        not the FAQ comparing ruff to isort (real dev R@1 0.278 -> 0.266)."""
-        most = 1
+        not the FAQ comparing ruff to isort (real dev R@1 0.278 -> 0.266). A date
+        ("2024-01-12") counts so when the chunks holding it are of one page of ``chunks``
+        (a daily note's sections, each headed by its date): found by words alone, its note
+        came 7th behind notes that MiniLM, which reads no date, found nearer."""
         held: set[int] = set()
         for code in dict.fromkeys(_CODE.findall(query)):
-            words = list(dict.fromkeys(keyword_tokens(code)))
-            if not words or any(w not in self._vocab for w in words):
-                continue
-            found = np.ones(self.size, dtype=bool)
-            for word in words:
-                found &= np.asarray(self._bm25.get_scores([word])) > 0
-            if 0 < int(found.sum()) <= most:
-                held |= set(np.flatnonzero(found).tolist())
-        return held if len(held) <= most else set()
+            if len(at := self._holding(code)) == 1:
+                held |= at
+        held = held if len(held) <= 1 else set()
+        for date in dict.fromkeys(ISO_DATE.findall(query) if chunks else ()):
+            at = self._holding(date)
+            if len({chunks[i].path for i in at}) == 1:
+                held |= at
+        return held
+
+    def _holding(self, code: str) -> set[int]:
+        """The chunks holding every word of ``code``."""
+        words = list(dict.fromkeys(_tokens(code)))
+        if not words or any(w not in self._vocab for w in words):
+            return set()
+        found = np.ones(self.size, dtype=bool)
+        for word in words:
+            found &= np.asarray(self._bm25.get_scores([word])) > 0
+        return set(np.flatnonzero(found).tolist())
 
     def top(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[int]:
         """Indexes of the ``n`` best-scoring chunks with a positive score."""

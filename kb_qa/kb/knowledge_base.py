@@ -279,7 +279,7 @@ class KnowledgeBase(IndexHealth, IndexRun):
             links=self._links(view, terms) if reader else None,
             cosines=cosines,
             complete=view.keyword.holding_all(terms) if view.keyword else None,
-            codes=view.keyword.holding_code(question) if view.keyword else None,
+            codes=view.keyword.holding_code(question, view.chunks) if view.keyword else None,
         )
         hits = retrieval.page_boost(hits, self.settings.page_weight, self.settings.rrf_k)
         if reader:
