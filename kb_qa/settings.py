@@ -129,8 +129,11 @@ class Settings:
     question_log: bool = True
     question_log_days: int = 90
     question_log_max: int = 100_000
-    # Readers' ratings (POST /api/feedback) older than feedback_days are deleted, and all but
-    # the newest feedback_max (0 keeps them)
+    # Readers may rate answers (POST /api/feedback: the rating, their question, the start of
+    # the answer); off: answers carry no answer id (no thumbs in the widget) and ratings are
+    # refused. Ratings older than feedback_days are deleted, and all but the newest
+    # feedback_max (0 keeps them)
+    ratings: bool = True
     feedback_days: int = 365
     feedback_max: int = 10_000
     # Signs the answer ids a rating must carry (kb_qa.owners.answer_ids); empty: a secret

@@ -94,6 +94,35 @@ def test_without_the_question_log_answers_can_still_be_rated(fresh: KnowledgeBas
     assert [(r.question, r.question_id) for r in stored(fresh)] == [(QUESTION, "")]
 
 
+def test_ratings_off_gives_no_thumbs_and_takes_no_rating(fresh: KnowledgeBase) -> None:
+    """A site owner who must store no reader's words switched the question log off, and
+    readers' ratings went on storing their questions for a year: there was no way to turn
+    ratings off."""
+    with serve_kb(fresh, question_log=False, ratings=False) as server:
+        given = answered(server.url, QUESTION)
+        assert given["answer_id"] == ""  # the widget shows no thumbs for it
+        body = {"question": QUESTION, "answer": given["text"], "rating": "up", "answer_id": "x"}
+        refused = post(server.url, body)
+        assert refused.status_code == 404 and "ratings: false" in refused.json()["error"]
+    assert stored(fresh) == []
+
+
+def test_expired_ratings_go_while_the_server_runs(
+    fresh: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ratings past feedback_days went only at a start or when a new rating came: a server
+    that ran for months and got few kept them past what the privacy page says."""
+    monkeypatch.setattr("kb_qa.owners.questionlog.PRUNE_EVERY", 0.3)  # hourly, shortened
+    with serve_kb(fresh, feedback_days=1):
+        old = Feedback("down", QUESTION, "answer", at=time.time() - 3 * 86_400)
+        FeedbackStore(fresh.settings.index_path, days=0).add(old)  # kept by the add itself
+        assert len(stored(fresh)) == 1
+        deadline = time.monotonic() + 10
+        while stored(fresh) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert stored(fresh) == []
+
+
 def _refusals(url: str, kb: KnowledgeBase) -> list[tuple[dict[str, Any], int, str]]:
     """Bodies a script could send, the status each must get and words of its message."""
     real = answered(url, QUESTION)

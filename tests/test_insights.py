@@ -31,6 +31,7 @@ from kb_qa.index.embeddings import HashEmbedder
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.owners import insights, insights_html, insights_render
 from kb_qa.owners.feedback import Feedback, FeedbackStore
+from kb_qa.owners.forget import forget
 from kb_qa.owners.questionlog import Cited, Entry, QuestionLog, new_ref
 from kb_qa.serve.app import create_app
 
@@ -800,6 +801,29 @@ def test_the_json_report_keeps_its_shape_and_is_documented(
         k for k in _keys(report) | _keys(empty) if f"`{k.rsplit('.', 1)[-1]}`" not in section
     )
     assert missing == [], missing
+
+
+def test_a_question_forgotten_before_its_embedding_is_not_written_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kb-qa insights --forget` deleted a not-covered question while it waited for the
+    server's next embedding pass (once a minute): the pass then wrote its text back into
+    the log's embeddings, where the next --forget found it again."""
+    embedder = HashEmbedder()
+    log = QuestionLog(tmp_path, embed=lambda texts: (embedder.name, embedder.embed_passages(texts)))
+    mine = "Who is Zanele Okonkwo-Brightwater in payroll?"
+    for question in ("What is the capital of Peru?", mine):  # the first pass embeds the first
+        log.record(Entry(new_ref(), time.time(), question, 1, "extractive", covered=False))
+        log.flush()
+    assert forget(tmp_path, "Okonkwo-Brightwater").questions == 1
+    monkeypatch.setattr("kb_qa.owners.questionlog.EMBED_EVERY", 0.0)  # the next pass, now
+    log.record(Entry(new_ref(), time.time(), "How do I install it?", 1, "extractive"))
+    log.flush()
+    log.close()
+    assert forget(tmp_path, "Okonkwo-Brightwater", dry_run=True).embeddings == 0
+    assert set(log.vectors(embedder.name, ["What is the capital of Peru?", mine])) == {
+        "What is the capital of Peru?"
+    }
 
 
 def test_a_reader_can_be_forgotten(tmp_path: Path, run_cli: Any) -> None:

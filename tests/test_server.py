@@ -7,6 +7,7 @@ OpenAI-compatible test server, reached by litellm over HTTP.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
@@ -339,6 +340,22 @@ def test_client_disconnect_stops_the_answer(api: str, llm: LLMServer) -> None:
     llm.script("Next one [1].")
     _, events = ask(api, {"question": QUESTION})
     assert events[-1][1]["text"] == "Next one [1]."
+
+
+def test_a_provider_quoting_the_question_in_its_error_is_not_logged_so(
+    api: str, llm: LLMServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server log holds no question (privacy page), but a provider that rejected the
+    request quoting it ("content rejected: … I am Jane Roe, SSN …") had its words logged,
+    the reader's question in them."""
+    personal = "my colleague Jane Roe has SSN 078-05-1120"
+    question = f"How many attempts does a job get, {personal}?"
+    llm.script(*[Reply(status=400, text=f"content rejected: {question}")] * 2)
+    with caplog.at_level(logging.INFO):
+        _, events = ask(api, {"question": question})
+    assert events[-1][1]["fallback"] == "llm_error"  # answered with quotes, as before
+    assert "Jane Roe" not in caplog.text and "078-05-1120" not in caplog.text
+    assert "the provider's message quotes the request" in caplog.text
 
 
 def test_a_stream_silent_while_the_model_thinks_carries_comments(

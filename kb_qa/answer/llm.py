@@ -172,11 +172,12 @@ async def llm_pieces(
                 yield MODEL_CUT
             return
         except Exception as exc:  # litellm raises many provider-specific types
+            request = [str(m.get("content", "")) for m in prompt.messages]
             if attempt == 1 and not sent and transient(exc):
-                log.warning("language model failed (%s); retrying once", reason(exc))
+                log.warning("language model failed (%s); retrying once", reason(exc, request))
                 await anyio.sleep(RETRY_DELAY)
                 continue
-            raise user_error(exc, settings, sent) from exc
+            raise user_error(exc, settings, sent, request) from exc
         finally:
             if response is not None:
                 await response.aclose()

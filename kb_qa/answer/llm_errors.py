@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kb_qa.errors import LLMError, LLMTimeoutError, redacted
@@ -98,11 +98,19 @@ def transient(exc: BaseException) -> bool:
 _PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
 
 
-def reason(exc: BaseException) -> str:
+QUOTED = "(the provider's message quotes the request: not repeated here)"
+_QUOTE_WORDS = 4  # this many words of the request in a row make a quote
+
+
+def reason(exc: BaseException, request: Sequence[str] = ()) -> str:
     """The provider's own words, without litellm's stacked class-name prefixes or a key it
-    echoed."""
+    echoed, nor a provider's quote of the ``request`` it was sent (the reader's question:
+    the log holds none)."""
     original = _original(exc)
     text = redacted(str(getattr(original, "message", None) or original))
+    sent = {run for t in request for run in _runs(t)}
+    if sent and not sent.isdisjoint(_runs(text)):
+        return QUOTED
     for _ in range(5):
         stripped = _PREFIX.sub("", text, count=1)
         if stripped == text:
@@ -112,8 +120,17 @@ def reason(exc: BaseException) -> str:
     return (text[:300] + "…") if len(text) > 300 else (text or type(original).__name__)
 
 
-def user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
-    """A message anyone may see for a failed LLM call, and the provider's words as detail."""
+def _runs(text: str) -> set[tuple[str, ...]]:
+    """Each ``_QUOTE_WORDS`` words of ``text`` in a row (case-folded)."""
+    words = text.casefold().split()
+    return {tuple(words[i : i + _QUOTE_WORDS]) for i in range(len(words) - _QUOTE_WORDS + 1)}
+
+
+def user_error(
+    exc: BaseException, settings: Settings, sent: bool, request: Sequence[str] = ()
+) -> LLMError:
+    """A message anyone may see for a failed LLM call, and the provider's words as detail
+    (not a quote of the ``request``)."""
     import openai
 
     original = _original(exc)
@@ -129,7 +146,7 @@ def user_error(exc: BaseException, settings: Settings, sent: bool) -> LLMError:
         return LLMTimeoutError(
             f"The language model did not answer within {timeout}. Try again.", raise_it
         )
-    said = reason(exc)
+    said = reason(exc, request)
     status = getattr(original, "status_code", None)
     where = f" at {settings.api_base}" if settings.api_base else ""
     if sent:

@@ -51,7 +51,8 @@ def rewrite(
         )
         text = response.choices[0].message.content or ""
     except Exception as exc:  # noqa: BLE001 - rewriting is an optional improvement
-        log.warning("query rewriting failed, searching with the question alone: %s", reason(exc))
+        said = reason(exc, [content])  # not the question, if the provider quotes it
+        log.warning("query rewriting failed, searching with the question alone: %s", said)
         return []
     queries = []
     for line in text.splitlines():

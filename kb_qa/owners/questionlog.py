@@ -291,9 +291,10 @@ class QuestionLog:
             log.warning("question log: could not embed %d question(s): %s", len(texts), exc)
             return
         with conn:
-            conn.executemany(
-                "INSERT OR IGNORE INTO question_vectors(model, question, vector) VALUES (?,?,?)",
-                [(model, t, np.asarray(v, np.float32).tobytes()) for t, v in zip(texts, vectors)],
+            conn.executemany(  # of questions still logged: `--forget` may have come meanwhile
+                "INSERT OR IGNORE INTO question_vectors(model, question, vector) SELECT ?, ?, ? "
+                "WHERE EXISTS (SELECT 1 FROM questions WHERE question = ?)",
+                [(model, t, np.asarray(v, "f4").tobytes(), t) for t, v in zip(texts, vectors)],
             )
 
     def prune(self, now: float | None = None) -> int:

@@ -177,11 +177,23 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
                 )
             except (OSError, sqlite3.Error) as exc:
                 log.error("the question log cannot be opened: %s", exc)
+        pruning = asyncio.create_task(self._prune_ratings())
         try:
             yield
         finally:
+            pruning.cancel()
             if self.question_log is not None:
                 await anyio.to_thread.run_sync(self.question_log.close)
+
+    async def _prune_ratings(self) -> None:
+        """Ratings past feedback_days go every hour (PRUNE_EVERY) while the server runs, as
+        questions do: they went only at a start or when a new rating came."""
+        while True:
+            await asyncio.sleep(questionlog.PRUNE_EVERY)
+            try:
+                await anyio.to_thread.run_sync(self.feedback_store.prune)
+            except (OSError, sqlite3.Error) as exc:
+                log.error("the feedback store cannot be opened: %s", exc)
 
     def _embed_questions(self, texts: list[str]) -> tuple[str, Any]:
         # The index's model, already loaded for answering, at the time of the call.

@@ -148,7 +148,7 @@ class AskRoutes:
                     cited = [citation_json(c) for c in event.citations]
                 elif isinstance(event, Delta):
                     deltas.append(event.text)
-                elif isinstance(event, Done):
+                elif isinstance(event, Done) and self.settings.ratings:
                     ids = self.answer_ids
                     await anyio.to_thread.run_sync(ids.key)  # read or made once, off the loop
                     ref = event.question_id or questionlog.new_ref()

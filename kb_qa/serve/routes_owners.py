@@ -71,6 +71,8 @@ class OwnerRoutes:
 
     async def feedback(self, request: Request) -> Response:
         """POST /api/feedback: a reader's thumbs up/down, stored for `kb-qa feedback`."""
+        if not self.settings.ratings:
+            raise reject(404, "This server takes no ratings of its answers (ratings: false).")
         body = await read_json(request, self.settings.max_body_bytes)
         try:
             item = feedback.parse(body, self.settings.max_question_chars)
