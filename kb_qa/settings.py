@@ -173,7 +173,9 @@ class Settings:
         # deep inside (a setting of the wrong type with an AttributeError).
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if value is not f.default and value != f.default:
+            if value is None:  # Settings(model=os.environ.get("MODEL")): as not given
+                object.__setattr__(self, f.name, f.default)
+            elif value is not f.default and value != f.default:
                 object.__setattr__(self, f.name, _coerce(f.default, f.name, value))
 
     @property

@@ -110,6 +110,8 @@ def test_settings_made_in_code_are_checked_as_the_environment_s_are(
         kb_qa.Settings(vault=tmp_path, **given)  # type: ignore[arg-type]
     made = kb_qa.Settings(vault=tmp_path, top_k="7", workspace=2024)  # type: ignore[arg-type]
     assert (made.top_k, made.workspace) == (7, "2024")  # as from mkdocs.yml or the env
+    unset = kb_qa.Settings(vault=tmp_path, model=None, index_dir=None)  # type: ignore[arg-type]
+    assert (unset.model, unset.index_dir) == ("", None)  # None is "not given", as it was
 
 
 def test_the_package_shows_what_it_offers() -> None:

@@ -98,7 +98,7 @@ def transient(exc: BaseException) -> bool:
 _PREFIX = re.compile(r"^\s*(?:litellm\.)?\w*(?:Error|Exception)\w*\s*[:-]\s*")
 
 
-QUOTED = "(the provider's message quotes the request: not repeated here)"
+QUOTED = "the provider's message quotes the request: not repeated here"
 _QUOTE_WORDS = 4  # this many words of the request in a row make a quote
 
 
