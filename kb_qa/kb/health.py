@@ -35,10 +35,12 @@ class IndexHealth:
 
     def held_back(self) -> bool:
         """Whether searches keep the view loaded before another process's index run: one
-        writing now, or one stopped half-way (until an index run finishes it)."""
+        writing now (or rebuilding, which begins by emptying the index), or one stopped
+        half-way (until an index run finishes it). Before it writes, the index is the last
+        run's, whole: a server loads that one (``follow``), not an older one."""
         if self._loaded.keyword is None or self._one_run.locked():
             return False
-        return self.store.being_written() or self._stopped_half_way()
+        return self._stopped_half_way()
 
     def problem(self) -> str:
         """What keeps search from working fully right now ("" when nothing does)."""

@@ -132,6 +132,17 @@ class KnowledgeBase(IndexHealth, IndexRun):
             self._view()
         return report
 
+    def follow(self) -> None:
+        """Load what another process's finished index run wrote, if it wrote anything (a
+        server calls it every second): the next reader does not wait for the new view, and
+        a later run stopped half-way leaves the server on this one, not an older one."""
+        if self._loaded.keyword is not None:
+            self._view()
+
+    def view_generation(self) -> str:
+        """The index generation of the view searches read now ("" before the first)."""
+        return self._loaded.generation
+
     def prepare_search(self) -> bool:
         """Build the search view of the index as it is now and save it in the index
         folder, unless one is saved already; True when it was built. `kb-qa index` calls

@@ -74,6 +74,9 @@ PAGE_THREADS = 2  # / and /view renders at once; more wait their turn
 # Health checks' own threads: a Chroma server that stops answering holds these, never the
 # searches' (kb_qa/serve/routes_index.py waits STATUS_SECONDS for its answer).
 STATUS_THREADS = 2
+# Seconds between looks at the index's generation: another process's finished index run is
+# loaded as it ends, not by the first reader after it (who waited for the view)
+FOLLOW_SECONDS = 1.0
 
 
 class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
@@ -178,12 +181,25 @@ class Api(AskRoutes, IndexRoutes, OwnerRoutes, PageRoutes):
             except (OSError, sqlite3.Error) as exc:
                 log.error("the question log cannot be opened: %s", exc)
         pruning = asyncio.create_task(self._prune_ratings())
+        following = None if self.replica else asyncio.create_task(self._follow_index())
         try:
             yield
         finally:
             pruning.cancel()
+            if following is not None:
+                following.cancel()
             if self.question_log is not None:
                 await anyio.to_thread.run_sync(self.question_log.close)
+
+    async def _follow_index(self) -> None:
+        """Every FOLLOW_SECONDS, the index's new generation loaded if another process wrote
+        one (``KnowledgeBase.follow``), on the status threads."""
+        while True:
+            await asyncio.sleep(FOLLOW_SECONDS)
+            try:
+                await anyio.to_thread.run_sync(self.kb.follow, limiter=self.status_limiter)
+            except (KbQaError, OSError, sqlite3.Error) as exc:  # health and search say it
+                log.debug("could not load the index's new generation: %s", exc)
 
     async def _prune_ratings(self) -> None:
         """Ratings past feedback_days go every hour (PRUNE_EVERY) while the server runs, as
