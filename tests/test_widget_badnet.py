@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 from browser import sync_playwright_or_skip
 from llm_server import Reply
-from widget_stack import ROOT, Stack, loopback_context, open_page, serve_folder
+from widget_stack import (
+    ROOT,
+    CrossOriginAnswers,
+    Stack,
+    loopback_context,
+    open_page,
+    serve_folder,
+)
 
 sync_api = sync_playwright_or_skip()
 
@@ -26,23 +33,12 @@ QUESTION = "How often are jobs retried?"
 BACK = "Your question is back in the box: press Enter to ask it again."
 
 
-class _GoesQuiet(http.server.BaseHTTPRequestHandler):
+class _GoesQuiet(CrossOriginAnswers):
     """An answer service that goes quiet and holds the connection open: under /silent/ it
     sends no byte at all (a request forwarded to a server that never answers), under
     /stalls/ it starts an answer and then sends nothing more (nor the server's pings)."""
 
-    protocol_version = "HTTP/1.1"
     released = threading.Event()
-
-    def _cors(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Allow-Headers", "content-type")
-
-    def do_OPTIONS(self) -> None:
-        self.send_response(204)
-        self._cors()
-        self.send_header("Content-Length", "0")
-        self.end_headers()
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -19,6 +19,7 @@ from llm_server import LLMServer, Reply
 from widget_stack import (
     MARKS_TEXT,
     ROOT,
+    CrossOriginAnswers,
     Stack,
     ask,
     in_shadow,
@@ -70,21 +71,9 @@ def test_a_follow_up_after_an_answer_that_broke_off_is_about_its_question(
         assert [t["content"] for t in turns if t["role"] == "user"] == [first, second]
 
 
-class _LostMidAnswer(http.server.BaseHTTPRequestHandler):
+class _LostMidAnswer(CrossOriginAnswers):
     """An API that starts an answer (a status, some text citing [1]) and is gone before its
     end, as when `mkdocs serve` is stopped while an answer streams."""
-
-    protocol_version = "HTTP/1.1"
-
-    def _cors(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Allow-Headers", "content-type")
-
-    def do_OPTIONS(self) -> None:
-        self.send_response(204)
-        self._cors()
-        self.send_header("Content-Length", "0")
-        self.end_headers()
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -445,3 +445,20 @@ def axe_findings(page: Any, where: str) -> list[str]:
 
 
 AXE_LOG: list[tuple[str, list[tuple[str, str, int]]]] = []  # every finding, printed by tests
+
+
+class CrossOriginAnswers(BaseHTTPRequestHandler):
+    """An answer service on another origin that a test writes itself (one that goes quiet,
+    one that breaks off): CORS allowed, preflights answered; subclasses answer POST."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _cors(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "content-type")
+
+    def do_OPTIONS(self) -> None:
+        self.send_response(204)
+        self._cors()
+        self.send_header("Content-Length", "0")
+        self.end_headers()
