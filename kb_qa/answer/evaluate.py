@@ -278,8 +278,10 @@ def other_vault(questions: Sequence[Question], chunks: Sequence[Chunk]) -> str:
 def settings_used(kb: KnowledgeBase) -> dict[str, object]:
     """The settings that decide a ranking, as ``eval --json`` records them beside its figures."""
     s = kb.settings
+    from kb_qa.kb.staleness import built_parts
+
     try:  # as the index was cut: "--chunk-chars 700" over an index built at 1500 ranks 1500's
-        built = int(json.loads(kb.store.meta("fingerprint_parts") or "{}")["chunk_chars"])
+        built = int(built_parts(kb.store)["chunk_chars"])
     except (ValueError, KeyError, TypeError):
         built = s.chunk_chars
     return {

@@ -38,16 +38,10 @@ from kb_qa.answer.coverage import content_chars
 from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.units import introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
+from kb_qa.index.keyword import tokens_and_dates
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.spoken import cjk_topic, foreign, topic_words
-from kb_qa.text import (
-    ISO_DATE,
-    code_segments,
-    decimals,
-    keyword_tokens,
-    normalize,
-    spelled_out,
-)
+from kb_qa.text import code_segments, decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
@@ -323,9 +317,9 @@ def quote(
     said = without_asking_form(_CONTRACTION.sub("", normalize(question)))
     said = topic_words(said, foreign(question))  # not French "les", "est", "sont"
     said = cjk_topic(said)  # nor Japanese は, を, する: "…を実行する" outweighed 初日
-    wanted = set(keyword_tokens(said)) | _compounds(said) | content_chars(said)
+    wanted = set(tokens_and_dates(said)) | _compounds(said) | content_chars(said)
     wanted |= set(spelled_out(said))  # "RAM" asks for the "Memory" row
-    wanted |= set(decimals(said)) | set(ISO_DATE.findall(said))  # as passages are read
+    wanted |= set(decimals(said))  # as passages are read: "2.0" whole
     for way in _SWITCH.findall(said):
         wanted |= set(keyword_tokens(_SWITCHED[way.lower()]))
     context = set(keyword_tokens(normalize(carried))) - wanted
@@ -346,7 +340,7 @@ def quote(
         # A page's other names (front matter's aliases) name its first section as its title
         # does: "who is 田中さん?" of a note aliased so quoted another note.
         named = " ".join((*h.chunk.indexed_path, h.chunk.also_called))
-        heading = frozenset(keyword_tokens(named) + ISO_DATE.findall(named)) & frozenset(wanted)
+        heading = frozenset(tokens_and_dates(named)) & frozenset(wanted)
         text, words, span = _best_passage(blocks, heading, weight, how)
         if text:
             scored.append((n, h, text, words, span))

@@ -293,6 +293,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             from kb_qa import extras
 
             extras.litellm(f"The model {kb.settings.model} (KBQA_MODEL or --model)")
+        # The answer's own warnings and errors are the server log's; here its error is said
+        # once (with -v they are logged as asked).
+        if not getattr(args, "verbose", False):
+            logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
         if args.json:
             return asyncio.run(_ask_json(kb, args))
         return asyncio.run(_ask(kb, args))
@@ -306,8 +310,6 @@ async def _ask_json(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     from kb_qa.answer.events import citation_json
     from kb_qa.answer.library import ask_async
 
-    if not getattr(args, "verbose", False):
-        logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
     reply = await ask_async(kb, args.question, include=args.include, exclude=args.exclude)
     whole = {
         "question": args.question,
@@ -341,10 +343,6 @@ async def _ask(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
     citations: Sequence[Citation] = ()
     streamed: list[str] = []
-    # The answer's own warnings and errors are the server log's; here its error is said
-    # once, below (with -v they are logged as asked).
-    if not getattr(args, "verbose", False):
-        logging.getLogger("kb_qa.answer").setLevel(logging.CRITICAL)
     async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
         if isinstance(event, Status):
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)

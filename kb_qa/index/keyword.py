@@ -30,7 +30,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 _CODE = re.compile(r"(?<![\w.-])[A-Za-z]{1,8}-?\d{3,}(?![\w.-]*\w)")
 
 
-def _tokens(text: str) -> list[str]:
+def tokens_and_dates(text: str) -> list[str]:
     """A text's words, and a date whole besides its parts: "What happened on 2024-01-12?"
     was as near to 2024-12-01 as to 2024-01-12."""
     return keyword_tokens(text) + ISO_DATE.findall(text)
@@ -50,7 +50,9 @@ class KeywordIndex:
         # Tokenising is most of the build time; reuse tokens of unchanged chunks (by hash)
         # so a rebuild after one edit stays fast.
         old = token_cache or {}
-        self.tokens = {c.hash: old.get(c.hash) or _tokens(_keyword_text(c)) for c in chunks}
+        self.tokens = {
+            c.hash: old.get(c.hash) or tokens_and_dates(_keyword_text(c)) for c in chunks
+        }
         self._index([self.tokens[c.hash] for c in chunks])
 
     @classmethod
@@ -62,7 +64,7 @@ class KeywordIndex:
         index = cls([])
         index.size = len(texts)
         old = token_cache or {}
-        index.tokens = {t: old.get(t) or _tokens(t) for t in dict.fromkeys(texts)}
+        index.tokens = {t: old.get(t) or tokens_and_dates(t) for t in dict.fromkeys(texts)}
         index._index([index.tokens[t] for t in texts])
         return index
 
@@ -96,7 +98,7 @@ class KeywordIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
-        tokens = [t for t in _tokens(query) if t in self._vocab]
+        tokens = [t for t in tokens_and_dates(query) if t in self._vocab]
         tokens += [t for t in compound_tokens(query) if t in self._vocab and t not in tokens]
         tokens += [t for t in spelled_out(query) if t in self._vocab and t not in tokens]
         if not tokens:
@@ -137,7 +139,7 @@ class KeywordIndex:
 
     def _holding(self, code: str) -> set[int]:
         """The chunks holding every word of ``code``."""
-        words = list(dict.fromkeys(_tokens(code)))
+        words = list(dict.fromkeys(tokens_and_dates(code)))
         if not words or any(w not in self._vocab for w in words):
             return set()
         found = np.ones(self.size, dtype=bool)

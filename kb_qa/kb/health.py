@@ -73,7 +73,8 @@ class IndexHealth:
         last = self.store.meta("last_indexed")
         if self.held_back():  # not the half-written manifest's
             chunks = self._loaded.chunks
-            files, count, generation = len({c.path for c in chunks}), len(chunks), None
+            files, count = len({c.path for c in chunks}), len(chunks)
+            generation = self._loaded.generation
         else:
             db = self.store.db
             files = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
@@ -87,6 +88,6 @@ class IndexHealth:
             "last_indexed": float(last) if last else None,
             "chroma": self.settings.chroma_url or str(self.settings.index_path / "chroma"),
             "workspace": self.store.workspace,
-            "generation": generation or self._loaded.generation,
+            "generation": generation,
             "loaded": self._loaded.keyword is not None,
         }

@@ -174,11 +174,17 @@ def rebuild_reason(store: Store, settings: Settings, parts: Mapping[str, str]) -
         return f"the {stored_model} model was updated (build {build or 'original'})", True
     if store.meta("fingerprint") in ("", fingerprint(parts)):
         return "", False
-    before = json.loads(store.meta("fingerprint_parts") or "{}")
+    before = built_parts(store)
     why = (before and what_changed(before, parts)) or (
         "kb-qa was updated, or the chunking settings or the site config's heading/URL rules changed"
     )
     return why, False
+
+
+def built_parts(store: Store) -> dict[str, str]:
+    """The ``fingerprint_parts`` the index was last built with ({} before the first run)."""
+    parts: dict[str, str] = json.loads(store.meta("fingerprint_parts") or "{}")
+    return parts
 
 
 def _relative(path: Path, root: Path) -> str:
