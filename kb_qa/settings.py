@@ -273,10 +273,9 @@ def _host(given: str) -> str:
     return given
 
 
-def _coerce(default: object, name: str, value: Any) -> Any:
-    """Turn strings from the environment or CLI into the type of the field (whose default is
-    ``default``), with a clear error."""
-    current = default
+def _coerce(current: object, name: str, value: Any) -> Any:
+    """Turn strings from the environment or CLI into the type of the field (``current``, its
+    default, tells which), with a clear error."""
     env = ENV_PREFIX + name.upper()
     try:
         if name in ("vault", "index_dir"):
