@@ -2143,7 +2143,7 @@
         w.submit();
       }
     });
-    let clicked = 0;
+    let clicked = -Infinity;
     ui.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (ev.timeStamp - clicked < 500) return;

@@ -219,7 +219,7 @@ export function initPanel(w) {
   });
   // The button sends, then stops the answer; not within a double-click (its second click came
   // to Stop and stopped the question at once, or asked it again once Stop put it back).
-  let clicked = 0;
+  let clicked = -Infinity; // a first click soon after the page loaded (its timeStamp < 500) counts
   ui.form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     if (ev.timeStamp - clicked < 500) return;
