@@ -15,7 +15,9 @@ share of answers whose first quoted passage holds every ``must`` string (goal >=
 topic (neither in the answering section nor holding a ``must`` string; goal <= 0.10), the
 share called not covered, and the share whose first passage still holds the words when the
 question is asked right after an unrelated one (the labelled question before it in the
-same vault about another page): a new question must not be read as a follow-up. The
+same vault about another page): a new question must not be read as a follow-up; and the
+first passage's mean length in characters (``chars``: a longer passage holds the words
+more often, so a rule that gains by quoting more shows what it costs). The
 quoted passages are read from the citations' ranges (the docs' bytes the page
 highlights), so the check is of what a reader sees.
 
@@ -116,7 +118,7 @@ def main() -> None:
     split = split_of(rows)
     print(
         f"{'vault':<18} {'n':>3} {'first holds':>11} {'second shown':>12} {'second off':>10} "
-        f"{'not covered':>11} {'after another':>13}"
+        f"{'not covered':>11} {'after another':>13} {'chars':>6}"
     )
     tally: dict[str, list[int]] = {}
     for name in VAULTS:
@@ -134,8 +136,8 @@ def main() -> None:
             which = split[row["question"]]
             group = "docs " if name in DOCS else ""
             for key in (f"{name} {which}", name, group + which, group + "ALL"):
-                counts = tally.setdefault(key, [0, 0, 0, 0, 0, 0])
-                for i, v in enumerate((1, *outcome[:4], after)):
+                counts = tally.setdefault(key, [0, 0, 0, 0, 0, 0, 0])
+                for i, v in enumerate((1, *outcome[:4], after, outcome[4])):
                     counts[i] += v
             if args.show and which == "dev" and not outcome[0]:
                 print(
@@ -158,9 +160,10 @@ def main() -> None:
 
 def _answer(
     kb: KnowledgeBase, row: dict, history: list[Turn] | None = None
-) -> tuple[bool, bool, bool, bool, str]:
-    """(first passage holds the words, second shown, second off topic, not covered, where
-    the first passage comes from) for one labelled question, asked after ``history``."""
+) -> tuple[bool, bool, bool, bool, int, str]:
+    """(first passage holds the words, second shown, second off topic, not covered, the
+    first passage's length in characters, where it comes from) for one labelled question,
+    asked after ``history``."""
     prepared = prepare(kb, kb.settings, row["question"], history or ())
     # As the API quotes: for the question, a follow-up's carried terms counting half.
     result = extractive.quote_prepared(prepared)
@@ -177,13 +180,15 @@ def _answer(
             or any(m in text for m in row["must"])
         )
     got = f"{shown[0][0].path} › {shown[0][0].heading_path[-1]}" if shown else "-"
-    return ok, len(shown) > 1, off, not prepared.covered, got
+    return ok, len(shown) > 1, off, not prepared.covered, len(shown[0][1]) if shown else 0, got
 
 
-def _row(name: str, n: int, holds: int, second: int, off: int, uncovered: int, after: int) -> None:
+def _row(
+    name: str, n: int, holds: int, second: int, off: int, uncovered: int, after: int, chars: int
+) -> None:
     print(
         f"{name:<18} {n:>3} {holds / n:>11.3f} {second / n:>12.3f} {off / n:>10.3f} "
-        f"{uncovered / n:>11.3f} {after / n:>13.3f}",
+        f"{uncovered / n:>11.3f} {after / n:>13.3f} {chars / n:>6.0f}",
         flush=True,
     )
 

@@ -410,7 +410,7 @@ def section(n, text):
                  len(text), 1, 3, "h")
 
 one = ("## S1\\n\\nThe apple, the pear and the plum sit in the crate.\\n\\nOr not.\\n\\n"
-       "The lemon, the melon and the grape sit in the crate.\\n")
+       "The lemon, the melon and the grape sit in the crate.\\n\\n" + "Then nothing. " * 40)
 rest = ["A crate.", "Another crate.", "Nothing.", "Nothing."]
 ranked = [(1, Hit(section(1, one), 0.5))]
 ranked += [(n, Hit(section(n, f"## S{n}\\n\\n{t}\\n"), 0.5)) for n, t in enumerate(rest, 2)]
@@ -919,7 +919,8 @@ def test_a_passage_grows_over_the_neighbour_that_answers_the_rest_of_the_questio
         "You can now configure a client to make requests via a proxy using the SOCKS "
         "protocol:\n\n"
         "```python\nhttpx.Client(proxy='socks5://user:pass@host:port')\n```\n\n"
-        "The end of the section says nothing asked.\n"
+        + "The end of the section says nothing asked. " * 10  # longer than units.TAIL_CHARS
+        + "\n"
     )
     chunk = _page(("Proxies", "SOCKS"), text)
     quoted = _quoted("Does httpx work with a socks5 proxy? What do I need to install?", chunk)
@@ -928,6 +929,24 @@ def test_a_passage_grows_over_the_neighbour_that_answers_the_rest_of_the_questio
     # A neighbour holding no question word the passage lacks is left out.
     quoted = _quoted("Which client proxy URL do I give for socks5?", chunk)
     assert quoted.startswith("You can now configure a client")
+
+
+def test_a_passage_runs_on_to_a_short_ending_that_states_its_condition() -> None:
+    """hatch's "Complex syntax": "Does whitespace matter there?" quoted the example and left
+    out the section's last line, "Note that the space before the semicolon is required.",
+    which shares no word with the question. What follows a passage is quoted with it when it
+    is short; a long ending is not."""
+    text = (
+        "The following is an example that uses features and environment markers:\n\n"
+        '```\npkg[feature1,feature2] @ <REFERENCE> ; python_version < "3.7"\n```\n\n'
+        "Note that the space before the semicolon is required.\n"
+    )
+    chunk = _page(("Dependencies", "Complex syntax"), text)
+    question = '`pkg[extra] @ https://...; python_version < "3.7"` doesn\'t parse. Whitespace?'
+    assert _quoted(question, chunk).endswith("the space before the semicolon is required.")
+    long_ending = text + "\n" + "A paragraph about something else entirely. " * 12 + "\n"
+    chunk = _page(("Dependencies", "Complex syntax"), long_ending)
+    assert _quoted(question, chunk).endswith('python_version < "3.7"\n```')
 
 
 def test_a_passage_grows_neither_past_annotations_nor_over_a_footnote() -> None:
