@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from kb_qa.verbatim import FENCE_LINE, closes_fence, code_segments, code_spans
+
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
 # Obsidian-style [[page]], [[page#heading]], [[page|shown text]] and ![[embeds]].
@@ -271,73 +273,6 @@ def cjk_share(text: str) -> float:
     return len(_CJK.findall(text)) / letters
 
 
-_FENCE_LINE = re.compile(r"^[ >]{0,8}(`{3,}|~{3,})")
-_TICKS = re.compile(r"`+")
-
-
-def code_segments(text: str) -> list[tuple[bool, str]]:
-    """``text`` cut into (is_code, part) runs: fenced blocks and inline code spans are code.
-
-    Linear in the text: fences line by line, code spans by their backtick runs (a span
-    closes at the next run of the same length, as CommonMark says; an unclosed run is text).
-    """
-    parts: list[tuple[bool, str]] = []
-    prose: list[str] = []
-    fence = ""
-    for line in text.splitlines(keepends=True):
-        opening = _FENCE_LINE.match(line)
-        if fence:
-            parts.append((True, line))
-            if _closes(line, fence):
-                fence = ""
-            continue
-        if opening:
-            parts += _spans("".join(prose))
-            prose = []
-            fence = opening.group(1)
-            parts.append((True, line))
-            continue
-        prose.append(line)
-    parts += _spans("".join(prose))
-    return [p for p in parts if p[1]]
-
-
-def _closes(line: str, fence: str) -> bool:
-    """Whether ``line`` closes a block opened by ``fence``: a run of the same character at
-    least as long, and nothing else on the line (CommonMark)."""
-    closing = _FENCE_LINE.match(line)
-    return (
-        closing is not None
-        and closing.group(1)[0] == fence[0]
-        and len(closing.group(1)) >= len(fence)
-        and not line.strip().lstrip(fence[0])
-    )
-
-
-def _spans(text: str) -> list[tuple[bool, str]]:
-    """Inline code spans of ``text`` (no fences in it) and the prose between them."""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    by_length: dict[int, list[int]] = {}
-    for k, (a, b) in enumerate(runs):
-        by_length.setdefault(b - a, []).append(k)
-    nxt: dict[int, int] = {}  # run index -> index of the next run of the same length
-    for ks in by_length.values():
-        nxt.update(itertools.pairwise(ks))
-    parts: list[tuple[bool, str]] = []
-    pos = 0
-    k = 0
-    while k < len(runs):
-        if k not in nxt:
-            k += 1
-            continue
-        start, end = runs[k][0], runs[nxt[k]][1]
-        parts += [(False, text[pos:start]), (True, text[start:end])]
-        pos = end
-        k = nxt[k] + 1
-    parts.append((False, text[pos:]))
-    return parts
-
-
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
@@ -365,11 +300,11 @@ def without_comments(text: str) -> str:
     for line in text.splitlines(keepends=True):
         if not inside and fence:  # in a fenced block: code until it closes
             out.append(line)
-            if _closes(line.replace("\t", " "), fence):
+            if closes_fence(line.replace("\t", " "), fence):
                 fence = ""
             continue
         if not inside:
-            opening = _FENCE_LINE.match(line.replace("\t", " "))
+            opening = FENCE_LINE.match(line.replace("\t", " "))
             if opening:
                 fence = opening.group(1)
                 out.append(line)
@@ -387,7 +322,7 @@ def _comment_line(line: str, inside: bool) -> tuple[str, bool]:
     """One line with its comment parts blanked, ``inside`` a comment at its start; code
     spans outside comments keep their ``%%``. With it, whether a comment is open at its end."""
     out: list[str] = []
-    for is_code, part in _spans(line) if not inside else [(False, line)]:
+    for is_code, part in code_spans(line) if not inside else [(False, line)]:
         if is_code and not inside:
             out.append(part)
             continue

@@ -186,6 +186,15 @@ def test_search_snippets_show_code_links_and_chinese_as_the_page_does(
     assert "    在宽限期内，旧令牌和新令牌同时有效。\n" in result.stdout, result.stdout
 
 
+def test_a_search_snippet_shows_a_formula_as_written() -> None:
+    """`kb-qa search` showed "$$ x_n - x^* · \\le …" for "|x_n - x^*| \\le …": a display
+    formula's "|" was read as a table's cell border."""
+    from kb_qa.cli.common import snippet_of
+
+    markdown = "## Bisection\n\nThe error is at most\n\n$$\n|x_n - x^*| \\le 2^{-n}\n$$\n"
+    assert snippet_of(markdown) == "The error is at most $$ |x_n - x^*| \\le 2^{-n} $$"
+
+
 # A C locale with Python's UTF-8 mode off: file names and arguments are ASCII to Python.
 ASCII_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
 

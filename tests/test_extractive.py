@@ -1380,3 +1380,52 @@ def test_brackets_of_the_docs_are_quoted_as_written_not_as_citations(tmp_path: P
     assert "x = result[1]" in done.text  # code as written
     assert [c.path for c in citations.citations][:1] == ["lists.md"]
     assert all(c.path in ("lists.md", "other.md") for c in citations.citations)
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "$r = k[A][B]$",
+        "$[x, p][p, x] = \\hbar^2$",
+        "$\\mathbb{E}[X](t)$",
+        "$a<b>c$",
+        "$0<x<1$ and $i<n$, $j>0$",
+        "$\\{ .5, 1 \\}$",
+        "$x^{.5}$",
+        "$\\text{[[x]]}$",
+        "\\(a<b>c\\)",
+        "$$\nx_{n+1} = [x_n](y)\n$$",
+        "\\[\n|x_n - x^*| \\le \\frac{b-a}{2^{n+1}}\n\\]",
+        "\\begin{align}\na &= [b](c) \\\\\nd &= <e>\n\\end{align}",
+    ],
+)
+def test_a_formula_is_quoted_as_written(formula: str) -> None:
+    """A QA pass on math-heavy notes: "$r = k[A][B]$" was quoted "$r = kA$" (its brackets
+    read as a link), "$a<b>c$" as "$ac$" (an HTML tag), "$\\{ .5, 1 \\}$" as "$\\$" (an
+    attribute list). Math is held out of the prose's cleaning as code is."""
+    text = f"## Rate law\n\nThe rate law, with [a link](kinetics.md), is\n{formula}\nalways.\n"
+    result = quote("What is the rate law?", [(1, Hit(_section(text), 1.0))])
+    shown = "".join(result.pieces)
+    assert f"with a link, is\n{formula}\nalways." in shown
+
+
+def test_dollars_that_are_prices_are_prose() -> None:
+    """An inline formula opens before a non-space and closes after one, not before a digit
+    (arithmatex, pandoc): "$5 and [the plan](p.md) for $10" is prose, its link read."""
+    text = "## Prices\n\nA seat costs $5 a month, see [the plan](p.md), or $10 with support.\n"
+    result = quote("How much is a seat?", [(1, Hit(_section(text), 1.0))])
+    assert "$5 a month, see the plan, or $10 with support." in "".join(result.pieces)
+
+
+def test_a_display_formula_is_quoted_with_the_sentence_it_ends() -> None:
+    """ "What is the error bound of bisection?" quoted "...after $n$ steps the error is at
+    most" and stopped: the formula under it ends the sentence, with no colon to say so."""
+    text = (
+        "The bisection method halves the bracket $[a, b]$ each step, so after $n$ steps "
+        "the error is at most\n\n$$\n|x_n - x^*| \\le \\frac{b - a}{2^{n+1}}\n$$\n\n"
+        + "An unrelated closing remark about plotting the iterates. " * 10
+        + "\n"
+    )
+    chunk = _page(("Solvers", "Bisection"), text)
+    quoted = _quoted("What is the error bound of bisection?", chunk)
+    assert quoted.startswith("The bisection method") and quoted.endswith("{2^{n+1}}\n$$")

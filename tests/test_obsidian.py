@@ -535,3 +535,28 @@ def test_obsidian_templates_are_not_notes(
     paths = {c.path for c in base.store.chunks()}
     assert "Daily/2025-03-01.md" in paths and "_tpl/Book.md" in paths
     assert "Meta/Templates/Meeting.md" in paths and "Daily template.md" not in paths
+
+
+def test_the_view_shows_a_note_s_math_as_written(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A QA pass on math notes: the vault's /view page showed "$P(A|C) \\, P(B|C)$" as
+    "P(A|C) , P(B|C)" (an escape ate the backslash) and "$a_1*b_1*c_1$" with "b_1" in
+    italics, while the answer quoted them as written: the highlight and the answer
+    disagreed. Math is shown as its source, delimiters and all."""
+    import html
+
+    import httpx
+    from uvicorn_thread import UvicornThread
+
+    from kb_qa.serve.app import create_app
+
+    formulas = ["$P(A|C) \\, P(B|C)$", "$a_1*b_1*c_1$", "$$\n\\{x : |x| < 1\\}\n$$"]
+    note = "# Probability\n\n## Independence\n\n" + "\n\n".join(formulas) + "\n"
+    base = kb(make_vault({"Probability.md": note}), rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        page = httpx.get(f"{server.url}/view/Probability.md").text
+    for formula in formulas:
+        assert html.escape(formula) in page, page
+    assert "<em>" not in page

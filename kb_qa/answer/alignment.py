@@ -27,8 +27,9 @@ from kb_qa.answer.blocks import (
     weight_of,
 )
 from kb_qa.answer.citations import Citation
-from kb_qa.text import blanked, code_segments, keyword_tokens
+from kb_qa.text import blanked, keyword_tokens
 from kb_qa.types import Hit
+from kb_qa.verbatim import code_segments
 
 __all__ = ["aligned", "claims", "narrowed", "prose_of"]
 

@@ -16,14 +16,9 @@ from markdown_it.token import Token
 
 from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest.code_annotations import annotation_lists
-from kb_qa.text import (
-    as_shown,
-    cjk_chars,
-    code_segments,
-    keyword_tokens,
-    without_block_ids,
-)
+from kb_qa.text import as_shown, cjk_chars, keyword_tokens, without_block_ids
 from kb_qa.types import lead_in
+from kb_qa.verbatim import is_formula, verbatim_segments
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
 MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
@@ -73,7 +68,7 @@ _SNIPPETS_ONLY = re.compile(rf"(?:{_INCLUDE_LINE}\n|[ \t]*\n)*(?:{_INCLUDE_LINE}
 _LABEL = r"\[[^\[\]\n]{0,500}\]"
 _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\](?:" + _DESTINATION + "|" + _LABEL + ")")
 _LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\](?:" + _DESTINATION + "|" + _LABEL + ")")
-# What stands for a code span or fence line while links are read (``_outside_code``): a
+# What stands for a code span or fence line while links are read (``_outside_verbatim``): a
 # private-use character, with the part's number between two of them.
 _HELD = "\ue000"
 _HOLDING = re.compile(_HELD + r"(\d+)" + _HELD)
@@ -89,7 +84,7 @@ _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_
 class Block:
     """One top-level block of a section: its kind and its Markdown as it will be shown."""
 
-    kind: str  # "prose", "list", "code", "table"
+    kind: str  # "prose", "math" (a display formula), "list", "code", "table"
     text: str
     tokens: frozenset[str]
     # Where the block is in the section's Markdown: character offsets of its first and
@@ -157,18 +152,20 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
 def reading_text(text: str) -> str:
     """Prose as plain reading text: links as their words, no HTML, no attribute lists.
 
-    Code (inline spans and fenced blocks) is never touched: a quoted command keeps its
-    ``<placeholders>``, entities, backslashes and brackets byte for byte.
+    Code (inline spans and fenced blocks) and math (``$r = k[A][B]$``: its brackets are no
+    link, its ``<`` no tag) are never touched: a quoted command keeps its
+    ``<placeholders>``, entities, backslashes and brackets byte for byte, and a formula its
+    every character.
     """
-    return _outside_code(text, _plain_prose).strip()
+    return _outside_verbatim(text, _plain_prose).strip()
 
 
-def _outside_code(text: str, prose: Callable[[str], str]) -> str:
-    """``prose`` run over ``text`` with its code held out: each code span and fence line
-    stands as a numbered mark while it runs and is put back byte for byte after, so that a
-    link whose words are code ("[`Client`](api.md)", "[`httpx2`][httpx2]") is read whole.
-    A text holding the mark itself has each run of prose read on its own."""
-    parts = code_segments(text)
+def _outside_verbatim(text: str, prose: Callable[[str], str]) -> str:
+    """``prose`` run over ``text`` with its code and math held out: each code span, fence
+    line and formula stands as a numbered mark while it runs and is put back byte for byte
+    after, so that a link whose words are code ("[`Client`](api.md)", "[`httpx2`][httpx2]")
+    is read whole. A text holding the mark itself has each run of prose read on its own."""
+    parts = verbatim_segments(text)
     if _HELD in text:
         return "".join(part if is_code else prose(part) for is_code, part in parts)
     code = [part.removesuffix("\n") for is_code, part in parts if is_code]
@@ -261,7 +258,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         elif token.type in _PROSE:
             if _SNIPPETS_ONLY.fullmatch(raw):
                 continue
-            kind, text = "prose", reading_text(raw)
+            # A display formula is quoted with the sentence it ends ("the error is at most")
+            kind, text = "math" if is_formula(raw) else "prose", reading_text(raw)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             kind, text = "list", reading_text(raw)
             items = itertools.takewhile(lambda t: t.level > 0, parsed[at + 1 :])
@@ -338,7 +336,9 @@ def _table_text(raw: str) -> str:
     """A table as shown: outside code, links as their words (a cell's relative link to a
     ".md" file opened nothing from an answer, as a paragraph's link already did not), no
     images, no attribute lists."""
-    return _outside_code(raw, lambda part: _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part))))
+    return _outside_verbatim(
+        raw, lambda part: _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part)))
+    )
 
 
 def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:

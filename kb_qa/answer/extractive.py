@@ -41,8 +41,9 @@ from kb_qa.answer.wording import say
 from kb_qa.index.keyword import tokens_and_dates
 from kb_qa.ingest.linkgraph import pages_linked
 from kb_qa.spoken import cjk_topic, foreign, topic_words
-from kb_qa.text import code_segments, decimals, keyword_tokens, normalize, spelled_out
+from kb_qa.text import decimals, keyword_tokens, normalize, spelled_out
 from kb_qa.types import Hit
+from kb_qa.verbatim import verbatim_segments
 
 __all__ = ["LABEL", "NOTHING", "NOT_COVERED", "Extract", "extract", "quote", "sections_of", "where"]
 
@@ -238,11 +239,11 @@ _MARKER_LIKE = re.compile(
 
 
 def literal(text: str) -> str:
-    """A quoted passage as Markdown that shows it as written: outside code, a bracket that
-    would read as a citation marker is escaped ("result\\[1]" shows "result[1]"; code is
-    never read for markers)."""
+    """A quoted passage as Markdown that shows it as written: outside code and math, a
+    bracket that would read as a citation marker is escaped ("result\\[1]" shows
+    "result[1]"; code and math are never read for markers: "$x_[1]$" stays as written)."""
     return "".join(
-        part if is_code else _MARKER_LIKE.sub(r"\\[", part) for is_code, part in code_segments(text)
+        part if kept else _MARKER_LIKE.sub(r"\\[", part) for kept, part in verbatim_segments(text)
     )
 
 

@@ -16,8 +16,9 @@ from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.ingest import site
 from kb_qa.settings import Settings
 from kb_qa.spoken import foreign, topic_words
-from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, code_segments, normalize
+from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, normalize
 from kb_qa.types import Hit
+from kb_qa.verbatim import code_segments
 
 if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase

@@ -19,8 +19,8 @@ from typing import Literal
 from urllib.parse import unquote
 
 from kb_qa.answer.citations import strip_citations
-from kb_qa.text import code_segments
 from kb_qa.types import Chunk, Hit
+from kb_qa.verbatim import code_segments
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",

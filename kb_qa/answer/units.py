@@ -46,7 +46,8 @@ _EXAMPLE = re.compile(r"(?:for example|for instance|e\.g\.|example)\s*:", re.IGN
 
 def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     """The blocks quoted when block ``best`` is chosen: a list, code block or table with
-    the sentence that introduces it, and a sentence with what it introduces."""
+    the sentence that introduces it, a sentence with what it introduces and with the
+    display formula that ends it."""
 
     def lead_in(i: int) -> bool:  # a footnote's text shows at the page's end, not here
         return blocks[i].kind == "prose" and not FOOTNOTE.match(blocks[i].text)
@@ -60,7 +61,10 @@ def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
     while (
         last + 1 < len(blocks)
-        and introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
+        and (
+            blocks[last + 1].kind == "math"  # a formula ends the sentence before it
+            or introduces(blocks[last].text, code=blocks[last + 1].kind == "code")
+        )
         and not FOOTNOTE.match(blocks[last + 1].text)
         and size < MAX_PASSAGE_CHARS
     ):

@@ -228,8 +228,8 @@ def snippet_of(markdown: str, limit: int = 200) -> str:
     """A section's opening words as a reader sees them: its heading (printed above it),
     attribute lists such as ``{ #id }``, setext underlines, code fences, the marks of
     lists, tasks, quotes and tables left out (a table's cells read "a · b", their links as
-    their words), and the lines of Chinese or Japanese text joined as the page joins them,
-    without a blank."""
+    their words; a formula is as written), and the lines of Chinese or Japanese text
+    joined as the page joins them, without a blank."""
     from kb_qa.answer.blocks import passages, reading_text
 
     lines: list[str] = []
@@ -239,7 +239,8 @@ def snippet_of(markdown: str, limit: int = 200) -> str:
             shown = shown[1:-1] if len(shown) > 1 and _FENCE_LINE.match(shown[-1]) else shown[1:]
         elif block.kind == "table":
             shown = [reading_text(line) for line in shown]
-        lines += [" ".join(line.split()) for line in map(_plain_line, shown) if line.strip()]
+        plain = shown if block.kind == "math" else map(_plain_line, shown)  # "|x|" is no cell
+        lines += [" ".join(line.split()) for line in plain if line.strip()]
     words = ""
     for line in lines:
         apart = bool(words) and not (_CJK_END.search(words) and _CJK_START.match(line))

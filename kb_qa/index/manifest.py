@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kb_qa.errors import IndexStateError
-from kb_qa.text import HIDDEN_PROPERTY, HIGHLIGHT, code_segments
+from kb_qa.text import HIDDEN_PROPERTY, HIGHLIGHT
 from kb_qa.types import Chunk, Heading, Outline
+from kb_qa.verbatim import code_segments
 
 SCHEMA_VERSION = "1"
 SCHEMA = """

@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote
 from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from kb_qa.ingest.deadline import ParseTimeout, deadline
@@ -24,12 +25,27 @@ from kb_qa.text import BLOCK_REF, HIGHLIGHT, WIKILINK, wikilink_label, without_b
 from kb_qa.types import Chunk
 from kb_qa.wiring.tags import widget_tags
 
+
+def _math(_renderer: object, tokens: Sequence[Token], idx: int, *_: object) -> str:
+    """A formula as its source shows it: its delimiters and every character, escaped."""
+    token = tokens[idx]
+    tag = "div" if token.type == "math_block" else "span"
+    return f'<{tag} class="math">{html.escape(token.markup + token.content + token.markup)}</{tag}>'
+
+
 # html=False: raw HTML in a note is escaped, never interpreted. "- [ ] task" items show
-# as checkboxes (disabled: the view does not edit the note), as Obsidian shows them.
+# as checkboxes (disabled: the view does not edit the note), as Obsidian shows them. Math
+# ($...$, $$...$$, as Obsidian delimits it) is shown as written, delimiters included: no
+# emphasis eating its "*" or "_", no escape eating its "\,"; the page highlights a
+# quoted formula as the answer quotes it.
 _RENDERER = (
     MarkdownIt("commonmark", {"html": False, "maxNesting": 100})
     .enable(["table", "strikethrough"])
     .use(tasklists_plugin)
+    .use(dollarmath_plugin, allow_labels=False, allow_space=False, allow_digits=False)
+    .use(lambda md: md.add_render_rule("math_inline", _math))
+    .use(lambda md: md.add_render_rule("math_inline_double", _math))
+    .use(lambda md: md.add_render_rule("math_block", _math))
 )
 _STYLE = """
 body{font:16px/1.6 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;
@@ -45,6 +61,7 @@ margin:1rem 0;border-radius:4px}
 .contains-task-list{list-style:none;padding-left:1.25rem}.task-list-item input{margin-right:.4rem}
 mark:not(.kb-qa-highlight){background:none;color:inherit;border-bottom:.18em solid #d4a72c}
 h1,h2,h3,h4,h5,h6{unicode-bidi:plaintext;text-align:start}
+div.math{white-space:pre-wrap;overflow:auto;margin:1rem 0}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 _OWN_DIRECTION = frozenset({"paragraph_open", "list_item_open", "th_open", "td_open"})
