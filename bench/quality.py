@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline import Baseline
-from corpora import WORK, eval_sets, index_dir, model_name, split_of
+from corpora import WORK, eval_sets, index_dir, model_name, split_of, test_projects
 
 from kb_qa import KnowledgeBase
 from kb_qa.answer import evaluate
@@ -62,10 +62,16 @@ def main() -> None:
     totals: dict[str, list[evaluate.Outcome]] = {}
     base_totals: dict[str, list[evaluate.Outcome]] = {}
     ranks = args.ranks.open("w", encoding="utf-8") if args.ranks else None
+    chosen = [s for s in eval_sets(args.set) if not args.corpora or s[1] in args.corpora]
+    if args.corpora and (unknown := set(args.corpora) - {s[1] for s in chosen}):
+        names = ", ".join(f"{s[1]} ({s[0]})" for s in eval_sets("both"))
+        raise SystemExit(
+            f"no {args.set} corpus named {', '.join(sorted(unknown))}; the corpora are "
+            f"{names}, the real ones split into dev and the locked test projects "
+            f"({', '.join(sorted(test_projects()))})"
+        )
     print(f"{'set':<10} {'corpus':<20} {'n':>3} " + " ".join(f"{k:>9}" for k in KEYS))
-    for kind, name, vault, questions_file in eval_sets(args.set):
-        if args.corpora and name not in args.corpora:
-            continue
+    for kind, name, vault, questions_file in chosen:
         kb = KnowledgeBase(
             vault,
             embed_model=args.embed_model and model_name(args.embed_model),

@@ -1,8 +1,11 @@
 """One settings object, one name per setting everywhere.
 
 ``chunk_chars`` is ``KBQA_CHUNK_CHARS`` in the environment, ``--chunk-chars`` on the
-command line and ``chunk_chars`` in ``mkdocs.yml``. Settings are passed down as an
-argument, never read from a global.
+command line and ``chunk_chars=`` to ``KnowledgeBase`` (the MkDocs plugin takes its own
+few options, ``KbQaConfig``; the rest come from the environment). Settings are passed
+down as an argument, never read from a global. A new setting is a field here (checked by
+``_coerce``; one that must not be 0 is named in ``_MORE_THAN_ZERO``) and a row of
+docs/pages/configuration.md, which tests/test_docs_site.py checks.
 """
 
 from __future__ import annotations

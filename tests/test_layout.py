@@ -232,7 +232,10 @@ def test_every_module_is_at_most_400_lines() -> None:
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES:
             long[str(path.relative_to(ROOT))] = lines
-    assert long == {}
+    assert long == {}, (
+        f"modules stay at most {MAX_LINES} lines: split these into smaller modules of one "
+        "idea each (docs/pages/architecture.md, CONTRIBUTING.md)"
+    )
 
 
 def test_imports_only_point_down_the_floors() -> None:
@@ -245,7 +248,10 @@ def test_imports_only_point_down_the_floors() -> None:
             other = _stage(target)
             if other != stage and FLOORS[other] >= FLOORS[stage]:
                 upward.append(f"{module} ({stage or 'top'}) imports {target} ({other or 'top'})")
-    assert sorted(upward) == []
+    assert sorted(upward) == [], (
+        "imports only point down the floors of docs/pages/architecture.md#import-floors: move "
+        "what both need down a floor, or pass it in as an argument"
+    )
 
 
 def test_no_import_cycles() -> None:
@@ -311,3 +317,21 @@ def test_the_architecture_page_names_every_module() -> None:
         and path.stem not in rows[_stage(module)]
     )
     assert not missing, f"add these to docs/pages/architecture.md's table: {missing}"
+
+
+def test_a_widget_package_built_without_its_bundle_says_how_to_build_it(tmp_path: Path) -> None:
+    """A wheel built from an sdist whose kb-qa.js was removed builds without a warning
+    (package data matching nothing is skipped), then `mkdocs build` and `kb-qa init` ended
+    in a FileNotFoundError traceback naming a file in site-packages."""
+    import shutil
+
+    package = tmp_path / "kb_qa_widget"
+    package.mkdir()
+    shutil.copy(ROOT / "widget" / "__init__.py", package / "__init__.py")
+    (package / "kb-qa.css").write_text("", encoding="utf-8")
+    code = "import sys; sys.path.insert(0, '.'); import kb_qa_widget; print(kb_qa_widget.__file__)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode != 0, run.stdout
+    assert "missing kb-qa.js" in run.stderr and "npm run build" in run.stderr, run.stderr

@@ -139,8 +139,9 @@ def _onnx_session(path: str):  # type: ignore[no-untyped-def]
         return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own types for a broken file
         raise EmbeddingError(
-            f"Could not load the ONNX model {path} ({exc}); export it again with "
-            "training/export.py."
+            f"Could not load the ONNX model {path} ({exc}); export it again "
+            "(training/export.py in kb-qa's repository), or reinstall kb-qa if it is the "
+            "model kb-qa ships."
         ) from exc
 
 
@@ -157,8 +158,9 @@ class MiniLM(OnnxEmbedder):
         path = self.folder / self.model_file
         if not path.is_file():
             raise EmbeddingError(
-                f"The MiniLM model file {path} is missing: reinstall kb-qa (pip install -e .), "
-                "or rebuild it with python training/export.py --default-model."
+                f"The MiniLM model file {path} is missing: reinstall kb-qa (pip install "
+                "--force-reinstall kb-qa, or pip install -e . in a checkout, where python "
+                "training/export.py --default-model also rebuilds it)."
             )
         return str(path)
 
