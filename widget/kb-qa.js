@@ -87,330 +87,39 @@
     return !!(window.matchMedia && matchMedia("(pointer: coarse) and (hover: none)").matches);
   }
 
-  // src/passage.js
-  var FP_WORDS = 12;
-  var TAIL_REPEATS = 8;
-  var TAIL_PLACES = 16;
-  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
-  var TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
-  var SPACES = /[\u00a0\u202f]/g;
-  var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
-  var WORD = /[\p{L}\p{M}\p{N}]+/gu;
-  function norm(word) {
-    return word.normalize("NFKC").toLowerCase();
-  }
-  function tokenize(text) {
-    let out = [];
-    let m;
-    text = String(text || "");
-    WORD.lastIndex = 0;
-    while (m = WORD.exec(text)) {
-      let word = m[0];
-      let at = m.index;
-      if (!CJK.test(word)) {
-        out.push({ t: norm(word), s: at, e: at + word.length });
-        continue;
-      }
-      let run = -1;
-      let i = 0;
-      for (let ch of word) {
-        if (CJK.test(ch)) {
-          if (run >= 0) out.push({ t: norm(word.slice(run, i)), s: at + run, e: at + i });
-          run = -1;
-          out.push({ t: norm(ch), s: at + i, e: at + i + ch.length });
-        } else if (run < 0) {
-          run = i;
-        }
-        i += ch.length;
-      }
-      if (run >= 0) out.push({ t: norm(word.slice(run)), s: at + run, e: at + word.length });
-    }
-    return out;
-  }
-  function words(text) {
-    return tokenize(text).map((t) => t.t);
-  }
-  function joinWords(list) {
-    let s = "";
-    for (let i = 0; i < list.length; i++) {
-      if (i && !(CJK.test(list[i - 1]) && CJK.test(list[i]))) s += " ";
-      s += list[i];
-    }
-    return s;
-  }
-  var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", mdash: "—", ndash: "–", hellip: "…" };
-  function plainInline(s) {
-    return s.replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1").replace(/!\[[^[\]]{0,500}\](\([^()]{0,2000}\)|\[[^[\]]{0,500}\])/g, "").replace(/\[([^[\]]{0,500})\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)/g, "$1").replace(/\[([^[\]]{1,500})\]\[[^[\]]{0,500}\]/g, "$1").replace(/\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)|\]\[[^[\]]{0,500}\]/g, " ").replace(/\[\^[^[\]]{1,500}\]/g, "").replace(/<((?:https?|mailto):[^<>\s]{1,2000})>/g, "$1").replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ").replace(/\{[ \t]{0,32}:?[ \t]{0,32}[#.][^{}]{0,500}\}/g, "").replace(/:[a-z][a-z0-9_+-]*:/g, " ").replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, function(all, name) {
-      if (name[0] === "#") {
-        let code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return code > 0 && code < 1114112 ? String.fromCodePoint(code) : " ";
-      }
-      return ENTITIES[name.toLowerCase()] || " ";
-    }).replace(/\*\*|__|~~|==|\^\^|\*/g, "").replace(/(^|[^\p{L}\p{N}])_+|_+(?=[^\p{L}\p{N}]|$)/gu, "$1").replace(/\|/g, " ");
-  }
-  function plainLine(s) {
-    let out = "";
-    let i = 0;
-    while (i < s.length) {
-      let b = s.indexOf("`", i);
-      if (b === -1) {
-        out += plainInline(s.slice(i));
-        break;
-      }
-      let run = /^`+/.exec(s.slice(b))[0];
-      let close = b + run.length;
-      for (; ; ) {
-        close = s.indexOf(run, close);
-        if (close === -1 || s[close + run.length] !== "`") break;
-        while (s[close] === "`") close++;
-      }
-      if (close === -1) {
-        out += plainInline(s.slice(i, b)) + run;
-        i = b + run.length;
-        continue;
-      }
-      out += plainInline(s.slice(i, b)) + s.slice(b + run.length, close);
-      i = close + run.length;
-    }
-    return out;
-  }
-  function stripMarkdown(md) {
-    let lines = String(md || "").replace(/\r\n?/g, "\n").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").split("\n");
-    let out = [];
-    let fence = null;
-    for (let k = 0; k < lines.length; k++) {
-      let line = lines[k];
-      let f = /^\s*(`{3,}|~{3,})/.exec(line);
-      if (fence) {
-        if (f && f[1][0] === fence[0] && f[1].length >= fence.length && /^\s*[`~]+\s*$/.test(line)) fence = null;
-        else out.push(line.replace(/^\s+/, ""));
-        continue;
-      }
-      if (f) {
-        fence = f[1];
-        let title = /\stitle="([^"]*)"/.exec(line);
-        if (title) out.push(title[1]);
-        continue;
-      }
-      let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
-      if (note) {
-        out.push(plainLine(note[1]));
-        continue;
-      }
-      if (/^\s{0,3}\[[^\]]+\]:\s/.test(line) || /^\s*\*\[[^\]]+\]:/.test(line)) continue;
-      if (/^\s*-{2,}8<-{2,}/.test(line)) continue;
-      if (/^\s*(?:\|\s*)?:?-+:?\s*(?:\|\s*:?-+:?\s*)+(?:\|\s*)?$/.test(line)) continue;
-      if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) continue;
-      let adm = /^\s*(?:!!!|\?\?\?\+?)\s*([\w-]+)?(?:[^"]*"([^"]*)")?/.exec(line);
-      if (adm) {
-        out.push(plainLine(adm[2] != null ? adm[2] : adm[1] || ""));
-        continue;
-      }
-      let tab = /^\s*===\+?\s*"([^"]*)"/.exec(line);
-      if (tab) {
-        out.push(plainLine(tab[1]));
-        continue;
-      }
-      line = line.replace(/^\s*#{1,6}(\s+|$)/, "").replace(/\s#+\s*$/, "").replace(/^\s*(>\s?)+/, "").replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?/, "");
-      out.push(plainLine(line));
-    }
-    return out.join("\n").replace(/[ \t\u00a0]+/g, " ").replace(/ *\n */g, "\n").replace(/\n{3,}/g, "\n\n").trim();
-  }
-  function align(query, text, from) {
-    let n = query.length;
-    let m = text.length;
-    from = from || 0;
-    if (!n || from >= m) return null;
-    let prevH = new Float64Array(m + 1);
-    let prevS = new Int32Array(m + 1);
-    let prevC = new Int32Array(m + 1);
-    let curH = new Float64Array(m + 1);
-    let curS = new Int32Array(m + 1);
-    let curC = new Int32Array(m + 1);
-    let best = { score: 0, start: -1, end: -1, matched: 0 };
-    for (let i = 1; i <= n; i++) {
-      let q = query[i - 1];
-      curH[from] = 0;
-      for (let j = from + 1; j <= m; j++) {
-        let hit = q === text[j - 1].t;
-        let diag = prevH[j - 1] + (hit ? 2 : -1);
-        let up = prevH[j] - 1;
-        let left = curH[j - 1] - 1;
-        let h = 0;
-        let s = j;
-        let c = 0;
-        if (diag > 0 && diag >= up && diag >= left) {
-          h = diag;
-          s = prevH[j - 1] > 0 ? prevS[j - 1] : j - 1;
-          c = (prevH[j - 1] > 0 ? prevC[j - 1] : 0) + (hit ? 1 : 0);
-        } else if (up > 0 && up >= left) {
-          h = up;
-          s = prevS[j];
-          c = prevC[j];
-        } else if (left > 0) {
-          h = left;
-          s = curS[j - 1];
-          c = curC[j - 1];
-        }
-        curH[j] = h;
-        curS[j] = s;
-        curC[j] = c;
-        if (h > best.score) best = { score: h, start: s, end: j - 1, matched: c };
-      }
-      let t;
-      t = prevH;
-      prevH = curH;
-      curH = t;
-      t = prevS;
-      prevS = curS;
-      curS = t;
-      t = prevC;
-      prevC = curC;
-      curC = t;
-    }
-    return best.matched ? best : null;
-  }
-  function good(result, wanted) {
-    return !!result && result.matched >= Math.min(3, wanted) && result.matched >= wanted * 0.4;
-  }
-  function fingerprint(passage) {
-    let shown = stripMarkdown(passage);
-    let list = words(shown);
-    if (!list.length) return "";
-    let end = ends(shown);
-    if (list.length <= FP_WORDS * 2 + 4) return end.lead + joinWords(list) + end.trail;
-    return end.lead + joinWords(list.slice(0, FP_WORDS)) + ".." + list.length + ".." + joinWords(list.slice(-FP_WORDS)) + end.trail;
-  }
-  function ends(text) {
-    let t = String(text || "").trim();
-    return { lead: (LEAD.exec(t) || [""])[0], trail: (TRAIL.exec(t) || [""])[0] };
-  }
-  function findPassage(text, spec) {
-    let tokens = tokenize(text);
-    let head;
-    let tail = null;
-    let length = 0;
-    let end0 = ends(typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage));
-    if (typeof spec === "string") {
-      let most = FP_WORDS * 2 + 4;
-      let cut = spec.indexOf("..");
-      head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
-      if (cut !== -1) {
-        let rest = spec.slice(cut + 2);
-        let counted = /^(\d{1,6})\.\./.exec(rest);
-        if (counted) {
-          length = Number(counted[1]);
-          rest = rest.slice(counted[0].length);
-        }
-        tail = words(rest.slice(-most * 64)).slice(-most);
-      }
-    } else {
-      head = words(stripMarkdown(spec && spec.passage));
-    }
-    let first = align(head, tokens, 0);
-    if (!good(first, head.length)) return null;
-    let end = first.end;
-    if (tail && tail.length) {
-      let last = align(tail, tokens, first.start);
-      if (good(last, tail.length) && last.end >= first.end) {
-        if (length) last = nearestPlace(tail, tokens, last, first.start + length - 1);
-        else {
-          for (let k = 0; k < TAIL_REPEATS; k++) {
-            let next = align(tail, tokens, last.start + 1);
-            if (!next || next.score < last.score || next.start > last.end + 1) break;
-            last = next;
-          }
-        }
-        end = last.end;
-      }
-    }
-    return widened(text, tokens[first.start].s, tokens[end].e, end0);
-  }
-  function nearestPlace(tail, tokens, found, want) {
-    let best = found;
-    let last = found;
-    for (let k = 0; k < TAIL_PLACES && last.end < want; k++) {
-      let next = align(tail, tokens, last.start + 1);
-      if (!next || next.score < found.score) break;
-      if (Math.abs(next.end - want) < Math.abs(best.end - want)) best = next;
-      last = next;
-    }
-    return best;
-  }
-  function widened(text, start, end, punct) {
-    const same = (a, b) => a.replace(SPACES, " ") === b.replace(SPACES, " ");
-    for (let k = punct.lead.length; k > 0; k--) {
-      if (start >= k && /^\S/.test(punct.lead.slice(-k)) && same(text.slice(start - k, start), punct.lead.slice(-k))) {
-        start -= k;
-        break;
-      }
-    }
-    for (let k = punct.trail.length; k > 0; k--) {
-      if (/\S$/.test(punct.trail.slice(0, k)) && same(text.slice(end, end + k), punct.trail.slice(0, k))) {
-        end += k;
-        break;
-      }
-    }
-    return { start, end };
-  }
-
-  // src/links.js
-  var HL_PARAM = "kbqa-hl";
-  function citationUrl(citation, opts) {
-    let raw = String(citation && (citation.link || citation.url) || "").trim();
-    let site = String(opts.siteUrl || "").replace(/\/?$/, "/");
-    if (site !== "/") {
-      let bare = function(u) {
-        return u.replace(/^https?:/i, "");
-      };
-      if (bare(raw).indexOf(bare(site)) === 0) raw = bare(raw).slice(bare(site).length);
-    }
-    let url;
-    try {
-      if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) {
-        if (!/^https?:/i.test(raw)) return null;
-        url = new URL(raw);
-      } else {
-        url = new URL(raw.replace(/^\/(?!\/)/, ""), opts.root);
-      }
-    } catch (e) {
-      return null;
-    }
-    if (!url.hash && citation.anchor) url.hash = citation.anchor;
-    return url;
-  }
-  function citationHref(citation, opts) {
-    let url = citationUrl(citation, opts);
-    if (!url) return null;
-    let fp = fingerprint(citation.text);
-    if (fp) url.searchParams.set(HL_PARAM, fp);
-    return url.href;
-  }
-  function safeHref(href, base) {
-    let clean = String(href || "").replace(/[\u0000-\u0020\u007f-\u009f]/g, "");
-    if (!clean || /^[a-z][a-z0-9+.-]*:/i.test(clean) && !/^https?:/i.test(clean)) return null;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(clean)) return clean;
-    clean = clean.replace(/(^|\/)index\.md(?=$|#)/, "$1").replace(/\.md(?=$|#)/, "/");
-    try {
-      return base ? new URL(clean.replace(/^\/(?!\/)/, ""), base).href : clean;
-    } catch (e) {
-      return null;
-    }
-  }
-
   // src/inline.js
   var MAX_DEPTH = 12;
   var MAX_TARGET = 2048;
-  var ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~]/;
+  var ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~$]/;
   var SPACE = /\s/u;
   var PUNCT = /[\p{P}\p{S}]/u;
   var WORDY = /[\p{L}\p{N}]/u;
   var GLUE = /[A-Za-z0-9_\]]/;
   var CITE = /\[(\d{1,3})\]/y;
   var AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
-  var SPECIAL = /[\\`[\]<hH*_]/g;
+  var SPECIAL = /[\\`[\]<hH*_$]/g;
   var TRAILING = /[).,;:!?'"\]]/;
   var BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
+  function mathEnd(s, i, memo) {
+    const two = s.substr(i, 2);
+    let close = two === "$$" ? two : two === "\\(" ? "\\)" : "";
+    if (two === "\\[") {
+      let k = i;
+      while (s[k - 1] === " " || s[k - 1] === "	") k--;
+      if (!k || s[k - 1] === "\n") close = "\\]";
+    }
+    if (close) {
+      const j = memo[close] ? -1 : s.indexOf(close, i + 2);
+      if (j < 0) memo[close] = 1;
+      return j < 0 ? j : j + 2;
+    }
+    if (two[0] !== "$" || !/\S/.test(two[1] || " ")) return -1;
+    for (let j = i + 1; j < s.length; j++) {
+      if (s[j] === "\\") j++;
+      else if (s[j] === "$") return /\s/.test(s[j - 1]) || /\d/.test(s[j + 1]) ? -1 : j + 1;
+    }
+    return -1;
+  }
   function backtickRuns(s) {
     const runs = [];
     for (let i = s.indexOf("`"); i !== -1; i = s.indexOf("`", i)) {
@@ -541,6 +250,7 @@
     const brackets = [];
     let inactiveBelow = 0;
     const runs = backtickRuns(s);
+    const memo = {};
     let run = 0;
     let text = "";
     let from = 0;
@@ -559,7 +269,10 @@
       i = next.index;
       const ch = s[i];
       let m;
-      if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
+      if ((ch === "$" || ch === "\\") && (m = mathEnd(s, i, memo)) > 0) {
+        text += s.slice(from, m);
+        i = from = m;
+      } else if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
         text += s.slice(from, i) + s[i + 1];
         i = from = i + 2;
       } else if (ch === "`") {
@@ -670,6 +383,331 @@
     });
     settle();
     return root.children;
+  }
+
+  // src/passage.js
+  var FP_WORDS = 12;
+  var TAIL_REPEATS = 8;
+  var TAIL_PLACES = 16;
+  var LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
+  var TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
+  var SPACES = /[\u00a0\u202f]/g;
+  var CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
+  var WORD = /[\p{L}\p{M}\p{N}]+|\uE000/gu;
+  var ATOM = "";
+  var VERBATIM = /`+|\\[\\$]|\\[([]|\$/g;
+  function norm(word) {
+    return word.normalize("NFKC").toLowerCase();
+  }
+  function tokenize(text) {
+    let out = [];
+    let m;
+    text = String(text || "");
+    WORD.lastIndex = 0;
+    while (m = WORD.exec(text)) {
+      let word = m[0];
+      let at = m.index;
+      if (!CJK.test(word)) {
+        out.push({ t: norm(word), s: at, e: at + word.length });
+        continue;
+      }
+      let run = -1;
+      let i = 0;
+      for (let ch of word) {
+        if (CJK.test(ch)) {
+          if (run >= 0) out.push({ t: norm(word.slice(run, i)), s: at + run, e: at + i });
+          run = -1;
+          out.push({ t: norm(ch), s: at + i, e: at + i + ch.length });
+        } else if (run < 0) {
+          run = i;
+        }
+        i += ch.length;
+      }
+      if (run >= 0) out.push({ t: norm(word.slice(run)), s: at + run, e: at + word.length });
+    }
+    return out;
+  }
+  function words(text) {
+    return tokenize(text).map((t) => t.t);
+  }
+  function joinWords(list) {
+    let s = "";
+    for (let i = 0; i < list.length; i++) {
+      if (i && !(CJK.test(list[i - 1]) && CJK.test(list[i]))) s += " ";
+      s += list[i];
+    }
+    return s;
+  }
+  var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", mdash: "—", ndash: "–", hellip: "…" };
+  function plainInline(s) {
+    return s.replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1").replace(/!\[[^[\]]{0,500}\](\([^()]{0,2000}\)|\[[^[\]]{0,500}\])/g, "").replace(/\[([^[\]]{0,500})\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)/g, "$1").replace(/\[([^[\]]{1,500})\]\[[^[\]]{0,500}\]/g, "$1").replace(/\]\((?:[^()\s]|\([^()]{0,500}\)){0,2000}(?:\s{1,32}"[^"]{0,500}")?\)|\]\[[^[\]]{0,500}\]/g, " ").replace(/\[\^[^[\]]{1,500}\]/g, "").replace(/<((?:https?|mailto):[^<>\s]{1,2000})>/g, "$1").replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ").replace(/\{[ \t]{0,32}:?[ \t]{0,32}[#.][^{}]{0,500}\}/g, "").replace(/:[a-z][a-z0-9_+-]*:/g, " ").replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, function(all, name) {
+      if (name[0] === "#") {
+        let code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return code > 0 && code < 1114112 ? String.fromCodePoint(code) : " ";
+      }
+      return ENTITIES[name.toLowerCase()] || " ";
+    }).replace(/\*\*|__|~~|==|\^\^|\*/g, "").replace(/(^|[^\p{L}\p{N}])_+|_+(?=[^\p{L}\p{N}]|$)/gu, "$1").replace(/\|/g, " ");
+  }
+  function plainLine(s, atoms) {
+    let out = "";
+    let from = 0;
+    let memo = {};
+    let m;
+    VERBATIM.lastIndex = 0;
+    while (m = VERBATIM.exec(s)) {
+      let b = m.index;
+      let run = m[0];
+      let end;
+      if (run[0] === "`") {
+        let close = b + run.length;
+        for (; ; ) {
+          close = s.indexOf(run, close);
+          if (close === -1 || s[close + run.length] !== "`") break;
+          while (s[close] === "`") close++;
+        }
+        if (close === -1) continue;
+        out += plainInline(s.slice(from, b)) + s.slice(b + run.length, close);
+        end = close + run.length;
+      } else if (run.length > 1 && run[1] !== "(" && run[1] !== "[") {
+        continue;
+      } else if ((end = mathEnd(s, b, memo)) > 0) {
+        out += plainInline(s.slice(from, b)) + (atoms ? ATOM : s.slice(b, end));
+      } else {
+        VERBATIM.lastIndex = b + 1;
+        continue;
+      }
+      from = VERBATIM.lastIndex = end;
+    }
+    return out + plainInline(s.slice(from));
+  }
+  function stripMarkdown(md, atoms) {
+    let lines = String(md || "").replace(/\r\n?/g, "\n").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").split("\n");
+    let out = [];
+    let fence = null;
+    for (let k = 0; k < lines.length; k++) {
+      let line = lines[k];
+      let f = /^\s*(`{3,}|~{3,})/.exec(line);
+      if (fence) {
+        if (f && f[1][0] === fence[0] && f[1].length >= fence.length && /^\s*[`~]+\s*$/.test(line)) fence = null;
+        else out.push(line.replace(/^\s+/, ""));
+        continue;
+      }
+      if (f) {
+        fence = f[1];
+        let title = /\stitle="([^"]*)"/.exec(line);
+        if (title) out.push(title[1]);
+        continue;
+      }
+      let d = /^\s*(\$\$|\\\[)/.exec(line);
+      if (d) {
+        let close = d[1] === "$$" ? "$$" : "\\]";
+        for (let j = d[0].length; lines[k].indexOf(close, j) < 0 && k + 1 < lines.length; j = 0) line += "\n" + lines[++k];
+      }
+      let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
+      if (note) {
+        out.push(plainLine(note[1], atoms));
+        continue;
+      }
+      if (/^\s{0,3}\[[^\]]+\]:\s/.test(line) || /^\s*\*\[[^\]]+\]:/.test(line)) continue;
+      if (/^\s*-{2,}8<-{2,}/.test(line)) continue;
+      if (/^\s*(?:\|\s*)?:?-+:?\s*(?:\|\s*:?-+:?\s*)+(?:\|\s*)?$/.test(line)) continue;
+      if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) continue;
+      let adm = /^\s*(?:!!!|\?\?\?\+?)\s*([\w-]+)?(?:[^"]*"([^"]*)")?/.exec(line);
+      if (adm) {
+        out.push(plainLine(adm[2] != null ? adm[2] : adm[1] || ""));
+        continue;
+      }
+      let tab = /^\s*===\+?\s*"([^"]*)"/.exec(line);
+      if (tab) {
+        out.push(plainLine(tab[1]));
+        continue;
+      }
+      line = line.replace(/^\s*#{1,6}(\s+|$)/, "").replace(/\s#+\s*$/, "").replace(/^\s*(>\s?)+/, "").replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?/, "");
+      out.push(plainLine(line, atoms));
+    }
+    return out.join("\n").replace(/[ \t\u00a0]+/g, " ").replace(/ *\n */g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+  }
+  function align(query, text, from) {
+    let n = query.length;
+    let m = text.length;
+    from = from || 0;
+    if (!n || from >= m) return null;
+    let prevH = new Float64Array(m + 1);
+    let prevS = new Int32Array(m + 1);
+    let prevC = new Int32Array(m + 1);
+    let curH = new Float64Array(m + 1);
+    let curS = new Int32Array(m + 1);
+    let curC = new Int32Array(m + 1);
+    let best = { score: 0, start: -1, end: -1, matched: 0 };
+    for (let i = 1; i <= n; i++) {
+      let q = query[i - 1];
+      curH[from] = 0;
+      for (let j = from + 1; j <= m; j++) {
+        let hit = q === text[j - 1].t;
+        let diag = prevH[j - 1] + (hit ? 2 : -1);
+        let up = prevH[j] - 1;
+        let left = curH[j - 1] - 1;
+        let h = 0;
+        let s = j;
+        let c = 0;
+        if (diag > 0 && diag >= up && diag >= left) {
+          h = diag;
+          s = prevH[j - 1] > 0 ? prevS[j - 1] : j - 1;
+          c = (prevH[j - 1] > 0 ? prevC[j - 1] : 0) + (hit ? 1 : 0);
+        } else if (up > 0 && up >= left) {
+          h = up;
+          s = prevS[j];
+          c = prevC[j];
+        } else if (left > 0) {
+          h = left;
+          s = curS[j - 1];
+          c = curC[j - 1];
+        }
+        curH[j] = h;
+        curS[j] = s;
+        curC[j] = c;
+        if (h > best.score) best = { score: h, start: s, end: j - 1, matched: c };
+      }
+      let t;
+      t = prevH;
+      prevH = curH;
+      curH = t;
+      t = prevS;
+      prevS = curS;
+      curS = t;
+      t = prevC;
+      prevC = curC;
+      curC = t;
+    }
+    return best.matched ? best : null;
+  }
+  function good(result, wanted) {
+    return !!result && result.matched >= Math.min(3, wanted) && result.matched >= wanted * 0.4;
+  }
+  function fingerprint(passage) {
+    let shown = stripMarkdown(passage, true);
+    let list = words(shown);
+    if (!list.length) return "";
+    let end = ends(shown);
+    if (list.length <= FP_WORDS * 2 + 4) return end.lead + joinWords(list) + end.trail;
+    return end.lead + joinWords(list.slice(0, FP_WORDS)) + ".." + list.length + ".." + joinWords(list.slice(-FP_WORDS)) + end.trail;
+  }
+  function ends(text) {
+    let t = String(text || "").trim();
+    return { lead: (LEAD.exec(t) || [""])[0], trail: (TRAIL.exec(t) || [""])[0] };
+  }
+  function findPassage(text, spec) {
+    let tokens = tokenize(text);
+    let head;
+    let tail = null;
+    let length = 0;
+    let shown = typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage, true);
+    let end0 = ends(shown);
+    if (typeof spec === "string") {
+      let most = FP_WORDS * 2 + 4;
+      let cut = spec.indexOf("..");
+      head = words((cut === -1 ? spec : spec.slice(0, cut)).slice(0, most * 64)).slice(0, most);
+      if (cut !== -1) {
+        let rest = spec.slice(cut + 2);
+        let counted = /^(\d{1,6})\.\./.exec(rest);
+        if (counted) {
+          length = Number(counted[1]);
+          rest = rest.slice(counted[0].length);
+        }
+        tail = words(rest.slice(-most * 64)).slice(-most);
+      }
+    } else {
+      head = words(shown);
+    }
+    let first = align(head, tokens, 0);
+    if (!good(first, head.length)) return null;
+    let end = first.end;
+    if (tail && tail.length) {
+      let last = align(tail, tokens, first.start);
+      if (good(last, tail.length) && last.end >= first.end) {
+        if (length) last = nearestPlace(tail, tokens, last, first.start + length - 1);
+        else {
+          for (let k = 0; k < TAIL_REPEATS; k++) {
+            let next = align(tail, tokens, last.start + 1);
+            if (!next || next.score < last.score || next.start > last.end + 1) break;
+            last = next;
+          }
+        }
+        end = last.end;
+      }
+    }
+    return widened(text, tokens[first.start].s, tokens[end].e, end0);
+  }
+  function nearestPlace(tail, tokens, found, want) {
+    let best = found;
+    let last = found;
+    for (let k = 0; k < TAIL_PLACES && last.end < want; k++) {
+      let next = align(tail, tokens, last.start + 1);
+      if (!next || next.score < found.score) break;
+      if (Math.abs(next.end - want) < Math.abs(best.end - want)) best = next;
+      last = next;
+    }
+    return best;
+  }
+  function widened(text, start, end, punct) {
+    const same = (a, b) => a.replace(SPACES, " ") === b.replace(SPACES, " ");
+    for (let k = punct.lead.length; k > 0; k--) {
+      if (start >= k && /^\S/.test(punct.lead.slice(-k)) && same(text.slice(start - k, start), punct.lead.slice(-k))) {
+        start -= k;
+        break;
+      }
+    }
+    for (let k = punct.trail.length; k > 0; k--) {
+      if (/\S$/.test(punct.trail.slice(0, k)) && same(text.slice(end, end + k), punct.trail.slice(0, k))) {
+        end += k;
+        break;
+      }
+    }
+    return { start, end };
+  }
+
+  // src/links.js
+  var HL_PARAM = "kbqa-hl";
+  function citationUrl(citation, opts) {
+    let raw = String(citation && (citation.link || citation.url) || "").trim();
+    let site = String(opts.siteUrl || "").replace(/\/?$/, "/");
+    if (site !== "/") {
+      let bare = function(u) {
+        return u.replace(/^https?:/i, "");
+      };
+      if (bare(raw).indexOf(bare(site)) === 0) raw = bare(raw).slice(bare(site).length);
+    }
+    let url;
+    try {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) {
+        if (!/^https?:/i.test(raw)) return null;
+        url = new URL(raw);
+      } else {
+        url = new URL(raw.replace(/^\/(?!\/)/, ""), opts.root);
+      }
+    } catch (e) {
+      return null;
+    }
+    if (!url.hash && citation.anchor) url.hash = citation.anchor;
+    return url;
+  }
+  function citationHref(citation, opts) {
+    let url = citationUrl(citation, opts);
+    if (!url) return null;
+    let fp = fingerprint(citation.text);
+    if (fp) url.searchParams.set(HL_PARAM, fp);
+    return url.href;
+  }
+  function safeHref(href, base) {
+    let clean = String(href || "").replace(/[\u0000-\u0020\u007f-\u009f]/g, "");
+    if (!clean || /^[a-z][a-z0-9+.-]*:/i.test(clean) && !/^https?:/i.test(clean)) return null;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(clean)) return clean;
+    clean = clean.replace(/(^|\/)index\.md(?=$|#)/, "$1").replace(/\.md(?=$|#)/, "/");
+    try {
+      return base ? new URL(clean.replace(/^\/(?!\/)/, ""), base).href : clean;
+    } catch (e) {
+      return null;
+    }
   }
 
   // src/markdown.js
@@ -1751,6 +1789,7 @@
   var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
   var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
   var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
+  var MATH = ".arithmatex, mjx-container, .katex-display, .katex";
   var FOCUSABLE = "data-kb-qa-focus";
   var FADE_MS = 4e3;
   var highlightTimer = 0;
@@ -1808,16 +1847,18 @@
     let lastBlock = null;
     let headingEnd = 0;
     let read = (node) => {
-      if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
-        Array.prototype.forEach.call(readingOrder(node), read);
+      let atom = node.nodeType === Node.ELEMENT_NODE && node.matches(MATH);
+      if (node.nodeType === Node.ELEMENT_NODE && !atom) {
+        if (!node.matches(SKIP)) Array.prototype.forEach.call(readingOrder(node), read);
         return;
       }
-      if (node.nodeType !== Node.TEXT_NODE) return;
-      let block = node.parentElement.closest(BLOCKS);
+      if (!atom && node.nodeType !== Node.TEXT_NODE) return;
+      let data = atom ? ATOM : node.data;
+      let block = (atom ? node : node.parentElement).closest(BLOCKS);
       if (block !== lastBlock) text += "\n";
       lastBlock = block;
-      segs.push({ node, start: text.length, end: text.length + node.data.length });
-      text += node.data;
+      segs.push({ node, start: text.length, end: text.length + data.length, atom });
+      text += data;
       if (heading2 && heading2.contains(node)) headingEnd = text.length;
     };
     nodes.forEach((root) => {
@@ -1856,11 +1897,15 @@
       let node = seg.node;
       let from = Math.max(start, seg.start) - seg.start;
       let to = Math.min(end, seg.end) - seg.start;
-      if (!node.data.slice(from, to).trim()) return;
-      if (from > 0) node = node.splitText(from);
-      if (to - from < node.data.length) node.splitText(to - from);
       let mark = document.createElement("mark");
       mark.className = "kb-qa-highlight";
+      if (seg.atom) {
+        if (getComputedStyle(node).display === "block") mark.className += " kb-qa-highlight--block";
+      } else {
+        if (!node.data.slice(from, to).trim()) return;
+        if (from > 0) node = node.splitText(from);
+        if (to - from < node.data.length) node.splitText(to - from);
+      }
       node.parentNode.insertBefore(mark, node);
       mark.appendChild(node);
       marks.push(mark);

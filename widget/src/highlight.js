@@ -1,6 +1,6 @@
 /** Highlighting in the page: find the cited passage in its section, wrap it in <mark>, open the
  * collapsed admonition or tab that holds it, and scroll it into view. */
-import { findPassage } from "./passage.js";
+import { ATOM, findPassage } from "./passage.js";
 
 // Material's code annotations (.md-annotation: a marker and, once the code block has been in view,
 // the tooltip its list item moved into) are not text of the code the reader sees.
@@ -8,6 +8,9 @@ const SKIP = ".headerlink, script, style, noscript, template, button, textarea, 
 const BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
 // The block a keyboard user is taken to when the panel closes over a highlighted passage.
 const FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
+// Math as arithmatex writes it (its TeX, or what MathJax or KaTeX typeset in it) and as the
+// renderers write it elsewhere: one formula each, read as ATOM to match a passage's math span.
+const MATH = ".arithmatex, mjx-container, .katex-display, .katex";
 const FOCUSABLE = "data-kb-qa-focus"; // on a block given tabindex=-1 here, until the highlight goes
 const FADE_MS = 4000;
 let highlightTimer = 0;
@@ -79,16 +82,18 @@ function collectText(nodes, heading) {
   let lastBlock = null;
   let headingEnd = 0;
   let read = (node) => {
-    if (node.nodeType === Node.ELEMENT_NODE && !node.matches(SKIP)) {
-      Array.prototype.forEach.call(readingOrder(node), read);
+    let atom = node.nodeType === Node.ELEMENT_NODE && node.matches(MATH);
+    if (node.nodeType === Node.ELEMENT_NODE && !atom) {
+      if (!node.matches(SKIP)) Array.prototype.forEach.call(readingOrder(node), read);
       return;
     }
-    if (node.nodeType !== Node.TEXT_NODE) return;
-    let block = node.parentElement.closest(BLOCKS);
+    if (!atom && node.nodeType !== Node.TEXT_NODE) return;
+    let data = atom ? ATOM : node.data;
+    let block = (atom ? node : node.parentElement).closest(BLOCKS);
     if (block !== lastBlock) text += "\n";
     lastBlock = block;
-    segs.push({ node: node, start: text.length, end: text.length + node.data.length });
-    text += node.data;
+    segs.push({ node: node, start: text.length, end: text.length + data.length, atom: atom });
+    text += data;
     if (heading && heading.contains(node)) headingEnd = text.length;
   };
   nodes.forEach((root) => {
@@ -132,11 +137,16 @@ function wrap(segs, start, end) {
     let node = seg.node;
     let from = Math.max(start, seg.start) - seg.start;
     let to = Math.min(end, seg.end) - seg.start;
-    if (!node.data.slice(from, to).trim()) return;
-    if (from > 0) node = node.splitText(from);
-    if (to - from < node.data.length) node.splitText(to - from);
     let mark = document.createElement("mark");
     mark.className = "kb-qa-highlight";
+    if (seg.atom) {
+      // The whole formula, in a mark as wide as it is (the math stays where the renderer put it).
+      if (getComputedStyle(node).display === "block") mark.className += " kb-qa-highlight--block";
+    } else {
+      if (!node.data.slice(from, to).trim()) return;
+      if (from > 0) node = node.splitText(from);
+      if (to - from < node.data.length) node.splitText(to - from);
+    }
     node.parentNode.insertBefore(mark, node);
     mark.appendChild(node);
     marks.push(mark);

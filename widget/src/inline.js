@@ -11,16 +11,47 @@
 
 export const MAX_DEPTH = 12;
 const MAX_TARGET = 2048; // characters of a link's target and title
-const ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~]/;
+const ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~$]/;
 const SPACE = /\s/u;
 const PUNCT = /[\p{P}\p{S}]/u;
 const WORDY = /[\p{L}\p{N}]/u;
 const GLUE = /[A-Za-z0-9_\]]/; // "arr[0]": a marker glued to this is indexing unless known
 const CITE = /\[(\d{1,3})\]/y;
 const AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
-const SPECIAL = /[\\`[\]<hH*_]/g;
+const SPECIAL = /[\\`[\]<hH*_$]/g;
 const TRAILING = /[).,;:!?'"\]]/;
 const BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
+
+/**
+ * Where the math span opening at ``s[i]`` ends (past its closing delimiter), or -1: ``$$..$$``,
+ * ``\[..\]`` opening a line, ``\(..\)``, and ``$..$`` by pandoc's and arithmatex's rule, so
+ * prices are not math ("costs $5 and $10"): the opening ``$`` is followed by a non-space, and
+ * the closing one (the next ``$`` not escaped) is preceded by a non-space and not followed by a
+ * digit.
+ * ``memo`` (one per string) records the closers found missing: a run of openers with no closer
+ * reads the text once, not once per opener.
+ */
+export function mathEnd(s, i, memo) {
+  const two = s.substr(i, 2);
+  let close = two === "$$" ? two : two === "\\(" ? "\\)" : "";
+  if (two === "\\[") {
+    // Only first on its line (as arithmatex reads it: a block's start); "step \[2\]" is "[2]".
+    let k = i;
+    while (s[k - 1] === " " || s[k - 1] === "\t") k--;
+    if (!k || s[k - 1] === "\n") close = "\\]";
+  }
+  if (close) {
+    const j = memo[close] ? -1 : s.indexOf(close, i + 2);
+    if (j < 0) memo[close] = 1;
+    return j < 0 ? j : j + 2;
+  }
+  if (two[0] !== "$" || !/\S/.test(two[1] || " ")) return -1;
+  for (let j = i + 1; j < s.length; j++) {
+    if (s[j] === "\\") j++;
+    else if (s[j] === "$") return /\s/.test(s[j - 1]) || /\d/.test(s[j + 1]) ? -1 : j + 1;
+  }
+  return -1;
+}
 
 /** For each backtick run, the index of the next run of the same length (or -1). */
 function backtickRuns(s) {
@@ -167,6 +198,7 @@ function scan(s) {
   const brackets = []; // the "[" pieces still open
   let inactiveBelow = 0; // brackets below this index were open around a link: never links
   const runs = backtickRuns(s);
+  const memo = {};
   let run = 0;
   // Text is taken from the source as slices: s[from, i) is text not yet added to ``text``.
   let text = "";
@@ -186,7 +218,11 @@ function scan(s) {
     i = next.index;
     const ch = s[i];
     let m;
-    if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
+    if ((ch === "$" || ch === "\\") && (m = mathEnd(s, i, memo)) > 0) {
+      // Math (LaTeX) is its own characters, as code is: no escapes, emphasis or links.
+      text += s.slice(from, m);
+      i = from = m;
+    } else if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
       text += s.slice(from, i) + s[i + 1];
       i = from = i + 2;
     } else if (ch === "`") {

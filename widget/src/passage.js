@@ -5,6 +5,8 @@
  * first and last words a link carries) and findPassage.
  */
 
+import { mathEnd } from "./inline.js";
+
 const FP_WORDS = 12; // words kept from each end of a long passage in a link
 const TAIL_REPEATS = 8; // at most this many back-to-back repeats of a link's last words are followed
 const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many places of its last words
@@ -17,7 +19,12 @@ const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \
 const TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
 const SPACES = /[\u00a0\u202f]/g;
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const WORD = /[\p{L}\p{M}\p{N}]+|\uE000/gu;
+// A formula, as one word: typeset math (MathJax, KaTeX) shows no TeX, so a passage's math span
+// and the page's math element each read as this (highlight.js).
+export const ATOM = "\uE000";
+// Code spans (backtick runs), math openers, and the escapes that keep "\$" and "\\(" from opening math.
+const VERBATIM = /`+|\\[\\$]|\\[([]|\$/g;
 
 function norm(word) {
   return word.normalize("NFKC").toLowerCase();
@@ -97,36 +104,44 @@ function plainInline(s) {
     .replace(/\|/g, " ");
 }
 
-/** Inline Markdown to text; code spans are kept verbatim (they render as text). */
-function plainLine(s) {
+/** Inline Markdown to text; code spans and math are kept verbatim (they render as text), or
+ * each math span is one ATOM with ``atoms`` (for matching: typeset math shows other text). */
+function plainLine(s, atoms) {
   let out = "";
-  let i = 0;
-  while (i < s.length) {
-    let b = s.indexOf("`", i);
-    if (b === -1) {
-      out += plainInline(s.slice(i));
-      break;
-    }
-    let run = /^`+/.exec(s.slice(b))[0];
-    let close = b + run.length;
-    for (;;) {
-      close = s.indexOf(run, close);
-      if (close === -1 || s[close + run.length] !== "`") break;
-      while (s[close] === "`") close++;
-    }
-    if (close === -1) {
-      out += plainInline(s.slice(i, b)) + run;
-      i = b + run.length;
+  let from = 0;
+  let memo = {};
+  let m;
+  VERBATIM.lastIndex = 0;
+  while ((m = VERBATIM.exec(s))) {
+    let b = m.index;
+    let run = m[0];
+    let end;
+    if (run[0] === "`") {
+      let close = b + run.length;
+      for (;;) {
+        close = s.indexOf(run, close);
+        if (close === -1 || s[close + run.length] !== "`") break;
+        while (s[close] === "`") close++;
+      }
+      if (close === -1) continue; // no closing run: text
+      out += plainInline(s.slice(from, b)) + s.slice(b + run.length, close);
+      end = close + run.length;
+    } else if (run.length > 1 && run[1] !== "(" && run[1] !== "[") {
+      continue; // an escaped backslash or dollar
+    } else if ((end = mathEnd(s, b, memo)) > 0) {
+      out += plainInline(s.slice(from, b)) + (atoms ? ATOM : s.slice(b, end));
+    } else {
+      VERBATIM.lastIndex = b + 1;
       continue;
     }
-    out += plainInline(s.slice(i, b)) + s.slice(b + run.length, close);
-    i = close + run.length;
+    from = VERBATIM.lastIndex = end;
   }
-  return out;
+  return out + plainInline(s.slice(from));
 }
 
-/** A Markdown passage as the text a reader sees once MkDocs has rendered it. */
-export function stripMarkdown(md) {
+/** A Markdown passage as the text a reader sees once MkDocs has rendered it; each math span
+ * one ATOM with ``atoms``. */
+export function stripMarkdown(md, atoms) {
   let lines = String(md || "")
     .replace(/\r\n?/g, "\n")
     .replace(/<!--[\s\S]*?(?:-->|$)/g, " ")
@@ -147,9 +162,15 @@ export function stripMarkdown(md) {
       if (title) out.push(title[1]); // Material shows a code block's title above it
       continue;
     }
+    let d = /^\s*(\$\$|\\\[)/.exec(line);
+    if (d) {
+      // Display math over several lines: the lines up to its closing delimiter are one.
+      let close = d[1] === "$$" ? "$$" : "\\]";
+      for (let j = d[0].length; lines[k].indexOf(close, j) < 0 && k + 1 < lines.length; j = 0) line += "\n" + lines[++k];
+    }
     let note = /^\s{0,3}\[\^[^\]]+\]:\s?(.*)$/.exec(line);
     if (note) {
-      out.push(plainLine(note[1])); // a footnote's text is shown (at the page's end)
+      out.push(plainLine(note[1], atoms)); // a footnote's text is shown (at the page's end)
       continue;
     }
     if (/^\s{0,3}\[[^\]]+\]:\s/.test(line) || /^\s*\*\[[^\]]+\]:/.test(line)) continue; // definitions
@@ -172,7 +193,7 @@ export function stripMarkdown(md) {
       .replace(/\s#+\s*$/, "") // the blanks before it go with the rest, below
       .replace(/^\s*(>\s?)+/, "")
       .replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?/, "");
-    out.push(plainLine(line));
+    out.push(plainLine(line, atoms));
   }
   return out
     .join("\n")
@@ -244,7 +265,7 @@ function good(result, wanted) {
 
 /** {head, tail} words for a link: the whole passage when short, else both ends. */
 export function fingerprint(passage) {
-  let shown = stripMarkdown(passage);
+  let shown = stripMarkdown(passage, true);
   let list = words(shown);
   if (!list.length) return "";
   let end = ends(shown);
@@ -270,7 +291,8 @@ export function findPassage(text, spec) {
   let head;
   let tail = null;
   let length = 0; // the passage's words, when the link says
-  let end0 = ends(typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage));
+  let shown = typeof spec === "string" ? spec : stripMarkdown(spec && spec.passage, true);
+  let end0 = ends(shown);
   if (typeof spec === "string") {
     // From a link anyone can write: no more words than a fingerprint holds, or the
     // alignment (words of spec times words of the section) holds the page for seconds.
@@ -287,7 +309,7 @@ export function findPassage(text, spec) {
       tail = words(rest.slice(-most * 64)).slice(-most);
     }
   } else {
-    head = words(stripMarkdown(spec && spec.passage));
+    head = words(shown);
   }
   let first = align(head, tokens, 0);
   if (!good(first, head.length)) return null;

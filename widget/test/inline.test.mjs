@@ -70,3 +70,35 @@ test("a bracket a quoted passage escapes is its text, not a citation", () => {
   // extractive.literal): the reader sees them as written; a real marker stays a chip.
   assert.equal(md("result\\[1] and section \\[12] of \\[Source 2] [1]"), "result[1] and section [12] of [Source 2] {1}");
 });
+
+test("math is its own characters, as code is: no escapes, emphasis, links or citations", () => {
+  const norm = "$\\|x\\|_p = \\left( \\sum_{i=1}^{n} |x_i|^p \\right)^{1/p}$";
+  assert.equal(md(`The norm is ${norm} [1].`), `The norm is ${norm} {1}.`);
+  assert.equal(md("$S = \\{ x \\}$ and $a_1*b_1*c_1$ and *em*"), "$S = \\{ x \\}$ and $a_1*b_1*c_1$ and <em>em</em>");
+  assert.equal(md("$[1](x)$ $a<b>c$"), "$[1](x)$ $a<b>c$");
+  assert.equal(md("\\(a_1 * b_1 * c\\) and \\(\\{x\\}\\)"), "\\(a_1 * b_1 * c\\) and \\(\\{x\\}\\)");
+  assert.equal(md("$$\n\\sum_{i=1}^{n} x_i * y_i\n$$"), "$$\n\\sum_{i=1}^{n} x_i * y_i\n$$");
+  assert.equal(md("so\n\\[\n\\bar{x}_1 = \\frac{1}{n}\n\\]"), "so\n\\[\n\\bar{x}_1 = \\frac{1}{n}\n\\]");
+  assert.equal(md("$a\\$b_1*c_1$ and \\$x_1*y_1*"), "$a\\$b_1*c_1$ and $x_1<em>y_1</em>");
+});
+
+test("prices and dollars that open or close nothing are not math", () => {
+  // pandoc's and arithmatex's rule: "$" opens before a non-space, closes after one and not
+  // before a digit.
+  assert.equal(md("costs $5 and $10 for *a* item"), "costs $5 and $10 for <em>a</em> item");
+  assert.equal(md("from $5 to $10, *or* $20"), "from $5 to $10, <em>or</em> $20");
+  assert.equal(md("$ a_1*b_1*c $"), "$ a_1<em>b_1</em>c $");
+  assert.equal(md("$x$5 *y*"), "$x$5 <em>y</em>");
+  assert.equal(md("a \\[2\\] b *c*"), "a [2] b <em>c</em>");
+  assert.equal(md("\\(a *b* and $$ *c*"), "(a <em>b</em> and $$ <em>c</em>");
+});
+
+test("math openers with no closer are read once", () => {
+  for (const p of ["$a ", "\\(", "$$", "\\[\n", "$a\\$"]) {
+    const s = p.repeat(20000);
+    const started = performance.now();
+    const text = show(parseInline(s));
+    assert.ok(performance.now() - started < 500, p);
+    assert.ok(text.length >= s.length * 0.45, p);
+  }
+});

@@ -306,3 +306,43 @@ test("French punctuation is marked with its passage: the space before ? ! : ; »
     assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), marked);
   }
 });
+
+// A section with math as highlight.js reads it: each formula element (MathJax's, KaTeX's, or
+// arithmatex's span with its TeX) is one character, passage.ATOM.
+const F = "\uE000";
+const MATH_PAGE = `How do I compute the mean?
+The sample mean is ${F} and the variance is
+${F}.
+The bisection method halves the bracket ${F} each step, so after ${F} steps the error is at most
+${F}
+Bisection converges linearly with rate ${F} and needs ${F}.
+Let ${F} be the probability simplex; for ${F} and ${F} we write ${F}.
+It costs $5 and $10 to print, ${F} each.`;
+
+test("a passage's math spans match the page's formulas, one for one", () => {
+  const cases = [
+    [
+      "The sample mean is $\\bar{x} = \\frac{1}{n}\\sum_{i=1}^{n} x_i$ and the variance is\n$s^2 = \\frac{1}{n-1}\\sum_{i=1}^{n} (x_i - \\bar{x})^2$.",
+      `The sample mean is ${F} and the variance is\n${F}.`,
+    ],
+    [
+      "at most\n\n$$\n|x_n - x^*| \\le \\frac{b - a}{2^{n+1}}\n$$\n\nBisection converges linearly with rate \\(1/2\\) and needs $f(a) \\cdot f(b) < 0$.",
+      `at most\n${F}\nBisection converges linearly with rate ${F} and needs ${F}.`,
+    ],
+    [
+      "Let $S = \\{ x \\in \\mathbb{R}^n : x_i > 0 \\ \\text{and}\\ \\sum_i x_i = 1 \\}$ be the probability simplex; for $a<b$ and $b>c$ we write $a<b>c$.",
+      `Let ${F} be the probability simplex; for ${F} and ${F} we write ${F}.`,
+    ],
+    ["It costs $5 and $10 to print, $x_1*y_1$ each.", `It costs $5 and $10 to print, ${F} each.`],
+  ];
+  for (const [passage, shown] of cases) {
+    assert.equal(slice(MATH_PAGE, kbqa.findPassage(MATH_PAGE, { passage })), shown);
+    assert.equal(slice(MATH_PAGE, kbqa.findPassage(MATH_PAGE, kbqa.fingerprint(passage))), shown);
+  }
+  // A display formula alone, in its own lines: \[ .. \] as $$ .. $$.
+  assert.equal(kbqa.stripMarkdown("Next:\n\n\\[\nx_{k+1} = x_k - \\frac{f(x_k)}{f'(x_k)}\n\\]\n\nDone.", true), `Next:\n\n${F}\n\nDone.`);
+});
+
+test("read as text, a passage's math keeps its characters, as code does", () => {
+  assert.equal(kbqa.stripMarkdown("Norm $\\|x\\|_p$, $a_1*b_1*c_1$ and \\(\\{x\\}\\), not $5 *or* $6."), "Norm $\\|x\\|_p$, $a_1*b_1*c_1$ and \\(\\{x\\}\\), not $5 or $6.");
+});
