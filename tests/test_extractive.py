@@ -1429,3 +1429,17 @@ def test_a_display_formula_is_quoted_with_the_sentence_it_ends() -> None:
     chunk = _page(("Solvers", "Bisection"), text)
     quoted = _quoted("What is the error bound of bisection?", chunk)
     assert quoted.startswith("The bisection method") and quoted.endswith("{2^{n+1}}\n$$")
+
+
+def test_a_model_that_failed_on_a_question_the_docs_do_not_cover_is_said_first() -> None:
+    """An API client saw "These docs don't seem to cover that" as if the model had judged
+    so, while the model had failed (done.fallback "llm_error")."""
+    text = "## Retries\n\nA job is retried five times.\n"
+    ranked = [(1, Hit(_section(text), 0.1))]
+    result = quote("How do I bake sourdough bread?", ranked, covered=False, failed=True)
+    assert "".join(result.pieces).startswith(
+        "The language model did not answer. These docs don't seem to cover that."
+    )
+    result = quote("How do I bake sourdough bread?", ranked, covered=False, lang="de", failed=True)
+    assert "".join(result.pieces).startswith("Das Sprachmodell hat nicht geantwortet. Dazu")
+    assert "".join(quote("x", ranked, covered=False).pieces).startswith(NOT_COVERED)

@@ -602,6 +602,13 @@ def test_rate_limit(serve: Serve) -> None:
         assert "try again in 10 s" in response.json()["error"]
         assert httpx.post(server.url + "/api/ask", json={"question": "q"}).status_code == 429
         assert httpx.get(server.url + "/api/health").status_code == 200  # never limited
+    # A page on another origin reads when to try again: a browser shows a script only the
+    # headers CORS exposes, and Retry-After is not one it exposes by default.
+    with serve(rate_limit=6, rate_burst=1, cors_origins=ORIGIN) as server:
+        for _ in range(2):
+            response = httpx.get(server.url + "/api/search?q=job", headers={"Origin": ORIGIN})
+        assert response.status_code == 429
+        assert "retry-after" in response.headers["access-control-expose-headers"].lower()
 
 
 def test_cors_allows_configured_origins_only(serve: Serve) -> None:

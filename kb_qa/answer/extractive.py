@@ -312,9 +312,10 @@ def quote(
     sections = sections_of(ranked, CANDIDATES)
     if not sections:
         return Extract([f"{label}\n\n", say(lang, "nothing")], {})
-    if not covered:
+    if not covered:  # a model that failed is said first: the reader would think it answered
         nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
-        return Extract([f"{say(lang, 'not_covered')}\n\n", nearest], {})
+        failure = f"{say(lang, 'model_failed')} " if failed else ""
+        return Extract([f"{failure}{say(lang, 'not_covered')}\n\n", nearest], {})
     read = [(n, h, passages(h.chunk.text, table_header(h.chunk.context))) for n, h in sections]
     said = without_asking_form(_CONTRACTION.sub("", normalize(question)))
     said = topic_words(said, foreign(question))  # not French "les", "est", "sont"

@@ -22,6 +22,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "label": "No language model is configured; this is what your sources say:",
         "label_failed": "The language model did not answer; this is what your sources say:",
         "not_covered": "These docs don't seem to cover that. The nearest sections are:",
+        "model_failed": "The language model did not answer.",
         "nothing": "No passage in your sources matches this question.",
         "see_also": "See also: {listed}.",
         "separator": "; ",  # between the sections "See also" lists
@@ -39,6 +40,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "de": {
         "label": "Kein Sprachmodell eingerichtet. Das steht in Ihren Quellen:",
         "label_failed": "Das Sprachmodell hat nicht geantwortet. Das steht in Ihren Quellen:",
+        "model_failed": "Das Sprachmodell hat nicht geantwortet.",
         "not_covered": (
             "Dazu scheint diese Dokumentation nichts zu enthalten. Die nächstliegenden Abschnitte:"
         ),
@@ -62,6 +64,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "es": {
         "label": "No hay ningún modelo de lenguaje configurado; esto es lo que dicen tus fuentes:",
         "label_failed": "El modelo de lenguaje no respondió; esto es lo que dicen tus fuentes:",
+        "model_failed": "El modelo de lenguaje no respondió.",
         "not_covered": (
             "Parece que esta documentación no trata ese tema. Las secciones más cercanas son:"
         ),
@@ -86,6 +89,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "label_failed": (
             "Le modèle de langage n’a pas répondu\u00a0; voici ce que disent vos sources\u00a0:"
         ),
+        "model_failed": "Le modèle de langage n’a pas répondu.",
         "not_covered": (
             "Cette documentation ne semble pas traiter ce point. "
             "Les sections les plus proches\u00a0:"
@@ -112,6 +116,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "it": {
         "label": "Nessun modello linguistico configurato; ecco cosa dicono le tue fonti:",
         "label_failed": "Il modello linguistico non ha risposto; ecco cosa dicono le tue fonti:",
+        "model_failed": "Il modello linguistico non ha risposto.",
         "not_covered": (
             "Questa documentazione non sembra trattare l’argomento. Le sezioni più vicine sono:"
         ),
@@ -132,6 +137,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "ja": {
         "label": "言語モデルが設定されていません。ソースの該当箇所は次のとおりです：",
         "label_failed": "言語モデルが応答しませんでした。ソースの該当箇所は次のとおりです：",
+        "model_failed": "言語モデルが応答しませんでした。",
         "not_covered": "このドキュメントには該当する内容がないようです。近いセクション：",
         "nothing": "この質問に合う箇所はソースにありません。",
         "see_also": "関連項目：{listed}。",
@@ -148,6 +154,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "pt": {
         "label": "Nenhum modelo de linguagem configurado; isto é o que suas fontes dizem:",
         "label_failed": "O modelo de linguagem não respondeu; isto é o que suas fontes dizem:",
+        "model_failed": "O modelo de linguagem não respondeu.",
         "not_covered": "Esta documentação não parece tratar disso. As seções mais próximas são:",
         "nothing": "Nenhum trecho das suas fontes responde a esta pergunta.",
         "see_also": "Veja também: {listed}.",
@@ -165,6 +172,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "zh": {
         "label": "未配置语言模型，以下是来源中的原文：",
         "label_failed": "语言模型未能回答，以下是来源中的原文：",
+        "model_failed": "语言模型未能回答。",
         "not_covered": "这些文档似乎没有涉及这个问题。最接近的章节：",
         "nothing": "来源中没有与此问题匹配的段落。",
         "see_also": "另见：{listed}。",

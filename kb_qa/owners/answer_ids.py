@@ -63,8 +63,9 @@ NOT_GIVEN = (
     "for an answer /api/ask gave, sent with the question as it was asked."
 )
 ALTERED = (
-    "The answer or citations sent are not the ones this answer_id was given with: send them "
-    "as the answer's events carried them, or leave them out."
+    "The answer or citations sent are not the ones this answer_id was given with: send the "
+    "done event's text (the delta pieces joined can differ) and the citations event's list, "
+    "as they came, or leave them out."
 )
 TOO_OLD = (
     f"This answer_id is more than {MAX_AGE_HOURS} hours old: an answer may be rated for "

@@ -309,6 +309,8 @@ def create_app(
                 allow_origins=["*"] if "*" in origins else origins,
                 allow_methods=["GET", "POST"],
                 allow_headers=["Authorization", "Content-Type"],
+                # A page on another origin reads when to try again (429, 503 indexing)
+                expose_headers=["Retry-After"],
                 max_age=600,
             ),
             Middleware(Guard, token=settings.api_token, rate=rate),
