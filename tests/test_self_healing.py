@@ -191,6 +191,40 @@ def test_watcher_recreates_a_deleted_index_folder(
         watcher.stop()
 
 
+def test_a_watched_server_rebuilding_a_deleted_index_says_what_it_serves(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """An API client polling health while `serve --watch` made a deleted index folder
+    again saw "empty", 0 chunks and /api/ready 503 for seconds, while every answer came,
+    cited, from the sections the server held."""
+    pages = {
+        f"p{i}.md": f"# Page {i}\n\n## Part {i}\n\nThe wombat {i} eats grass.\n" for i in range(120)
+    }
+    vault = make_vault(pages)
+    index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)
+    watcher = Watcher(index, debounce=0.1, retry_delay=0.2).start()
+    try:
+        assert watcher.wait_idle()
+        with UvicornThread(create_app(index, index.settings, watcher)) as api:
+            shutil.rmtree(vault / ".kb-qa")
+            seen = []
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                health = httpx.get(api.url + "/api/health", timeout=30).json()
+                seen.append((health["status"], health["chunks"], health["freshness"]["indexing"]))
+                if (
+                    health["status"] == "ok"
+                    and not health["freshness"]["indexing"]
+                    and any(rebuilding for *_, rebuilding in seen)
+                ):
+                    break
+                time.sleep(0.05)
+            assert any(rebuilding for *_, rebuilding in seen), seen  # the run was watched
+            assert all(status != "empty" and chunks >= 240 for status, chunks, _ in seen), seen
+    finally:
+        watcher.stop()
+
+
 def test_a_vault_renamed_with_an_edit_pending_is_not_made_anew(
     make_vault: Callable[..., Path], kb: KB, tmp_path: Path
 ) -> None:
