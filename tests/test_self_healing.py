@@ -12,7 +12,8 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -161,34 +162,39 @@ def test_chroma_server_restarted_empty_then_down(
         watcher.stop()
 
 
-def test_watcher_recreates_a_deleted_index_folder(
-    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
-) -> None:
-    vault = make_vault(PAGES)
+@contextmanager
+def _watched_api(vault: Path, kb: KB) -> Iterator[tuple[KnowledgeBase, Watcher, UvicornThread]]:
+    """A watched index of ``vault`` in its default folder, served, its first run done."""
     index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)
     watcher = Watcher(index, debounce=0.1, retry_delay=0.2).start()
     try:
         assert watcher.wait_idle()
         with UvicornThread(create_app(index, index.settings, watcher)) as api:
-            shutil.rmtree(vault / ".kb-qa")
-            deadline = time.monotonic() + 20
-            while (
-                time.monotonic() < deadline and not (vault / ".kb-qa" / "manifest.sqlite3").exists()
-            ):
-                time.sleep(0.1)
-            time.sleep(0.3)
-            assert watcher.wait_idle(timeout=20)
-            assert watcher.freshness().error == ""
-            assert {p["path"] for p in index.pages()} == set(PAGES)
-            assert vector_ranked(index, "wombat folder")
-            since = time.time()
-            (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
-            settle(watcher, since)
-            assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
-            assert rated(api.url, "platypus eggs").status_code == 201
-            assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
+            yield index, watcher, api
     finally:
         watcher.stop()
+
+
+def test_watcher_recreates_a_deleted_index_folder(
+    make_vault: Callable[..., Path], kb: KB, tmp_path: Path
+) -> None:
+    vault = make_vault(PAGES)
+    with _watched_api(vault, kb) as (index, watcher, api):
+        shutil.rmtree(vault / ".kb-qa")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (vault / ".kb-qa" / "manifest.sqlite3").exists():
+            time.sleep(0.1)
+        time.sleep(0.3)
+        assert watcher.wait_idle(timeout=20)
+        assert watcher.freshness().error == ""
+        assert {p["path"] for p in index.pages()} == set(PAGES)
+        assert vector_ranked(index, "wombat folder")
+        since = time.time()
+        (vault / "c.md").write_text("# Gamma\n\nThe platypus lays eggs.\n")
+        settle(watcher, since)
+        assert index.search("platypus eggs", 1)[0].chunk.path == "c.md"
+        assert rated(api.url, "platypus eggs").status_code == 201
+        assert httpx.get(api.url + "/api/health").json()["status"] == "ok"
 
 
 def test_a_watched_server_rebuilding_a_deleted_index_says_what_it_serves(
@@ -201,28 +207,22 @@ def test_a_watched_server_rebuilding_a_deleted_index_says_what_it_serves(
         f"p{i}.md": f"# Page {i}\n\n## Part {i}\n\nThe wombat {i} eats grass.\n" for i in range(120)
     }
     vault = make_vault(pages)
-    index = kb(vault, index_dir=vault / ".kb-qa", rate_limit=0)
-    watcher = Watcher(index, debounce=0.1, retry_delay=0.2).start()
-    try:
-        assert watcher.wait_idle()
-        with UvicornThread(create_app(index, index.settings, watcher)) as api:
-            shutil.rmtree(vault / ".kb-qa")
-            seen = []
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                health = httpx.get(api.url + "/api/health", timeout=30).json()
-                seen.append((health["status"], health["chunks"], health["freshness"]["indexing"]))
-                if (
-                    health["status"] == "ok"
-                    and not health["freshness"]["indexing"]
-                    and any(rebuilding for *_, rebuilding in seen)
-                ):
-                    break
-                time.sleep(0.05)
-            assert any(rebuilding for *_, rebuilding in seen), seen  # the run was watched
-            assert all(status != "empty" and chunks >= 240 for status, chunks, _ in seen), seen
-    finally:
-        watcher.stop()
+    with _watched_api(vault, kb) as (_index, _watcher, api):
+        shutil.rmtree(vault / ".kb-qa")
+        seen = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            health = httpx.get(api.url + "/api/health", timeout=30).json()
+            seen.append((health["status"], health["chunks"], health["freshness"]["indexing"]))
+            if (
+                health["status"] == "ok"
+                and not health["freshness"]["indexing"]
+                and any(rebuilding for *_, rebuilding in seen)
+            ):
+                break
+            time.sleep(0.05)
+        assert any(rebuilding for *_, rebuilding in seen), seen  # the run was watched
+        assert all(status != "empty" and chunks >= 240 for status, chunks, _ in seen), seen
 
 
 def test_a_vault_renamed_with_an_edit_pending_is_not_made_anew(
