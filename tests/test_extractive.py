@@ -1443,3 +1443,26 @@ def test_a_model_that_failed_on_a_question_the_docs_do_not_cover_is_said_first()
     result = quote("How do I bake sourdough bread?", ranked, covered=False, lang="de", failed=True)
     assert "".join(result.pieces).startswith("Das Sprachmodell hat nicht geantwortet. Dazu")
     assert "".join(quote("x", ranked, covered=False).pieces).startswith(NOT_COVERED)
+
+
+def test_a_short_admonition_is_quoted_whole() -> None:
+    """Uvicorn's "Running with Gunicorn": asked "Is the uvicorn.workers module
+    deprecated?", the answer quoted the warning's first line and left out what to use
+    instead, the rest of the same warning."""
+    text = (
+        "!!! warning\n"
+        "    The `uvicorn.workers` module is deprecated and will be removed in a future"
+        " release.\n\n"
+        "    You should use the `uvicorn-worker` package instead.\n\n"
+        "    ```bash\n    python -m pip install uvicorn-worker\n    ```\n\n"
+        + "Gunicorn is a mature, fully featured server and process manager. " * 8
+        + "\n"
+    )
+    chunk = _page(("Welcome", "Running with Gunicorn"), text)
+    quoted = _quoted("Is the uvicorn.workers module deprecated?", chunk)
+    assert quoted.startswith("!!! warning") and quoted.endswith(
+        "pip install uvicorn-worker\n    ```"
+    )
+    longer = text.replace("instead.", "instead. " + "More words on the matter. " * 30)
+    quoted = _quoted("Is the uvicorn.workers module deprecated?", _page(("W", "G"), longer))
+    assert "You should use" not in quoted

@@ -96,9 +96,10 @@ class Block:
     # under the code in an answer, its words counted as the block's, but not in ``span``:
     # the page shows it only as tooltips inside the code, nothing of it can be highlighted.
     notes: str = ""
+    box: int = 0  # the top-level admonition or tab it is in (numbered from 1), 0 for none
 
 
-def _flatten(markdown: str) -> tuple[str, list[int]]:
+def _flatten(markdown: str) -> tuple[str, list[int], list[int]]:
     """Admonitions and tabs become a bold lead-in and their dedented content; with it, the
     line of ``markdown`` each output line comes from. A CRLF line loses its CR: that is the
     file's line ending, not text to quote. A title ending as a question does ("What are
@@ -106,15 +107,17 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
     screenshot) is left out: it headed the paragraph after the tab."""
     out: list[str] = []
     origin: list[int] = []
+    box: list[int] = []  # per output line: the top-level admonition or tab holding it (0: none)
+    boxes = 0
     # Per open container: its content indent, and where its title is in ``out`` while it
     # holds no text yet (-1: none)
-    stack: list[tuple[int, int]] = []
+    stack: list[tuple[int, int, bool]] = []  # ..., and whether it is an admonition or tab
     fence = ""  # the fence of the code block the line is in: its lines are code, as written
     lazy = False  # in a definition's first paragraph, whose lines need no indent
 
     def close() -> None:
         if (head := stack.pop()[1]) >= 0:
-            del out[head : head + 2], origin[head : head + 2]
+            del out[head : head + 2], origin[head : head + 2], box[head : head + 2]
 
     for number, line in enumerate(markdown.replace("\r\n", "\n").split("\n")):
         indent = columns(line)
@@ -129,24 +132,27 @@ def _flatten(markdown: str) -> tuple[str, list[int]]:
         elif m := _CONTAINER.match(line):
             kind = (m.group(2).split() or [""])[0]
             title = m.group(3) if m.group(3) is not None else kind.replace("-", " ").title()
-            stack.append((strip + columns(m.group(1)) + 4, len(out) if title.strip() else -1))
+            boxes += not any(boxed for *_, boxed in stack)
+            stack.append((strip + columns(m.group(1)) + 4, len(out) if title.strip() else -1, True))
             if title := title.strip():
                 out += [f"**{lead_in(title)}**", ""]
                 origin += [number, number]
+                box += [boxes, boxes]
             continue
         elif defined := _DEFINITION.match(line):
             # A definition list's ": text" (def_list; Paperless-ngx writes every setting so):
             # its text and the paragraphs indented under it, which CommonMark reads as code.
             line, lazy = line[defined.end() :], True
-            stack.append((strip + 4, -1))
+            stack.append((strip + 4, -1, False))
         lazy = lazy and bool(line.strip())
         if fence or _HTML_TAG.sub("", _ATTRS.sub("", _IMAGE.sub("", line))).strip():
-            stack[:] = [(at, -1) for at, _ in stack]  # it holds text: its title stays
+            stack[:] = [(at, -1, boxed) for at, _, boxed in stack]  # it holds text: its title stays
         out.append(line)
         origin.append(number)
+        box.append(boxes if any(boxed for *_, boxed in stack) else 0)
     while stack:
         close()
-    return "\n".join(out), origin
+    return "\n".join(out), origin, box
 
 
 def reading_text(text: str) -> str:
@@ -211,7 +217,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
     """The blocks of a section's Markdown, in order, as they would be shown. ``header``:
     the header of a table this piece of a section continues (``table_header``), shown
     above its rows so that they read as a table, not as lines of pipes."""
-    source, origin = _flatten(markdown)
+    source, origin, box = _flatten(markdown)
     lines = source.split("\n")
     starts = [0]
     ends: list[int] = []  # where each line's text ends: before its "\n", or its "\r\n"
@@ -303,7 +309,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             # citation, bench/answers.py)
             read = f"{scored or text}\n{note}"
             tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read)
-            blocks.append(Block(kind, text, tokens, where, rows, note))
+            blocks.append(Block(kind, text, tokens, where, rows, note, box[token.map[0]]))
     return blocks
 
 

@@ -35,6 +35,12 @@ WIDEN_CHARS = 1200
 # at 800 (483 characters on average). On the held-out set (Typer and Django REST framework,
 # never tuned on) 0.312 -> 0.354, scored once this rule was chosen.
 TAIL_CHARS = 400
+# An admonition or a content tab this short is quoted whole once a passage is in it: it is
+# one note ("!!! warning" on Uvicorn's "Running with Gunicorn": "The `uvicorn.workers`
+# module is deprecated..." was quoted without "You should use the `uvicorn-worker` package
+# instead." and its install command, the answer's other half). Found by a QA pass over
+# Uvicorn's docs; bench/passages.py dev and the held-out set unchanged at 300-1000.
+BOX_CHARS = 600
 # A tab's or admonition's title (blocks._flatten): "**Note:**", "**What are return codes?**"
 TITLE = re.compile(r"\*\*[^*\n]{0,79}[" + re.escape("".join(TITLE_ENDS)) + r"]\*\*")
 FOOTNOTE = re.compile(r"\[\^[^\]\n]{1,100}\]:")  # a footnote's definition, "[^1]: ..."
@@ -99,6 +105,21 @@ def widened(
         if not grown:
             return chosen
         chosen = max(grown)[1]
+    return chosen
+
+
+def whole_box(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
+    """``chosen`` grown over the whole admonition or tab it is in, title included, when that
+    is no longer than ``BOX_CHARS`` and a passage may run over it (``_joins``)."""
+    box = blocks[chosen[0]].box
+    if not box or any(blocks[i].box != box for i in chosen):
+        return chosen
+    inside = [i for i, b in enumerate(blocks) if b.box == box]
+    run = list(range(min(inside[0], chosen[0]), max(inside[-1], chosen[-1]) + 1))
+    if sum(len(blocks[i].text) for i in run) <= BOX_CHARS and all(
+        _joins(blocks[i], last=i == run[-1]) for i in run
+    ):
+        return run
     return chosen
 
 
