@@ -89,6 +89,29 @@ def test_zensical_defaults_without_markdown_extensions(tmp_path: Path) -> None:
     assert {"attr_list", "pymdownx.tabbed", "pymdownx.emoji"} <= set(zensical_site.extensions)
 
 
+def test_a_mkdocs_yml_site_zensical_built_is_said_to_need_its_rules(tmp_path: Path) -> None:
+    """A site owner who moved to Zensical kept mkdocs.yml: `## Custom id {#my-custom}` is
+    `#my-custom` on Zensical's page and `#custom-id-my-custom` in kb-qa's citations, and
+    nothing said to set KBQA_GENERATOR. The built home page names its generator."""
+    import subprocess
+
+    from kb_qa.ingest.site import load_site
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# W\n\n## Custom id {#my-custom}\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: Plain\n", encoding="utf-8")
+    assert not load_site(tmp_path).warnings  # never built
+    subprocess.run(
+        [parity.zensical_command(), "build"], cwd=tmp_path, check=True, capture_output=True
+    )
+    said = load_site(tmp_path).warnings
+    assert len(said) == 1 and "KBQA_GENERATOR=zensical" in said[0], said
+    assert not load_site(tmp_path, "zensical").warnings  # told: nothing to say
+    assert not load_site(tmp_path, "mkdocs").warnings  # chosen on purpose
+    (tmp_path / "site" / "index.html").write_text('<meta name="generator" content="mkdocs-1.6">')
+    assert not load_site(tmp_path).warnings
+
+
 TRICKY_CONFIG = """\
 site_name: Tricky
 theme:

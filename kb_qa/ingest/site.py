@@ -172,6 +172,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         config = safe_config.load_yaml(config_file)
     if not isinstance(config, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
+    warnings = [] if generator or is_toml else zensical.built_unannounced(root, config)
     generator = "zensical" if is_toml else (generator or "mkdocs")
     docs_dir = (root / str(config.get("docs_dir") or "docs")).resolve()
     if not docs_dir.is_dir():
@@ -181,7 +182,6 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     # Drafts are left out of a build (`mkdocs serve` shows them): an answer must not quote
     # unpublished text, nor cite a page that is not there.
     exclude = f"{config.get('exclude_docs') or ''}\n{config.get('draft_docs') or ''}"
-    warnings: list[str] = []
     site = Site(
         root=root,
         docs_dir=docs_dir,

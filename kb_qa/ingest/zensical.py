@@ -266,3 +266,24 @@ def _resolve(symbol: str) -> Any:
             continue
     module_name, _, attr = candidates[-1].rpartition(".")
     return getattr(importlib.import_module(module_name), attr)
+
+
+_GENERATOR_META = '<meta name="generator" content="zensical'
+
+
+def built_unannounced(root: Path, config: dict[str, Any]) -> list[str]:
+    """A warning when the ``mkdocs.yml`` site at ``root`` was last built by Zensical (its
+    built home page says so) while kb-qa reads it by MkDocs' rules: their heading ids
+    differ (Zensical turns on ``attr_list``: ``## Setup {#my-id}`` is ``#my-id`` there,
+    ``#setup-my-id`` for MkDocs), so citations would open ids the pages do not have."""
+    built = (root / str(config.get("site_dir") or "site") / "index.html").resolve()
+    if not built.is_relative_to(root.resolve()) or not built.is_file():
+        return []
+    with contextlib.suppress(OSError), built.open("rb") as page:
+        if _GENERATOR_META.encode() in page.read(16384).lower():
+            return [
+                f"{built.relative_to(root.resolve())} was built by Zensical, and this site's "
+                "mkdocs.yml is read by MkDocs' rules: set KBQA_GENERATOR=zensical so that "
+                "citations open the heading ids Zensical gives"
+            ]
+    return []
