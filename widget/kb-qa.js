@@ -1912,18 +1912,20 @@
     });
     return marks;
   }
-  function reveal(el2) {
-    for (let d = el2.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
-    let block = el2.closest(".tabbed-block");
-    if (block && block.parentElement) {
-      let index = Array.prototype.indexOf.call(block.parentElement.children, block);
-      let set = block.closest(".tabbed-set");
-      let input = set && set.querySelectorAll(":scope > input")[index];
+  function reveal(marks) {
+    let sets = [];
+    marks.forEach((el2) => {
+      for (let d = el2.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+      let block = el2.closest(".tabbed-block");
+      let set = block && block.closest(".tabbed-set");
+      if (!set || sets.includes(set)) return;
+      sets.push(set);
+      let input = set.querySelectorAll(":scope > input")[Array.prototype.indexOf.call(block.parentElement.children, block)];
       if (input && !input.checked) {
         input.checked = true;
         input.dispatchEvent(new Event("change", { bubbles: true }));
       }
-    }
+    });
   }
   function highlight(anchor, spec, smooth) {
     clearHighlights();
@@ -1943,7 +1945,7 @@
     let marks = span ? wrap(col.segs, span.start, span.end) : [];
     if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
     if (!marks.length) return [];
-    marks.forEach(reveal);
+    reveal(marks);
     scrollToMarks(marks, smooth, sec.heading);
     highlightTimer = setTimeout(() => marks.forEach((mark) => mark.classList.add("kb-qa-highlight--faded")), FADE_MS);
     return marks;

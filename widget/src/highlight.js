@@ -154,20 +154,23 @@ function wrap(segs, start, end) {
   return marks;
 }
 
-function reveal(el) {
-  // Open collapsed admonitions and select the content tab that holds the passage.
-  for (let d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
-  let block = el.closest(".tabbed-block");
-  if (block && block.parentElement) {
-    let index = Array.prototype.indexOf.call(block.parentElement.children, block);
-    let set = block.closest(".tabbed-set");
-    let input = set && set.querySelectorAll(":scope > input")[index];
+/** Open the collapsed admonitions that hold marks, and in each tab set select the tab where the
+ * passage begins: a passage over two tabs showed only the last (and linked tab sets flipped to it). */
+function reveal(marks) {
+  let sets = [];
+  marks.forEach((el) => {
+    for (let d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    let block = el.closest(".tabbed-block");
+    let set = block && block.closest(".tabbed-set");
+    if (!set || sets.includes(set)) return;
+    sets.push(set);
+    let input = set.querySelectorAll(":scope > input")[Array.prototype.indexOf.call(block.parentElement.children, block)];
     if (input && !input.checked) {
       input.checked = true;
       // As a click would: Material moves the tab's underline (and linked tabs follow) on it.
       input.dispatchEvent(new Event("change", { bubbles: true }));
     }
-  }
+  });
 }
 
 /** Highlight the passage ``spec`` (fingerprint or {passage}) in the section of ``anchor``. */
@@ -193,7 +196,7 @@ export function highlight(anchor, spec, smooth) {
   let marks = span ? wrap(col.segs, span.start, span.end) : [];
   if (!marks.length && sec.heading) marks = wrap(col.segs, 0, col.headingEnd || col.text.length);
   if (!marks.length) return [];
-  marks.forEach(reveal);
+  reveal(marks);
   scrollToMarks(marks, smooth, sec.heading);
   highlightTimer = setTimeout(() => marks.forEach((mark) => mark.classList.add("kb-qa-highlight--faded")), FADE_MS);
   return marks;
