@@ -334,12 +334,22 @@ def test_mkdocs_site_url_and_file_urls(make_vault: Callable[..., Path], kb: KB) 
     assert {c.url for c in index.store.chunks()} == {"guide/setup/"}
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        MKDOCS_YML + "hooks:\n  - hooks.py\n",
+        # pymdownx.snippets' base_path is the vault's path: a copied Zensical site was
+        # re-chunked whole ("the site config's Markdown extension settings changed")
+        MKDOCS_YML + "markdown_extensions:\n  - pymdownx.snippets\n",
+    ],
+    ids=["hooks", "snippets"],
+)
 def test_a_site_moved_with_its_index_keeps_its_chunks(
-    make_vault: Callable[..., Path], kb: KB
+    make_vault: Callable[..., Path], kb: KB, config: str
 ) -> None:
     vault = make_vault(
         {
-            "mkdocs.yml": MKDOCS_YML + "hooks:\n  - hooks.py\n",
+            "mkdocs.yml": config,
             "hooks.py": "def on_page_markdown(markdown, **kwargs):\n    return markdown\n",
             "docs/guide/setup.md": page("Setup", ("Install", "Run the installer.")),
         }

@@ -143,8 +143,11 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
         "is_mkdocs": site.is_mkdocs,
         "exclude": site.exclude_patterns,
         "extensions": site.extensions,
-        # Function objects in extension configs print with their address: drop it.
-        "configs": re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))),
+        # Function objects in extension configs print with their address: drop it; and the
+        # vault's own path (snippets' base_path): a copied site re-chunked every file.
+        "configs": re.sub(
+            r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))
+        ).replace(repr(str(site.root))[1:-1], "<vault>"),
     }
     if site.generator == "zensical":  # only then, so that existing indexes stay current
         data["generator"] = site.generator
