@@ -31,6 +31,10 @@ class ConfigError(KbQaError):
     """A setting (environment variable, CLI flag or mkdocs.yml option) is invalid."""
 
 
+class InstallError(KbQaError):
+    """kb-qa's installation lacks a file it ships (a wheel built without the widget's bundle)."""
+
+
 class VaultError(KbQaError):
     """The vault folder does not exist or cannot be read."""
 

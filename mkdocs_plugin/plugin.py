@@ -30,7 +30,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from kb_qa.errors import ConfigError
+from kb_qa.errors import ConfigError, InstallError
 from kb_qa.ingest import render, render_files, versioning
 from kb_qa.wiring import options as wiring
 from kb_qa.wiring.options import check_endpoint
@@ -133,9 +133,11 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         # said of the site is said once, at its first language
         first = not render_files.later_language(config)
         try:
+            import kb_qa_widget  # noqa: F401  # a wheel built without the widget's bundle says so
+
             self._options = self._widget_options(config, first)
             wired = check_endpoint(self._options.endpoint, "extra.kb_qa.endpoint")
-        except ConfigError as exc:  # a site wired by `kb-qa init`, edited by hand
+        except (ConfigError, InstallError) as exc:  # a site wired by `kb-qa init`, edited by hand
             raise PluginError(f"kb-qa: {exc}") from exc
         if not endpoint and wired:
             self._endpoint = wired.rstrip("/")

@@ -14,7 +14,9 @@ FILES = ("kb-qa.js", "kb-qa.css")
 if missing := [name for name in FILES if not (ASSETS / name).is_file()]:
     # A wheel built from a checkout or sdist whose bundle was removed or never built: the
     # build succeeds (package data that matches nothing is skipped), the chat could not run.
-    raise FileNotFoundError(
+    from kb_qa.errors import InstallError  # said in words by the CLI and the MkDocs plugin
+
+    raise InstallError(
         f"kb-qa's chat widget is missing {', '.join(missing)} in {ASSETS}: this installation "
         "was built without the widget's bundle. Reinstall kb-qa, or build the bundle before "
         "building kb-qa (cd widget && npm ci && npm run build)."
