@@ -1466,3 +1466,16 @@ def test_a_short_admonition_is_quoted_whole() -> None:
     longer = text.replace("instead.", "instead. " + "More words on the matter. " * 30)
     quoted = _quoted("Is the uvicorn.workers module deprecated?", _page(("W", "G"), longer))
     assert "You should use" not in quoted
+
+
+def test_a_display_formula_is_one_block_whatever_its_lines_start_with() -> None:
+    """"$$\\n\\sigma^2 = E[X^2]\\n- E[X]^2\\n$$": its "- E[X]^2" line was read as a list, so
+    the answer showed the formula broken by a blank line (and the chat a bullet where the
+    minus was); a line of HTML in a formula left a lone "$$" quoted."""
+    formula = "$$\n\\sigma^2 = E[X^2]\n- E[X]^2\n$$"
+    text = f"The variance expands into its two raw moments as\n\n{formula}\n\nwhich is neat.\n"
+    chunk = _page(("Statistics", "Variance"), text)
+    assert formula in _quoted("How does the variance expand into raw moments?", chunk)
+    hostile = "$$\n</div><img src=x>\n$$"
+    chunk = _page(("Zebra", "Display"), f"The zebra display formula:\n\n{hostile}\n")
+    assert hostile in _quoted("What is the zebra display formula?", chunk)

@@ -20,13 +20,12 @@ from dataclasses import replace
 
 from kb_qa.answer.blocks import (
     Block,
-    matching_rows,
     passages,
-    rows_span,
     table_header,
     weight_of,
 )
 from kb_qa.answer.citations import Citation
+from kb_qa.answer.rows import matching_rows, rows_span
 from kb_qa.text import blanked, keyword_tokens
 from kb_qa.types import Hit
 from kb_qa.verbatim import code_segments

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest.code_annotations import annotation_lists
@@ -21,14 +22,21 @@ from kb_qa.types import lead_in
 from kb_qa.verbatim import is_formula, verbatim_segments
 
 MAX_CODE_CHARS = 2500  # a longer code block is left out (never cut)
-MAX_TABLE_ROWS = 5  # a longer table shows its header and one run of rows around the best
-TABLE_ROW_SHARE = 0.5  # ... reaching out to rows scoring at least this share of the best
 
 
-# Only blocks are read: inline parsing is off (160 KB of '[' took it 11 s).
+# Only blocks are read: inline parsing is off (160 KB of '[' took it 11 s). A display
+# formula opening a block ($$ on its line) is one block, as arithmatex reads it: a line of
+# it starting "- E[X]^2" was a list of its own. Like arithmatex, none interrupts a paragraph.
 _PARSER = (
     MarkdownIt("commonmark", {"maxNesting": 100})
     .enable(["table", "strikethrough"])
+    .use(
+        dollarmath_plugin,
+        allow_labels=False,
+        allow_space=False,
+        allow_digits=False,
+        allow_blank_lines=False,
+    )
     .disable("inline")
 )
 _FENCE = re.compile(r"(`{3,}|~{3,})")
@@ -261,6 +269,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             scored = f"{header}\n{raw}"
             # The header is context, not this piece's bytes: it has no span of its own.
             rows = ((where[0], where[0]), (where[0], where[0]), *row_spans(token.map[0], raw))
+        elif token.type == "math_block":
+            kind, text = "math", raw
         elif token.type in _PROSE:
             if _SNIPPETS_ONLY.fullmatch(raw):
                 continue
@@ -352,47 +362,3 @@ def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:
     set's order changes with PYTHONHASHSEED, and a plain sum of the same weights in another
     order can differ by a rounding error and break a tie differently in each process."""
     return math.fsum(weight.get(t, 0.0) for t in tokens)
-
-
-def matching_rows(table: str, weight: dict[str, float]) -> tuple[str, list[int] | None]:
-    """A long table cut to its header and the rows that match the question (the whole table
-    when none does): the row that answers should not drown among twenty others. The rows
-    kept are one run of at most MAX_TABLE_ROWS around the best-matching row (the first of a
-    tie), reaching the matching rows nearest it and holding the rows between them, so that
-    what is shown is what the page highlights. With it, the indexes of the body rows kept
-    (None: the whole table)."""
-    lines = table.split("\n")
-    header, body = lines[:2], lines[2:]
-    if len(body) <= MAX_TABLE_ROWS:
-        return table, None
-    # A word every row holds (the product's prefix of its error codes) picks no row out.
-    words = [set(keyword_tokens(row, camel_parts=True)) | cjk_chars(row) for row in body]
-    rows_with: dict[str, int] = {}
-    for found in words:
-        for t in found & weight.keys():
-            rows_with[t] = rows_with.get(t, 0) + 1
-    scores = [
-        math.fsum(weight[t] * math.log(1 + len(body) / rows_with[t]) for t in found & weight.keys())
-        for found in words
-    ]
-    best = max(scores)
-    if best <= 0:
-        return table, None
-    top = scores.index(best)
-    # One run of rows, as the page highlights one range: the best row and those near it
-    # that match too, with the rows between them, at most MAX_TABLE_ROWS.
-    lo = hi = top
-    for i in sorted(range(len(body)), key=lambda i: (abs(i - top), i)):
-        if scores[i] >= TABLE_ROW_SHARE * best and max(hi, i) - min(lo, i) < MAX_TABLE_ROWS:
-            lo, hi = min(lo, i), max(hi, i)
-    keep = list(range(lo, hi + 1))
-    return "\n".join(header + body[lo : hi + 1]), keep
-
-
-def rows_span(table: Block, kept: list[int] | None) -> tuple[int, int]:
-    """What a table cut to the body rows ``kept`` quotes: those rows (the header is only
-    context), or the whole table when nothing was cut."""
-    rows = table.rows
-    if kept is None or len(rows) <= kept[-1] + 2:
-        return table.span
-    return rows[kept[0] + 2][0], rows[kept[-1] + 2][1]

@@ -28,14 +28,13 @@ from dataclasses import dataclass
 from kb_qa.answer.amounts import asks_amount, states_amount, without_asking_form
 from kb_qa.answer.blocks import (
     Block,
-    matching_rows,
     passages,
-    rows_span,
     table_header,
     weight_of,
 )
 from kb_qa.answer.coverage import content_chars
 from kb_qa.answer.prepare import Prepared, points_back
+from kb_qa.answer.rows import matching_rows, rows_span
 from kb_qa.answer.units import introduces, is_title, quoted_with, run_to_end, whole_box, widened
 from kb_qa.answer.wording import say
 from kb_qa.index.keyword import tokens_and_dates
