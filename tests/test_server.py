@@ -695,3 +695,32 @@ def test_a_path_is_hidden_whole_never_as_the_start_of_a_sibling_s(kb: KnowledgeB
     said = api.public(f"Vault folder {vault} is gone. It now leads to {vault}-b, not {vault}.")
     assert said == f"Vault folder is gone. It now leads to {vault}-b, not the vault folder."
     assert api.public(f"open {kb.settings.index_path}: no") == "open the index folder: no"
+
+
+def test_a_reader_closing_the_stream_after_done_logs_no_error(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that reads up to the done event and closes the connection (a script, a
+    proxy) had the server log an asyncio ERROR, "Task exception was never retrieved ...
+    StopAsyncIteration", for most answers: an operator alerting on errors was paged for
+    ordinary readers (a soak test, 65 of 79 streamed answers)."""
+    import gc
+    import http.client
+    from urllib.parse import urlsplit
+
+    with serve(rate_limit=0) as server:
+        where = urlsplit(server.url)
+        for _ in range(10):
+            connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+            body = json.dumps({"question": QUESTION})
+            connection.request("POST", "/api/ask", body, {"Content-Type": "application/json"})
+            lines = connection.getresponse().fp
+            for line in lines:
+                if line.startswith(b"event: done"):
+                    lines.readline()
+                    break
+            connection.close()
+        time.sleep(0.5)
+        gc.collect()
+    unread = [r for r in caplog.records if "never retrieved" in r.getMessage()]
+    assert not unread, unread[0].getMessage()

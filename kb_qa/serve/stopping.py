@@ -78,12 +78,20 @@ class Stopping:
 
 
 async def _cancelled(*pending: asyncio.Future[Any] | None) -> None:
-    """Each of ``pending`` that is not done, cancelled and waited for."""
+    """Each of ``pending`` that is not done, cancelled and waited for; one that is done, its
+    outcome read: a reader that closed the stream right after ``done`` left the step that
+    had found the answer's end (StopAsyncIteration) unread, and asyncio logged an ERROR
+    "Task exception was never retrieved" for most such answers."""
     for future in pending:
-        if future is not None and not future.done():
-            future.cancel()
-            with contextlib.suppress(BaseException):
-                await future
+        if future is None:
+            continue
+        if future.done():
+            if not future.cancelled():
+                future.exception()
+            continue
+        future.cancel()
+        with contextlib.suppress(BaseException):
+            await future
 
 
 PING_SECONDS = 15.0  # the longest an answer's stream stays silent (a model still thinking)
