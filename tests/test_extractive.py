@@ -1469,7 +1469,7 @@ def test_a_short_admonition_is_quoted_whole() -> None:
 
 
 def test_a_display_formula_is_one_block_whatever_its_lines_start_with() -> None:
-    """"$$\\n\\sigma^2 = E[X^2]\\n- E[X]^2\\n$$": its "- E[X]^2" line was read as a list, so
+    """ "$$\\n\\sigma^2 = E[X^2]\\n- E[X]^2\\n$$": its "- E[X]^2" line was read as a list, so
     the answer showed the formula broken by a blank line (and the chat a bullet where the
     minus was); a line of HTML in a formula left a lone "$$" quoted."""
     formula = "$$\n\\sigma^2 = E[X^2]\n- E[X]^2\n$$"
