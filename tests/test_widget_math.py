@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from browser import sync_playwright_or_skip
+from uvicorn_thread import UvicornThread
 from widget_stack import (
     MARKS,
     ROOT,
@@ -34,6 +35,9 @@ from widget_stack import (
     serve_folder,
     shot,
 )
+
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
 
 sync_api = sync_playwright_or_skip()
 
@@ -275,5 +279,103 @@ def test_an_answer_shows_its_math_as_written(browser: Any, math_site: str) -> No
         assert "it costs $5 and $10." in shown, shown
         assert answer.locator("em, strong").count() == 0
         assert answer.locator("a.kbq-cite").count() == 1
+    finally:
+        context.close()
+
+
+# A notes vault's /view pages (kb_qa/serve/pages.py) show math as written, in
+# <span class="math">$..$</span> and <div class="math">$$..$$</div>, with no renderer.
+TRAPEZOID = (
+    "The trapezoid rule error is bounded. For a function with a continuous second derivative\n"
+    "on $[a, b]$ the error is at most\n\n"
+    "$$\n"
+    "\\frac{(b-a)^3}{12 n^2} \\max_{a \\le x \\le b} |f''(x)|\n"
+    "- O(n^{-4})\n"
+    "$$\n\n"
+    "which shrinks quadratically with n."
+)
+PRODUCTS = (
+    "Multiply the coefficients: $a_1*b_1*c_1$ and the thin space $a\\,b$ keep their\n"
+    "characters in the product of the terms."
+)
+NOTES = {
+    "Trapezoid.md": "# Trapezoid rule\n\n## Error bound\n\n" + TRAPEZOID + "\n",
+    "Products.md": "# Products\n\n## Coefficients\n\n" + PRODUCTS + "\n",
+}
+
+# The page's text nodes in order as (marked?, text), the widget's own left out.
+VIEW_PIECES = """() => {
+  const out = [];
+  const walk = (n) => {
+    if (n.nodeType === 1) {
+      if (!n.matches('[data-kb-qa-host], script, style')) n.childNodes.forEach(walk);
+    } else if (n.nodeType === 3 && n.data.trim()) {
+      out.push([!!n.parentElement.closest('mark.kb-qa-highlight'), n.data]);
+    }
+  };
+  walk(document.body);
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def notes_view(
+    tmp_path_factory: pytest.TempPathFactory, write_files: Callable[..., Path]
+) -> Iterator[str]:
+    """`kb-qa serve`'s app over an Obsidian-style folder of notes (no mkdocs.yml) and no
+    model: its answers quote the notes, and its /view pages carry the widget."""
+    tmp = tmp_path_factory.mktemp("notes-math")
+    vault = write_files(tmp / "notes", NOTES)
+    kb = KnowledgeBase(vault, index_dir=tmp / "index", embed_model="hash", rate_limit=0)
+    try:
+        kb.index()
+        with UvicornThread(create_app(kb)) as api:
+            yield api.url
+    finally:
+        kb.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "note", "headings", "passage"),
+    [
+        (
+            "How large is the trapezoid rule error?",
+            "Trapezoid.md",
+            "Trapezoid rule Error bound",
+            TRAPEZOID,
+        ),
+        ("How do I multiply the coefficients?", "Products.md", "Products Coefficients", PRODUCTS),
+    ],
+    ids=["display-formula", "inline-formulas"],
+)
+def test_a_citation_on_a_notes_view_page_marks_its_math_as_written(
+    browser: Any, notes_view: str, question: str, note: str, headings: str, passage: str
+) -> None:
+    """On /view the highlight stopped at a display formula ("... the error is at most" marked,
+    not the formula nor the sentence after it), and "Multiply the coefficients: $a_1*b_1*c_1$"
+    was marked from "and the thin space" on: the view's math is its TeX, which the widget read
+    as words where the passage had one formula. The view's math elements are formulas too."""
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        open_page(page, notes_view + "/view/Trapezoid.md")
+        page.keyboard.press("Control+k")
+        ask(page, question)
+        answer = page.locator(".kbq-answer").last
+        if note == "Trapezoid.md":
+            # The answer quotes the formula as one paragraph of its own characters: its
+            # "- O(n^{-4})" line is TeX, not a list item.
+            assert answer.locator("ul, li").count() == 0
+            formula = passage[passage.index("$$") : passage.rindex("$$") + 2]
+            shown = [re.sub(r"\s+", " ", p) for p in answer.locator("p").all_inner_texts()]
+            assert re.sub(r"\s+", " ", formula) in shown, shown
+        page.locator("a.kbq-cite").first.click()
+        page.wait_for_url(re.compile(re.escape(note) + r"\?kbqa-hl=[^#]+#"))
+        page.wait_for_function(f"{MARKS}.length > 0")
+        pieces = page.evaluate(VIEW_PIECES)
+        assert _joined(pieces, True) == re.sub(r"\s+", " ", passage), pieces
+        # Only the nav and the headings are left unmarked.
+        assert _joined(pieces, False) == f"All pages · {note} {headings}", pieces
+        shot(page, "math-view-" + note[:-3].lower())
     finally:
         context.close()

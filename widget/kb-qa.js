@@ -714,13 +714,14 @@
   var FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
   var BULLET = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
   var RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+  var MATH = /^ {0,3}\$\$/;
   function fenceOf(line) {
     const f = FENCE.exec(line);
     if (f && f[1][0] === "`" && line.indexOf("`", f[0].length) !== -1) return null;
     return f;
   }
   function startsBlock(line) {
-    return !!fenceOf(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
+    return !!fenceOf(line) || MATH.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
   }
   function indentOf(line) {
     return /^\s*/.exec(line)[0].replace(/\t/g, "    ").length;
@@ -784,6 +785,13 @@
           body.push(lines[i].slice(Math.min(pad, indentOf(lines[i]))));
         }
         blocks.push({ type: "code", lang: f[2], text: body.join("\n"), closed });
+        continue;
+      }
+      if (MATH.test(line)) {
+        let body = [line];
+        let end = line.trim().length > 3 && /\$\$\s*$/.test(line);
+        for (i++; !end && i < lines.length; i++) end = /\$\$\s*$/.test(body[body.push(lines[i]) - 1]);
+        blocks.push({ type: "p", text: body.join("\n").trim(), math: 1 });
         continue;
       }
       const h = heading(line);
@@ -919,7 +927,7 @@
       } else {
         el2 = doc.createElement(BLOCK_TAGS[b.type] || "p");
         if (b.type === "p") {
-          el2.appendChild(renderInline(parseInline(b.text), doc, ctx));
+          el2.appendChild(b.math ? doc.createTextNode(b.text) : renderInline(parseInline(b.text), doc, ctx));
           autoDirection(el2);
         }
       }
@@ -1789,7 +1797,7 @@
   var SKIP = ".headerlink, script, style, noscript, template, button, textarea, select, svg, .md-clipboard, .linenos, .linenodiv, .md-annotation, [data-kb-qa-host]";
   var BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption, div, section, details, article";
   var FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
-  var MATH = ".arithmatex, mjx-container, .katex-display, .katex";
+  var MATH2 = ".arithmatex, mjx-container, .katex-display, .katex, .math";
   var FOCUSABLE = "data-kb-qa-focus";
   var FADE_MS = 4e3;
   var highlightTimer = 0;
@@ -1847,7 +1855,7 @@
     let lastBlock = null;
     let headingEnd = 0;
     let read = (node) => {
-      let atom = node.nodeType === Node.ELEMENT_NODE && node.matches(MATH);
+      let atom = node.nodeType === Node.ELEMENT_NODE && node.matches(MATH2);
       if (node.nodeType === Node.ELEMENT_NODE && !atom) {
         if (!node.matches(SKIP)) Array.prototype.forEach.call(readingOrder(node), read);
         return;

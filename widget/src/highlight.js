@@ -10,7 +10,9 @@ const BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, 
 const FOCUS_BLOCKS = "p, li, dt, dd, td, th, pre, h1, h2, h3, h4, h5, h6, blockquote, figcaption, summary, caption";
 // Math as arithmatex writes it (its TeX, or what MathJax or KaTeX typeset in it) and as the
 // renderers write it elsewhere: one formula each, read as ATOM to match a passage's math span.
-const MATH = ".arithmatex, mjx-container, .katex-display, .katex";
+// `kb-qa serve`'s /view pages show math as written in span.math and div.math: its TeX read as
+// words (a_1*b_1*c_1: six) outweighed the words around it, and the mark stopped or began there.
+const MATH = ".arithmatex, mjx-container, .katex-display, .katex, .math";
 const FOCUSABLE = "data-kb-qa-focus"; // on a block given tabindex=-1 here, until the highlight goes
 const FADE_MS = 4000;
 let highlightTimer = 0;

@@ -11,6 +11,8 @@ export { parseInline };
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
 const BULLET = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+// A display formula: a line opening with "$$" (markdown-it's dollarmath, as the server quotes it).
+const MATH = /^ {0,3}\$\$/;
 
 /** The opening fence of a code block on ``line``, or null ("``` a ```" is inline code). */
 function fenceOf(line) {
@@ -20,7 +22,7 @@ function fenceOf(line) {
 }
 
 function startsBlock(line) {
-  return !!fenceOf(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
+  return !!fenceOf(line) || MATH.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
 }
 
 function indentOf(line) {
@@ -95,6 +97,15 @@ export function parseBlocks(md, depth) {
         body.push(lines[i].slice(Math.min(pad, indentOf(lines[i]))));
       }
       blocks.push({ type: "code", lang: f[2], text: body.join("\n"), closed: closed });
+      continue;
+    }
+    if (MATH.test(line)) {
+      // Its exact characters, to the line ending in "$$" ("$$x$$" ends on its own line): its
+      // "- b" or "# x" lines are TeX, not a list or a heading.
+      let body = [line];
+      let end = line.trim().length > 3 && /\$\$\s*$/.test(line);
+      for (i++; !end && i < lines.length; i++) end = /\$\$\s*$/.test(body[body.push(lines[i]) - 1]);
+      blocks.push({ type: "p", text: body.join("\n").trim(), math: 1 });
       continue;
     }
     const h = heading(line);
@@ -240,7 +251,7 @@ function renderBlocks(blocks, doc, ctx) {
     } else {
       el = doc.createElement(BLOCK_TAGS[b.type] || "p");
       if (b.type === "p") {
-        el.appendChild(renderInline(parseInline(b.text), doc, ctx));
+        el.appendChild(b.math ? doc.createTextNode(b.text) : renderInline(parseInline(b.text), doc, ctx));
         autoDirection(el); // a Hebrew or Arabic passage reads right to left
       }
     }

@@ -259,3 +259,17 @@ test("a heading label the server escaped shows as its text: no chip, no emphasis
   assert.deepEqual(tags(frag), ["p", "strong"]);
   assert.equal(text(frag), "Options › manylinux-*-image, step [2] of __init__ [1]");
 });
+
+test("a display formula is its own characters: its lines are TeX, not a list, heading or quote", () => {
+  const variance = render("The variance expands as\n\n$$\n\\sigma^2 = E[X^2]\n- E[X]^2\n$$");
+  assert.equal(html(variance), '<p dir="auto">The variance expands as</p><p dir="auto">$$\n\\sigma^2 = E[X^2]\n- E[X]^2\n$$</p>');
+  for (const formula of ["$$\na\n+ b\n$$", "$$\n# x\n$$", "$$\n> y\n$$", "$$\n1. z *w* 2. `v`\n$$", "  $$ a\n* b $$"]) {
+    assert.equal(html(render(formula)), `<p dir="auto">${escape(formula.trim())}</p>`, formula);
+  }
+  // It interrupts a paragraph, ends at its closing line (one line when "$$x$$"), and runs on
+  // to the end while an answer streams.
+  assert.equal(html(render("as\n$$\na\n- b\n$$\n- item")), '<p dir="auto">as</p><p dir="auto">$$\na\n- b\n$$</p><ul><li dir="auto">item</li></ul>');
+  assert.equal(html(render("$$x*y*$$\n- item")), '<p dir="auto">$$x*y*$$</p><ul><li dir="auto">item</li></ul>');
+  assert.equal(html(render("> $$\n> a\n> - b\n> $$")), '<blockquote><p dir="auto">$$\na\n- b\n$$</p></blockquote>');
+  assert.equal(html(render("$$\n\\sigma^2 = E[X^2]\n- E")), '<p dir="auto">$$\n\\sigma^2 = E[X^2]\n- E</p>');
+});
