@@ -8,7 +8,9 @@ a word the widget wrongly expects or drops shows as a difference here.
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable
 
 _WORD = re.compile(r"[^\W_]+")  # "_only_" and "model_dump" alike: underscores split words
 _PREFIX = re.compile(r"^(?:[ \t]*>)*[ \t]*")  # indentation and blockquote markers
@@ -31,11 +33,16 @@ _LINKS = [
 # A reference whose label the page does not define (mkdocstrings' autorefs left out of a build)
 # shows as written: "[`Any`][typing.Any]".
 _UNRESOLVED = re.compile(r"\[([^\]]*)\]\[([^\]]*)\]")
-_INLINE = [
+_INLINE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"<(?:https?|mailto):([^>\s]*)>"), r"\1"),
     (re.compile(r"</?[A-Za-z][^<>]*>"), " "),  # raw HTML tags render as elements
     (re.compile(r"\{\s*:?\s*[#.][^{}]*\}|\{\s*:[^{}]*\}"), " "),  # attribute lists
     (re.compile(r":[a-z][a-z0-9_+-]*:"), " "),  # emoji and icon shortcodes
+    # An entity renders as its character ("&para;" is "¶", no word; "caf&eacute;" is "café")
+    (
+        re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"),
+        lambda m: html.unescape(m.group()),
+    ),
 ]
 
 
@@ -52,8 +59,8 @@ def _inline(line: str, references: bool = True) -> str:
     # Code spans render as their text: keep them, read other markup only outside them.
     parts = re.split(r"(`+[^`]*`+)", line)
     for i in range(0, len(parts), 2):
-        for pattern, repl in _INLINE:
-            parts[i] = pattern.sub(repl, parts[i])
+        for pattern, shown in _INLINE:
+            parts[i] = pattern.sub(shown, parts[i])
     return " ".join(parts)
 
 

@@ -1479,3 +1479,19 @@ def test_a_display_formula_is_one_block_whatever_its_lines_start_with() -> None:
     hostile = "$$\n</div><img src=x>\n$$"
     chunk = _page(("Zebra", "Display"), f"The zebra display formula:\n\n{hostile}\n")
     assert hostile in _quoted("What is the zebra display formula?", chunk)
+
+
+def test_a_passage_does_not_run_on_into_content_tabs() -> None:
+    """Material's "Navigation expansion" ends with two tabs of screenshots ("With
+    expansion", "Without"): run on to the section's end, the quote took them in, and the
+    page cannot mark a hidden tab nor an image's words."""
+    text = (
+        "When expansion is enabled, the left sidebar will expand all collapsible subsections"
+        " by default. Add the following lines to `mkdocs.yml`:\n\n"
+        "``` yaml\ntheme:\n  features:\n    - navigation.expand\n```\n\n"
+        '=== "With expansion"\n\n    [![Expansion enabled]][Expansion enabled]\n\n'
+        '=== "Without"\n\n    [![Expansion disabled]][Expansion disabled]\n'
+    )
+    chunk = _page(("Setting up navigation", "Navigation expansion"), text)
+    quoted = _quoted("How do I make the sidebar expand all subsections?", chunk)
+    assert quoted.endswith("- navigation.expand\n```"), quoted

@@ -31,9 +31,11 @@ WIDEN_CHARS = 1200
 # platforms."). bench/passages.py dev: real docs 0.609 -> 0.656 (100: 0.625, 150-300:
 # 0.641, 400 and 600: 0.656), the sample site and vault 0.855 unchanged; the first
 # passage's mean length 406 -> 446 characters on real docs, 278 -> 313 on the sample site
-# and vault. Every short section quoted whole instead: 0.641 at 400-600 characters, 0.656
-# at 800 (483 characters on average). On the held-out set (Typer and Django REST framework,
-# never tuned on) 0.312 -> 0.354, scored once this rule was chosen.
+# and vault (443 and 295 since it stops before admonitions and tabs: bench/highlights.py's
+# mkdocs-material 0.967 -> 0.867 went back to 0.967). Every short section quoted whole
+# instead: 0.641 at 400-600 characters, 0.656 at 800 (483 characters on average). On the
+# held-out set (Typer and Django REST framework, never tuned on) 0.312 -> 0.354, scored
+# once this rule was chosen.
 TAIL_CHARS = 400
 # An admonition or a content tab this short is quoted whole once a passage is in it: it is
 # one note ("!!! warning" on Uvicorn's "Running with Gunicorn": "The `uvicorn.workers`
@@ -125,12 +127,15 @@ def whole_box(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
 
 def run_to_end(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
     """``chosen`` run on to the section's end when no more than ``TAIL_CHARS`` of its text
-    follow and the passage may run over them (``_joins``)."""
+    follow, outside admonitions and tabs, and the passage may run over them (``_joins``)."""
     rest = range(chosen[-1] + 1, len(blocks))
     if (
         rest
         and sum(len(blocks[i].text) for i in rest) <= TAIL_CHARS
         and all(_joins(blocks[i], last=i == rest[-1]) for i in range(chosen[-1], len(blocks)))
+        # nor into an admonition or content tabs: a reader sees one tab, a highlight cannot
+        # run through hidden ones (Material's screenshots "With expansion" / "Without")
+        and not any(blocks[i].box or is_title(blocks[i]) for i in rest)
     ):
         return [*chosen, *rest]
     return chosen
