@@ -68,18 +68,26 @@ class IndexHealth:
         # Answers go on from the loaded vectors meanwhile; an index run repairs it.
         return f"{problem}: run `kb-qa index` to repair it" if problem else ""
 
+    def _served(self) -> tuple[int, int, str]:
+        """Files, chunks and generation of the view searches read."""
+        chunks = self._loaded.chunks
+        return len({c.path for c in chunks}), len(chunks), self._loaded.generation
+
     def stats(self) -> dict[str, Any]:
         """Index status for health checks: the counts of what searches read."""
         last = self.store.meta("last_indexed")
         if self.held_back():  # not the half-written manifest's
-            chunks = self._loaded.chunks
-            files, count = len({c.path for c in chunks}), len(chunks)
-            generation = self._loaded.generation
+            files, count, generation = self._served()
         else:
             db = self.store.db
             files = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             count = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             generation = self.store.meta("generation")
+            if self._one_run.locked() and len(self._loaded.chunks) > count:
+                # This object's own run fills an index it emptied (`serve --watch` making a
+                # deleted index folder anew: health said "empty" while every answer was
+                # cited): searches read the loaded view meanwhile.
+                files, count, generation = self._served()
         return {
             "vault": str(self.settings.vault),
             "files": files,

@@ -147,19 +147,6 @@ class IndexRoutes:
         except TimeoutError:
             problem = f"the vector index did not answer within {STATUS_SECONDS:.0f} s"
         freshness = self.watcher.freshness() if self.watcher else None
-        if freshness is not None and freshness.indexing:
-            # While a run writes (the watcher making anew an index whose folder was deleted),
-            # answers come from the sections the server held: what it serves (it said
-            # "empty" and was not ready while every answer was cited).
-            generation, served = self.kb.view_chunks()
-            if len(served) > stats["chunks"]:
-                stats = {
-                    **stats,
-                    "files": len({c.path for c in served}),
-                    "chunks": len(served),
-                    "generation": generation,
-                    "loaded": True,
-                }
         if freshness is not None and freshness.error and not problem:
             # The index serves what it had, but edits are not reaching it.
             problem = f"the last index run failed (retrying): {freshness.error}"
