@@ -98,11 +98,7 @@ def widened(
             unit = quoted_with(blocks, j)
             run = list(range(min(chosen[0], unit[0]), max(chosen[-1], unit[-1]) + 1))
             new = weight_of(frozenset().union(*(blocks[i].tokens for i in unit)) - held, weight)
-            if (
-                new > 0
-                and sum(len(blocks[i].text) for i in run) <= WIDEN_CHARS
-                and all(_joins(blocks[i], last=i == run[-1]) for i in run)
-            ):
+            if new > 0 and _fits(blocks, run, WIDEN_CHARS):
                 grown.append((new, run))
         if not grown:
             return chosen
@@ -118,11 +114,7 @@ def whole_box(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
         return chosen
     inside = [i for i, b in enumerate(blocks) if b.box == box]
     run = list(range(min(inside[0], chosen[0]), max(inside[-1], chosen[-1]) + 1))
-    if sum(len(blocks[i].text) for i in run) <= BOX_CHARS and all(
-        _joins(blocks[i], last=i == run[-1]) for i in run
-    ):
-        return run
-    return chosen
+    return run if _fits(blocks, run, BOX_CHARS) else chosen
 
 
 def run_to_end(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
@@ -131,14 +123,22 @@ def run_to_end(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
     rest = range(chosen[-1] + 1, len(blocks))
     if (
         rest
-        and sum(len(blocks[i].text) for i in rest) <= TAIL_CHARS
-        and all(_joins(blocks[i], last=i == rest[-1]) for i in range(chosen[-1], len(blocks)))
+        and _joins(blocks[chosen[-1]], last=False)
+        and _fits(blocks, rest, TAIL_CHARS)
         # nor into an admonition or content tabs: a reader sees one tab, a highlight cannot
         # run through hidden ones (Material's screenshots "With expansion" / "Without")
         and not any(blocks[i].box or is_title(blocks[i]) for i in rest)
     ):
         return [*chosen, *rest]
     return chosen
+
+
+def _fits(blocks: Sequence[Block], run: Sequence[int], limit: int) -> bool:
+    """Whether the blocks ``run`` (indexes in order) hold at most ``limit`` characters and a
+    passage may run over each of them (``_joins``)."""
+    return sum(len(blocks[i].text) for i in run) <= limit and all(
+        _joins(blocks[i], last=i == run[-1]) for i in run
+    )
 
 
 def _joins(block: Block, last: bool) -> bool:
