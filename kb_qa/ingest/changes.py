@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from kb_qa.ingest import notebooks
 from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
@@ -104,8 +105,10 @@ def relevant(path: str, is_directory: bool) -> bool:
         return not name.startswith(".")
     if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
         return False  # editor swap/backup/probe files
-    # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render
-    return name.lower().endswith((*MARKDOWN_SUFFIXES, ".py")) or name in CONFIG_FILES
+    # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render;
+    # .ipynb: a notebook mkdocs-jupyter publishes is a page (its edits were not re-indexed)
+    pages = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX, ".py")
+    return name.lower().endswith(pages) or name in CONFIG_FILES
 
 
 def identity(folder: Path) -> tuple[int, int] | None:

@@ -19,7 +19,7 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.ingest import anchors
+from kb_qa.ingest import anchors, notebooks
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
@@ -79,7 +79,13 @@ def chunk_document(
 
     ``title`` is the page's title as a real build gave it; without it, it is found as the
     site's generator finds it (``page_titles``).
+
+    A Jupyter notebook is chunked only from its page as the site rendered it
+    (``rendered_chunks``): without one (its render failed) ``notebooks.NotRendered``, as its
+    JSON quoted as Markdown is no page a reader sees.
     """
+    if rendered is None and notebooks.is_notebook(doc.path):
+        raise notebooks.NotRendered
     body = doc.source[doc.body_start :]
     line_offset = doc.source.count("\n", 0, doc.body_start)
     tokens = parsed_as_mkdocs(_PARSER, body, site=bool(doc.generator))  # as MkDocs reads it

@@ -15,7 +15,7 @@ from typing import Any
 
 import markdown
 
-from kb_qa.ingest import anchors
+from kb_qa.ingest import anchors, notebooks
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.types import Chunk, Document, Outline, lead_in
 
@@ -137,13 +137,19 @@ def chunk_rendered(
     from kb_qa.ingest.chunking import chunk_document, with_hash
 
     doc = dataclasses.replace(doc, url=page.url)
+    # A notebook's page is its cells in ~620 KB of inlined CSS and JavaScript: the cells
+    page = dataclasses.replace(page, html=notebooks.readable(page.html))
     rendered = anchors.html_headings(page.html)
     ids = {h.anchor for h in rendered}
     # The page's title as the build made it (its nav's, say, where a plugin builds the nav)
     title = shown_title(page)
     limits: dict[str, Any] = {"parse_timeout": parse_timeout, "warnings": warnings, "title": title}
-    from_source = chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
-    if not page.transformed and ids <= {c.anchor for c in from_source}:
+    # A notebook's source is JSON: its text and places in the file are no reader's
+    notebook = notebooks.is_notebook(doc.path)
+    from_source = (
+        [] if notebook else chunk_document(doc, md, chunk_chars, rendered, outline, **limits)
+    )
+    if not notebook and not page.transformed and ids <= {c.anchor for c in from_source}:
         return from_source
     # The HTML, with each section's place in the file where its heading is in the file.
     text = html_to_markdown(page.html)

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from kb_qa.errors import VaultError, undecodable
-from kb_qa.ingest import front_matter, zensical_blog
+from kb_qa.ingest import front_matter, notebooks, zensical_blog
 from kb_qa.ingest.decoding import binary_reason, decode, is_binary
 from kb_qa.ingest.page_titles import file_title
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
@@ -42,6 +42,9 @@ _CONFLICT = re.compile(
 )
 _ICLOUD = ".icloud"  # iCloud's placeholder of a note not downloaded: ".note.md.icloud"
 _LONE_CR = re.compile(r"\r(?!\n)")
+# What the walk lists: notebooks too, so that where they cannot be indexed they are
+# reported (``notebooks.not_indexed``), not dropped without a word
+_PAGES = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,7 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
     ignore = ignored_by(settings)
     found: list[FileInfo] = []
     skipped: list[tuple[str, str]] = []
+    no_notebooks: str | None = None  # why notebooks are not indexed here, asked once
     for path, refused in _walk(docs_dir, boundary):
         rel = boundary.relative(path)
         doc_rel = path.relative_to(docs_dir).as_posix()
@@ -198,6 +202,12 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
         if refused:
             skipped.append((shown_path(rel), refused))
             continue
+        if notebooks.is_notebook(rel):
+            if no_notebooks is None:
+                no_notebooks = notebooks.not_indexed(site, settings)
+            if no_notebooks:
+                skipped.append((shown_path(rel), no_notebooks))
+                continue
         try:
             st = path.stat()
         except OSError as exc:
@@ -228,7 +238,8 @@ def ignored_by(settings: Settings) -> pathspec.GitIgnoreSpec:
 
 
 def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
-    """Markdown files under ``top`` with the reason each may not be read ("" if it may).
+    """Markdown files (and Jupyter notebooks) under ``top`` with the reason each may not be
+    read ("" if it may).
 
     Hidden folders, tool folders and the index are skipped; symlinked folders are followed
     only when they lead to a folder inside the vault not walked yet (so links cannot loop).
@@ -264,7 +275,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             if synced := _sync_file(name, filenames):
                 yield path, synced
                 continue
-            if not name.lower().endswith(MARKDOWN_SUFFIXES) or name.startswith(NOT_NOTES):
+            if not name.lower().endswith(_PAGES) or name.startswith(NOT_NOTES):
                 continue
             if undecodable(name):
                 yield path, f"file {BAD_NAME}"
