@@ -26,13 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_qa.answer.amounts import asks_amount, states_amount, without_asking_form
-from kb_qa.answer.blocks import (
-    Block,
-    passages,
-    table_header,
-    weight_of,
-)
+from kb_qa.answer.blocks import Block, passages, table_header, weight_of
 from kb_qa.answer.coverage import content_chars
+from kb_qa.answer.items import matching_item
 from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.rows import matching_rows, rows_span
 from kb_qa.answer.units import introduces, is_title, quoted_with, run_to_end, whole_box, widened
@@ -139,11 +135,15 @@ class Extract:
 
 
 def _best_passage(
-    blocks: Sequence[Block], heading: frozenset[str], weight: dict[str, float], how: bool
+    blocks: Sequence[Block],
+    markdown: str,
+    heading: frozenset[str],
+    weight: dict[str, float],
+    how: bool,
 ) -> tuple[str, float, tuple[int, int]]:
-    """The best block of a section with what belongs to it, its score (the weights of the
-    question words it and the heading hold) and its span. ``how``: the question asks how
-    to do something (``_HOW``)."""
+    """The best block of a section (its ``markdown``) with what belongs to it, its score
+    (the weights of the question words it and the heading hold) and its span. ``how``: the
+    question asks how to do something (``_HOW``)."""
     if not blocks:
         return "", 0.0, (0, 0)
 
@@ -194,10 +194,14 @@ def _best_passage(
     shown: list[str] = []
     spans: list[tuple[int, int]] = []
     for i in chosen:
+        item = matching_item(blocks[i], markdown, weight) if i == chosen[-1] else None
         if blocks[i].kind == "table":
             text, kept = matching_rows(blocks[i].text, weight)
             shown.append(text)
             spans.append(rows_span(blocks[i], kept))
+        elif item is not None:  # a long bullet list: the item that answers (``items``)
+            shown.append(item[0])
+            spans.append(item[1])
         else:  # code with its annotations under it, as the page's tooltips explain it
             shown.append("\n\n".join(filter(None, (blocks[i].text, blocks[i].notes))))
             spans.append(blocks[i].span)
@@ -205,9 +209,8 @@ def _best_passage(
     end = text.rstrip()
     if end.endswith((":", "：")):  # nothing followed it: end like a sentence, in its script
         text = end[:-1] + ("。" if end[-1] == "：" else ".")
-    table = blocks[chosen[-1]]
-    if table.kind == "table" and spans[-1] != table.span:
-        quoted = spans[-1]  # the rows that answer, not the sentence introducing the table
+    if spans[-1] != blocks[chosen[-1]].span:
+        quoted = spans[-1]  # the rows or item that answer, not the sentence introducing them
     else:
         quoted = (min(a for a, _ in spans), max(b for _, b in spans))
     restated = HEADING_WEIGHT * weight_of(heading, weight)
@@ -343,7 +346,7 @@ def quote(
         # does: "who is 田中さん?" of a note aliased so quoted another note.
         named = " ".join((*h.chunk.indexed_path, h.chunk.also_called))
         heading = frozenset(tokens_and_dates(named)) & frozenset(wanted)
-        text, words, span = _best_passage(blocks, heading, weight, how)
+        text, words, span = _best_passage(blocks, h.chunk.text, heading, weight, how)
         if text:
             scored.append((n, h, text, words, span))
     if not scored:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from kb_qa.answer.blocks import Block, weight_of
+from kb_qa.answer.items import is_long_list
 from kb_qa.types import TITLE_ENDS
 
 MAX_PASSAGE_CHARS = 1600
@@ -142,10 +143,12 @@ def _fits(blocks: Sequence[Block], run: Sequence[int], limit: int) -> bool:
 
 
 def _joins(block: Block, last: bool) -> bool:
-    """Whether a passage may be grown over ``block``: not over a table (its rows are cut),
-    a footnote's text (the page shows it at its end), nor past a code block's annotations
-    (the page shows them only as tooltips: a highlight cannot run through them)."""
-    return block.kind != "table" and not FOOTNOTE.match(block.text) and (last or not block.notes)
+    """Whether a passage may be grown over ``block``: not over a table or a long list (its
+    rows or items are cut: ``items``), a footnote's text (the page shows it at its end),
+    nor past a code block's annotations (the page shows them only as tooltips: a highlight
+    cannot run through them)."""
+    cut = block.kind == "table" or is_long_list(block)
+    return not cut and not FOOTNOTE.match(block.text) and (last or not block.notes)
 
 
 def is_title(block: Block) -> bool:
