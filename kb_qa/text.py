@@ -38,12 +38,25 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 # Tense auxiliaries ("did", "were") name no topic; modals ("should I commit it?") can.
+# Arabic's question and function words likewise, in both hamza spellings ("ما هو المنفذ
+# الافتراضي؟" led with the heading "ما الذي يقدمه قمر؟", which shares only "ما").
 STOPWORDS = frozenset(
     """a am an and are as at be been being but by can did do does for from had has have how i
     if in into is it its me my no not of on or so such than that the their then there these
     they this to too us was we were what when where which while who why will with would you
-    your i'm""".split()
+    your i'm
+    ما ماذا هو هي هم هل كيف أين اين متى لماذا لما من في على إلى الى عن التي الذي الذين هذا
+    هذه ذلك تلك هناك هنا و أو او ثم قد لا لم لن مع كان كانت يكون عند أي اي إن ان أن إذا اذا
+    به بها له لها فيه فيها""".split()
 )
+# Arabic script, and its marks: short vowels, shadda, sukun, Quranic marks and the tatweel
+# that only stretches a line. Writers add them or not ("نفّذ" / "نفذ"), readers rarely
+# type them, and as word breaks they cut words in two ("يشفّر" read as "يشف" and "ر").
+_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff]")
+_ARABIC_MARKS = re.compile(
+    "[\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed]"
+)
+_PERSIAN_LETTERS = re.compile("[\u067e\u0686\u0698\u06a9\u06af\u06cc]")  # پ چ ژ ک گ ی
 
 
 # Bidi embeddings, overrides and isolates: a reader's "\u202e" would show the rest of a
@@ -138,14 +151,32 @@ def _wikilink_words(match: re.Match[str]) -> str:
     return " ".join(p.strip() for p in (page.rsplit("/", 1)[-1], heading) if p and p.strip())
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english")
+@lru_cache(maxsize=3)
+def _stemmer(language: str = "english") -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(language)
+
+
+def _stemmed(words: list[str], arabic: bool) -> list[str]:
+    """``words`` stemmed in their language: Arabic script's by the Arabic Snowball stemmer
+    (its article and prefixes, "المنفذ" / "منفذ", and hamza forms, "أين" / "اين"), or the
+    Persian one for words with Persian letters; every other word by the English one.
+    ``arabic``: the text has Arabic script (else every word is stemmed as English)."""
+    stems = _stemmer().stemWords(words)
+    if arabic:
+        for i, word in enumerate(words):
+            if _ARABIC_SCRIPT.search(word):
+                language = "persian" if _PERSIAN_LETTERS.search(word) else "arabic"
+                stems[i] = _stemmer(language).stemWord(word)
+    return stems
 
 
 def _raw_tokens(text: str) -> list[str]:
-    """Words and CJK runs of ``text`` (NFKC, case-folded), in order, before stemming."""
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    """Words and CJK runs of ``text`` (NFKC, case-folded, Arabic script's marks removed), in
+    order, before stemming."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if _ARABIC_SCRIPT.search(text):
+        text = _ARABIC_MARKS.sub("", text)
+    return _TOKEN.findall(text)
 
 
 def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
@@ -179,7 +210,7 @@ def keyword_tokens(text: str, *, camel_parts: bool = False) -> list[str]:
             if _CAMEL_CASE.search(name):
                 parts = (p.casefold() for p in _CAMEL_PART.findall(name))
                 words.extend(p for p in parts if p not in STOPWORDS)
-    return _stemmer().stemWords(words) + cjk
+    return _stemmed(words, _ARABIC_SCRIPT.search(text) is not None) + cjk
 
 
 # A number with a decimal point or a version ("2.0", "3.11.2"), not part of a word; a date
@@ -250,7 +281,7 @@ def compound_tokens(text: str) -> list[str]:
     docs use the joined word (the keyword index checks its vocabulary)."""
     words = [t for t in _raw_tokens(text) if not _CJK.match(t)]
     pairs = [a + b for a, b in itertools.pairwise(words) if "_" not in a + b]
-    return _stemmer().stemWords(pairs)
+    return _stemmed(pairs, _ARABIC_SCRIPT.search(text) is not None)
 
 
 def unread_share(text: str) -> float:
