@@ -1,5 +1,6 @@
 """Math in Chromium: an answer's LaTeX shows as its own characters, and a citation of a passage
-with math highlights it on a page where MathJax typeset that math (or could not).
+with math highlights it on a page where MathJax typeset that math (or could not). A notes
+vault's answers quote a tab-indented outline nested, as its /view page shows it.
 
 The site is built by the real ``mkdocs build``: Material with ``pymdownx.arithmatex``
 (``generic: true``) and MathJax 3 from a local file (widget/node_modules, ``npm ci``), as
@@ -298,9 +299,19 @@ PRODUCTS = (
     "Multiply the coefficients: $a_1*b_1*c_1$ and the thin space $a\\,b$ keep their\n"
     "characters in the product of the terms."
 )
+# A Logseq note: its outline is indented with tabs, Logseq's default.
+HOMELAB = (
+    "- Operating system\n"
+    "\t- Debian 12 bookworm, kept up to date by unattended-upgrades\n"
+    "\t- SSH only with keys, password login disabled\n"
+    "\t\t- keys live in the password manager\n"
+    "- Backups\n"
+    "\t- restic to the NAS every night at 02:00\n"
+)
 NOTES = {
     "Trapezoid.md": "# Trapezoid rule\n\n## Error bound\n\n" + TRAPEZOID + "\n",
     "Products.md": "# Products\n\n## Coefficients\n\n" + PRODUCTS + "\n",
+    "Homelab.md": "# Homelab\n\n## Server\n\n" + HOMELAB,
 }
 
 # The page's text nodes in order as (marked?, text), the widget's own left out.
@@ -377,5 +388,39 @@ def test_a_citation_on_a_notes_view_page_marks_its_math_as_written(
         # Only the nav and the headings are left unmarked.
         assert _joined(pieces, False) == f"All pages · {note} {headings}", pieces
         shot(page, "math-view-" + note[:-3].lower())
+    finally:
+        context.close()
+
+
+# Each list item of ``root`` as [how many items it is nested in, its own text].
+OUTLINE = """(root) => [...root.querySelectorAll('li')].map((li) => {
+  let depth = 0;
+  for (let up = li.parentElement.closest('li'); up; up = up.parentElement.closest('li')) depth++;
+  const own = [...li.childNodes].filter((n) => !['UL', 'OL'].includes(n.nodeName));
+  return [depth, own.map((n) => n.textContent).join(' ').replace(/\\s+/g, ' ').trim()];
+})"""
+
+
+def test_a_tab_indented_outline_is_quoted_nested(browser: Any, notes_view: str) -> None:
+    """A Logseq note's outline, indented with tabs: the no-key answer quoting it showed
+    "Operating system Debian 12 bookworm, ... SSH only with keys, ..." as one paragraph, and
+    "keys live in the password manager" one level too high. The /view page nested it."""
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        open_page(page, notes_view + "/view/Homelab.md")
+        page.keyboard.press("Control+k")
+        ask(page, "Which operating system does the homelab server run?")
+        outline = [
+            [0, "Operating system"],
+            [1, "Debian 12 bookworm, kept up to date by unattended-upgrades"],
+            [1, "SSH only with keys, password login disabled"],
+            [2, "keys live in the password manager"],
+            [0, "Backups"],
+            [1, "restic to the NAS every night at 02:00"],
+        ]
+        assert page.locator(".kbq-answer").last.evaluate(OUTLINE) == outline
+        assert page.locator("body").evaluate(OUTLINE) == outline  # the widget's are in its shadow
+        shot(page, "tab-indented-outline")
     finally:
         context.close()

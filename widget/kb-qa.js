@@ -723,8 +723,16 @@
   function startsBlock(line) {
     return !!fenceOf(line) || MATH.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
   }
-  function indentOf(line) {
-    return /^\s*/.exec(line)[0].replace(/\t/g, "    ").length;
+  function measure(line, width = Infinity) {
+    let col = 0;
+    let at = 0;
+    for (; col < width && /\s/.test(line[at]); at++) col += line[at] === "	" ? 4 - col % 4 : 1;
+    return [col, at];
+  }
+  var indentOf = (line) => measure(line)[0];
+  function unindent(line, width) {
+    const [col, at] = measure(line, width);
+    return " ".repeat(Math.max(0, col - width)) + line.slice(at);
   }
   function cells(line) {
     let parts = [];
@@ -782,7 +790,7 @@
             i++;
             break;
           }
-          body.push(lines[i].slice(Math.min(pad, indentOf(lines[i]))));
+          body.push(unindent(lines[i], pad));
         }
         blocks.push({ type: "code", lang: f[2], text: body.join("\n"), closed });
         continue;
@@ -848,7 +856,7 @@
           }
           break;
         }
-        if (indentOf(line) > base) content.push(line.slice(Math.min(inner, indentOf(line))));
+        if (indentOf(line) > base) content.push(unindent(line, inner));
         else if (!startsBlock(line) && !BULLET.test(line)) content.push(line.trim());
         else break;
       }

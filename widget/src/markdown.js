@@ -25,8 +25,23 @@ function startsBlock(line) {
   return !!fenceOf(line) || MATH.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || /^\s{0,3}>/.test(line) || BULLET.test(line);
 }
 
-function indentOf(line) {
-  return /^\s*/.exec(line)[0].replace(/\t/g, "    ").length;
+/** [columns, characters] of ``line``'s indentation, counted to ``width`` columns (or one tab
+ * past them). A tab reaches the next multiple of 4 columns, as CommonMark and
+ * kb_qa/answer/indents.py count it: a Logseq note's "\t- Debian 12", cut by a count of columns
+ * as characters, lost its "\t-" and ran into its parent's line. */
+function measure(line, width = Infinity) {
+  let col = 0;
+  let at = 0;
+  for (; col < width && /\s/.test(line[at]); at++) col += line[at] === "\t" ? 4 - (col % 4) : 1;
+  return [col, at];
+}
+const indentOf = (line) => measure(line)[0];
+
+/** ``line`` without ``width`` columns of its indentation (all of it when it has less); a tab
+ * reaching past them leaves the columns beyond as spaces. */
+function unindent(line, width) {
+  const [col, at] = measure(line, width);
+  return " ".repeat(Math.max(0, col - width)) + line.slice(at);
 }
 
 function cells(line) {
@@ -94,7 +109,7 @@ export function parseBlocks(md, depth) {
           i++;
           break;
         }
-        body.push(lines[i].slice(Math.min(pad, indentOf(lines[i]))));
+        body.push(unindent(lines[i], pad));
       }
       blocks.push({ type: "code", lang: f[2], text: body.join("\n"), closed: closed });
       continue;
@@ -163,7 +178,7 @@ function parseList(lines, i, blocks, depth) {
         }
         break;
       }
-      if (indentOf(line) > base) content.push(line.slice(Math.min(inner, indentOf(line))));
+      if (indentOf(line) > base) content.push(unindent(line, inner));
       else if (!startsBlock(line) && !BULLET.test(line)) content.push(line.trim());
       else break;
     }

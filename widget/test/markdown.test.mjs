@@ -273,3 +273,27 @@ test("a display formula is its own characters: its lines are TeX, not a list, he
   assert.equal(html(render("> $$\n> a\n> - b\n> $$")), '<blockquote><p dir="auto">$$\na\n- b\n$$</p></blockquote>');
   assert.equal(html(render("$$\n\\sigma^2 = E[X^2]\n- E")), '<p dir="auto">$$\n\\sigma^2 = E[X^2]\n- E</p>');
 });
+
+test("tab-indented lists nest as space-indented ones do: a tab reaches the next multiple of 4 columns", () => {
+  // Logseq indents a note's bullets with tabs; the first-level children lost their "\t-" and
+  // ran into their parent's line ("Operating system Debian 12 SSH").
+  const nested = '<ul><li dir="auto"><p dir="auto">Operating system</p><ul><li dir="auto">Debian 12</li><li dir="auto">SSH only with keys</li></ul></li></ul>';
+  assert.equal(html(render("- Operating system\n\t- Debian 12\n\t- SSH only with keys")), nested);
+  assert.equal(html(render("- Operating system\n    - Debian 12\n    - SSH only with keys")), nested);
+  const three =
+    '<ul><li dir="auto"><p dir="auto">Server</p><ul><li dir="auto"><p dir="auto">Disk</p><ul><li dir="auto">RAID 1</li></ul></li>' +
+    '<li dir="auto">Memory</li></ul></li><li dir="auto">Backups</li></ul>';
+  assert.equal(html(render("- Server\n\t- Disk\n\t\t- RAID 1\n\t- Memory\n- Backups")), three);
+  // Spaces then a tab, a tab then spaces: each counts to its tab stop ("  \t" is 4 columns, not 6).
+  assert.equal(html(render("- Server\n  \t- Disk\n\t    - RAID 1\n    - Memory\n- Backups")), three);
+  assert.equal(html(render("1. Install\n\t- Debian\n2. Harden")), '<ol><li dir="auto"><p dir="auto">Install</p><ul><li dir="auto">Debian</li></ul></li><li dir="auto">Harden</li></ol>');
+});
+
+test("a tab-indented code block in a list item keeps its fence and its own tabs", () => {
+  const frag = render("- Build it:\n\t```make\n\tall:\n\t\tcc -o app main.c\n\t```\n- Run it", { copy: () => fakeDocument.createElement("button") });
+  assert.equal(
+    html(frag),
+    '<ul><li dir="auto"><p dir="auto">Build it:</p><div class="kbq-code"><pre><code data-lang="make">all:\n\tcc -o app main.c</code></pre><button></button></div></li>' +
+      '<li dir="auto">Run it</li></ul>'
+  );
+});
