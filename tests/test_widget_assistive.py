@@ -7,7 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from browser import sync_playwright_or_skip
-from widget_stack import MARK_IN_VIEW, MARKS, Stack, answered, in_shadow, open_page, settle
+from widget_stack import (
+    MARK_IN_VIEW,
+    MARKS,
+    Stack,
+    answered,
+    ask,
+    in_shadow,
+    open_page,
+    settle,
+    shot,
+)
 
 sync_api = sync_playwright_or_skip()
 
@@ -100,10 +110,7 @@ def test_a_page_in_a_language_the_widget_lacks_marks_its_english(
     """On an Arabic page the widget's English was read with an Arabic voice and laid out right
     to left ("opens, Esc closes." began with its full stop); the question keeps the page's."""
     page = new_page()
-    page.add_init_script(
-        "document.addEventListener('readystatechange', () => {"
-        " document.documentElement.lang = 'ar'; document.documentElement.dir = 'rtl'; });"
-    )
+    page.add_init_script(ARABIC_PAGE)
     open_page(page, stack.site + "/")
     page.keyboard.press("Control+k")
     frame = in_shadow(
@@ -119,6 +126,78 @@ def test_a_page_in_a_language_the_widget_lacks_marks_its_english(
     english = new_page()
     open_page(english, stack.site + "/")
     assert in_shadow(english, "return root.querySelector('.kbq').getAttribute('lang')") is None
+
+
+ARABIC_PAGE = (
+    "document.addEventListener('readystatechange', () => {"
+    " document.documentElement.lang = 'ar'; document.documentElement.dir = 'rtl'; });"
+)
+# An answer's list, quote and code block, in Arabic on an Arabic page (left to right on the
+# English site).
+LISTED = {
+    "ar": "تُعاد المهمة خمس مرات {{Retries and backoff > Default retry policy}}:\n\n"
+    "1. المحاولة الأولى بعد ثانية\n2. ثم تتضاعف المهلة\n   - حتى خمس دقائق\n\n"
+    "> لا تُعاد المهمة بعد المحاولة الخامسة\n\n```bash\nlumen jobs retry 01HV7R0ZK3\n```\n",
+    "en": "A job is attempted five times {{Retries and backoff > Default retry policy}}:\n\n"
+    "1. the first retry after a second\n2. then the delay doubles\n   - up to five minutes\n\n"
+    "> No job is retried after the fifth attempt\n\n```bash\nlumen jobs retry 01HV7R0ZK3\n```\n",
+}
+# Where each list item's marker lies ("2. " or "• " wide, beside the item's start edge) in
+# the log's content box, and which side the quote's bar and the copy button are on.
+SIDES = """
+const log = root.querySelector('.kbq-log');
+const s = getComputedStyle(log);
+const left = log.getBoundingClientRect().left + log.clientLeft;
+const inner = [
+  left + parseFloat(s.paddingLeft),
+  left + log.clientWidth - parseFloat(s.paddingRight),
+];
+const answer = [...root.querySelectorAll('.kbq-answer')].pop();
+const measure = document.createElement('canvas').getContext('2d');
+const items = [...answer.querySelectorAll('li')].map((li) => {
+  const box = li.getBoundingClientRect();
+  const css = getComputedStyle(li);
+  measure.font = css.font;
+  const list = li.parentElement;
+  const n = [...list.children].indexOf(li) + (list.start || 1);
+  const width = measure.measureText(list.nodeName === 'OL' ? n + '. ' : '\u2022 ').width;
+  const rtl = css.direction === 'rtl';
+  const marker = rtl ? [box.right, box.right + width] : [box.left - width, box.left];
+  const inside = marker[0] >= inner[0] - 0.5 && marker[1] <= inner[1] + 0.5;
+  return [rtl, inside, Math.round(rtl ? inner[1] - box.right : box.left - inner[0])];
+});
+const quote = getComputedStyle(answer.querySelector('blockquote'));
+const pre = answer.querySelector('.kbq-code pre').getBoundingClientRect();
+const copy = answer.querySelector('.kbq-copy-code').getBoundingClientRect();
+const bar = [quote.borderLeftWidth, quote.borderRightWidth];
+return { items, bar, copyAtRight: pre.right - copy.right < 10 };
+"""
+
+
+def test_an_arabic_answers_list_markers_and_quote_bar_sit_on_its_right(
+    new_page: Any, stack: Stack
+) -> None:
+    """On an Arabic page (Material with ``theme.language: ar``) an Arabic answer's "1." sat
+    in the log's right padding, at a phone's screen edge: the list kept room for markers on
+    its left, the English widget's side, and each right-to-left item put its marker on its
+    right. Its quote's bar was on the left. Code reads left to right; English stays as it was."""
+    phone = {"width": 390, "height": 844}
+    stack.llm.template = LISTED["ar"]
+    page = new_page(viewport=phone)
+    page.add_init_script(ARABIC_PAGE)
+    open_page(page, stack.site + "/")
+    page.keyboard.press("Control+k")
+    ask(page, "How do retries back off?")
+    sides = in_shadow(page, SIDES)
+    shot(page, "rtl-answer-390")
+    # 22 px of room for each marker (44 for the sublist's), inside the log, on the side where
+    # each item's text starts.
+    assert sides["items"] == [[True, True, 22], [True, True, 22], [True, True, 44]], sides
+    assert sides["bar"] == ["0px", "3px"] and sides["copyAtRight"], sides
+    english = answered(new_page, stack, LISTED["en"], "How do retries back off?", viewport=phone)
+    sides = in_shadow(english, SIDES)
+    assert sides["items"] == [[False, True, 22], [False, True, 22], [False, True, 44]], sides
+    assert sides["bar"] == ["3px", "0px"] and sides["copyAtRight"], sides
 
 
 def test_a_focused_chip_keeps_its_preview_when_focus_scrolls_it_into_view(
