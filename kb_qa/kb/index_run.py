@@ -25,6 +25,7 @@ from kb_qa.ingest.site import Site, load_site
 from kb_qa.kb import published, staleness
 from kb_qa.kb.phases import Phases
 from kb_qa.settings import Settings
+from kb_qa.spoken import foreign_share
 from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, IndexReport, Outline
 
@@ -311,7 +312,8 @@ class IndexRun:
             return
         auto = self.settings.embed_model == "auto"  # only then does the text choose it
         share = cjk_share("".join(d.source for d in docs)) if auto else 0.0
-        name = embeddings.choose_model(self.settings.embed_model, share)
+        foreign = foreign_share([d.source for d in docs]) if auto else 0.0
+        name = embeddings.choose_model(self.settings.embed_model, share, foreign)
         self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
         if getattr(self._embedder, "name", None) != name:  # the probe's model is kept
             self._embedder = None
