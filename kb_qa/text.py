@@ -78,6 +78,16 @@ HIDDEN_PROPERTY = re.compile(
 )
 # A Logseq block reference, shown by Logseq as the text of the block it points to.
 BLOCK_REF = re.compile(rf"\(\(({_UUID})\)\)")
+# A Logseq property line, "type:: project" or "alias:: Golf, the car": the lines opening a
+# page are its properties, which Logseq shows as a small list of the page's metadata, not
+# as its text. A blank or the line's end follows the "::", so C++'s "std::move" is none.
+PROPERTY_LINE = re.compile(r"^[ \t]*([A-Za-z][\w-]*)::(?=[ \t\r]|$)(.*)$", re.M)  # value: strip()
+
+
+def is_properties(text: str) -> bool:
+    """Whether ``text`` (a paragraph) is nothing but Logseq property lines."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and "::" in text and all(PROPERTY_LINE.match(line) for line in lines)
 
 
 def without_block_ids(text: str) -> str:

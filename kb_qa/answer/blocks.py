@@ -17,7 +17,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest.code_annotations import annotation_lists
-from kb_qa.text import as_shown, cjk_chars, keyword_tokens, without_block_ids
+from kb_qa.text import as_shown, cjk_chars, is_properties, keyword_tokens, without_block_ids
 from kb_qa.types import lead_in
 from kb_qa.verbatim import is_formula, verbatim_segments
 
@@ -245,6 +245,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         return [span(i, i + 1) for i in range(first, first + len(raw.split("\n")))]
 
     blocks: list[Block] = []
+    # The words of Logseq page properties hidden from the answer, counted as the next block's
+    carried: frozenset[str] = frozenset()
     parsed = _PARSER.parse(source)
     notes = _annotations(parsed, markdown, origin)  # code block -> its annotation list
     annotating = set(notes.values())
@@ -273,6 +275,12 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             kind, text = "math", raw
         elif token.type in _PROSE:
             if _SNIPPETS_ONLY.fullmatch(raw):
+                continue
+            if token.type == "paragraph_open" and is_properties(raw):
+                # Logseq's page properties ("alias:: Golf, the car", "tags:: vehicle") are
+                # the page's metadata, which Logseq shows apart: the tyre pressures were
+                # quoted under them. Their words still say what the page's opening is about.
+                carried |= frozenset(keyword_tokens(raw)) | cjk_chars(raw)
                 continue
             # A display formula is quoted with the sentence it ends ("the error is at most")
             kind, text = "math" if is_formula(raw) else "prose", reading_text(raw)
@@ -318,7 +326,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             # shown as their words (hatch's wheel options: a question lost its first
             # citation, bench/answers.py)
             read = f"{scored or text}\n{note}"
-            tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read)
+            tokens = frozenset(keyword_tokens(read, camel_parts=True)) | cjk_chars(read) | carried
+            carried = frozenset()
             blocks.append(Block(kind, text, tokens, where, rows, note, box[token.map[0]]))
     return blocks
 

@@ -21,7 +21,15 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.linkgraph import Resolver
-from kb_qa.text import BLOCK_REF, HIGHLIGHT, WIKILINK, wikilink_label, without_block_ids
+from kb_qa.text import (
+    BLOCK_REF,
+    HIGHLIGHT,
+    PROPERTY_LINE,
+    WIKILINK,
+    is_properties,
+    wikilink_label,
+    without_block_ids,
+)
 from kb_qa.types import Chunk
 from kb_qa.wiring.tags import widget_tags
 
@@ -62,6 +70,7 @@ margin:1rem 0;border-radius:4px}
 mark:not(.kb-qa-highlight){background:none;color:inherit;border-bottom:.18em solid #d4a72c}
 h1,h2,h3,h4,h5,h6{unicode-bidi:plaintext;text-align:start}
 div.math{white-space:pre-wrap;overflow:auto;margin:1rem 0}
+.properties{font-size:.9em;padding:.4rem .75rem;background:rgba(127,127,127,.1);border-radius:6px}
 """
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)")
 _OWN_DIRECTION = frozenset({"paragraph_open", "list_item_open", "th_open", "td_open"})
@@ -152,6 +161,7 @@ def _view_page(
     if gone():
         return None
     _callouts(tokens)
+    _properties(tokens)
     for n, token in enumerate(tokens):
         if n % 1000 == 0 and gone():
             return None
@@ -307,6 +317,28 @@ def _callouts(tokens: list[Token]) -> None:
         strong = [Token("strong_open", "strong", 1), _text(title or kind.title())]
         strong.append(Token("strong_close", "strong", -1))
         inline.children = strong + ([Token("hardbreak", "br", 0), *rest] if rest else [])
+
+
+def _properties(tokens: list[Token]) -> None:
+    """A paragraph of Logseq properties ("type:: project", "alias:: Golf, the car") as
+    Logseq shows them: a small list of the page's metadata, a line each ("key: value"), not
+    one run-on paragraph of "key:: value" pairs."""
+    for i, token in enumerate(tokens[:-1]):
+        inline = tokens[i + 1]
+        if token.type != "paragraph_open" or not is_properties(inline.content):
+            continue
+        token.attrSet("class", "properties")
+        children: list[Token] = []
+        line_start = True
+        for child in inline.children or []:
+            m = PROPERTY_LINE.match(child.content) if line_start and child.type == "text" else None
+            if m is not None:  # the key, in bold, and the value's text after it
+                children += [Token("strong_open", "strong", 1), _text(m.group(1))]
+                children += [Token("strong_close", "strong", -1), _text(": " + m.group(2).strip())]
+            else:
+                children.append(Token("hardbreak", "br", 0) if child.type == "softbreak" else child)
+            line_start = child.type == "softbreak"
+        inline.children = [t for t in children if t.type != "text" or t.content]
 
 
 def _body_start(source: str, chunks: Sequence[Chunk]) -> int:

@@ -1,0 +1,80 @@
+"""A Logseq graph as a QA tester built it (page properties, tab-indented outlines, block
+references, :LOGBOOK: drawers, journals named yyyy_MM_dd), asked about without a model and
+shown in /view: what Logseq hides stays hidden, what it shows reads as it shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from browser import sync_playwright_or_skip
+from uvicorn_thread import UvicornThread
+from widget_stack import loopback_context
+
+from kb_qa.answer import extractive
+from kb_qa.answer.answering import prepare
+from kb_qa.kb.knowledge_base import KnowledgeBase
+from kb_qa.serve.app import create_app
+
+sync_playwright_or_skip()
+
+GRAPH = {
+    "logseq/config.edn": "{:meta/version 1 :file/name-format :triple-lowbar}\n",
+    "pages/Car.md": (
+        "alias:: Golf, the car\ntags:: vehicle\n\n"
+        "- VW Golf VII 1.5 TSI, 2019, plate AB-123-CD\n"
+        "- Maintenance\n\t- Tyres\n\t\t- Summer: Michelin Primacy 4, 205/55 R16\n"
+        "\t\t- Pressure\n\t\t\t- Front 2.4 bar, rear 2.6 bar when loaded\n"
+        "\t\t\t- Front 2.2 bar, rear 2.2 bar normal load\n"
+        "- Insurance\n\t- Policy with MAIF, number 4471-2290\n"
+    ),
+    "pages/Bike.md": (
+        "tags:: bicycle\n\n- Canyon Endurace, 2021\n- Chain: lube every 300 km\n"
+        "- Tyre pressure 6 bar front and rear\n"
+    ),
+}
+
+
+def _answer(base: KnowledgeBase, question: str) -> tuple[str, str]:
+    """The no-key answer to ``question``, and the bytes its first citation quotes."""
+    prepared = prepare(base, base.settings, question)
+    result = extractive.quote(question, prepared.ranked, prepared.covered)
+    number, span = next(iter(result.quoted.items()))
+    hit = dict(prepared.ranked)[number]
+    return "".join(result.pieces), hit.chunk.text[slice(*span)]
+
+
+def test_page_properties_are_not_quoted_but_still_found(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """The car's tyre pressures were quoted under "alias:: Golf, the car" and "tags::
+    vehicle", the page's metadata, as if they were part of the answer."""
+    base = kb(make_vault(GRAPH))
+    base.index()
+    text, quoted = _answer(base, "What is the front tyre pressure of the car?")
+    assert "Front 2.2 bar" in text and "Front 2.2 bar" in quoted
+    assert "::" not in text and "alias" not in text and "::" not in quoted
+    # Still what the page is filed under: a question naming a tag finds the page.
+    text, quoted = _answer(base, "Which page is tagged vehicle?")
+    assert text.split("\n\n")[1].startswith("**Car**"), text
+    assert "::" not in text
+
+
+def test_view_shows_page_properties_one_a_line(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], browser: Any
+) -> None:
+    """/view showed "alias:: Golf, the car tags:: vehicle" as one run-on paragraph."""
+    base = kb(make_vault(GRAPH), rate_limit=0)
+    base.index()
+    with UvicornThread(create_app(base)) as server:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/view/" + quote("pages/Car.md"))
+            shown = page.locator(".properties").inner_text()
+            assert shown.splitlines() == ["alias: Golf, the car", "tags: vehicle"]
+            assert "::" not in page.locator("body").inner_text()
+        finally:
+            context.close()
