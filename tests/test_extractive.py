@@ -149,6 +149,11 @@ def test_questions_the_docs_do_not_cover_say_so_first(kb: KnowledgeBase, questio
         "Who founded Lumen?",  # not a passage's "not found": words as written
         "Where is Lumen's headquarters?",
         "Who is the CEO of Lumen?",
+        # a name made on the product's that the docs never write ("ConvergenceWarning"
+        # alone was not covered; with "Lumen" in front it quoted job handlers)
+        "What does LumenConvergenceWarning mean?",
+        "How do I configure LumenTurboMode?",
+        "What is LUMEN_TURBO_MODE for?",
     ],
 )
 def test_a_question_naming_the_product_is_covered_only_by_what_else_it_asks(
@@ -169,6 +174,7 @@ def test_a_question_naming_the_product_is_covered_only_by_what_else_it_asks(
         "What is Lumen?",  # nothing asked besides the name
         "Lumen windows?",  # 0.18 without the name: the word, in the best passage
         "How much memory does Lumen need?",  # the "Memory" row of a table
+        "Which job does LUMEN_JOB_ID name?",  # a name made on the product's, that it writes
     ],
 )
 def test_a_question_naming_the_product_and_what_the_docs_say_is_covered(

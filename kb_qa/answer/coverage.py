@@ -21,14 +21,7 @@ from collections.abc import Callable, Sequence
 
 from kb_qa.answer.amounts import without_asking_form
 from kb_qa.spoken import asked_in, cjk_topic, foreign, stems, topic_words
-from kb_qa.text import (
-    STOPWORDS,
-    cjk_runs,
-    cjk_share,
-    cjk_skip_pairs,
-    keyword_tokens,
-    unread_share,
-)
+from kb_qa.text import STOPWORDS, cjk_runs, cjk_share, cjk_skip_pairs, keyword_tokens, unread_share
 from kb_qa.types import Hit
 
 # Cosine similarity of the best match at or above which the sources cover the question.
@@ -189,6 +182,16 @@ def _unnamed(question: str, product: frozenset[str]) -> tuple[str, int]:
     return " ".join(rest.split()), named
 
 
+def _made_names(question: str, product: frozenset[str]) -> list[str]:
+    """The names ``question`` writes with the product's name as their first part, in
+    CamelCase or snake case ("LumenTurboMode", "LUMEN_ATTEMPT"), case-folded."""
+    if not product:
+        return []
+    names = "|".join(re.escape(w) for w in sorted(product, key=len, reverse=True))
+    made = re.findall(rf"(?<![\w-])(?i:{names})(?=[A-Z_])\w+", question)
+    return [name.casefold() for name in made]
+
+
 # Words that ask what a product is rather than about something of it ("Tell me about Lumen").
 _ABOUT = frozenset(keyword_tokens("tell give about explain overview describe introduction purpose"))
 
@@ -215,6 +218,12 @@ def covered_naming(
     language by its words without the name."""
     if not covered(question, hits, embed_model):
         return False
+    # A name made on the product's ("LumenConvergenceWarning", "LUMEN_TURBO"): the docs
+    # either write it or do not cover it. By the name's words alone, "What does
+    # LumenConvergenceWarning mean?" was answered with a quote about job handlers.
+    for name in _made_names(question, product):
+        if not any(name in h.chunk.index_text.casefold() for h in hits):
+            return False
     floor = WORDS_FLOOR.get(embed_model)
     if floor is None or cjk_share(question) >= CJK_SHARE or unread_share(question) >= UNREAD_SHARE:
         return True
