@@ -78,3 +78,28 @@ def test_view_shows_page_properties_one_a_line(
             assert "::" not in page.locator("body").inner_text()
         finally:
             context.close()
+
+
+REFERENCED = {
+    "pages/Home Server.md": (
+        "- Backups\n\t- restic to B2 every night at 02:30\n"
+        "\t  id:: 64f1a2b3-0c1d-4e5f-8a9b-123456789abc\n"
+    ),
+    "journals/2025_03_12.md": (
+        "- Called the plumber about the boiler\n"
+        "- Reminder of the backup: ((64f1a2b3-0c1d-4e5f-8a9b-123456789abc))\n"
+    ),
+}
+
+
+def test_a_block_reference_is_not_quoted_as_its_raw_id(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """The line "Reminder of the backup: ((64f1a2b3-…))" was quoted with the raw id, which
+    Logseq shows as the referenced block's text (the answer's citation opens /view, which
+    shows it so); the quoted bytes stay the file's."""
+    base = kb(make_vault(REFERENCED))
+    base.index()
+    text, quoted = _answer(base, "What was the reminder about the backup and the plumber?")
+    assert "Reminder of the backup: (…)" in text, text
+    assert "64f1a2b3" not in text and "((64f1a2b3" in quoted

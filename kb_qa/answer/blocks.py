@@ -17,7 +17,14 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest.code_annotations import annotation_lists
-from kb_qa.text import as_shown, cjk_chars, is_properties, keyword_tokens, without_block_ids
+from kb_qa.text import (
+    BLOCK_REF,
+    as_shown,
+    cjk_chars,
+    is_properties,
+    keyword_tokens,
+    without_block_ids,
+)
 from kb_qa.types import lead_in
 from kb_qa.verbatim import is_formula, verbatim_segments
 
@@ -85,6 +92,7 @@ _CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]*)\[!([A-Za-z-]+)\][+-]?[ \t]*(.*)$",
 _PROSE = ("paragraph_open", "blockquote_open")
 # A table's delimiter row, stripped ("|---|:--:|"); each cell's dashes keep its blanks apart.
 _DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?")
+_REFERENCE = "(…)"  # what a Logseq block reference reads as in an answer
 _BODY = ("bullet_list_open", "ordered_list_open", "fence", "code_block", "table_open")
 
 
@@ -197,6 +205,12 @@ def _plain_prose(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
     text = _HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text))
+    if "((" in text:
+        # A Logseq block reference shows the text of the block it points to, which only the
+        # page's view (or the index as a whole) knows: "Reminder of the backup:
+        # ((64f1a2b3-…))" was quoted with the raw id. The answer marks the place; the
+        # citation opens the view, where the reference reads as its block.
+        text = BLOCK_REF.sub(_REFERENCE, text)
     return without_block_ids(text)  # a "[12]" of the docs is quoted (extractive.literal)
 
 
