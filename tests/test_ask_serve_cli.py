@@ -19,6 +19,7 @@ from api_helpers import indexed_sample, serve_process
 from llm_server import LLMServer, Reply
 
 from kb_qa import __version__
+from kb_qa.answer.wording import PHRASES
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 QUESTION = "How many times is a failing job attempted by default?"
@@ -55,6 +56,25 @@ def test_ask_extractive_prints_answer_then_citations(vault: Path, cli_env: Env) 
     assert "https://lumen.example.com/guides/retries/#" in sources
     assert "\x1b" not in result.stdout  # not a terminal: no escape sequences
     assert "Reading" in result.stderr and "extractive answer" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        ("Combien de fois une tâche est-elle relancée par défaut ?", "fr"),
+        ("كم مرة يعاد تشغيل المهمة؟", "ar"),
+    ],
+)
+def test_ask_says_its_own_sentences_in_the_questions_language(
+    vault: Path, cli_env: Env, question: str, lang: str
+) -> None:
+    # It said "No language model is configured" and "See also" to a French question in a
+    # terminal, where the widget on the same site says them in French.
+    result = kbqa(cli_env, vault, "ask", question)
+    assert result.returncode == 0, result.stderr
+    said = (PHRASES[lang]["label"], PHRASES[lang]["not_covered"])
+    assert result.stdout.startswith(said), result.stdout
+    assert "See also" not in result.stdout
 
 
 def test_ask_with_a_model_but_without_the_llm_extra_says_what_to_install(

@@ -3,8 +3,10 @@ extractive answer says around the passages it quotes.
 
 The widget sends its page's ``<html lang>`` with a question (``lang`` of POST /api/ask); a
 tag whose primary subtag is one of ``PHRASES`` (``fr``, ``fr-CA``, ``pt-BR``, ``zh-Hans``)
-is answered in that language, any other (or none: the CLI, MCP) in English. The widget's own
-strings are in ``widget/src/strings.js``, for the same languages.
+is answered in that language, any other (or none: MCP) in English; the CLI answers in the
+question's language (``asked_language``). The widget's own strings are in
+``widget/src/strings.js``, for the same languages but Arabic and Hebrew (a site sets its
+words with ``labels``; the server's sentences follow the page's ``lang``).
 
 A phrase counts with ``{name:one|other}``: the form for one (or, in French and Portuguese,
 none) or the other, ``#`` standing for the number, so each language words its own plurals.
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PHRASES", "language", "say"]
+from kb_qa.spoken import asked_in
+
+__all__ = ["PHRASES", "asked_language", "language", "say"]
 
 # Each language's phrases; a key missing from one is said in English.
 PHRASES: dict[str, dict[str, str]] = {
@@ -169,6 +173,43 @@ PHRASES: dict[str, dict[str, str]] = {
             "melhor correspondem à pergunta.)"
         ),
     },
+    "ar": {
+        "label": "لم يُضبط نموذج لغوي؛ هذا ما تقوله مصادرك:",
+        "label_failed": "لم يُجب النموذج اللغوي؛ هذا ما تقوله مصادرك:",
+        "model_failed": "لم يُجب النموذج اللغوي.",
+        "not_covered": "لا يبدو أن هذه الوثائق تتناول ذلك. أقرب الأقسام:",
+        "nothing": "لا يطابق أي مقطع في مصادرك هذا السؤال.",
+        "see_also": "انظر أيضًا: {listed}.",
+        "separator": "؛ ",
+        "searching": "جارٍ البحث في مصادرك…",
+        "reading": "جارٍ قراءة {excerpts:مقتطف واحد|# مقتطفات} من {pages:صفحة واحدة|# صفحات}…",
+        "reading_best": (
+            "جارٍ قراءة {best:أفضل قسم|أفضل # أقسام} من {excerpts:مقتطف واحد|# مقتطفات}…"
+        ),
+        "updating": "الفهرس قيد التحديث؛ الإجابة مما فُهرس حتى الآن…",
+        "uncited": (
+            "(لا تستشهد هذه الإجابة بأي من مصادرك: تحقّق منها في الأقسام الأقرب إلى السؤال.)"
+        ),
+    },
+    "he": {
+        "label": "לא הוגדר מודל שפה; זה מה שהמקורות שלך אומרים:",
+        "label_failed": "מודל השפה לא ענה; זה מה שהמקורות שלך אומרים:",
+        "model_failed": "מודל השפה לא ענה.",
+        "not_covered": "נראה שהתיעוד הזה לא עוסק בזה. הסעיפים הקרובים ביותר:",
+        "nothing": "אף קטע במקורות שלך לא מתאים לשאלה הזו.",
+        "see_also": "ראו גם: {listed}.",
+        "searching": "מחפש במקורות שלך…",
+        "reading": "קורא {excerpts:קטע אחד|# קטעים} מתוך {pages:עמוד אחד|# עמודים}…",
+        "reading_best": (
+            "קורא את {best:הסעיף הטוב ביותר|# הסעיפים הטובים ביותר} "
+            "מתוך {excerpts:קטע אחד|# קטעים}…"
+        ),
+        "updating": "האינדקס מתעדכן; התשובה מבוססת על מה שכבר נוסף לאינדקס…",
+        "uncited": (
+            "(התשובה הזו אינה מצטטת אף אחד מהמקורות שלך: בדקו אותה מול הסעיפים המתאימים "
+            "ביותר לשאלה.)"
+        ),
+    },
     "zh": {
         "label": "未配置语言模型，以下是来源中的原文：",
         "label_failed": "语言模型未能回答，以下是来源中的原文：",
@@ -194,6 +235,27 @@ def language(tag: str) -> str:
     """The language of ``PHRASES`` a language tag names ("fr-CA" -> "fr"), else "en"."""
     primary = tag.strip().replace("_", "-").split("-", 1)[0].lower()
     return primary if primary in PHRASES else "en"
+
+
+# A question's script, where it tells the language (its words are most of that script)
+_SCRIPTS = (
+    ("ja", re.compile("[\u3040-\u30ff]")),  # kana: Japanese, whatever its kanji
+    ("zh", re.compile("[\u4e00-\u9fff]")),
+    ("ar", re.compile("[\u0600-\u06ff]")),
+    ("he", re.compile("[\u0590-\u05ff]")),
+)
+
+
+def asked_language(question: str) -> str:
+    """The language of ``PHRASES`` a question is asked in, for a reader who sent no tag (the
+    CLI): told by its script, or by its function words (``spoken.asked_in``); "en" when
+    neither tells. A German question in a terminal was answered "See also:" and "These docs
+    don't seem to cover that", the widget on the same site in German."""
+    letters = len(re.findall(r"[^\W\d_]", question)) or 1
+    for lang, script in _SCRIPTS:
+        if 3 * len(script.findall(question)) >= letters:
+            return lang
+    return language(asked_in(question))
 
 
 def say(tag: str, key: str, **values: object) -> str:

@@ -336,6 +336,7 @@ async def _ask(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     from kb_qa.answer.answering import answer
     from kb_qa.answer.events import Citations, Delta, Done, Error, Status
     from kb_qa.answer.uncited import cited_after
+    from kb_qa.answer.wording import asked_language
 
     dumb = os.environ.get("TERM") == "dumb"  # a terminal that shows escapes as text
     tty = sys.stdout.isatty() and not dumb
@@ -343,7 +344,9 @@ async def _ask(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     dim, plain = ("\033[2m", "\033[0m") if colour else ("", "")
     citations: Sequence[Citation] = ()
     streamed: list[str] = []
-    async for event in answer(kb, args.question, include=args.include, exclude=args.exclude):
+    lang = asked_language(args.question)  # what it says around the passages, as it was asked
+    asked = answer(kb, args.question, include=args.include, exclude=args.exclude, lang=lang)
+    async for event in asked:
         if isinstance(event, Status):
             print(f"{dim}{event.message}{plain}", file=sys.stderr, flush=True)
         elif isinstance(event, Delta):
