@@ -90,11 +90,23 @@ def is_properties(text: str) -> bool:
     return bool(lines) and "::" in text and all(PROPERTY_LINE.match(line) for line in lines)
 
 
+# A Logseq drawer under a block: ":LOGBOOK:", the task's "CLOCK: [2025-03-14 Fri 09:02:11]"
+# lines, ":END:" (or ":PROPERTIES:" … ":END:"). Logseq hides it; quoted, "How much was the
+# new kettle?" showed the clock lines of the task above it. Its reach is bounded: a page of
+# openers never closed costs each a hundred lines' scan, no more.
+DRAWER = re.compile(
+    r"^[ \t]*:(?:LOGBOOK|PROPERTIES):[ \t]*\r?\n(?:[^\n]*\n){0,100}?[ \t]*:END:[ \t]*\r?(?:\n|$)",
+    re.M,
+)
+
+
 def without_block_ids(text: str) -> str:
     """``text`` without Obsidian's block ids and Logseq's ``id::`` and ``collapsed::``
-    lines (neither app shows them)."""
+    lines and drawers (neither app shows them)."""
     if "^" in text:
         text = BLOCK_ID.sub("", text)
+    if ":END:" in text:
+        text = DRAWER.sub("", text)
     return HIDDEN_PROPERTY.sub("", text) if "::" in text else text
 
 

@@ -103,3 +103,41 @@ def test_a_block_reference_is_not_quoted_as_its_raw_id(
     text, quoted = _answer(base, "What was the reminder about the backup and the plumber?")
     assert "Reminder of the backup: (…)" in text, text
     assert "64f1a2b3" not in text and "((64f1a2b3" in quoted
+
+
+DRAWERS = {
+    "journals/2025_03_14.md": (
+        "- NOW write the quarterly report\n\t:LOGBOOK:\n\tCLOCK: [2025-03-14 Fri 09:02:11]\n"
+        "\t:END:\n- Bought a new kettle, Bosch TWK3P420, €45\n"
+        "- TODO book the MOT inspection before June\n\tSCHEDULED: <2025-05-15 Thu>\n"
+    ),
+}
+
+
+def test_logbook_drawers_are_hidden_and_scheduled_dates_kept(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], browser: Any
+) -> None:
+    """The answer to "How much was the new kettle?" quoted the task above it with its ":LOGBOOK:",
+    "CLOCK: [2025-03-14 Fri 09:02:11]" and ":END:" lines, which Logseq hides (and /view
+    showed them); a task's "SCHEDULED:" date says when, and stays."""
+    base = kb(make_vault(DRAWERS), rate_limit=0)
+    base.index()
+    text, quoted = _answer(base, "How much was the new kettle?")
+    assert "€45" in text and "LOGBOOK" not in text and "CLOCK" not in text, text
+    assert "write the quarterly report\n- Bought a new kettle" in text
+    assert "Bought a new kettle" in quoted  # the file's own bytes, as /view highlights them
+    text, _ = _answer(base, "When is the MOT inspection scheduled?")
+    assert "SCHEDULED: <2025-05-15 Thu>" in text, text
+    # Nor searched: the keyword index finds nothing by the drawer's words.
+    assert all(h.keyword_rank is None for h in base.search("LOGBOOK CLOCK", k=5))
+    with UvicornThread(create_app(base)) as server:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/view/journals/2025_03_14.md")
+            shown = page.locator("body").inner_text()
+            assert "LOGBOOK" not in shown and "CLOCK" not in shown and ":END:" not in shown
+            assert "write the quarterly report\nBought a new kettle" in shown, shown
+            assert "SCHEDULED: <2025-05-15 Thu>" in shown
+        finally:
+            context.close()

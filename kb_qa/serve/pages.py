@@ -166,6 +166,7 @@ def _view_page(
         if n % 1000 == 0 and gone():
             return None
         if token.type == "inline" and token.children:
+            token.children = _drawers(token.children)
             token.children = _highlights(_wikilinks(token.children, links, path))
             if refs:
                 token.children = _block_refs(token.children, refs)
@@ -256,6 +257,33 @@ def _block_refs(children: list[Token], refs: Mapping[str, tuple[str, str]]) -> l
         return [opened, _text(found[1]), Token("link_close", "a", -1)]
 
     return _replaced(children, BLOCK_REF, "((", link)
+
+
+_DRAWER_OPEN = re.compile(r":(?:LOGBOOK|PROPERTIES):")
+DRAWER_LINES = 100  # as text.DRAWER: a drawer never closed within them is shown as written
+
+
+def _drawers(children: list[Token]) -> list[Token]:
+    """``children`` without Logseq's drawers (":LOGBOOK:", its "CLOCK: [...]" lines,
+    ":END:"), each a line of a block's paragraph: Logseq hides them, and the kettle's line
+    showed under the task's clock lines."""
+    out: list[Token] = []
+    i = 0
+    while i < len(children):
+        child = children[i]
+        if child.type == "text" and _DRAWER_OPEN.fullmatch(child.content.strip()):
+            ends = range(i + 1, min(len(children), i + 2 * DRAWER_LINES))
+            end = next((j for j in ends if children[j].content.strip() == ":END:"), None)
+            if end is not None:
+                if out and out[-1].type == "softbreak":
+                    out.pop()
+                i = end + 1
+                if not out and i < len(children) and children[i].type == "softbreak":
+                    i += 1  # a drawer opening the paragraph: the break after it goes too
+                continue
+        out.append(child)
+        i += 1
+    return out
 
 
 def _highlights(children: list[Token]) -> list[Token]:
