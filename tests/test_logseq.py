@@ -141,3 +141,37 @@ def test_logbook_drawers_are_hidden_and_scheduled_dates_kept(
             assert "SCHEDULED: <2025-05-15 Thu>" in shown
         finally:
             context.close()
+
+
+JOURNALS = {
+    "logseq/config.edn": "{:meta/version 1 :file/name-format :triple-lowbar}\n",
+    "journals/2025_03_12.md": (
+        "- Plumber came at 9:00\n\t- Quote: €480 for the new boiler valve including labour\n"
+    ),
+    "journals/2025_01_04.md": "- Installed Debian on the home server\n",
+    "pages/Home Server.md": "started:: [[Jan 4th, 2025]]\n\n- Boiler room shelf holds it\n",
+}
+
+
+def test_journals_are_titled_as_logseq_shows_them_and_its_date_links_open_them(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase], browser: Any
+) -> None:
+    """Answers, citations, the page list and /view titled a journal "2025_03_12", its file
+    name; Logseq shows "Mar 12th, 2025", and its links "[[Jan 4th, 2025]]" opened nothing."""
+    base = kb(make_vault(JOURNALS), rate_limit=0)
+    base.index()
+    text, _ = _answer(base, "How much did the plumber quote for the boiler valve?")
+    assert text.split("\n\n")[1].startswith("**Mar 12th, 2025** ["), text
+    titles = {p["path"]: p["title"] for p in base.pages()}
+    assert titles["journals/2025_03_12.md"] == "Mar 12th, 2025"
+    assert titles["journals/2025_01_04.md"] == "Jan 4th, 2025"
+    with UvicornThread(create_app(base)) as server:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/view/" + quote("pages/Home Server.md"))
+            page.locator("a", has_text="Jan 4th, 2025").click()
+            page.wait_for_url("**/view/journals/2025_01_04.md")
+            assert page.title() == "Jan 4th, 2025"
+        finally:
+            context.close()

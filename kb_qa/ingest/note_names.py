@@ -27,6 +27,24 @@ _NAMESPACE = re.compile(r"___|%2F", re.IGNORECASE)
 _ZETTEL_ID = re.compile(r"^(\d{12}|\d{14})(?=$|[ \t_-])")
 
 
+# A Logseq journal: journals/2025_03_12.md (its default :journal/file-name-format, yyyy_MM_dd)
+_JOURNAL = re.compile(r"(?:^|/)journals/(\d{4})_(\d{2})_(\d{2})\.[^/]+$")
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def journal_title(path: str) -> str:
+    """The title Logseq gives a journal file, in its default :journal/page-title-format
+    "MMM do, yyyy": journals/2025_03_12.md is "Mar 12th, 2025" ("" for any other file).
+    Cited as "2025_03_12", the day was hard to read, and Logseq's links to it,
+    ``[[Mar 12th, 2025]]``, named no note."""
+    m = _JOURNAL.search(path)
+    if m is None or not 1 <= int(m.group(2)) <= 12 or not 1 <= int(m.group(3)) <= 31:
+        return ""
+    day = int(m.group(3))
+    suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{_MONTHS[int(m.group(2)) - 1]} {day}{suffix}, {m.group(1)}"
+
+
 def stem(path: str) -> str:
     """A note's file name without its folder and extension."""
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -42,7 +60,7 @@ def other_names(path: str, title: str) -> list[str]:
     """The names, as ``text.name_key`` compares them, a link may give the note at ``path``
     titled ``title`` other than its file name."""
     name = stem(path)
-    names = [page_name(name), title]
+    names = [page_name(name), title, journal_title(path)]
     if m := _ZETTEL_ID.match(name):
         names.append(m.group(1))
     return [name_key(n.strip()) for n in names if n.strip() and n != name]

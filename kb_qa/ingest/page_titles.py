@@ -125,8 +125,10 @@ def own_title(doc: Document, first_h1: str) -> str:
     if doc.title or first_h1:
         return doc.title or first_h1
     stem = doc.doc_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if doc.note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook"
-        return note_names.page_name(stem).strip() or "Home"
+    if doc.note:  # Logseq's "Project Alpha___Runbook.md" is its page "Project Alpha/Runbook",
+        # and its journals/2025_03_12.md is "Mar 12th, 2025"
+        journal = note_names.journal_title(doc.doc_path)
+        return journal or note_names.page_name(stem).strip() or "Home"
     if stem in ("index", "README"):
         parent = doc.doc_path.rsplit("/", 2)
         stem = parent[-2] if len(parent) > 1 else "Home"
