@@ -56,6 +56,10 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff]")
 _ARABIC_MARKS = re.compile(
     "[\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed]"
 )
+# German's umlauts as keyboards without them write them ("fluechtige" for "flüchtige",
+# "Woerter" for "Wörter"), on both sides of every match: a question typed so found
+# another section. Words spelt "ue" anyway ("Quelle", "aktuell") read as they did.
+_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _PERSIAN_LETTERS = re.compile("[\u067e\u0686\u0698\u06a9\u06af\u06cc]")  # پ چ ژ ک گ ی
 
 
@@ -195,7 +199,7 @@ def _stemmed(words: list[str], arabic: bool) -> list[str]:
 def _raw_tokens(text: str) -> list[str]:
     """Words and CJK runs of ``text`` (NFKC, case-folded, Arabic script's marks removed), in
     order, before stemming."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_UMLAUTS)
     if _ARABIC_SCRIPT.search(text):
         text = _ARABIC_MARKS.sub("", text)
     return _TOKEN.findall(text)
