@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from kb_qa.errors import ConfigError
+from kb_qa.ingest.safe_config import with_inherited
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,12 @@ def read_config(path: Path) -> Any:
     not installed (Textual's ``!!python/name:textual._doc.format_svg``) reads as ``None``,
     that value alone: the other tags keep their values. It is not logged here: MkDocs'
     own load of the same file fails on it, and the run's warnings say so once, with the
-    line."""
+    line. The files its ``INHERIT:`` names are merged in as MkDocs merges them
+    (``safe_config.with_inherited``)."""
+    return with_inherited(_read(path), path, _read)
+
+
+def _read(path: Path) -> Any:
     from mkdocs.utils.yaml import get_yaml_loader
 
     text = path.read_text(encoding="utf-8", errors="replace")

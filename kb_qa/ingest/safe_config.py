@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,3 +297,44 @@ def check_inherit(config_file: Path, root: Path) -> None:
         if target.resolve() in seen:
             raise ConfigError(f"{current}: INHERIT: {parent} inherits from itself in a loop.")
         current = target
+
+
+def load_site_yaml(path: Path) -> Any:
+    """A ``mkdocs.yml`` read with ``load_yaml``, the files its ``INHERIT:`` names merged in."""
+    return with_inherited(load_yaml(path), path, load_yaml)
+
+
+def with_inherited(config: Any, path: Path, load: Callable[[Path], Any]) -> Any:
+    """``config`` (read from ``path``) merged over the files its ``INHERIT:`` chain names,
+    each read with ``load``, as MkDocs merges them: a mapping key by key, any other value
+    (a list of extensions) replaced by the child's. A site that kept its
+    ``markdown_extensions`` in an inherited file was indexed without them (no snippets
+    expanded, another slugify: anchors the built pages did not have). A file outside
+    ``path``'s folder, or a loop, is not read (``check_inherit`` refuses it when rendering)."""
+    boundary = path.parent.resolve()
+    seen = {path.resolve()}
+    current, merged = path, config
+    while isinstance(merged, dict) and isinstance(merged.get("INHERIT"), str):
+        target = Path(os.path.normpath(current.parent / merged.pop("INHERIT")))
+        if not target.resolve().is_relative_to(boundary) or target.resolve() in seen:
+            log.warning("%s: INHERIT leads outside the site's folder or loops: not read", current)
+            return merged
+        seen.add(target.resolve())
+        try:
+            parent = load(target)
+        except OSError as exc:
+            raise ConfigError(f"{current}: INHERIT: cannot read {target}: {exc}") from exc
+        if isinstance(parent, dict):
+            merged = _merged(parent, merged)
+        current = target
+    return merged
+
+
+def _merged(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    out = dict(parent)
+    for key, value in child.items():
+        old = out.get(key)
+        out[key] = (
+            _merged(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+        )
+    return out

@@ -169,7 +169,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         safe_config.check_inherit(config_file, root)
         config = read_config(config_file)
     else:
-        config = safe_config.load_yaml(config_file)
+        config = safe_config.load_site_yaml(config_file)
     if not isinstance(config, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
     warnings = [] if generator or is_toml else zensical.built_unannounced(root, config)
