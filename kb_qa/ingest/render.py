@@ -323,7 +323,7 @@ def _load(
     from mkdocs.config import config_options, load_config
 
     notes: list[str] = []
-    plugins, missing = plugins_to_run(inputs.plugins, inputs.theme, skip)
+    plugins, missing = plugins_to_run(inputs.plugins, inputs.theme, skip, notes)
     overrides: dict[str, Any] = {
         "plugins": plugins,
         "hooks": list(inputs.hooks),

@@ -54,6 +54,19 @@ SKIPPED_PLUGINS = frozenset(
 )
 
 
+# Plugins a build runs that kb-qa cannot, and what is not indexed without them. The
+# monorepo plugin copies the site's docs into a temporary folder and adds its sub-projects'
+# pages there: none is a file of the vault that kb-qa could cite, watch or highlight, and a
+# QA pass's monorepo site was indexed with no page at all ("the build leaves it out").
+# Without it, the site's own pages are indexed.
+UNREAD_PLUGINS = {
+    "monorepo": (
+        "the monorepo plugin is not run: the pages of the sub-projects its nav includes "
+        "('!include .../mkdocs.yml') are not indexed, only this site's own docs_dir"
+    ),
+}
+
+
 def fingerprint(root: Path, config_file: Path, hooks: Sequence[str]) -> str:
     """What besides a page's own file changes its rendering: the config and hook files
     (named relative to the site, so that a site moved with its index stays current)."""
@@ -144,9 +157,13 @@ def _installed_plugins() -> set[str]:
 
 
 def plugins_to_run(
-    entries: Sequence[tuple[str, object]], theme: str, skip: Sequence[str]
+    entries: Sequence[tuple[str, object]],
+    theme: str,
+    skip: Sequence[str],
+    notes: list[str] | None = None,
 ) -> tuple[list[object], list[str]]:
-    """The plugins entry to load (as mkdocs.yml writes it) and the names not installed."""
+    """The plugins entry to load (as mkdocs.yml writes it) and the names not installed;
+    what a plugin kb-qa does not run leaves out (``UNREAD_PLUGINS``) is added to ``notes``."""
     installed = _installed_plugins()
     keep: list[object] = []
     missing: list[str] = []
@@ -154,6 +171,10 @@ def plugins_to_run(
     for name, options in entries:
         bare = name.split("/", 1)[-1]
         if name in skipped or bare in skipped:
+            continue
+        if bare in UNREAD_PLUGINS:
+            if notes is not None:
+                notes.append(UNREAD_PLUGINS[bare])
             continue
         if name not in installed and f"{theme}/{name}" not in installed:
             missing.append(name)
