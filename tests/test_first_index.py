@@ -226,6 +226,23 @@ def test_a_first_run_that_fails_says_why_to_every_question(
     assert health["status"] == "degraded" and "not valid YAML" in health["problem"]
 
 
+def test_a_first_run_that_indexed_nothing_says_so_to_every_question(
+    make_vault: Callable[..., Path], start: Callable[..., BackgroundServer]
+) -> None:
+    # Every page left out by the build (a monorepo site's were): "No passage in your
+    # sources matches this question" read as docs that are silent on it.
+    site = "site_name: x\nexclude_docs: |\n  a.md\n"
+    vault = make_vault({"mkdocs.yml": site, "docs/a.md": "# A\n\nText.\n"})
+    server = start(vault, Gate(), wait=None, generator="mkdocs")
+    assert server.first.done.is_set() and not server.first.error
+    answer = ask(server.url, "What is in A?")
+    assert answer.status_code == 503 and answer.json()["code"] == "index_empty"
+    said = answer.json()["error"]
+    assert said.startswith("Nothing is indexed") and "kb-qa index" in said
+    searched = httpx.get(server.url + "/api/search", params={"q": "A"}, timeout=10)
+    assert searched.status_code == 503 and searched.json()["code"] == "index_empty"
+
+
 def test_a_first_run_waits_for_another_process_updating_the_index(
     make_vault: Callable[..., Path],
     start: Callable[..., BackgroundServer],

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kb_qa.kb.knowledge_base import KnowledgeBase
     from kb_qa.serve.first_index import FirstIndex
     from kb_qa.settings import Settings
+    from kb_qa.types import IndexReport
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,13 @@ class IndexRoutes:
         """503 saying why while the first index run of an empty index goes on, or failed."""
         first = self.first
         why = first.unanswerable() if first is not None else ""
+        if first is not None and first.done.is_set() and not why:
+            # The run ended with nothing to answer from: "No passage in your sources matches
+            # this question" read as docs that are silent (a monorepo site indexed no page)
+            if self.kb.searchable_chunks():
+                return None
+            empty = {"error": self.public(nothing_indexed(first.report)), "code": "index_empty"}
+            return JSONResponse(empty, 503, headers={"Retry-After": str(RETRY_SECONDS)})
         if first is None or not why:
             return None
         if first.done.is_set():
@@ -217,3 +225,13 @@ class IndexRoutes:
         pages = await self._thread(self.kb.pages)
         body = json.dumps({"pages": pages}, ensure_ascii=False).encode()
         return compressed(request, body, "application/json", {})
+
+
+def nothing_indexed(report: IndexReport | None) -> str:
+    """Why an index that finished its run holds nothing, in words, with what to do."""
+    skipped = report.skipped if report is not None else []
+    first = f" ({len(skipped):,} skipped; {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
+    return (
+        f"Nothing is indexed: kb-qa found no page to answer from{first}. Run kb-qa index on "
+        "the docs to see each file it skipped and why; answers start once a page is indexed."
+    )
