@@ -25,6 +25,7 @@ import markdown
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import (
+    docusaurus,
     i18n_layout,
     note_templates,
     page_titles,
@@ -76,6 +77,7 @@ class Site:
     # A site translated with mkdocs-static-i18n: where each language's pages are published
     languages: i18n_layout.Languages | None = None
     nav: page_titles.NavTitles = field(default_factory=page_titles.NavTitles)  # its titles
+    routes: docusaurus.Routes | None = None  # a Docusaurus site's: where it serves its docs
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
@@ -89,7 +91,10 @@ class Site:
 
     def page_url(self, doc_path: str, text: str, title: str, body_start: int) -> str | None:
         """``url_for``, but where a Zensical blog publishes a post (by its date and slug), and
-        None for a draft post its build leaves out (``zensical_blog``)."""
+        None for a draft post its build leaves out (``zensical_blog``); a Docusaurus site's
+        route, from front matter's ``id``/``slug`` too (``docusaurus``)."""
+        if self.routes is not None:
+            return self.routes.url(doc_path, text)
         if self.blog is None or not self.blog.is_post(doc_path):
             return self.url_for(doc_path)
         stem = posixpath.splitext(posixpath.basename(doc_path))[0]
@@ -148,9 +153,11 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     ``render`` is the ``render`` setting: on, the site is trusted (``mkdocs.yml`` read with
     MkDocs' loader, its extensions imported as listed) except that ``INHERIT:`` may not
     lead out of the vault; off (the default), and always for ``zensical.toml``, the config
-    is read with ``safe_config`` and only allowlisted extensions are imported.
-    """
+    is read with ``safe_config`` and only allowlisted extensions are imported. A folder
+    with neither config may be a Docusaurus site's (``docusaurus``)."""
     config_file = find_config(root, generator)
+    if config_file is None and (docusaurus_site := docusaurus.site_fields(root)):
+        return Site(root=root, **docusaurus_site)  # its config is JavaScript: never run
     if config_file is None:
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
@@ -235,12 +242,10 @@ _PLAIN_URL = re.compile(
 
 def plain_site_url(value: object, config_file: Path, warnings: list[str]) -> str:
     """``site_url`` when it is a plain http(s) address (a host, a port, a path), else "".
-
     Citation links and ``/api/health`` show it to every reader, and ``!ENV`` fills it from
     the environment: ``site_url: !ENV [OPENAI_API_KEY, ...]`` would publish a secret. An
     address with user info, a query or a fragment, or anything that is no URL, is left out
-    with a warning that does not repeat it (links are then made without the site's address).
-    """
+    with a warning that does not repeat it (links are then made without the site's address)."""
     if value is None or value == "":
         return ""
     text = str(value).strip()
@@ -289,10 +294,8 @@ def _set_extensions(
     trusted: bool = False,
 ) -> None:
     """Resolve the site's markdown_extensions, dropping (with a warning) those that fail.
-
     Unless the site is ``trusted``, only ``safe_config.extension_allowed`` extensions are
-    imported: any other is left out with a warning naming it.
-    """
+    imported: any other is left out with a warning naming it."""
     source = site.config_name or "mkdocs.yml"
     names: list[str] = list(builtins)
     configs: dict[str, dict[str, Any]] = {}
@@ -362,11 +365,9 @@ def _not_loaded(source: str, name: str) -> str:
 
 def _tune_for_ids(configs: dict[str, dict[str, Any]], root: Path, docs_dir: Path) -> None:
     """Switch off work that cannot change heading ids (permalinks); root snippet paths.
-
     Syntax highlighting stays as the site has it: without Pygments, SuperFences rejects
     fence options such as ``hl_lines`` and ``linenums``, so the fence is not a code block
-    at all and everything after it parses differently (headings lost or misnumbered).
-    """
+    at all and everything after it parses differently (headings lost or misnumbered)."""
     # The site may name it "toc" or "markdown.extensions.toc" (a permalink sign would
     # otherwise end every heading's text: "Build configuration¶").
     for key in {"toc", *(k for k in configs if k == "markdown.extensions.toc")}:

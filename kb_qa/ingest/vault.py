@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from kb_qa.errors import VaultError, undecodable
-from kb_qa.ingest import front_matter, notebooks, zensical_blog
+from kb_qa.ingest import docusaurus, front_matter, notebooks, zensical_blog
 from kb_qa.ingest.decoding import binary_reason, decode, is_binary
 from kb_qa.ingest.page_titles import file_title
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
@@ -42,9 +42,9 @@ _CONFLICT = re.compile(
 )
 _ICLOUD = ".icloud"  # iCloud's placeholder of a note not downloaded: ".note.md.icloud"
 _LONE_CR = re.compile(r"\r(?!\n)")
-# What the walk lists: notebooks too, so that where they cannot be indexed they are
-# reported (``notebooks.not_indexed``), not dropped without a word
-_PAGES = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX)
+# What the walk lists: notebooks and MDX pages too, so that where they cannot be indexed they
+# are reported (``notebooks.not_indexed``, ``docusaurus.NOT_HERE``), not dropped without a word
+_PAGES = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX, docusaurus.MDX)
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,9 @@ def scan(site: Site, settings: Settings) -> tuple[list[FileInfo], list[tuple[str
             continue
         if refused:
             skipped.append((shown_path(rel), refused))
+            continue
+        if rel.lower().endswith(docusaurus.MDX) and site.generator != "docusaurus":
+            skipped.append((shown_path(rel), docusaurus.NOT_HERE))
             continue
         if notebooks.is_notebook(rel):
             if no_notebooks is None:
