@@ -16,6 +16,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer.indents import columns, unindented
+from kb_qa.ingest import mdx
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.text import (
     BLOCK_REF,
@@ -120,7 +121,9 @@ def _flatten(markdown: str) -> tuple[str, list[int], list[int]]:
     line of ``markdown`` each output line comes from. A CRLF line loses its CR: that is the
     file's line ending, not text to quote. A title ending as a question does ("What are
     return codes?") gets no colon; one over nothing but images (a tab "Output" showing a
-    screenshot) is left out: it headed the paragraph after the tab."""
+    screenshot) is left out: it headed the paragraph after the tab. Docusaurus' ``:::note``
+    and ``<TabItem label="Yarn">`` are read as MkDocs' are (``mdx``), its imports as no text."""
+    markdown = mdx.as_mkdocs(markdown)
     out: list[str] = []
     origin: list[int] = []
     box: list[int] = []  # per output line: the top-level admonition or tab holding it (0: none)

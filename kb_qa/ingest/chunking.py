@@ -19,7 +19,7 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.ingest import anchors, docusaurus, notebooks
+from kb_qa.ingest import anchors, docusaurus, mdx, notebooks
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
@@ -117,8 +117,8 @@ def chunk_document(
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for section in sections:
-        if section.heading.level == 0 and not _span_text(doc.source, lines, section).strip():
-            continue  # nothing but blank lines before the first heading
+        if section.heading.level == 0 and mdx.no_text(_span_text(doc.source, lines, section)):
+            continue  # nothing but blank lines (or an MDX page's imports) before the first heading
         # Two sections can share an anchor (a heading the renderer gave no id, say): keep
         # chunk ids unique by numbering repeats.
         repeat = seen.get(section.heading.anchor, 0)

@@ -1,0 +1,85 @@
+"""Docusaurus' MDX markup read as the Markdown kb-qa already reads: its admonitions and tabs
+as MkDocs' (``!!! note "Title"``, ``=== "Yarn"``), its imports and component tags as no text.
+
+A Docusaurus page writes an admonition as ``:::tip[Title]`` (or ``:::tip Title``) … ``:::``
+and content tabs as ``<Tabs>`` / ``<TabItem value="yarn" label="Yarn">`` … ``</TabItem>``;
+quoted as written, an answer showed the ``:::`` lines, ``import Tabs from '@theme/Tabs';``
+and the tags, and chose the lines around a note over the note. ``as_mkdocs`` rewrites them
+line for line (the n-th line out comes from the n-th line in), so what an answer quotes is
+still found in the file's own bytes; a fenced code block's lines are never touched.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ADMONITION = re.compile(
+    r"^([ \t]*):{3,}[ \t]*([A-Za-z][\w-]*)[ \t]*(?:\[(.*)\]|(.*?))[ \t]*(?:\{[^{}]*\})?[ \t]*$"
+)
+_CLOSE = re.compile(r"[ \t]*:{3,}[ \t]*")
+_TAB = re.compile(r"([ \t]*)<TabItem\b([^<>]*)>[ \t]*")
+_LABEL = re.compile(r"""\b(label|value)=\{?(["'])(.*?)\2""")
+_NO_TEXT = re.compile(
+    r"[ \t]*(?:</?Tabs\b[^<>]*>|</TabItem>"
+    r"|import[ \t]+(?:[\w*{}, \t]+[ \t]+from[ \t]+)?(['\"])[^'\"\n]+\1;?"
+    r"|export[ \t]+(?:const|let|var|function|default)\b.*)[ \t]*"
+)
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*(\S*)")
+MDX_BLOCK = "mdx-code-block"  # Docusaurus renders such a fence's content as MDX, not code
+
+
+def as_mkdocs(markdown: str) -> str:
+    """``markdown`` with Docusaurus' admonitions, tabs, imports and component tags written
+    as MkDocs' markup (or blank lines), line for line; a CRLF line's CR stays where it was."""
+    if ":::" not in markdown and "<Tab" not in markdown and not _maybe_mdx(markdown):
+        return markdown  # nothing of it: a plain Markdown page is returned as it is
+    out: list[str] = []
+    depth = 0  # admonitions and tabs open around the line
+    fence = ""  # the fence of the code block the line is in
+    mdx_fence = ""  # the fence of an mdx-code-block the line is in
+    for raw in markdown.split("\n"):
+        line, cr = (raw[:-1], "\r") if raw.endswith("\r") else (raw, "")
+        if fence:
+            fence = "" if _closes(line, fence) else fence
+        elif mdx_fence and _closes(line, mdx_fence):
+            line, mdx_fence = "", ""
+        elif opened := _FENCE.fullmatch(line):
+            if opened.group(2) == MDX_BLOCK:
+                line, mdx_fence = "", opened.group(1)
+            else:
+                fence = opened.group(1)
+        elif m := _ADMONITION.fullmatch(line):
+            title = (m.group(3) if m.group(3) is not None else m.group(4)).strip()
+            title = ' "{}"'.format(title.replace('"', "'")) if title else ""
+            line = f"{m.group(1)}!!! {m.group(2).lower()}{title}"
+            out.append("    " * depth + line + cr)
+            depth += 1
+            continue
+        elif _CLOSE.fullmatch(line) or line.strip() == "</TabItem>":
+            depth, line = max(0, depth - 1), ""
+        elif m := _TAB.fullmatch(line):
+            labels = dict((k, v) for k, _, v in _LABEL.findall(m.group(2)))
+            label = (labels.get("label") or labels.get("value") or "Tab").replace('"', "'")
+            out.append("    " * depth + f'{m.group(1)}=== "{label}"' + cr)
+            depth += 1
+            continue
+        elif _NO_TEXT.fullmatch(line):
+            line = ""
+        out.append(("    " * depth if line.strip() else "") + line + cr)
+    return "\n".join(out)
+
+
+def _maybe_mdx(markdown: str) -> bool:
+    return "import " in markdown or "export " in markdown or MDX_BLOCK in markdown
+
+
+def _closes(line: str, markup: str) -> bool:
+    """Whether ``line`` closes a code block fenced with ``markup``."""
+    end = line.strip()
+    return len(end) >= len(markup) and set(end) == {markup[0]}
+
+
+def no_text(markdown: str) -> bool:
+    """Whether ``markdown`` holds nothing a reader sees: blank lines, MDX imports and
+    exports, component tags (a page's opening ``import Tabs from '@theme/Tabs';``)."""
+    return not as_mkdocs(markdown).strip()
