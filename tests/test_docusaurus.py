@@ -181,6 +181,25 @@ def test_route_base_path_read_from_the_config(
     assert "getting-started/#step-1-installation" in {c.link for c in opened.searchable_chunks()}
 
 
+def test_a_changed_route_base_path_readdresses_the_index(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # The fingerprint lacked it: an index built before kept citing the old routes.
+    config = "export default {presets: [['classic', {docs: {routeBasePath: 'docs'}}]]};\n"
+    vault = make_vault(
+        {"docusaurus.config.js": config, "docs/intro.md": "# Intro\n\n## Setup\n\nRun it.\n"}
+    )
+    opened = kb(vault)
+    opened.index()
+    assert {c.link for c in opened.searchable_chunks()} >= {"docs/intro#setup"}
+    (vault / "docusaurus.config.js").write_text(
+        config.replace("'docs'", "'guide'"), encoding="utf-8"
+    )
+    report = opened.index()
+    assert report.rebuilt, report
+    assert {c.link for c in opened.searchable_chunks()} >= {"guide/intro#setup"}
+
+
 QUICKSTART = """---
 id: quickstart
 title: Getting Started

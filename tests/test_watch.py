@@ -92,6 +92,8 @@ def test_swap_and_backup_files_ignored() -> None:
     assert relevant("/v/alpha.md", False)
     assert relevant("/v/mkdocs.yml", False)
     assert relevant("/v/hooks/shortcodes.py", False)  # a hook: pages render differently
+    # a Docusaurus site's pages and config (an edited .mdx was never re-indexed)
+    assert relevant("/v/docs/intro.mdx", False) and relevant("/v/docusaurus.config.ts", False)
     assert not relevant("/v/.kb-qa/manifest.sqlite3", False)
     assert relevant("/v/notes", True)
     # Nothing under the folders the vault scan skips starts an index run.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from kb_qa.ingest import notebooks
+from kb_qa.ingest import docusaurus, notebooks
 from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
@@ -106,9 +106,11 @@ def relevant(path: str, is_directory: bool) -> bool:
     if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
         return False  # editor swap/backup/probe files
     # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render;
-    # .ipynb: a notebook mkdocs-jupyter publishes is a page (its edits were not re-indexed)
-    pages = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX, ".py")
-    return name.lower().endswith(pages) or name in CONFIG_FILES
+    # .ipynb: a notebook mkdocs-jupyter publishes is a page (its edits were not re-indexed);
+    # .mdx and a Docusaurus config: a Docusaurus site's pages and where it serves them
+    pages = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX, docusaurus.MDX, ".py")
+    configs = (*CONFIG_FILES, *docusaurus.CONFIG_FILES)
+    return name.lower().endswith(pages) or name in configs
 
 
 def identity(folder: Path) -> tuple[int, int] | None:

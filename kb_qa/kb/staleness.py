@@ -59,7 +59,9 @@ if TYPE_CHECKING:
 #     headings alone), not skipped: pages remembered as failing are read again.
 # 23: ... a title that asks ("What are return codes?") gets no colon after it.
 # 24: ... nor a tab label that asks.
-CHUNKER_VERSION = "24"
+# 25: a Logseq journal is titled as Logseq shows it ("Mar 12th, 2025", note_names) and its
+#     :LOGBOOK: drawers are no text of the page.
+CHUNKER_VERSION = "25"
 
 
 @dataclass
@@ -149,8 +151,10 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
             r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))
         ).replace(repr(str(site.root))[1:-1], "<vault>"),
     }
-    if site.generator == "zensical":  # only then, so that existing indexes stay current
+    if site.generator in ("zensical", "docusaurus"):  # only then: existing indexes stay current
         data["generator"] = site.generator
+    if site.routes is not None:  # a Docusaurus site's routeBasePath: every page's URL
+        data["routes"] = repr(site.routes)
     if site.blog is not None:  # where its posts are published
         data["blog"] = repr(site.blog)
     rendering = render_config.inputs_key(site, settings)
@@ -209,6 +213,7 @@ _PARTS = {
     "configs": "the site config's Markdown extension settings changed",
     "generator": "the site generator changed",
     "blog": "the site config's blog settings changed",
+    "routes": "the Docusaurus config's routeBasePath changed",
     "render": "the site config or its hooks changed",
 }
 # Parts read from the site config: when one of them says what changed, "render" (the
