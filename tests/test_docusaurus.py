@@ -16,6 +16,8 @@ from conftest import write_files
 from uvicorn_thread import UvicornThread
 
 from kb_qa.answer.answering import Citations, Done, Event, answer
+from kb_qa.answer.blocks import passages
+from kb_qa.ingest import mdx
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 
@@ -225,3 +227,11 @@ def test_mdx_outside_a_docusaurus_site_is_reported(
     report = kb(vault).index()
     assert [path for path, _ in report.skipped] == ["setup.mdx"]
     assert "Docusaurus" in report.skipped[0][1]
+
+
+def test_an_mkdocstrings_directive_is_no_admonition() -> None:
+    # "::: mypkg.client.Client" on an MkDocs page read as a Docusaurus admonition titled
+    # ".client.Client", and every line after it as inside it.
+    page = "## API\n\n::: mypkg.client.Client\n    options:\n      show_source: false\n\nMore.\n"
+    assert mdx.as_mkdocs(page) == page
+    assert [b.box for b in passages(page) if b.text == "More."] == [0]

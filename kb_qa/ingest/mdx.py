@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import re
 
+# Docusaurus' admonition types only: "::: mypkg.client.Client" is mkdocstrings' directive on
+# an MkDocs page (read as an admonition, every line after it was inside one).
 _ADMONITION = re.compile(
-    r"^([ \t]*):{3,}[ \t]*([A-Za-z][\w-]*)[ \t]*(?:\[(.*)\]|(.*?))[ \t]*(?:\{[^{}]*\})?[ \t]*$"
+    r"^([ \t]*):{3,}[ \t]*(note|tip|info|warning|danger|caution|important|success|secondary)"
+    r"(?![\w.-])[ \t]*(?:\[(.*)\]|(.*?))[ \t]*(?:\{[^{}]*\})?[ \t]*$",
+    re.IGNORECASE,
 )
 _CLOSE = re.compile(r"[ \t]*:{3,}[ \t]*")
 _TAB = re.compile(r"([ \t]*)<TabItem\b([^<>]*)>[ \t]*")
