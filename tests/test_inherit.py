@@ -53,3 +53,15 @@ def test_an_inherited_file_outside_the_site_is_not_read(
     outside.write_text("site_url: https://outside.example/\n", encoding="utf-8")
     vault = make_vault({"mkdocs.yml": f"INHERIT: {outside}\nsite_name: S\n", "docs/a.md": "# A\n"})
     assert load_site(vault, render=False).site_url != "https://outside.example/"
+
+
+def test_an_inherited_file_that_is_missing_is_left_out(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # Typer's mkdocs.yml inherits a file its build writes first (mkdocs.env.yml): a copy of
+    # its docs without it could not be indexed at all.
+    vault = make_vault(
+        {"mkdocs.yml": "INHERIT: env.yml\nsite_name: S\n", "docs/a.md": "# A\n\nText.\n"}
+    )
+    base = kb(vault, render=False)
+    assert base.index().files == 1

@@ -322,8 +322,11 @@ def with_inherited(config: Any, path: Path, load: Callable[[Path], Any]) -> Any:
         seen.add(target.resolve())
         try:
             parent = load(target)
-        except OSError as exc:
-            raise ConfigError(f"{current}: INHERIT: cannot read {target}: {exc}") from exc
+        except OSError as exc:  # the site does not build either: index what the file says
+            log.warning(
+                "%s: INHERIT: cannot read %s (%s): indexed without it", current, target, exc
+            )
+            return merged
         if isinstance(parent, dict):
             merged = _merged(parent, merged)
         current = target
