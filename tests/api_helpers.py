@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -13,6 +14,7 @@ from typing import IO, Any
 
 import httpx
 
+from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.serving import free_port
 
@@ -27,6 +29,18 @@ def indexed_sample(root: Path, **settings: Any) -> KnowledgeBase:
     kb = KnowledgeBase(vault, index_dir=root / "index", **settings)
     kb.index()
     return kb
+
+
+def asked(kb: KnowledgeBase, question: str, **kwargs: Any) -> tuple[Done, Citations]:
+    """The ``Done`` and ``Citations`` events of ``answer``'s stream for ``question``."""
+
+    async def run() -> list[Event]:
+        return [e async for e in answer(kb, question, **kwargs)]
+
+    events = asyncio.run(run())
+    done, citations = events[-1], events[-2]
+    assert isinstance(done, Done) and isinstance(citations, Citations)
+    return done, citations
 
 
 def answered(url: str, question: str, **body: Any) -> dict[str, Any]:

@@ -5,12 +5,11 @@ answered from the wrong section or called not covered while a section answered t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
+from api_helpers import asked
 
-from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.text import keyword_tokens
 
@@ -75,12 +74,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
 def _first_cited(kb: KnowledgeBase, question: str) -> tuple[str, str]:
     """The heading of the first section a no-key answer cites, and the answer's text."""
 
-    async def run() -> list[Event]:
-        return [e async for e in answer(kb, question)]
-
-    events = asyncio.run(run())
-    done, citations = events[-1], events[-2]
-    assert isinstance(done, Done) and isinstance(citations, Citations)
+    done, citations = asked(kb, question)
     first = citations.citations[0] if citations.citations else None
     return (first.heading_path[-1] if first else ""), done.text
 

@@ -6,16 +6,14 @@ lines in answers).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from api_helpers import answered
+from api_helpers import answered, asked
 from conftest import write_files
 from uvicorn_thread import UvicornThread
 
-from kb_qa.answer.answering import Citations, Done, Event, answer
 from kb_qa.answer.blocks import passages
 from kb_qa.ingest import mdx
 from kb_qa.kb.knowledge_base import KnowledgeBase
@@ -108,14 +106,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     kb.close()
 
 
-def ask(kb: KnowledgeBase, question: str) -> tuple[Done, Citations]:
-    async def run() -> list[Event]:
-        return [e async for e in answer(kb, question)]
-
-    events = asyncio.run(run())
-    done, citations = events[-1], events[-2]
-    assert isinstance(done, Done) and isinstance(citations, Citations)
-    return done, citations
+ask = asked
 
 
 def links(kb: KnowledgeBase) -> dict[str, set[str]]:

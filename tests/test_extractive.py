@@ -4,7 +4,6 @@ whole; honest coverage; follow-ups that use the conversation.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import re
@@ -13,14 +12,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from api_helpers import asked as ask
 from api_helpers import indexed_sample
 
 from kb_qa.answer.alignment import narrowed
 from kb_qa.answer.amounts import asks_amount, states_amount
-from kb_qa.answer.answering import Citations, Done, Event, answer
+from kb_qa.answer.answering import Citations
 from kb_qa.answer.blocks import passages
 from kb_qa.answer.citations import Citation
 from kb_qa.answer.extractive import LABEL, NOT_COVERED, extract, quote
@@ -42,16 +41,6 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     kb = indexed_sample(tmp_path_factory.mktemp("extractive"), embed_model="minilm")
     yield kb
     kb.close()
-
-
-def ask(kb: KnowledgeBase, question: str, **kwargs: Any) -> tuple[Done, Citations]:
-    async def run() -> list[Event]:
-        return [e async for e in answer(kb, question, **kwargs)]
-
-    events = asyncio.run(run())
-    done, citations = events[-1], events[-2]
-    assert isinstance(done, Done) and isinstance(citations, Citations)
-    return done, citations
 
 
 @pytest.mark.parametrize(
