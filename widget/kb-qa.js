@@ -481,7 +481,7 @@
     return out + plainInline(s.slice(from));
   }
   function stripMarkdown(md, atoms) {
-    let lines = String(md || "").replace(/\r\n?/g, "\n").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").split("\n");
+    let lines = String(md || "").replace(/\r\n?/g, "\n").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").replace(/^[ \t]*(?:(?:id|collapsed)::.*|:(?:LOGBOOK|PROPERTIES):[\s\S]*?\n[ \t]*:END:[ \t]*)$/gm, "").split("\n");
     let out = [];
     let fence = null;
     for (let k = 0; k < lines.length; k++) {

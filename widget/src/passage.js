@@ -145,6 +145,8 @@ export function stripMarkdown(md, atoms) {
   let lines = String(md || "")
     .replace(/\r\n?/g, "\n")
     .replace(/<!--[\s\S]*?(?:-->|$)/g, " ")
+    // What Logseq (and the vault's /view) hides: a block's id:: and collapsed:: lines, its drawers
+    .replace(/^[ \t]*(?:(?:id|collapsed)::.*|:(?:LOGBOOK|PROPERTIES):[\s\S]*?\n[ \t]*:END:[ \t]*)$/gm, "")
     .split("\n");
   let out = [];
   let fence = null;

@@ -346,3 +346,13 @@ test("a passage's math spans match the page's formulas, one for one", () => {
 test("read as text, a passage's math keeps its characters, as code does", () => {
   assert.equal(kbqa.stripMarkdown("Norm $\\|x\\|_p$, $a_1*b_1*c_1$ and \\(\\{x\\}\\), not $5 *or* $6."), "Norm $\\|x\\|_p$, $a_1*b_1*c_1$ and \\(\\{x\\}\\), not $5 or $6.");
 });
+
+test("what Logseq hides is no word of the passage a citation highlights", () => {
+  // /view hides a block's id:: and collapsed:: lines and its :LOGBOOK: drawer: a citation
+  // holding them highlighted nothing there.
+  const md = "\t- restic to B2\n\t  id:: 64f1a2b3-0c1d-4e5f-8a9b-123456789abc\n\t  collapsed:: true\n" +
+    "- DONE buy a kettle\n  :LOGBOOK:\n  CLOCK: [2025-03-14 Fri 09:02:11]\n  :END:\n  - 39 euros";
+  const plain = kbqa.stripMarkdown(md);
+  assert.ok(!/64f1a2b3|collapsed|LOGBOOK|CLOCK/.test(plain), plain);
+  assert.ok(plain.includes("restic to B2") && plain.includes("39 euros"), plain);
+});
