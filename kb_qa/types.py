@@ -156,6 +156,7 @@ class IndexReport:
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
     repaired: str = ""  # what the self-check found missing in Chroma and put back
+    model: str = ""  # the embedding model ``auto`` chose for a new index, and why (not MiniLM)
     seconds: float = 0.0
     # Where the time went: "reading", "chunking", "embedding" (model load included), "writing"
     phases: dict[str, float] = field(default_factory=dict)

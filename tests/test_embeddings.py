@@ -74,10 +74,13 @@ def test_auto_reads_a_vault_in_other_languages_than_english_with_the_multilingua
     assert foreign_share(list(AR.values())) == 1.0
     assert foreign_share(list(EN.values())) == 0.0
     german = kb(make_vault(DE), embed_model="auto")
-    german.index()
+    report = german.index()
     assert german.stats()["embed_model"] == expected
+    if e5_available():  # the run's summary says which model and why (its first index is slower)
+        assert report.model.startswith("e5-multilingual, as 100% of the vault is in other")
+        assert german.index().model == ""  # said once, when the index is built
     english = kb(make_vault(EN, name="en"), embed_model="auto", index_dir=tmp_path / "en-idx")
-    english.index()
+    assert english.index().model == ""
     assert english.stats()["embed_model"] == DEFAULT_MODEL
 
 

@@ -82,6 +82,8 @@ def report_summary(report: IndexReport, vault: Path | None = None) -> str:
         lines.append(f"Rebuilt: {report.rebuilt}")
     if report.repaired:
         lines.append(f"Repaired: {report.repaired}")
+    if report.model:
+        lines.append(f"Model: {report.model}")
     lines.append(
         f"Indexed {report.files} files, {report.chunks} chunks in {report.seconds:.1f} s "
         f"({report.changed_files} files changed; {report.embedded} chunks embedded, "

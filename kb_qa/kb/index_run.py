@@ -116,7 +116,7 @@ class IndexRun:
             chunks_by_doc = self._chunk(site, docs, report, pages, outlines, steps)
             all_new = [c for cs in chunks_by_doc.values() for c in cs]
             phase.done("chunking")
-            self._ensure_model(docs)
+            self._ensure_model(docs, report)
             link_style = "site" if site.is_mkdocs else "file"
             if removed and all_new:  # deleted pages leave search before the embedding
                 self.store.set_meta(writing="1")
@@ -307,13 +307,13 @@ class IndexRun:
         self.store.set_failures(failed, cleared=result)
         return result
 
-    def _ensure_model(self, docs: Sequence[Document]) -> None:
+    def _ensure_model(self, docs: Sequence[Document], report: IndexReport) -> None:
         if self.store.meta("embed_model"):
             return
         auto = self.settings.embed_model == "auto"  # only then does the text choose it
         share = cjk_share("".join(d.source for d in docs)) if auto else 0.0
         foreign = foreign_share([d.source for d in docs]) if auto else 0.0
-        name = embeddings.choose_model(self.settings.embed_model, share, foreign)
+        name, report.model = embeddings.auto_choice(self.settings.embed_model, share, foreign)
         self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
         if getattr(self._embedder, "name", None) != name:  # the probe's model is kept
             self._embedder = None
