@@ -11,7 +11,9 @@ collapsed ``???`` block opens it. Each case opens the link a citation would,
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -21,6 +23,8 @@ from browser import sync_playwright_or_skip
 from widget_stack import MARKS, loopback_context, mkdocs_build, open_page, serve_folder, shot
 
 sync_playwright_or_skip()
+
+WIDGET = Path(__file__).resolve().parents[1] / "widget"
 
 FIRST = "The cache lives in `$XDG_CACHE_HOME/uv` on macOS and Linux, or in `~/.cache/uv`."
 SECOND = "The cache lives in `%LOCALAPPDATA%\\uv\\cache` on Windows, for every user account."
@@ -140,3 +144,47 @@ def test_the_passage_opens_where_it_begins(
         assert first_in_tab[1], f"the passage's first words in a tab {first_in_tab[0]!r} are hidden"
     finally:
         context.close()
+
+
+# Docusaurus' tabs: a list of role=tab items and, in order, role=tabpanel panels, all but the
+# selected one hidden; its own script shows the panel of a clicked tab.
+DOCUSAURUS = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Install</title>
+</head><body><main><article><h2 id="install">Install</h2><p>Install Prettier locally:</p>
+<div class="tabs-container"><ul role="tablist"><li role="tab" aria-selected="true">npm</li>
+<li role="tab">Yarn</li></ul><div class="margin-top--md">
+<div role="tabpanel"><pre><code>npm install --save-dev --save-exact prettier</code></pre></div>
+<div role="tabpanel" hidden><pre><code>yarn add --dev --exact prettier</code></pre></div>
+</div></div></article></main>
+<script>document.querySelectorAll("[role=tab]").forEach((tab, i) => tab.addEventListener("click",
+() => document.querySelectorAll("[role=tabpanel]").forEach((p, j) => { p.hidden = i !== j; })));
+</script><script src="/kb-qa/kb-qa.js" defer data-endpoint="http://127.0.0.1:9"></script>
+</body></html>"""
+
+
+def test_a_passage_in_a_hidden_docusaurus_tab_selects_that_tab(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # The widget marked the hidden Yarn panel's text: the page showed no highlight at all.
+    folder = tmp_path_factory.mktemp("docusaurus-tabs")
+    (folder / "kb-qa").mkdir()
+    for name in ("kb-qa.js", "kb-qa.css"):
+        shutil.copy(WIDGET / name, folder / "kb-qa" / name)
+    (folder / "index.html").write_text(DOCUSAURUS, encoding="utf-8")
+    origin, files = serve_folder(folder)
+    context = loopback_context(browser)
+    try:
+        page = context.new_page()
+        open_page(page, origin + "/")
+        link = page.evaluate(
+            "(md) => KbQa._test.fingerprint(md)", "yarn add --dev --exact prettier"
+        )
+        open_page(page, f"{origin}/?kbqa-hl={quote(link)}#install")
+        page.wait_for_function(f"{MARKS}.length > 0")
+        shot(page, "tabs-docusaurus")
+        shown = page.evaluate(f"{MARKS}.map((m) => m.getBoundingClientRect().height > 0)")
+        assert shown and all(shown), "the passage is marked in a hidden panel"
+        assert page.evaluate("document.querySelectorAll('[role=tabpanel]')[0].hidden")
+    finally:
+        context.close()
+        files.shutdown()
+        files.server_close()

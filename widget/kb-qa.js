@@ -1932,6 +1932,8 @@
     let sets = [];
     marks.forEach((el2) => {
       for (let d = el2.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+      let p = el2.closest("[role=tabpanel][hidden]");
+      if (p) p.parentElement.parentElement.querySelectorAll("[role=tab]")[[...p.parentElement.children].indexOf(p)]?.click();
       let block = el2.closest(".tabbed-block");
       let set = block && block.closest(".tabbed-set");
       if (!set || sets.includes(set)) return;

@@ -162,6 +162,9 @@ function reveal(marks) {
   let sets = [];
   marks.forEach((el) => {
     for (let d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    // Docusaurus' tabs: a hidden panel's tab, the same in order among its tab list's, is clicked
+    let p = el.closest("[role=tabpanel][hidden]");
+    if (p) p.parentElement.parentElement.querySelectorAll("[role=tab]")[[...p.parentElement.children].indexOf(p)]?.click();
     let block = el.closest(".tabbed-block");
     let set = block && block.closest(".tabbed-set");
     if (!set || sets.includes(set)) return;
