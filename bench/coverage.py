@@ -39,6 +39,7 @@ from passages import VAULTS, labelled, split_of, vault_index
 from kb_qa import KnowledgeBase
 from kb_qa.answer import coverage, evaluate
 from kb_qa.answer.prepare import product_of
+from kb_qa.answer.product import without_product
 from kb_qa.text import cjk_share
 from kb_qa.types import Hit
 
@@ -200,7 +201,7 @@ def _named(embed_model: str | None) -> None:
 
 def _judge_named(kb: KnowledgeBase, product: frozenset[str], q: str, counts: list[int]) -> None:
     """Count ``q`` when it names the product: [named, not covered before, not covered now]."""
-    if coverage.without_product(q, product) is None:
+    if without_product(q, product) is None:
         return
     model = kb.embedder.name
     hits = kb.search(q, 10)

@@ -164,6 +164,7 @@ def test_a_question_naming_the_product_is_covered_only_by_what_else_it_asks(
         "Lumen windows?",  # 0.18 without the name: the word, in the best passage
         "How much memory does Lumen need?",  # the "Memory" row of a table
         "Which job does LUMEN_JOB_ID name?",  # a name made on the product's, that it writes
+        "How do I create a LumenClient?",  # ... with its parts apart: `lumen.Client()`
     ],
 )
 def test_a_question_naming_the_product_and_what_the_docs_say_is_covered(
@@ -174,7 +175,7 @@ def test_a_question_naming_the_product_and_what_the_docs_say_is_covered(
 
 
 def test_the_product_is_named_by_its_site_names_words_that_its_pages_repeat() -> None:
-    from kb_qa.answer.coverage import product_words, without_product
+    from kb_qa.answer.product import product_words, without_product
 
     pages = ["paperless-ngx stores documents", "run paperless-ngx", "the ngx-docs", "other"]
     found = product_words("Paperless-ngx Documentation", pages)

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb_qa.answer.coverage import CJK_SHARE, asks_about, covered_naming, product_words
+from kb_qa.answer.coverage import CJK_SHARE, covered_naming
+from kb_qa.answer.product import asks_about, product_words
 from kb_qa.answer.prompt import Prompt, Turn, build_messages
 from kb_qa.index.retrieval import fuse_rankings, path_matches
 from kb_qa.ingest import site
@@ -142,7 +143,7 @@ _PRODUCTS: dict[tuple[str, str], frozenset[str]] = {}
 
 
 def product_of(kb: KnowledgeBase) -> frozenset[str]:
-    """The words naming the product of ``kb``'s site (``coverage.product_words``), worked
+    """The words naming the product of ``kb``'s site (``product.product_words``), worked
     out once per index generation; none for a vault that is not a site."""
     generation, chunks = kb.view_chunks()
     key = (str(kb.settings.vault), generation)
