@@ -232,6 +232,7 @@ def nothing_indexed(report: IndexReport | None) -> str:
     skipped = report.skipped if report is not None else []
     first = f" ({len(skipped):,} skipped; {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
     return (
-        f"Nothing is indexed: kb-qa found no page to answer from{first}. Run kb-qa index on "
-        "the docs to see each file it skipped and why; answers start once a page is indexed."
+        "Nothing is indexed, so the chat cannot answer yet. For the site's owner: kb-qa found "
+        f"no page to answer from{first}; run kb-qa index on the docs to see each file it "
+        "skipped and why. Answers start once a page is indexed."
     )
