@@ -111,7 +111,8 @@ def no_markdown(vault: Path, said: str, when: str = " when it was indexed") -> s
         f"{said}: no Markdown files (.md) were found in {vault}{when}. Point "
         "--vault (or the folder argument) at your notes, or at the folder holding the site's "
         "mkdocs.yml, zensical.toml or docusaurus.config.js (whose .mdx pages are read too); "
-        "files excluded by the site's config are not indexed."
+        "files excluded by the site's config are not indexed, and `kb-qa index` lists every "
+        "other file it skipped, and why."
     )
 
 
