@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kb_qa.index.embeddings import e5_available
+
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 PAGES = {"mkdocs.yml": "site_name: Demo\n", "docs/index.md": "# Home\n\n令牌 rotation.\n"}
 
@@ -262,3 +264,24 @@ def test_auto_says_the_index_keeps_a_model_it_would_not_choose(
     assert "--embed-model minilm" in again.stderr
     named = run_cli("index", str(site))  # the model it has, named: nothing to say
     assert "keeps the embedding model" not in named.stderr
+
+
+def test_auto_says_a_vault_in_another_language_would_now_get_the_multilingual_model(
+    tmp_path: Path, write_files: Callable[..., Path], run_cli: CLI
+) -> None:
+    """A German site indexed with MiniLM before auto read a vault's language kept it after
+    the upgrade, silently (an upgrade QA pass)."""
+    german = {
+        "a.md": "# Sicherung\n\nDie Sicherung läuft jede Nacht um zwei Uhr, und alte Kopien "
+        "werden nach dreißig Tagen gelöscht, wenn Sie nichts anderes einstellen.\n",
+    }
+    site = write_files(tmp_path / "de", german)
+    built = run_cli("index", str(site), env={"KBQA_EMBED_MODEL": "minilm"})
+    assert built.returncode == 0, built.stderr
+    again = run_cli("index", str(site), env={"KBQA_EMBED_MODEL": "auto"})
+    assert again.returncode == 0, again.stderr
+    if e5_available():
+        assert "keeps the embedding model it was built with, minilm" in again.stderr
+        assert "--embed-model e5-multilingual" in again.stderr
+    else:  # auto would keep MiniLM: nothing to say
+        assert "keeps the embedding model" not in again.stderr

@@ -105,11 +105,26 @@ def kept_model(kb: KnowledgeBase) -> str:
     """What to say when ``auto`` keeps a model the index was built with that it would not
     choose for a new index: a user who tried another model and removed the setting found
     the index still on it, every search too (a paid API's, for a litellm model)."""
-    from kb_qa.index.embeddings import AUTO_CHOICES, DEFAULT_MODEL
+    from kb_qa.index.embeddings import AUTO_CHOICES, DEFAULT_MODEL, choose_model
+    from kb_qa.spoken import foreign_share
+    from kb_qa.text import cjk_share
 
     model = kb.store.meta("embed_model")
-    if kb.settings.embed_model != "auto" or model in ("", *AUTO_CHOICES):
+    if kb.settings.embed_model != "auto" or not model:
         return ""
+    if model in AUTO_CHOICES:
+        # ... or one auto would not choose now: a German site indexed with MiniLM before auto
+        # read a vault's language kept it, silently (its pages, sampled as auto reads them).
+        texts = [c.text for c in kb.searchable_chunks()]
+        sample = texts[:: max(1, len(texts) // 200)]
+        would = choose_model("auto", cjk_share("".join(sample)), foreign_share(sample))
+        if would == model:
+            return ""
+        return (
+            f"Note: the index keeps the embedding model it was built with, {model}; a new "
+            f"index of this vault would use {would} (embed_model is auto). To switch, run "
+            f"kb-qa index --embed-model {would} (it embeds every section again)."
+        )
     return (
         f"Note: the index keeps the embedding model it was built with, {model} (embed_model "
         f"is auto). To go back to the default, run kb-qa index --embed-model {DEFAULT_MODEL}."

@@ -169,8 +169,8 @@ class IndexRun:
         ):
             raise IndexStateError(
                 f"another kb-qa process rebuilt this index, and this one would rebuild it back "
-                f"({why}): give both the same embed_model and chunk_chars (and kb-qa version), "
-                "or each its own index_dir (this one serves the index as it is)"
+                f"({why}): give both the same embed_model, chunk_chars and kb-qa version, or each "
+                "its own index_dir. This one serves the index as it is until it is restarted"
             )
         if re_embed:
             fresh = None
