@@ -382,7 +382,8 @@ def test_a_citation_on_a_notes_view_page_marks_its_math_as_written(
             assert re.sub(r"\s+", " ", formula) in shown, shown
         page.locator("a.kbq-cite").first.click()
         page.wait_for_url(re.compile(re.escape(note) + r"\?kbqa-hl=[^#]+#"))
-        page.wait_for_function(f"{MARKS}.length > 0")
+        # Waited for by a locator: the view's CSP refuses the eval wait_for_function polls with
+        page.locator("mark.kb-qa-highlight").first.wait_for(state="attached")
         pieces = page.evaluate(VIEW_PIECES)
         assert _joined(pieces, True) == re.sub(r"\s+", " ", passage), pieces
         # Only the nav and the headings are left unmarked.
