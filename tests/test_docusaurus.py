@@ -226,3 +226,19 @@ def test_an_mkdocstrings_directive_is_no_admonition() -> None:
     page = "## API\n\n::: mypkg.client.Client\n    options:\n      show_source: false\n\nMore.\n"
     assert mdx.as_mkdocs(page) == page
     assert [b.box for b in passages(page) if b.text == "More."] == [0]
+
+
+def test_given_the_docs_folder_kb_qa_reads_no_config_outside_it(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # The site's config sits above the docs folder kb-qa was given: its routeBasePath was
+    # read from outside the vault.
+    config = "export default {presets: [['classic', {docs: {routeBasePath: 'guide'}}]]};\n"
+    site = make_vault(
+        {"docusaurus.config.js": config, "docs/intro.md": "# Intro\n\n## Setup\n\nRun.\n"}
+    )
+    opened = kb(site / "docs")
+    report = opened.index()
+    assert {c.link for c in opened.searchable_chunks()} >= {"docs/intro#setup"}  # the default
+    said = " ".join(text for _, text in report.warnings)
+    assert "outside the vault" in said and str(site) in said

@@ -100,11 +100,17 @@ def site_fields(root: Path) -> dict[str, Any] | None:
             f"{config} is a Docusaurus config, but {docs_dir} is no folder: kb-qa reads the "
             "docs from docs/ beside the config. Give kb-qa the folder holding both."
         )
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        text = ""
-        warnings.append(f"{config.name} cannot be read ({exc.strerror or exc}); {_ASSUMED}")
+    text = ""
+    if config.parent != root:  # the docs folder given: its config is outside the vault, unread
+        warnings.append(
+            f"{config} is outside the vault, and kb-qa reads nothing outside it: give kb-qa "
+            f"{config.parent} to read its routeBasePath; meanwhile {_ASSUMED}"
+        )
+    else:
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            warnings.append(f"{config.name} cannot be read ({exc.strerror or exc}); {_ASSUMED}")
     return {
         "docs_dir": docs_dir,
         "is_mkdocs": True,  # a site with a config: citations open its pages
