@@ -10,7 +10,6 @@ highlighted all 43 bullets. Numbered lists are steps, read in order: they are qu
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ from markdown_it import MarkdownIt
 
 from kb_qa.answer.blocks import Block, reading_text
 from kb_qa.answer.indents import columns, unindented
-from kb_qa.answer.rows import MAX_TABLE_ROWS, TABLE_ROW_SHARE
+from kb_qa.answer.rows import rarity_score, run_around
 from kb_qa.text import cjk_chars, keyword_tokens
 
 __all__ = ["ITEM_CHARS", "LIST_CHARS", "is_long_list", "matching_item"]
@@ -50,7 +49,7 @@ def matching_item(
     listed: Block, markdown: str, weight: dict[str, float]
 ) -> tuple[str, tuple[int, int]] | None:
     """The item of a long bullet list (``is_long_list``) that holds the most of the
-    question's words (rarer among the items counting more), the smallest of a tie, grown to
+    question's words (rarer among the items counting more), the shallowest of a tie, grown to
     its parents while they stay within ``ITEM_CHARS``: its text as shown and its range of
     the section's ``markdown``. None when nothing is cut: the list is short or numbered,
     no item holds a question word, or the item is the whole list."""
@@ -71,10 +70,6 @@ def matching_item(
         & weight.keys()
         for i, item in enumerate(items)
     ]
-    with_word: dict[str, int] = {}
-    for found in own:
-        for t in found:
-            with_word[t] = with_word.get(t, 0) + 1
     # An item is read with the items it is nested in, as a section with its heading path:
     # "restic to B2 > runs at 02:30" answers "When does the restic backup run?" under
     # "Backups", where the log's "restic to B2 configured" holds one of its words.
@@ -85,35 +80,26 @@ def matching_item(
             held[i] |= held[item.parent]
             depth[i] = depth[item.parent] + 1
 
-    def score(found: set[str] | frozenset[str]) -> float:
-        return math.fsum(weight[t] * math.log(1 + len(items) / with_word[t]) for t in found)
-
+    score = rarity_score(own, weight)  # rarer among the items, counting more
     scores = [score(found) for found in held]
 
-    def size(first: int, last: int) -> int:  # items first..last, their sub-items included
-        return sum(len(line) + 1 for line in lines[items[first].first : items[last].end])
+    def size(i: int) -> int:  # item i with its sub-items
+        return sum(len(line) + 1 for line in lines[items[i].first : items[i].end])
 
     # Of the items holding the most, the one whose own words complete it: the shallowest
     best = max(range(len(items)), key=lambda i: (scores[i], -depth[i], -i))
     if scores[best] <= 0:
         return None
-    # ... with the items beside it that answer too, as a table's rows (``rows``): one run of
-    # at most MAX_TABLE_ROWS, reaching those whose own words score TABLE_ROW_SHARE of its
-    # own. Uvicorn's "Which IPs are trusted for proxy headers by default?": the
-    # `--proxy-headers` item says they are restricted, the `--forwarded-allow-ips` item
-    # after it which they are.
+    # ... with the items beside it that answer too, as a table's rows (``rows.run_around``):
+    # those whose own words score TABLE_ROW_SHARE of its own. Uvicorn's "Which IPs are
+    # trusted for proxy headers by default?": the `--proxy-headers` item says they are
+    # restricted, the `--forwarded-allow-ips` item after it which they are.
     beside = [i for i, item in enumerate(items) if item.parent == items[best].parent]
     at = beside.index(best)
-    lo = hi = at
-    mine = score(own[best])
-    for k in sorted(range(len(beside)), key=lambda k: (abs(k - at), k)):
-        if (
-            0 < TABLE_ROW_SHARE * mine <= score(own[beside[k]])
-            and max(hi, k) - min(lo, k) < MAX_TABLE_ROWS
-        ):
-            lo, hi = min(lo, k), max(hi, k)
+    mine = [score(own[i]) for i in beside]
+    lo, hi = run_around(mine, at) if mine[at] > 0 else (at, at)
     first, last = beside[lo], beside[hi]
-    while items[first].parent >= 0 and size(items[first].parent, items[first].parent) <= ITEM_CHARS:
+    while items[first].parent >= 0 and size(items[first].parent) <= ITEM_CHARS:
         first = last = items[first].parent
     begin, end = items[first].first, items[last].end
     while end > begin + 1 and not lines[end - 1].strip():
