@@ -105,9 +105,7 @@ def kept_model(kb: KnowledgeBase) -> str:
     """What to say when ``auto`` keeps a model the index was built with that it would not
     choose for a new index: a user who tried another model and removed the setting found
     the index still on it, every search too (a paid API's, for a litellm model)."""
-    from kb_qa.index.embeddings import AUTO_CHOICES, DEFAULT_MODEL, choose_model
-    from kb_qa.spoken import foreign_share
-    from kb_qa.text import cjk_share
+    from kb_qa.index.embeddings import AUTO_CHOICES, DEFAULT_MODEL, auto_choice_for
 
     model = kb.store.meta("embed_model")
     if kb.settings.embed_model != "auto" or not model:
@@ -117,7 +115,7 @@ def kept_model(kb: KnowledgeBase) -> str:
         # read a vault's language kept it, silently (its pages, sampled as auto reads them).
         texts = [c.text for c in kb.searchable_chunks()]
         sample = texts[:: max(1, len(texts) // 200)]
-        would = choose_model("auto", cjk_share("".join(sample)), foreign_share(sample))
+        would = auto_choice_for("auto", sample)[0]
         if would == model:
             return ""
         return (

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Sequence
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -28,7 +29,8 @@ import numpy as np
 
 from kb_qa import extras
 from kb_qa.errors import ConfigError, EmbeddingError, redacted
-from kb_qa.text import keyword_tokens, normalize
+from kb_qa.spoken import foreign_share
+from kb_qa.text import cjk_share, keyword_tokens, normalize
 
 log = logging.getLogger(__name__)
 
@@ -281,6 +283,14 @@ def choose_model(spec: str, cjk_fraction: float, foreign_fraction: float = 0.0) 
     """Resolve ``auto`` to a concrete model name from the vault's share of CJK text and
     of text in other languages than English (``spoken.foreign_share``)."""
     return auto_choice(spec, cjk_fraction, foreign_fraction)[0]
+
+
+def auto_choice_for(spec: str, texts: Sequence[str]) -> tuple[str, str]:
+    """``auto_choice`` for a vault whose pages (or a sample of them) are ``texts``: their
+    share of CJK text and of pages in other languages than English read only for ``auto``."""
+    if spec != "auto":
+        return spec, ""
+    return auto_choice(spec, cjk_share("".join(texts)), foreign_share(texts))
 
 
 def auto_choice(spec: str, cjk_fraction: float, foreign_fraction: float) -> tuple[str, str]:

@@ -25,8 +25,6 @@ from kb_qa.ingest.site import Site, load_site
 from kb_qa.kb import published, staleness
 from kb_qa.kb.phases import Phases
 from kb_qa.settings import Settings
-from kb_qa.spoken import foreign_share
-from kb_qa.text import cjk_share
 from kb_qa.types import Chunk, Document, IndexReport, Outline
 
 log = logging.getLogger(__name__)
@@ -310,10 +308,9 @@ class IndexRun:
     def _ensure_model(self, docs: Sequence[Document], report: IndexReport) -> None:
         if self.store.meta("embed_model"):
             return
-        auto = self.settings.embed_model == "auto"  # only then does the text choose it
-        share = cjk_share("".join(d.source for d in docs)) if auto else 0.0
-        foreign = foreign_share([d.source for d in docs]) if auto else 0.0
-        name, report.model = embeddings.auto_choice(self.settings.embed_model, share, foreign)
+        # With ``auto``, the vault's text chooses it
+        texts = [d.source for d in docs]
+        name, report.model = embeddings.auto_choice_for(self.settings.embed_model, texts)
         self.store.set_meta(embed_model=name, embed_build=embeddings.MODEL_BUILDS.get(name, ""))
         if getattr(self._embedder, "name", None) != name:  # the probe's model is kept
             self._embedder = None
