@@ -89,8 +89,9 @@ def widened(
     """The run of blocks ``chosen`` grown over the unit just before or after it
     (``quoted_with``) while that unit holds a question word that neither the run nor the
     heading has, the unit adding more first, up to ``WIDEN_CHARS`` (``_joins`` says which
-    blocks it may run over). A passage holding a table is not grown: its rows are cut."""
-    while not any(blocks[i].kind == "table" for i in chosen):
+    blocks it may run over). A passage holding a table or a long list is not grown: its
+    rows or items are cut (``_cut``)."""
+    while not any(_cut(blocks[i]) for i in chosen):
         held = frozenset().union(*(blocks[i].tokens for i in chosen)) | heading
         grown: list[tuple[float, list[int]]] = []
         for j in (chosen[0] - 1, chosen[-1] + 1):
@@ -147,8 +148,13 @@ def _joins(block: Block, last: bool) -> bool:
     rows or items are cut: ``items``), a footnote's text (the page shows it at its end),
     nor past a code block's annotations (the page shows them only as tooltips: a highlight
     cannot run through them)."""
-    cut = block.kind == "table" or is_long_list(block)
-    return not cut and not FOOTNOTE.match(block.text) and (last or not block.notes)
+    return not _cut(block) and not FOOTNOTE.match(block.text) and (last or not block.notes)
+
+
+def _cut(block: Block) -> bool:
+    """Whether an answer may quote only part of ``block``: a table (a long one's rows,
+    ``rows``), a long bullet list (its items, ``items``). No passage grows over one."""
+    return block.kind == "table" or is_long_list(block)
 
 
 def is_title(block: Block) -> bool:
