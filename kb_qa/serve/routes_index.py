@@ -93,7 +93,7 @@ class IndexRoutes:
         if first is not None and first.done.is_set() and not why:
             # The run ended with nothing to answer from: "No passage in your sources matches
             # this question" read as docs that are silent (a monorepo site indexed no page)
-            if self.kb.searchable_chunks():
+            if self.kb.view_chunks()[1]:  # not copied: asked of every question
                 return None
             empty = {"error": self.public(nothing_indexed(first.report)), "code": "index_empty"}
             return JSONResponse(empty, 503, headers={"Retry-After": str(RETRY_SECONDS)})
