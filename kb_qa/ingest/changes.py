@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from kb_qa.ingest import docusaurus, notebooks
+from kb_qa.ingest import docusaurus, generators, notebooks
 from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
 from kb_qa.ingest.vault import SKIP_DIRS
@@ -109,7 +109,7 @@ def relevant(path: str, is_directory: bool) -> bool:
     # .ipynb: a notebook mkdocs-jupyter publishes is a page (its edits were not re-indexed);
     # .mdx and a Docusaurus config: a Docusaurus site's pages and where it serves them
     pages = (*MARKDOWN_SUFFIXES, notebooks.SUFFIX, docusaurus.MDX, ".py")
-    configs = (*CONFIG_FILES, *docusaurus.CONFIG_FILES)
+    configs = (*CONFIG_FILES, *generators.CONFIG_FILES)
     return name.lower().endswith(pages) or name in configs
 
 

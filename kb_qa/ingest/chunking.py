@@ -19,7 +19,7 @@ import markdown
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kb_qa.ingest import anchors, docusaurus, mdx, notebooks
+from kb_qa.ingest import anchors, generators, mdx, notebooks
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
@@ -96,8 +96,8 @@ def chunk_document(
     key = hashlib.sha1(
         "\n".join(f"{level} {raw}" for _, level, raw in raw_headings).encode()
     ).hexdigest()
-    if rendered is None and doc.generator == "docusaurus":  # its ids are GitHub's, or {#id}
-        rendered = docusaurus.headings([(lvl, raw) for _, lvl, raw in raw_headings])
+    if rendered is None and doc.generator in generators.HEADINGS:  # Docusaurus': GitHub's
+        rendered = generators.HEADINGS[doc.generator]([(lvl, raw) for _, lvl, raw in raw_headings])
     if rendered is None and outline is not None and outline.key == key:
         rendered = outline.headings
     if rendered is None:

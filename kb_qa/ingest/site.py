@@ -1,9 +1,9 @@
 """What a site's configuration says about pages: where they are, their URLs, their heading ids.
 
 The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs) or ``zensical.toml`` (Zensical, which
-also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ). A vault without
-either is a plain folder of notes: every Markdown file is a page and headings get
-Python-Markdown's default ids.
+also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ), or another
+generator's (``generators``). A vault without one is a plain folder of notes: every Markdown
+file is a page and headings get Python-Markdown's default ids.
 
 Only a site kb-qa renders (``render`` on) is trusted: its ``mkdocs.yml`` is read with MkDocs'
 own loader and its markdown extensions are imported as listed. Otherwise, and always for
@@ -25,7 +25,7 @@ import markdown
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import (
-    docusaurus,
+    generators,
     i18n_layout,
     note_templates,
     page_titles,
@@ -77,7 +77,7 @@ class Site:
     # A site translated with mkdocs-static-i18n: where each language's pages are published
     languages: i18n_layout.Languages | None = None
     nav: page_titles.NavTitles = field(default_factory=page_titles.NavTitles)  # its titles
-    routes: docusaurus.Routes | None = None  # a Docusaurus site's: where it serves its docs
+    routes: generators.Routes | None = None  # another generator's: where it serves its pages
 
     @cached_property
     def excluded(self) -> pathspec.PathSpec:
@@ -90,9 +90,8 @@ class Site:
         return pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def page_url(self, doc_path: str, text: str, title: str, body_start: int) -> str | None:
-        """``url_for``, but where a Zensical blog publishes a post (by its date and slug), and
-        None for a draft post its build leaves out (``zensical_blog``); a Docusaurus site's
-        route, from front matter's ``id``/``slug`` too (``docusaurus``)."""
+        """``url_for``, but where a Zensical blog publishes a post (by its date and slug, None
+        for a draft: ``zensical_blog``), or another generator its pages (``generators``)."""
         if self.routes is not None:
             return self.routes.url(doc_path, text)
         if self.blog is None or not self.blog.is_post(doc_path):
@@ -153,20 +152,21 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
     ``render`` is the ``render`` setting: on, the site is trusted (``mkdocs.yml`` read with
     MkDocs' loader, its extensions imported as listed) except that ``INHERIT:`` may not
     lead out of the vault; off (the default), and always for ``zensical.toml``, the config
-    is read with ``safe_config`` and only allowlisted extensions are imported. A folder
-    with neither config may be a Docusaurus site's (``docusaurus``)."""
+    is read with ``safe_config`` and only allowlisted extensions are imported."""
     config_file = find_config(root, generator)
-    if config_file is None and (docusaurus_site := docusaurus.site_fields(root)):
-        return Site(root=root, **docusaurus_site)  # its config is JavaScript: never run
+    if config_file is None and (other_site := generators.site_fields(root)):
+        return Site(root=root, **other_site)  # its config is JavaScript or TOML: never run
     if config_file is None:
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
+        # Read as notes, a site's pages cite the server's file paths, not the site's URLs.
         if root.name == "docs" and (above := find_config(root.parent)) is not None:
-            # Read as notes, a site's pages cite the server's file paths, not the site's URLs.
             site.warnings.append(
                 f"{root} is the docs folder of the site at {root.parent} ({above.name}): give "
                 f"kb-qa {root.parent} instead, or citations link to file paths, not its pages"
             )
+        elif unread := generators.unread_warning(root):
+            site.warnings.append(unread)
         return site
     is_toml = config_file.name == zensical.CONFIG_FILE
     trusted = render and not is_toml

@@ -151,9 +151,9 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
             r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))
         ).replace(repr(str(site.root))[1:-1], "<vault>"),
     }
-    if site.generator in ("zensical", "docusaurus"):  # only then: existing indexes stay current
+    if site.generator not in ("", "mkdocs"):  # only then: existing indexes stay current
         data["generator"] = site.generator
-    if site.routes is not None:  # a Docusaurus site's routeBasePath: every page's URL
+    if site.routes is not None:  # another generator's, as routeBasePath: every page's URL
         data["routes"] = repr(site.routes)
     if site.blog is not None:  # where its posts are published
         data["blog"] = repr(site.blog)

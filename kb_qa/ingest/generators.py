@@ -1,0 +1,101 @@
+"""Site generators whose config kb-qa reads without running it, and those it cannot read.
+
+MkDocs, ProperDocs and Zensical sites are ``site.py``'s. Each module in ``READERS`` tells a
+site of another generator by its config file and gives what ``site.Site`` holds of it
+(``site_fields``): where its pages are, and ``routes``, the URL the generator publishes
+each page at; ``HEADINGS`` gives the ids it writes on a page's headings. A folder of
+another generator no reader knows is read as notes, with a warning (``unread_warning``):
+a Sphinx site's citations opened ``source/retries.md``, a page its build never writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from kb_qa.ingest import docusaurus
+from kb_qa.types import Heading
+
+
+class Routes(Protocol):
+    """Where a generator publishes each page."""
+
+    def url(self, doc_path: str, text: str) -> str | None:
+        """The page's URL relative to the site's root, percent-encoded; None for a page its
+        build leaves out (a draft)."""
+
+
+SiteFields = Callable[[Path], "dict[str, Any] | None"]
+READERS: tuple[SiteFields, ...] = (docusaurus.site_fields,)
+# A generator's heading ids, by ``Site.generator``: each source heading (level, Markdown
+# text) as the page shows it, with its id
+HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
+    "docusaurus": docusaurus.headings,
+}
+# Config files whose edit may move every page (a watch run starts on one)
+CONFIG_FILES: tuple[str, ...] = docusaurus.CONFIG_FILES
+
+
+def site_fields(root: Path) -> dict[str, Any] | None:
+    """What ``site.Site`` holds of the site at ``root`` (or whose docs folder it is) when one
+    of ``READERS`` knows its generator; None otherwise."""
+    return next((fields for read in READERS if (fields := read(root)) is not None), None)
+
+
+# Generators kb-qa does not read, told by a file or folder only they keep at a site's root
+# (or above a docs folder given alone): (name, marker, words one of which a marker file
+# shared with other tools holds: a conf.py is Sphinx's when it names Sphinx, MyST or a theme)
+_SPHINX = ("sphinx", "myst_parser", "html_theme")
+UNREAD: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("Sphinx", "conf.py", _SPHINX),
+    ("Sphinx", "source/conf.py", _SPHINX),
+    ("mdBook", "book.toml", ()),
+    ("VitePress", ".vitepress", ()),
+    ("VitePress", "docs/.vitepress", ()),
+    ("Hugo", "hugo.toml", ()),
+    ("Hugo", "hugo.yaml", ()),
+    ("Hugo", "config.toml", ("baseurl",)),
+    ("Jekyll", "_config.yml", ()),
+    ("Astro Starlight", "astro.config.mjs", ("starlight",)),
+    ("Astro Starlight", "astro.config.ts", ("starlight",)),
+)
+
+
+def unread_generator(root: Path) -> tuple[str, Path] | None:
+    """The generator (its name and the file that tells it) of the site at ``root`` that kb-qa
+    reads as a folder of notes, or None. A marker file that must say whose it is is read
+    64 KB deep at most."""
+    for folder in (root, root.parent) if root.name in ("docs", "src", "content") else (root,):
+        for name, marker, says in UNREAD:
+            path = folder / marker
+            if not path.exists() or path.is_symlink():
+                continue
+            if says and not _says(path, says):
+                continue
+            return name, path
+    return None
+
+
+def _says(path: Path, words: tuple[str, ...]) -> bool:
+    try:
+        with path.open("rb") as file:
+            head = file.read(65536).lower()
+    except OSError:
+        return False
+    return any(word.encode() in head for word in words)
+
+
+def unread_warning(root: Path) -> str | None:
+    """What ``kb-qa index`` says of a site kb-qa reads as notes although a generator builds
+    it: its citations open the Markdown files (on ``kb-qa serve``'s /view), not its pages."""
+    found = unread_generator(root)
+    if found is None:
+        return None
+    name, marker = found
+    return (
+        f"{root} looks like a {name} site ({marker.name}): kb-qa does not know the URLs or "
+        f"heading ids {name} publishes, so it reads the folder as notes and citations link to "
+        "the Markdown files (kb-qa serve shows them at /view), not to the site's pages; kb-qa "
+        "cites a site's pages for MkDocs, ProperDocs, Zensical and Docusaurus"
+    )
