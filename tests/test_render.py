@@ -831,3 +831,26 @@ def test_a_page_an_extension_fails_on_is_indexed_from_its_source(
     assert not report.skipped
     [(path, said)] = report.warnings  # the build's failure, said once
     assert path == "docs/guide.md" and said.endswith("the page is indexed from its source")
+
+
+def test_a_page_that_is_a_symlink_is_rendered_under_its_own_name(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """copier's ``docs/index.md`` links to ``../README.md`` (as many projects' do): MkDocs
+    builds it as the home page, but kb-qa named it by its target, skipped it as a page the
+    build leaves out, and "How do I install copier?" was not covered."""
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: P\n",
+            "README.md": "# P\n\n## Install\n\nRun `pipx install p`.\n",
+            "docs/other.md": "# Other\n\nElse.\n",
+        }
+    )
+    (vault / "docs" / "index.md").symlink_to("../README.md")
+    instance = kb(vault)
+    report = instance.index()
+    assert "rendering" in report.phases
+    assert not report.skipped, report.skipped
+    [install] = [c for c in chunks_of(instance, "docs/index.md") if c.heading == "Install"]
+    assert (install.url, install.anchor) == ("", "install")
+    assert "pipx install p" in install.text

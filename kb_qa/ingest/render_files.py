@@ -92,12 +92,21 @@ def listed(files: Any, root: Path) -> set[str]:
     """The vault paths of the pages a build of ``files`` publishes: MkDocs' documentation
     pages after every plugin's ``on_files``, without a Material blog's drafts or the pages of
     a language mkdocs-static-i18n does not build."""
-    paths: set[str] = set()
-    for file in files.documentation_pages():
-        if file.abs_src_path:
-            with contextlib.suppress(ValueError):
-                paths.add(Path(file.abs_src_path).resolve().relative_to(root).as_posix())
-    return paths
+    paths = (vault_path(file.abs_src_path, root) for file in files.documentation_pages())
+    return {path.relative_to(root).as_posix() for path in paths if path is not None}
+
+
+def vault_path(abs_src_path: str | None, root: Path) -> Path | None:
+    """Where a page's source is in the vault (resolved ``root``), as the vault's walk names
+    it: a page that is a symlink by its own name, not its target's (copier's
+    ``docs/index.md`` links to ``../README.md``: named by its target, the page was neither
+    rendered nor listed, and was skipped as one the build leaves out). None for a file
+    outside the vault (a page a plugin generates elsewhere)."""
+    if not abs_src_path:
+        return None
+    path = Path(os.path.abspath(abs_src_path))
+    path = path.parent.resolve() / path.name  # the vault's own folder may be named by a link
+    return path if path.is_relative_to(root) else None
 
 
 def later_language(config: Any) -> bool:
