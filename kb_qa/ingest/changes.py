@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from kb_qa.ingest import docusaurus, generators, notebooks
+from kb_qa.ingest import docusaurus, generators, notebooks, synced
 from kb_qa.ingest.note_templates import SETTINGS
 from kb_qa.ingest.site import CONFIG_FILES, MARKDOWN_SUFFIXES
-from kb_qa.ingest.vault import SKIP_DIRS
+from kb_qa.ingest.vault import NOT_NOTES, SKIP_DIRS
 from kb_qa.types import IndexReport
 
 log = logging.getLogger("kb_qa.ingest.watch")  # the watcher's log, as users filter it
@@ -94,17 +94,18 @@ class LimitReached(logging.Handler):
 
 
 def relevant(path: str, is_directory: bool) -> bool:
-    """Whether a changed path can affect the index (nothing under ``node_modules`` or
-    ``.git``, which the vault scan skips)."""
+    """Whether a changed path can affect the index (nothing under ``node_modules``, ``.git``
+    or Logseq's backups, which the vault scan skips)."""
     if Path(path).as_posix() in TEMPLATE_SETTINGS:
         return True  # a templates folder chosen in Obsidian: its notes leave the index
-    if SKIP_DIRS.intersection(Path(path).parts):
+    parts = Path(path).parts
+    if SKIP_DIRS.intersection(parts) or synced.in_logseq_backups(parts):
         return False
     name = Path(path).name
     if is_directory:
         return not name.startswith(".")
-    if name.startswith((".", "#")) or name.endswith("~") or name == "4913":
-        return False  # editor swap/backup/probe files
+    if name.startswith((".", "#", *NOT_NOTES)) or name.endswith("~") or name == "4913":
+        return False  # editor swap/backup/probe files, Office's "~$note.md" lock
     # .py: a site's hooks (and the modules mkdocs-click documents) change how pages render;
     # .ipynb: a notebook mkdocs-jupyter publishes is a page (its edits were not re-indexed);
     # .mdx and a Docusaurus config: a Docusaurus site's pages and where it serves them

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from kb_qa.errors import VaultError, undecodable
-from kb_qa.ingest import docusaurus, front_matter, notebooks, zensical_blog
+from kb_qa.ingest import docusaurus, front_matter, notebooks, synced, zensical_blog
 from kb_qa.ingest.decoding import binary_reason, decode, is_binary
 from kb_qa.ingest.page_titles import file_title
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES, Site
@@ -31,16 +31,9 @@ BROKEN_LINK = "symlink whose target does not exist"
 UNLISTED = "cannot list the folder (its notes indexed before are kept)"
 BAD_NAME = "name is not valid UTF-8 (bytes of another encoding): rename it to index it"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
-NOT_NOTES = (".#", "._")  # Emacs' lock link (.#note.md), AppleDouble (._note.md)
-# A sync tool's copy of a note two devices changed at once, by the names only it writes:
-# Dropbox's (and Nextcloud's) "note (Sam's conflicted copy 2024-01-02).md", Syncthing's
-# "note.sync-conflict-20240102-123456-ABCDEFG.md". iCloud's "note 2.md" and OneDrive's
-# "note-DESKTOP-ABC.md" are names people give notes too: those are read.
-_CONFLICT = re.compile(
-    r"(.+?)(?: \((?:[^()]+['\u2019]s )?conflicted copy \d{4}-\d{2}-\d{2}(?: \d{6})?"
-    r"(?: \(\d+\))?\)|\.sync-conflict-\d{8}-\d{6}(?:-[0-9A-Z]{7})?)(\.[^.]+)"
-)
-_ICLOUD = ".icloud"  # iCloud's placeholder of a note not downloaded: ".note.md.icloud"
+# Emacs' lock link (.#note.md), AppleDouble (._note.md), and Office's lock or temp file
+# ("~$Wifi.md", a few bytes an editor left beside Wifi.md, was indexed and ranked above it)
+NOT_NOTES = (".#", "._", "~$")
 _LONE_CR = re.compile(r"\r(?!\n)")
 # What the walk lists: notebooks and MDX pages too, so that where they cannot be indexed they
 # are reported (``notebooks.not_indexed``, ``docusaurus.NOT_HERE``), not dropped without a word
@@ -244,8 +237,9 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
     """Markdown files (and Jupyter notebooks) under ``top`` with the reason each may not be
     read ("" if it may).
 
-    Hidden folders, tool folders and the index are skipped; symlinked folders are followed
-    only when they lead to a folder inside the vault not walked yet (so links cannot loop).
+    Hidden folders, tool folders, Logseq's backups and the index are skipped; symlinked
+    folders are followed only when they lead to a folder inside the vault not walked yet (so
+    links cannot loop).
     """
     seen: set[Path] = set()
     unlisted: list[OSError] = []  # folders os.walk could not list (permissions)
@@ -254,7 +248,7 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
         here = Path(dirpath)
         keep = []
         for d in sorted(dirnames):
-            if d.startswith(".") or d in SKIP_DIRS:
+            if d.startswith(".") or d in SKIP_DIRS or synced.is_logseq_backups(here / d):
                 continue
             if undecodable(d):
                 yield here / d, f"folder {BAD_NAME}"
@@ -273,10 +267,11 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             seen.add(real)
             keep.append(d)
         dirnames[:] = keep
+        sync_files = synced.not_read(filenames)
         for name in sorted(filenames):
             path = here / name
-            if synced := _sync_file(name, filenames):
-                yield path, synced
+            if name in sync_files:
+                yield path, sync_files[name]
                 continue
             if not name.lower().endswith(_PAGES) or name.startswith(NOT_NOTES):
                 continue
@@ -289,24 +284,6 @@ def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
             else:
                 yield path, ""
     yield from _unlisted(unlisted)  # the folder walked last, too
-
-
-def _sync_file(name: str, names: Sequence[str]) -> str:
-    """Why a sync tool's file is not read as a note ("" for any other file): iCloud's
-    placeholder of a note not downloaded, or a conflicted copy of the note beside it."""
-    note = name[1 : -len(_ICLOUD)] if name.startswith(".") and name.endswith(_ICLOUD) else ""
-    if note.lower().endswith(MARKDOWN_SUFFIXES):
-        return (
-            f"iCloud placeholder of {note}, which is not downloaded: download it (Finder's "
-            "Download Now, or turn off Optimise Mac Storage) to index it"
-        )
-    conflict = _CONFLICT.fullmatch(name) if name.lower().endswith(MARKDOWN_SUFFIXES) else None
-    if conflict and (original := conflict.group(1) + conflict.group(2)) in names:
-        return (
-            f"a sync tool's conflicted copy of {original}: merge what it changed into that "
-            "note and delete it (it is read once that note is gone)"
-        )
-    return ""
 
 
 def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, str]]:
