@@ -5,10 +5,12 @@ widget's files (/kb-qa/kb-qa.js, kb-qa.css).
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -20,7 +22,7 @@ from kb_qa.ingest import decoding, linkgraph, vault
 from kb_qa.ingest.site import MARKDOWN_SUFFIXES
 from kb_qa.serve import pages
 from kb_qa.serve.protocol import compressed, reject, unless_disconnected
-from kb_qa.text import LOGSEQ_ID, as_shown, nfc
+from kb_qa.text import LOGSEQ_ID, as_shown, name_key, nfc
 
 if TYPE_CHECKING:
     from collections import OrderedDict
@@ -72,6 +74,14 @@ class PageRoutes:
         if gone.is_set():
             return Response(status_code=499)  # nobody reads it
         if rendered is None:
+            # A citation in an answer the widget kept (sessionStorage) may name a note moved
+            # or renamed since: a reader clicking it saw raw JSON. A browser gets a page.
+            if "text/html" in request.headers.get("accept", ""):
+                page = moved_page(
+                    self.settings.vault.name, wanted, await self._thread(self.kb.pages)
+                )
+                csp = {"Content-Security-Policy": pages.CSP}
+                return HTMLResponse(page, status_code=404, headers=csp)
             raise reject(404, f"{wanted!r} is not an indexed page of this vault.")
         if isinstance(rendered, VaultError):  # indexed, and cited, but not readable now
             raise reject(404, f"{wanted!r} cannot be shown now: {rendered}")
@@ -202,3 +212,32 @@ class PageRoutes:
         cache = "public, max-age=31536000, immutable" if pinned else "no-cache"
         headers = {"Cache-Control": cache, "ETag": f'"{version()}"'}
         return Response((ASSETS / name).read_bytes(), media_type=media, headers=headers)
+
+
+def moved_page(vault_name: str, wanted: str, indexed: list[dict[str, str]]) -> str:
+    """The page a browser gets for a ``/view/`` path the index does not hold: the note is
+    no longer in the vault, with a link to the one indexed note of the same file name (a
+    note moved to another folder: Recipes/Sourdough.md -> Cooking/Sourdough.md), else to
+    the vault's pages. Every name is escaped: the path is whatever the URL said."""
+    name = name_key(PurePosixPath(wanted).name)
+    same = [p for p in indexed if name_key(PurePosixPath(p["path"]).name) == name]
+    if len(same) == 1:
+        note = same[0]
+        href = html.escape("/view/" + quote(note["path"]), quote=True)
+        title = html.escape(note["title"] or note["path"])
+        where = (
+            f'<p>A note of the same name is in the vault: <a href="{href}" dir="auto">{title}'
+            f"</a> <small><bdi>{html.escape(note['path'])}</bdi></small>.</p>"
+        )
+    else:
+        where = f'<p><a href="/">See all pages of {html.escape(vault_name)}</a>.</p>'
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,">'
+        f"<title>Not in the vault: {html.escape(wanted)}</title></head><body>"
+        '<nav><a href="/">All pages</a></nav><h1>This note is no longer in the vault</h1>'
+        f"<p><bdi>{html.escape(wanted)}</bdi> is not in {html.escape(vault_name)} now: it "
+        "was moved, renamed or deleted since the answer that cites it.</p>"
+        f"{where}</body></html>"
+    )
