@@ -11,10 +11,11 @@ a Sphinx site's citations opened ``source/retries.md``, a page its build never w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from kb_qa.ingest import docusaurus
+from kb_qa.ingest import docusaurus, hugo
 from kb_qa.types import Heading
 
 
@@ -27,14 +28,16 @@ class Routes(Protocol):
 
 
 SiteFields = Callable[[Path], "dict[str, Any] | None"]
-READERS: tuple[SiteFields, ...] = (docusaurus.site_fields,)
+READERS: tuple[SiteFields, ...] = (docusaurus.site_fields, hugo.site_fields)
 # A generator's heading ids, by ``Site.generator``: each source heading (level, Markdown
 # text) as the page shows it, with its id
 HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
     "docusaurus": docusaurus.headings,
+    # Hugo's, by its autoHeadingIDType (hugo.GENERATORS)
+    **{name: partial(hugo.headings, id_type=kind) for kind, name in hugo.GENERATORS.items()},
 }
 # Config files whose edit may move every page (a watch run starts on one)
-CONFIG_FILES: tuple[str, ...] = docusaurus.CONFIG_FILES
+CONFIG_FILES: tuple[str, ...] = (*docusaurus.CONFIG_FILES, *hugo.CONFIG_FILES)
 
 
 def site_fields(root: Path) -> dict[str, Any] | None:
@@ -53,9 +56,6 @@ UNREAD: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("mdBook", "book.toml", ()),
     ("VitePress", ".vitepress", ()),
     ("VitePress", "docs/.vitepress", ()),
-    ("Hugo", "hugo.toml", ()),
-    ("Hugo", "hugo.yaml", ()),
-    ("Hugo", "config.toml", ("baseurl",)),
     ("Jekyll", "_config.yml", ()),
     ("Astro Starlight", "astro.config.mjs", ("starlight",)),
     ("Astro Starlight", "astro.config.ts", ("starlight",)),
@@ -97,5 +97,5 @@ def unread_warning(root: Path) -> str | None:
         f"{root} looks like a {name} site ({marker.name}): kb-qa does not know the URLs or "
         f"heading ids {name} publishes, so it reads the folder as notes and citations link to "
         "the Markdown files (kb-qa serve shows them at /view), not to the site's pages; kb-qa "
-        "cites a site's pages for MkDocs, ProperDocs, Zensical and Docusaurus"
+        "cites a site's pages for MkDocs, ProperDocs, Zensical, Docusaurus and Hugo"
     )

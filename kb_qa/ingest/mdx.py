@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from kb_qa.ingest import hugo
+
 # Docusaurus' admonition types only: "::: mypkg.client.Client" is mkdocstrings' directive on
 # an MkDocs page (read as an admonition, every line after it was inside one).
 _ADMONITION = re.compile(
@@ -34,7 +36,9 @@ MDX_BLOCK = "mdx-code-block"  # Docusaurus renders such a fence's content as MDX
 
 def as_mkdocs(markdown: str) -> str:
     """``markdown`` with Docusaurus' admonitions, tabs, imports and component tags written
-    as MkDocs' markup (or blank lines), line for line; a CRLF line's CR stays where it was."""
+    as MkDocs' markup (or blank lines), line for line; a CRLF line's CR stays where it was.
+    Hugo's shortcode tags are no text either (``hugo.without_shortcodes``)."""
+    markdown = hugo.without_shortcodes(markdown)
     if ":::" not in markdown and "<Tab" not in markdown and not _maybe_mdx(markdown):
         return markdown  # nothing of it: a plain Markdown page is returned as it is
     out: list[str] = []
