@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from kb_qa.ingest import docusaurus, hugo
+from kb_qa.ingest import docusaurus, hugo, mdbook
 from kb_qa.types import Heading
 
 
@@ -28,16 +28,21 @@ class Routes(Protocol):
 
 
 SiteFields = Callable[[Path], "dict[str, Any] | None"]
-READERS: tuple[SiteFields, ...] = (docusaurus.site_fields, hugo.site_fields)
+READERS: tuple[SiteFields, ...] = (docusaurus.site_fields, hugo.site_fields, mdbook.site_fields)
 # A generator's heading ids, by ``Site.generator``: each source heading (level, Markdown
 # text) as the page shows it, with its id
 HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
     "docusaurus": docusaurus.headings,
+    "mdbook": mdbook.headings,
     # Hugo's, by its autoHeadingIDType (hugo.GENERATORS)
     **{name: partial(hugo.headings, id_type=kind) for kind, name in hugo.GENERATORS.items()},
 }
 # Config files whose edit may move every page (a watch run starts on one)
-CONFIG_FILES: tuple[str, ...] = (*docusaurus.CONFIG_FILES, *hugo.CONFIG_FILES)
+CONFIG_FILES: tuple[str, ...] = (
+    *docusaurus.CONFIG_FILES,
+    *hugo.CONFIG_FILES,
+    *mdbook.CONFIG_FILES,
+)
 
 
 def site_fields(root: Path) -> dict[str, Any] | None:
@@ -53,7 +58,6 @@ _SPHINX = ("sphinx", "myst_parser", "html_theme")
 UNREAD: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Sphinx", "conf.py", _SPHINX),
     ("Sphinx", "source/conf.py", _SPHINX),
-    ("mdBook", "book.toml", ()),
     ("VitePress", ".vitepress", ()),
     ("VitePress", "docs/.vitepress", ()),
     ("Jekyll", "_config.yml", ()),
@@ -97,5 +101,5 @@ def unread_warning(root: Path) -> str | None:
         f"{root} looks like a {name} site ({marker.name}): kb-qa does not know the URLs or "
         f"heading ids {name} publishes, so it reads the folder as notes and citations link to "
         "the Markdown files (kb-qa serve shows them at /view), not to the site's pages; kb-qa "
-        "cites a site's pages for MkDocs, ProperDocs, Zensical, Docusaurus and Hugo"
+        "cites a site's pages for MkDocs, ProperDocs, Zensical, Docusaurus, Hugo and mdBook"
     )
