@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from kb_qa.answer import marks
 from kb_qa.answer.indents import columns, unindented
 from kb_qa.ingest import mdx
 from kb_qa.ingest.code_annotations import annotation_lists
@@ -56,7 +57,7 @@ _CONTAINER = re.compile(
 # Every pattern run over a passage at answer time stops at the next opener and has a
 # bounded reach: a page of unclosed "[", "<a" or blanks must not cost each answer that
 # retrieves it seconds (unbounded, 80 KB of "[" took 19 s; tests/hostile/test_slow_markup.py).
-_ATTRS = re.compile(r"[ \t]{0,32}\{[ \t]{0,32}[#.:][^{}\n]{0,500}\}")
+_ATTRS = re.compile(r"[ \t]{0,32}\{[ \t]{0,32}(?:[#.:]|[\w-]{1,40}=)[^{}\n]{0,500}\}")
 # A Python traceback's own words say where code ran, not what the docs say: its "most recent
 # call last" and each frame's "File …, line 837, in" made httpx's 404 example the answer to
 # "Can I call raise_for_status() and .json() in one line?". Its words are read without
@@ -190,7 +191,10 @@ def _outside_verbatim(text: str, prose: Callable[[str], str]) -> str:
     line and formula stands as a numbered mark while it runs and is put back byte for byte
     after, so that a link whose words are code ("[`Client`](api.md)", "[`httpx2`][httpx2]")
     is read whole. A text holding the mark itself has each run of prose read on its own."""
-    parts = verbatim_segments(text)
+    parts = [
+        (is_code, marks.code(part) if is_code else part)
+        for is_code, part in verbatim_segments(text)
+    ]
     if _HELD in text:
         return "".join(part if is_code else prose(part) for is_code, part in parts)
     code = [part.removesuffix("\n") for is_code, part in parts if is_code]
@@ -207,7 +211,7 @@ def _plain_prose(text: str) -> str:
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
-    text = _HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text))
+    text = marks.prose(_HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text)))
     if "((" in text:
         # A Logseq block reference shows the text of the block it points to, which only the
         # page's view (or the index as a whole) knows: "Reminder of the backup:
@@ -291,7 +295,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         elif token.type == "math_block":
             kind, text = "math", raw
         elif token.type in _PROSE:
-            if _SNIPPETS_ONLY.fullmatch(raw):
+            if _SNIPPETS_ONLY.fullmatch(raw) or marks.abbreviations_only(raw):
                 continue
             if token.type == "paragraph_open" and is_properties(raw):
                 # Logseq's page properties ("alias:: Golf, the car", "tags:: vehicle") are
@@ -336,7 +340,9 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         elif token.type == "table_open":
             kind, text, scored = "table", _table_text(raw), raw
             rows = tuple(row_spans(token.map[0], raw))
-        else:  # headings are shown as the heading path; raw HTML never is
+        elif token.type == "html_block" and (pre := marks.pre_block(raw)) is not None:
+            kind, text = "code", pre  # a <pre> block is code; no other raw HTML is quoted
+        else:  # headings are shown as the heading path
             continue
         if text.strip():
             # A table's link targets count as its words, as they did before links were
@@ -379,7 +385,7 @@ def _table_text(raw: str) -> str:
     ".md" file opened nothing from an answer, as a paragraph's link already did not), no
     images, no attribute lists."""
     return _outside_verbatim(
-        raw, lambda part: _IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part)))
+        raw, lambda part: marks.prose(_IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part))))
     )
 
 

@@ -1,0 +1,92 @@
+"""Inline markup an answer shows as the page does: pymdown-extensions' keys, icons, critic
+marks and footnote markers, HTML entities, inlinehilite's language prefix, and an HTML
+``<pre>`` block as the code it is.
+
+A technical writer's Material site showed ``++ctrl+c++``, ``:material-check:``,
+``{--dims--}{++turns off++}``, ``[^hum]`` and ``&plusmn;0.5&nbsp;&deg;C`` in the chat where
+its pages show "Ctrl+C", an icon, "turns off", a footnote number and "±0.5 °C"; copier's
+docs write a file name as `` `#!jinja {{ answers_file }}.jinja` ``, which the page shows
+without ``#!jinja``, and its questionnaire example as a ``<pre>`` block, which no answer
+quoted. Every pattern is bounded (a page of unclosed marks costs no answer seconds).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# pymdownx.keys: "++ctrl+alt+del++" shows as "Ctrl+Alt+Del"; its names for common keys
+_KEYS = re.compile(r"\+\+([\w-]{1,40}(?:\+[\w-]{1,40}){0,8})\+\+")
+_KEY_NAMES = {
+    "ctrl": "Ctrl", "control": "Ctrl", "alt": "Alt", "shift": "Shift", "cmd": "Cmd",
+    "command": "Cmd", "meta": "Meta", "option": "Option", "enter": "Enter", "return": "Return",
+    "esc": "Esc", "escape": "Esc", "tab": "Tab", "space": "Space", "backspace": "Backspace",
+    "delete": "Del", "del": "Del", "windows": "Win", "win": "Win", "super": "Super",
+    "up": "Up", "down": "Down", "left": "Left", "right": "Right", "page-up": "Page Up",
+    "page-down": "Page Down", "home": "Home", "end": "End", "insert": "Ins", "ins": "Ins",
+}  # fmt: skip
+# Material's icon shortcodes (":material-check:", ":fontawesome-brands-github:"): an icon
+_ICON = re.compile(r"[ \t]?:(?:material|fontawesome|octicons|simple)-[\w-]{1,80}:")
+# CriticMarkup, with its changes accepted: an insertion's text, a substitution's new text;
+# a deletion and a comment are no text of the page's meaning
+_CRITIC = re.compile(
+    r"\{\+\+(.{0,500}?)\+\+\}|\{==(.{0,500}?)==\}|\{~~.{0,500}?~>(.{0,500}?)~~\}"
+    r"|\{--.{0,500}?--\}|\{>>.{0,500}?<<\}",
+    re.S,
+)
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]{1,100}\](?!:)")
+# An abbreviation's definition ("*[API]: Application Programming Interface"): the page
+# shows none, only a tooltip on the word
+_ABBREVIATIONS = re.compile(r"(?:[ \t]{0,3}\*\[[^\]\n]{1,200}\]:[^\n]{0,1000}(?:\n|$))+")
+# pymdownx.inlinehilite's language prefix: `#!python print(x)` shows as `print(x)`
+_INLINE_LANG = re.compile(r"(`+)#![\w+-]{1,40}[ \t]+(.*)\1", re.S)
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_PRE = re.compile(r"[ \t]{0,3}<pre\b[^>]{0,500}>", re.I)
+_TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
+
+
+def prose(text: str) -> str:
+    """``text`` (prose, its code held out) with the marks above read as the page shows
+    them; entities last, so that an escaped ``&lt;b&gt;`` reads as the text "<b>"."""
+    if "++" in text:
+        text = _KEYS.sub(_keys, text)
+    if ":" in text:
+        text = _ICON.sub("", text)
+    if "{" in text:
+        text = _CRITIC.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", text)
+    if "[^" in text:
+        text = _FOOTNOTE_REF.sub("", text)  # a definition keeps its label (units.FOOTNOTE)
+    return _ENTITY.sub(_entity, text) if "&" in text else text
+
+
+def _entity(m: re.Match[str]) -> str:
+    shown = html.unescape(m[0])
+    # A "|" written as an entity is text in a table's cell: decoded, it would end the cell
+    return m[0] if shown == "|" else shown.replace("\xa0", " ")
+
+
+def _keys(m: re.Match[str]) -> str:
+    names = (_KEY_NAMES.get(k.lower(), k.upper() if len(k) == 1 else k) for k in m[1].split("+"))
+    return "+".join(names)
+
+
+def code(span: str) -> str:
+    """A code span as the page shows it: without inlinehilite's ``#!lang`` prefix."""
+    if span.startswith("`") and "#!" in span[:4] and (m := _INLINE_LANG.fullmatch(span)):
+        return f"{m[1]}{m[2]}{m[1]}"
+    return span
+
+
+def abbreviations_only(text: str) -> bool:
+    """Whether a paragraph is nothing but abbreviation definitions (which no page shows)."""
+    return bool(_ABBREVIATIONS.fullmatch(text))
+
+
+def pre_block(raw: str) -> str | None:
+    """An HTML ``<pre>`` block as a fenced code block of the text it shows (its tags
+    removed, its entities read); None for any other HTML block, which no answer quotes."""
+    if not _PRE.match(raw):
+        return None
+    shown = html.unescape(_TAG.sub("", raw)).strip("\n")
+    fence = "~~~" if "```" in shown else "```"
+    return f"{fence}\n{shown}\n{fence}" if shown.strip() else None

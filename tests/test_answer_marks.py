@@ -1,0 +1,81 @@
+"""A no-key answer shows pymdown-extensions' inline marks, entities and a ``<pre>`` block as
+the page shows them; what it highlights is still the docs' own bytes."""
+
+from __future__ import annotations
+
+from kb_qa.answer.blocks import passages, reading_text
+from kb_qa.answer.extractive import quote
+from kb_qa.types import Chunk, Hit
+
+
+def _section(text: str) -> Chunk:
+    return Chunk(
+        "c", "docs/sensors.md", "sensors/", "setup", "Setup", ("Sensors", "Setup"), 2, text,
+        0, len(text), 1, 1 + text.count("\n"), "h",
+    )  # fmt: skip
+
+
+def _answer(question: str, text: str) -> tuple[str, str]:
+    """What the answer to ``question`` highlights of ``text``, and what it shows."""
+    result = quote(question, [(1, Hit(_section(text), 1.0))])
+    a, b = result.quoted[1]
+    return text[a:b], "".join(result.pieces)
+
+
+def test_a_pre_block_is_quoted_as_the_code_it_shows() -> None:
+    """copier's docs show what its questionnaire looks like in a ``<pre>`` block: the
+    answer quoted only "Will result in a questionnaire similar to." (its colon a period)."""
+    text = (
+        "Running copier asks the questions of the template.\n\n"
+        "The questionnaire looks like this:\n\n"
+        "<pre>\n🎤 project_name\n  My &amp; project\n</pre>\n"
+    )
+    highlighted, shown = _answer("What does the questionnaire look like?", text)
+    assert highlighted.endswith("</pre>")
+    assert "looks like this:" in shown
+    assert "```\n🎤 project_name\n  My & project\n```" in shown
+    assert "<pre>" not in shown
+
+
+def test_other_raw_html_is_still_no_answer() -> None:
+    assert [b.kind for b in passages('<div class="grid">\nCards\n</div>\n')] == []
+
+
+def test_pymdown_marks_read_as_the_page_shows_them() -> None:
+    """A Material site's chat showed ``++ctrl+c++``, ``:material-check:``, critic braces,
+    ``[^hum]``, ``{ target=_blank }`` and ``&plusmn;0.5&nbsp;&deg;C &amp;`` as typed."""
+    assert reading_text("Press ++ctrl+shift+p++ to copy.") == "Press Ctrl+Shift+P to copy."
+    assert reading_text("A :material-check: green check") == "A green check"
+    assert reading_text("Night mode {--dims--}{++turns off++} the LEDs.") == (
+        "Night mode turns off the LEDs."
+    )
+    assert reading_text("every {~~ten~>thirty~~} seconds{>>was 10<<}") == "every thirty seconds"
+    assert reading_text("every thirty seconds[^hum].") == "every thirty seconds."
+    assert reading_text("[^hum]: Older sensors report hourly.").startswith("[^hum]: Older")
+    link = "Open a [ticket](https://example.com){ target=_blank } for faults."
+    assert reading_text(link) == "Open a ticket for faults."
+    image = '![Board](board.png){ width="300" }\n\nThe board has two relays.'
+    assert [b.text for b in passages(image)] == ["The board has two relays."]
+    entities = "Accurate to &plusmn;0.5&nbsp;&deg;C &amp; stable."
+    assert reading_text(entities) == "Accurate to ±0.5 °C & stable."
+
+
+def test_code_keeps_its_bytes_but_not_inlinehilites_language_prefix() -> None:
+    """copier's docs name a file `#!jinja {{ answers_file }}.jinja`: the page shows it
+    without ``#!jinja``, and a reader copying the name from the chat got a wrong one."""
+    text = "It must be called `#!jinja {{ answers_file }}.jinja`, run `#!/bin/sh` and `a &amp; b`."
+    assert reading_text(text) == (
+        "It must be called `{{ answers_file }}.jinja`, run `#!/bin/sh` and `a &amp; b`."
+    )
+    fenced = "```python\nx = '&amp; ++ctrl++ :material-check:'\n```"
+    assert [b.text for b in passages(fenced)] == [fenced]
+
+
+def test_abbreviation_definitions_are_not_quoted_and_a_table_keeps_its_cells() -> None:
+    """The page shows no ``*[URL]: …`` line (only a tooltip), but the last section's quote
+    carried them; a "|" written as an entity in a cell is text, not a cell's end."""
+    text = "Webhooks post JSON to the URL.\n\n*[URL]: Uniform Resource Locator\n*[JSON]: x\n"
+    assert [b.text for b in passages(text)] == ["Webhooks post JSON to the URL."]
+    table = "| Mode | Range |\n|---|---|\n| `linear \\| log` | 0 &#124; 1 &deg; |\n"
+    [block] = passages(table)
+    assert block.text == "| Mode | Range |\n|---|---|\n| `linear \\| log` | 0 &#124; 1 ° |"
