@@ -15,6 +15,7 @@ from conftest import write_files
 from uvicorn_thread import UvicornThread
 
 from kb_qa.ingest import hugo, mdx
+from kb_qa.ingest.vault import LEFT_OUT
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
 from kb_qa.types import IndexReport
@@ -102,6 +103,8 @@ def test_no_warning_and_no_unpublished_page(built: tuple[KnowledgeBase, IndexRep
         "content/blog/secret.md",  # a draft
         "content/shared/index.md",  # a headless bundle
     ]
+    # Said as what it is, not as "a draft blog post: `zensical build` leaves it out"
+    assert {why for _, why in report.skipped} == {LEFT_OUT}
 
 
 def links(kb: KnowledgeBase) -> dict[str, set[str]]:

@@ -233,6 +233,14 @@ def ignored_by(settings: Settings) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(settings.ignore)
 
 
+# Why another generator's page is not indexed (``generators``): a Hugo or Docusaurus draft
+# was said to be "a draft blog post: `zensical build` leaves it out"
+LEFT_OUT = (
+    "the site's build publishes no page for it (a draft, a headless bundle, a chapter the "
+    "book's SUMMARY.md does not list): it is not indexed"
+)
+
+
 def _walk(top: Path, boundary: Boundary) -> Iterator[tuple[Path, str]]:
     """Markdown files (and Jupyter notebooks) under ``top`` with the reason each may not be
     read ("" if it may).
@@ -322,7 +330,8 @@ def read_document(site: Site, info: FileInfo, boundary: Boundary) -> ReadResult:
     if front.warning:
         warnings.append(front.warning)
     if (url := site.page_url(info.doc_path, text, front.title, front.body_start)) is None:
-        return ReadResult(None, zensical_blog.DRAFT, refused=True)
+        why = zensical_blog.DRAFT if site.routes is None else LEFT_OUT
+        return ReadResult(None, why, refused=True)
     doc = Document(
         path=info.path,
         doc_path=info.doc_path,
