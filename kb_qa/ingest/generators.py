@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from kb_qa.ingest import docusaurus, hugo, mdbook
+from kb_qa.ingest import docusaurus, hugo, mdbook, vitepress
 from kb_qa.types import Heading
 
 
@@ -28,12 +28,18 @@ class Routes(Protocol):
 
 
 SiteFields = Callable[[Path], "dict[str, Any] | None"]
-READERS: tuple[SiteFields, ...] = (docusaurus.site_fields, hugo.site_fields, mdbook.site_fields)
+READERS: tuple[SiteFields, ...] = (
+    docusaurus.site_fields,
+    hugo.site_fields,
+    mdbook.site_fields,
+    vitepress.site_fields,
+)
 # A generator's heading ids, by ``Site.generator``: each source heading (level, Markdown
 # text) as the page shows it, with its id
 HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
     "docusaurus": docusaurus.headings,
     "mdbook": mdbook.headings,
+    "vitepress": vitepress.headings,
     # Hugo's, by its autoHeadingIDType (hugo.GENERATORS)
     **{name: partial(hugo.headings, id_type=kind) for kind, name in hugo.GENERATORS.items()},
 }
@@ -42,6 +48,7 @@ CONFIG_FILES: tuple[str, ...] = (
     *docusaurus.CONFIG_FILES,
     *hugo.CONFIG_FILES,
     *mdbook.CONFIG_FILES,
+    *vitepress.CONFIG_FILES,
 )
 
 
@@ -58,8 +65,6 @@ _SPHINX = ("sphinx", "myst_parser", "html_theme")
 UNREAD: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Sphinx", "conf.py", _SPHINX),
     ("Sphinx", "source/conf.py", _SPHINX),
-    ("VitePress", ".vitepress", ()),
-    ("VitePress", "docs/.vitepress", ()),
     ("Jekyll", "_config.yml", ()),
     ("Astro Starlight", "astro.config.mjs", ("starlight",)),
     ("Astro Starlight", "astro.config.ts", ("starlight",)),
@@ -101,5 +106,6 @@ def unread_warning(root: Path) -> str | None:
         f"{root} looks like a {name} site ({marker.name}): kb-qa does not know the URLs or "
         f"heading ids {name} publishes, so it reads the folder as notes and citations link to "
         "the Markdown files (kb-qa serve shows them at /view), not to the site's pages; kb-qa "
-        "cites a site's pages for MkDocs, ProperDocs, Zensical, Docusaurus, Hugo and mdBook"
+        "cites a site's pages for MkDocs, ProperDocs, Zensical, Docusaurus, Hugo, mdBook and "
+        "VitePress"
     )
