@@ -110,8 +110,9 @@ def no_markdown(vault: Path, said: str, when: str = " when it was indexed") -> s
     return (
         f"{said}: no Markdown files (.md) were found in {vault}{when}. Point "
         "--vault (or the folder argument) at your notes, or at the folder holding the site's "
-        "mkdocs.yml, zensical.toml, docusaurus.config.js (whose .mdx pages are read too) or "
-        "hugo.toml (whose pages are in content/); "
+        "mkdocs.yml, zensical.toml, docusaurus.config.js (whose .mdx pages are read too), "
+        "hugo.toml (whose pages are in content/), book.toml (mdBook: the chapters SUMMARY.md "
+        "lists) or .vitepress/; "
         "files excluded by the site's config are not indexed, and `kb-qa index` lists every "
         "other file it skipped, and why."
     )
