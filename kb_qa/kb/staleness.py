@@ -208,12 +208,12 @@ _PARTS = {
     "docs_dir": "the docs folder is now {new} (it was {old})",
     "use_directory_urls": "the site config's use_directory_urls changed",
     "is_mkdocs": "the vault is now read {how}",
-    "exclude": "the files left out changed (exclude_docs, or the folder of Obsidian's templates)",
+    "exclude": "the files left out changed (exclude_docs, SUMMARY.md, Obsidian's templates)",
     "extensions": "the site config's Markdown extensions changed",
     "configs": "the site config's Markdown extension settings changed",
     "generator": "the site generator changed",
     "blog": "the site config's blog settings changed",
-    "routes": "the Docusaurus config's routeBasePath changed",
+    "routes": "where the site's config publishes pages changed (routeBasePath, base, cleanUrls)",
     "render": "the site config or its hooks changed",
 }
 # Parts read from the site config: when one of them says what changed, "render" (the
