@@ -14,9 +14,12 @@ const TAIL_PLACES = 16; // ... and, knowing the passage's length, this many plac
 // disabled)."): carried in its link and marked with it, where the page has it too.
 // Chinese and Japanese ones too ("…最大32文字です。", "「設定」"), full-width forms included,
 // and the markup a code example opens or ends with ("**bold**", "> quote", "`code`"), with
-// the space French sets inside « » and before ? ! : ; (" »", "\u00a0!", "«\u202f").
+// the space French sets inside « » and before ? ! : ; (" »", "\u00a0!", "«\u202f"). A trail
+// takes "(" too, and four marks, for a call's empty parentheses: the link of "lumen.serve()"
+// had ended in ")" and that of "print(client.zones())." in "))." (three at most), which the
+// page's "()" and "())." do not begin with, so the mark stopped at "serve" and "zones".
 const LEAD = /^[([{<"'“‘«¿¡「『（【《〈［｛＜*`~>#_-]{1,3}(?:[ \u00a0\u202f](?=\S))?/u;
-const TRAIL = /(?:[ \u00a0\u202f]?[)\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,3}$/u;
+const TRAIL = /(?:[ \u00a0\u202f]?[()\]}>"'”’».,;:!?…。、，．！？：；」』）】》〉］｝＞*`~_]){1,4}$/u;
 const SPACES = /[\u00a0\u202f]/g;
 const CJK = /[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff65-\uff9f\u{20000}-\u{2fa1f}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+|\uE000/gu;

@@ -274,6 +274,20 @@ test("a passage's own punctuation at its ends is marked: placeholders keep their
   assert.equal(slice(page, kbqa.findPassage(page, { passage: "after a restart it works" })), "after a restart) it works");
 });
 
+test("a call's empty parentheses are marked with it: `lumen.serve()`, `print(client.zones())`", () => {
+  // A QA pass's screenshots: the marks ended at "serve" and "zones". The link carried ")" and
+  // "))" as the passage's end (its "(" was not punctuation), and the page has "()" and "())" there.
+  const page = "Serving\nimport lumen\nlumen.serve()\nZones\nprint(client.zones()).\nAfter.";
+  for (const [passage, marked] of [
+    ["```python\nimport lumen\nlumen.serve()\n```", "import lumen\nlumen.serve()"],
+    ["```python\nprint(client.zones())\n```", "print(client.zones())"],
+    ["`print(client.zones()).`", "print(client.zones())."],
+  ]) {
+    assert.equal(slice(page, kbqa.findPassage(page, { passage })), marked);
+    assert.equal(slice(page, kbqa.findPassage(page, kbqa.fingerprint(passage))), marked);
+  }
+});
+
 test("a code example's opening and closing markup is marked with it", () => {
   // Zensical's starter page: "How do I make text bold?" quotes a Markdown example whose
   // "**" and "> " the page shows as code; they were left out of the mark.
