@@ -1,5 +1,6 @@
-"""A no-key answer shows pymdown-extensions' inline marks, entities and a ``<pre>`` block as
-the page shows them; what it highlights is still the docs' own bytes."""
+"""What a no-key answer quotes of a section: pymdown-extensions' inline marks, entities and
+a ``<pre>`` block as the page shows them (what it highlights is still the docs' own bytes),
+and a problem with the remedy the docs give next."""
 
 from __future__ import annotations
 
@@ -79,3 +80,41 @@ def test_abbreviation_definitions_are_not_quoted_and_a_table_keeps_its_cells() -
     table = "| Mode | Range |\n|---|---|\n| `linear \\| log` | 0 &#124; 1 &deg; |\n"
     [block] = passages(table)
     assert block.text == "| Mode | Range |\n|---|---|\n| `linear \\| log` | 0 &#124; 1 ° |"
+
+
+def test_a_problem_is_quoted_with_the_remedy_the_docs_give_next() -> None:
+    """copier's "How do I recover from a broken update?" quoted the ways an update breaks
+    and stopped before "To overcome this, use the `copier recopy` command" (a paragraph
+    between them); its credentials question the problem without "To avoid that, …"."""
+    text = (
+        "Replaying the last generation usually works. Sometimes the replay breaks. Examples:\n\n"
+        "- The last update relied on a server that is gone.\n"
+        "- The old template needs another version of a Jinja extension.\n\n"
+        "Keep templates simple to avoid this. But it can still happen.\n\n"
+        "To overcome this, use `relay recopy`, which applies the template again and keeps "
+        "your answers.\n\n"
+        "Of course, local changes are then overwritten, and a diff tool helps.\n\n"
+        "## Elsewhere\n\n" + "Unrelated text about mirrors and caches. " * 20 + "\n"
+    )
+    highlighted, shown = _answer("How do I recover when the replay breaks?", text)
+    assert highlighted.startswith("Replaying the last generation")
+    assert "use `relay recopy`" in shown and highlighted.endswith("keeps your answers.")
+    # Only a paragraph that points back at what it remedies: a passage is not grown so
+    # over one that begins otherwise
+    plain = text.replace("To overcome this, use", "Use")
+    highlighted, shown = _answer("How do I recover when the replay breaks?", plain)
+    assert "relay recopy" not in shown
+
+
+def test_an_example_admonition_is_quoted_with_the_statement_it_exemplifies() -> None:
+    """copier's FAQ answers "How to create computed values?" with one sentence, "Combine
+    `default` and `when: false`.", and an `!!! example` under it: the answer quoted the
+    example alone (a "For example:" paragraph was already quoted with its statement)."""
+    text = (
+        "Combine `default` and `when: false`.\n\n"
+        '!!! example\n\n    ```yaml title="relay.yaml"\n    next_year:\n'
+        '        default: "{{ year + 1 }}"\n        when: false\n    ```\n'
+    )
+    highlighted, shown = _answer("How do I create a computed value that is not asked?", text)
+    assert highlighted.startswith("Combine `default` and `when: false`.")
+    assert "when: false" in shown.split("```")[0]

@@ -31,7 +31,7 @@ from kb_qa.answer.coverage import content_chars
 from kb_qa.answer.items import matching_item
 from kb_qa.answer.prepare import Prepared, points_back
 from kb_qa.answer.rows import matching_rows, rows_span
-from kb_qa.answer.units import introduces, is_title, quoted_with, run_to_end, whole_box, widened
+from kb_qa.answer.units import completed, introduces, is_title, quoted_with, widened
 from kb_qa.answer.wording import say
 from kb_qa.index.keyword import tokens_and_dates
 from kb_qa.ingest.linkgraph import pages_linked
@@ -190,7 +190,7 @@ def _best_passage(
     chosen = unit_of[best]
     if not (how and shows(best)):
         chosen = widened(blocks, chosen, heading, weight)
-    chosen = run_to_end(blocks, whole_box(blocks, chosen))
+    chosen = completed(blocks, chosen)
     shown: list[str] = []
     spans: list[tuple[int, int]] = []
     for i in chosen:

@@ -65,7 +65,9 @@ def quoted_with(blocks: Sequence[Block], best: int) -> list[int]:
     if blocks[best].kind != "prose" and best > 0 and lead_in(best - 1):
         chosen.insert(0, best - 1)
     first = chosen[0]
-    if first > 0 and lead_in(first - 1) and _EXAMPLE.fullmatch(blocks[first].text.strip()):
+    # ... an example admonition's title too ("**Example:**": copier's "Combine `default` and
+    # `when: false`." was left out of the `!!! example` under it)
+    if first > 0 and lead_in(first - 1) and _EXAMPLE.fullmatch(blocks[first].text.strip(" *")):
         chosen.insert(0, first - 1)
     size = sum(len(blocks[i].text) for i in chosen)  # kept as it grows: run for every block
     while (
@@ -132,6 +134,40 @@ def run_to_end(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
         and not any(blocks[i].box or is_title(blocks[i]) for i in rest)
     ):
         return [*chosen, *rest]
+    return chosen
+
+
+# A paragraph that gives the remedy of what the one before it describes, by pointing back
+# at it: copier's "How do I recover from a broken update?" quoted the ways an update
+# breaks, not "To overcome this, use the `copier recopy` command" two paragraphs on, and
+# its credentials question the problem without "To avoid that, the simplest fix is to
+# clone using SSH"
+_REMEDY = re.compile(
+    r"to (?:overcome|avoid|fix|solve|resolve|prevent|work ?around|get around|circumvent) "
+    r"(?:this|that|these|those|it)\b|(?:if|when|should) (?:this|that) (?:happens|occurs|fails)\b",
+    re.IGNORECASE,
+)
+
+
+def completed(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
+    """The passage ``chosen`` grown over what completes it: the short admonition or tab it
+    is in (``whole_box``), the remedy the docs give next (``with_remedy``) and a short rest
+    of its section (``run_to_end``)."""
+    return run_to_end(blocks, with_remedy(blocks, whole_box(blocks, chosen)))
+
+
+def with_remedy(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
+    """``chosen`` grown over the remedy the docs give next (``_REMEDY``: the next block, or
+    the one after a paragraph between), with what that remedy introduces, up to
+    ``WIDEN_CHARS`` and where a passage may run (``_joins``)."""
+    for j in (chosen[-1] + 1, chosen[-1] + 2):
+        if j >= len(blocks) or blocks[j].kind != "prose" or not _REMEDY.match(blocks[j].text):
+            continue
+        run = list(range(chosen[0], quoted_with(blocks, j)[-1] + 1))
+        if all(blocks[i].kind == "prose" for i in range(chosen[-1] + 1, j)) and _fits(
+            blocks, run, WIDEN_CHARS
+        ):
+            return run
     return chosen
 
 
