@@ -11,16 +11,45 @@
 
 export const MAX_DEPTH = 12;
 const MAX_TARGET = 2048; // characters of a link's target and title
-const ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~$]/;
+const ESCAPABLE = /[\\`*_{}[\]()#+\-.!|<>~$&]/;
 const SPACE = /\s/u;
 const PUNCT = /[\p{P}\p{S}]/u;
 const WORDY = /[\p{L}\p{N}]/u;
 const GLUE = /[A-Za-z0-9_\]]/; // "arr[0]": a marker glued to this is indexing unless known
 const CITE = /\[(\d{1,3})\]/y;
 const AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
-const SPECIAL = /[\\`[\]<hH*_$]/g;
+const SPECIAL = /[\\`[\]<hH*_$&]/g;
 const TRAILING = /[).,;:!?'"\]]/;
 const BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
+// Character references: a model copies them from a page's Markdown ("&plusmn;0.5&nbsp;&deg;C")
+// and the chat had shown them as written. The names docs use; any other stays as written.
+const ENTITY = /&(?:#(\d{1,7})|#[xX]([\da-fA-F]{1,6})|([A-Za-z][A-Za-z\d]{1,31}));/y;
+const NAMED = {
+  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", thinsp: "\u2009", ensp: "\u2002", emsp: "\u2003",
+  copy: "©", reg: "®", trade: "™", mdash: "—", ndash: "–", minus: "−", hellip: "…", bull: "•", middot: "·",
+  lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", laquo: "«", raquo: "»", sect: "§", para: "¶",
+  plusmn: "±", deg: "°", times: "×", divide: "÷", micro: "µ", frac12: "½", frac14: "¼", frac34: "¾", sup2: "²", sup3: "³",
+  le: "≤", ge: "≥", ne: "≠", asymp: "≈", infin: "∞", euro: "€", pound: "£", yen: "¥", cent: "¢", check: "✓", cross: "✗",
+  larr: "←", rarr: "→", uarr: "↑", darr: "↓", harr: "↔", lArr: "⇐", rArr: "⇒", hArr: "⇔",
+  alpha: "α", beta: "β", gamma: "γ", delta: "δ", lambda: "λ", mu: "μ", pi: "π", sigma: "σ", Delta: "Δ", Omega: "Ω",
+};
+
+/**
+ * The character reference at ``s[i]`` ("&deg;", "&#176;", "&#xB0;"): {text, end}, or null
+ * for a name not known. As CommonMark says, a code point that is no character is U+FFFD; a
+ * bidi control is "" (markdown.js drops those written as characters: decoded, "&#x202e;"
+ * would have reversed the rest of the answer).
+ */
+export function entityAt(s, i) {
+  ENTITY.lastIndex = i;
+  const m = ENTITY.exec(s);
+  if (!m) return null;
+  const end = i + m[0].length;
+  if (m[3]) return typeof NAMED[m[3]] === "string" ? { text: NAMED[m[3]], end: end } : null; // not "constructor"
+  const code = m[1] ? parseInt(m[1], 10) : parseInt(m[2], 16);
+  if (!code || code > 0x10ffff || (code >= 0xd800 && code < 0xe000)) return { text: "\ufffd", end: end };
+  return { text: /[\u202a-\u202e\u2066-\u2069]/.test(String.fromCodePoint(code)) ? "" : String.fromCodePoint(code), end: end };
+}
 
 /**
  * Where the math span opening at ``s[i]`` ends (past its closing delimiter), or -1: ``$$..$$``,
@@ -222,6 +251,10 @@ function scan(s) {
       // Math (LaTeX) is its own characters, as code is: no escapes, emphasis or links.
       text += s.slice(from, m);
       i = from = m;
+    } else if (ch === "&" && (m = entityAt(s, i))) {
+      // Its character is text (a "&#42;" is no emphasis); code spans and math keep the reference.
+      text += s.slice(from, i) + m.text;
+      i = from = m.end;
     } else if (ch === "\\" && ESCAPABLE.test(s[i + 1] || "")) {
       text += s.slice(from, i) + s[i + 1];
       i = from = i + 2;

@@ -5,7 +5,7 @@
  * first and last words a link carries) and findPassage.
  */
 
-import { mathEnd } from "./inline.js";
+import { entityAt, mathEnd } from "./inline.js";
 
 const FP_WORDS = 12; // words kept from each end of a long passage in a link
 const TAIL_REPEATS = 8; // at most this many back-to-back repeats of a link's last words are followed
@@ -76,8 +76,6 @@ function joinWords(list) {
   return s;
 }
 
-const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", mdash: "—", ndash: "–", hellip: "…" };
-
 function plainInline(s) {
   return s
     .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1")
@@ -95,13 +93,7 @@ function plainInline(s) {
     .replace(/<\/?[A-Za-z][^<>]{0,1000}>/g, " ") // raw HTML renders as elements, not as text
     .replace(/\{[ \t]{0,32}:?[ \t]{0,32}[#.][^{}]{0,500}\}/g, "") // attribute lists
     .replace(/:[a-z][a-z0-9_+-]*:/g, " ") // emoji / icon shortcodes
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, function (all, name) {
-      if (name[0] === "#") {
-        let code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return code > 0 && code < 0x110000 ? String.fromCodePoint(code) : " ";
-      }
-      return ENTITIES[name.toLowerCase()] || " ";
-    })
+    .replace(/&#?\w{1,32};/g, (ref) => (entityAt(ref, 0) || { text: " " }).text) // as the answer shows them (inline.js)
     .replace(/\*\*|__|~~|==|\^\^|\*/g, "")
     .replace(/(^|[^\p{L}\p{N}])_+|_+(?=[^\p{L}\p{N}]|$)/gu, "$1")
     .replace(/\|/g, " ");

@@ -10,6 +10,8 @@ test("the answer is said as plain text without citation numbers, then its source
   assert.equal(answerAnnouncement(m), "Jobs are retried with backoff. Tokens rotate. one two 3 sources.");
   assert.equal(answerAnnouncement({ text: "Yes [1].", citations: [{}] }), "Yes. 1 source.");
   assert.equal(answerAnnouncement({ text: "", citations: [] }), "No answer was returned.");
+  // Character references are said as the characters the log shows (it had said "Within 0.5 C").
+  assert.equal(answerAnnouncement({ text: "Within &plusmn;0.5&nbsp;&deg;C.", citations: [] }), "Within ±0.5 °C.");
 });
 
 test("a long answer is said up to a limit; the log holds the rest", () => {

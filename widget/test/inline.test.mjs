@@ -102,3 +102,15 @@ test("math openers with no closer are read once", () => {
     assert.ok(text.length >= s.length * 0.45, p);
   }
 });
+
+test("character references in text are the characters they name; in code and math they are as written", () => {
+  // A model's answer copied a page's "&plusmn;0.5&nbsp;&deg;C" and the chat showed it so.
+  assert.equal(md("within &plusmn;0.5&nbsp;&deg;C &amp; &#x3bc;s, &#176; &copy;"), "within ±0.5\u00a0°C & μs, ° ©");
+  assert.equal(md("`&amp;` and $a &amp; b$ and [&rarr; next](/n)"), "<code>&amp;</code> and $a &amp; b$ and <a /n>→ next</a>");
+  // A name not known, no ";", an escaped "&", or no character: as written, or U+FFFD.
+  assert.equal(md("&bogus; &amp &#; \\&amp; &#0; &#x110000;"), "&bogus; &amp &#; &amp; \ufffd \ufffd");
+  // A decoded character is text, never markup; a bidi control is dropped, as written ones are.
+  assert.equal(md("&#42;a&#42; &lt;b&gt; &#x202e;x&#8238;"), "*a* <b> x");
+  // One pass: "&amp;lt;" is the text "&lt;".
+  assert.equal(md("&amp;lt;"), "&lt;");
+});
