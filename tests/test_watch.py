@@ -315,6 +315,32 @@ def test_a_lasting_warning_is_logged_once_not_on_every_save(
     assert len(said) == 1, [r.getMessage() for r in said]
 
 
+def test_what_the_first_run_skipped_is_not_said_again_at_the_first_save(
+    make_vault: Callable[..., Path],
+    kb: Callable[..., KnowledgeBase],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`kb-qa serve` says what its first run skipped, then started the watcher with nothing
+    said: the first save logged every skipped file again (a synced vault's conflict copies)."""
+    vault = make_vault(
+        {
+            "Tea.md": "# Tea\n\nGreen, 80 degrees.\n",
+            "Tea.sync-conflict-20251203-101010-ABCDEFG.md": "# Tea\n\nBlack.\n",
+        }
+    )
+    opened = kb(vault)
+    first = opened.index()
+    assert [path for path, _ in first.skipped] == ["Tea.sync-conflict-20251203-101010-ABCDEFG.md"]
+    watcher = Watcher(opened, debounce=0.05, retry_delay=0.2)
+    with caplog.at_level("WARNING", logger="kb_qa.ingest.watch"):
+        watcher.observe().start(initial=False, said=first)
+        since = time.time()
+        save_like_an_editor(vault / "Tea.md", "# Tea\n\nGreen, 75 degrees.\n")
+        settle(watcher, since)
+    watcher.stop()
+    assert "sync-conflict" not in caplog.text, caplog.text
+
+
 def test_kb_qa_watch_follows_a_re_pointed_vault_symlink(tmp_path: Path) -> None:
     """git-sync publishes each revision by re-pointing a symlink. The watcher followed the
     folder it started on, which git-sync then deletes: it logged "does not exist" every 2 s

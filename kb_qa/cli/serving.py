@@ -154,7 +154,7 @@ def _first_run(
         elif first.report is not None:
             log.info("%s", report_summary(first.report, kb.settings.vault))
             if watcher is not None and not first.cancelled.is_set():
-                watcher.start(initial=False)
+                watcher.start(initial=False, said=first.report)
                 log.info("watching %s for changes", kb.settings.vault)
 
     log.info("indexing %s", kb.settings.vault)
@@ -261,7 +261,7 @@ def _open_indexed(
         _close(kb, watcher)
         raise
     if watcher is not None:
-        watcher.start(initial=False)
+        watcher.start(initial=False, said=report)
         log.info("watching %s for changes", kb.settings.vault)
     return kb, log, watcher
 
@@ -325,7 +325,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         elif first.report is not None:
             print(report_summary(first.report, kb.settings.vault), file=sys.stderr)
             if watcher is not None:
-                watcher.start(initial=False)
+                watcher.start(initial=False, said=first.report)
 
     def index_first() -> None:  # while the client connects
         print(f"kb-qa: indexing {kb.settings.vault}", file=sys.stderr)

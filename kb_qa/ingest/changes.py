@@ -159,3 +159,8 @@ def reindexed(report: IndexReport) -> str:
         f"embedded, {r.reused} reused, {r.deleted} deleted ({r.seconds * 1000:.0f} ms)"
         + (f". Rebuilt: {r.rebuilt}" if r.rebuilt else "")  # said here alone
     )
+
+
+def said(report: IndexReport) -> set[tuple[str, str, str]]:
+    """A run's warnings and skipped files as the watcher says them: (kind, path, message)."""
+    return {("", *w) for w in report.warnings} | {("skipped ", *w) for w in report.skipped}

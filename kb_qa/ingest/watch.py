@@ -5,8 +5,7 @@ for a short quiet period (editors write a temp file, rename it, touch a backup..
 runs the ordinary incremental ``KnowledgeBase.index()``, which re-reads what changed on
 disk and re-embeds only changed chunks. Because that scan looks at the disk rather than
 at the events, renamed folders, deleted trees and files replaced by folders all come out
-right, and bursts of events coalesce into one run. A failed run is logged and retried;
-it never stops the watcher.
+right, and bursts of events coalesce into one run. A failed run is logged and retried.
 """
 
 from __future__ import annotations
@@ -94,8 +93,7 @@ class Watcher:
     # -- recording --------------------------------------------------------------------------
 
     def inside(self, path: str) -> str:
-        """``path`` relative to the vault when it is in it (a vault may itself lie under a
-        folder named node_modules: only the parts inside it count)."""
+        """``path`` relative to the vault when in it (a vault under node_modules: its parts)."""
         with contextlib.suppress(ValueError):
             return str(Path(path).relative_to(self.vault))
         return path
@@ -130,8 +128,11 @@ class Watcher:
         self._schedule()
         return self
 
-    def start(self, initial: bool = True) -> Watcher:
-        """Start watching; with ``initial``, first reconcile the index with the disk."""
+    def start(self, initial: bool = True, said: IndexReport | None = None) -> Watcher:
+        """Start watching; with ``initial``, first reconcile the index with the disk. ``said``:
+        a run whose warnings and skips the caller said (serve's first: said again at a save)."""
+        if said is not None:
+            self._warned = changes.said(said)
         if initial:
             self._run_now("<startup>")
         self._schedule()
@@ -312,7 +313,7 @@ class Watcher:
                     log.exception("after indexing")
         # Bad UTF-8, front matter that is not YAML, a site config's extension that cannot
         # load: said once while it lasts, not again on every save.
-        said = {("", *w) for w in report.warnings} | {("skipped ", *w) for w in report.skipped}
+        said = changes.said(report)
         warned, self._warned = self._warned, said
         for kind, path, message in sorted(said - warned):
             log.warning("%s%s: %s", kind, changes.shown(path), message)
