@@ -197,10 +197,16 @@ def test_pages_that_changed_since_indexing_get_a_404_saying_why(
     with UvicornThread(create_app(index, settings)) as server:
         folder = httpx.get(server.url + "/view/a.md")
         grown = httpx.get(server.url + "/view/b.md")
+        # A reader's browser following a citation gets a page saying so, not raw JSON
+        read = httpx.get(server.url + "/view/b.md", headers={"Accept": "text/html,*/*;q=0.8"})
     assert folder.status_code == 404, folder.text
     assert folder.json()["error"] == "'a.md' cannot be shown now: it is a folder now, not a file"
     assert grown.status_code == 404, grown.text[:200]
     assert "larger than the 100,000-byte limit now" in grown.json()["error"]
+    assert read.status_code == 404 and read.headers["content-type"].startswith("text/html")
+    assert "<h1>This note cannot be shown now</h1>" in read.text
+    assert "larger than the 100,000-byte limit now" in read.text
+    assert "Content-Security-Policy" in read.headers
 
 
 def test_a_hidden_note_is_answered_as_a_missing_one(

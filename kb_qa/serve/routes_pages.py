@@ -73,19 +73,24 @@ class PageRoutes:
         )
         if gone.is_set():
             return Response(status_code=499)  # nobody reads it
+        # A citation in an answer the widget kept (sessionStorage) may name a note moved,
+        # renamed or changed since: a reader clicking it saw raw JSON. A browser gets a page.
+        browser = "text/html" in request.headers.get("accept", "")
+        csp = {"Content-Security-Policy": pages.CSP}
         if rendered is None:
-            # A citation in an answer the widget kept (sessionStorage) may name a note moved
-            # or renamed since: a reader clicking it saw raw JSON. A browser gets a page.
-            if "text/html" in request.headers.get("accept", ""):
+            if browser:
                 page = moved_page(
                     self.settings.vault.name, wanted, await self._thread(self.kb.pages)
                 )
-                csp = {"Content-Security-Policy": pages.CSP}
                 return HTMLResponse(page, status_code=404, headers=csp)
             raise reject(404, f"{wanted!r} is not an indexed page of this vault.")
         if isinstance(rendered, VaultError):  # indexed, and cited, but not readable now
+            if browser:
+                why = f"<p><bdi>{html.escape(wanted)}</bdi> cannot be shown now: "
+                page = _not_shown(wanted, "This note cannot be shown now", why, str(rendered))
+                return HTMLResponse(page, status_code=404, headers=csp)
             raise reject(404, f"{wanted!r} cannot be shown now: {rendered}")
-        return HTMLResponse(rendered, headers={"Content-Security-Policy": pages.CSP})
+        return HTMLResponse(rendered, headers=csp)
 
     def _unindexed(self, wanted: str) -> VaultError | None:
         """Why a note of the vault is not indexed, when it is because it is binary now (the
@@ -231,13 +236,19 @@ def moved_page(vault_name: str, wanted: str, indexed: list[dict[str, str]]) -> s
         )
     else:
         where = f'<p><a href="/">See all pages of {html.escape(vault_name)}</a>.</p>'
+    said = f"<p><bdi>{html.escape(wanted)}</bdi> is not in {html.escape(vault_name)} now: "
+    why = "it was moved, renamed or deleted since the answer that cites it."
+    return _not_shown(wanted, "This note is no longer in the vault", said, why, where)
+
+
+def _not_shown(wanted: str, heading: str, said: str, why: str, more: str = "") -> str:
+    """A 404 page for a reader: ``said`` (HTML, its names escaped) ends with ``why``, text
+    escaped here (a note's error may quote its name); ``more`` is HTML."""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
-        f"<title>Not in the vault: {html.escape(wanted)}</title></head><body>"
-        '<nav><a href="/">All pages</a></nav><h1>This note is no longer in the vault</h1>'
-        f"<p><bdi>{html.escape(wanted)}</bdi> is not in {html.escape(vault_name)} now: it "
-        "was moved, renamed or deleted since the answer that cites it.</p>"
-        f"{where}</body></html>"
+        f"<title>Not shown: {html.escape(wanted)}</title></head><body>"
+        f'<nav><a href="/">All pages</a></nav><h1>{heading}</h1>'
+        f"{said}{html.escape(why)}</p>{more}</body></html>"
     )
