@@ -58,6 +58,10 @@ export function buildPanel(options, shortcut, apple) {
     // quoted keep the page's language (messages.js).
     frame.setAttribute("lang", t.lang);
     frame.setAttribute("dir", "ltr");
+  } else if (t.lang === "ar" || document.dir === "rtl") {
+    // The host's `all: initial` sets direction back to ltr: the widget's Arabic (or an owner's
+    // Hebrew labels on a right-to-left page) had its full stops at the line's start.
+    frame.setAttribute("dir", "rtl");
   }
   // Through CSSOM, not a style attribute: a site's `style-src 'self'` refuses the attribute.
   frame.style.visibility = "hidden";

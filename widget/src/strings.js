@@ -4,6 +4,7 @@
  *
  * A string fills in `{name}`; `{name:one|other}` is said of one (in French and Portuguese, of
  * none too: Intl.PluralRules) or of another number, `#` standing for the number. */
+import ar from "./lang/ar.js";
 import de from "./lang/de.js";
 import en from "./lang/en.js";
 import es from "./lang/es.js";
@@ -13,7 +14,7 @@ import ja from "./lang/ja.js";
 import pt from "./lang/pt.js";
 import zh from "./lang/zh.js";
 
-export const LANGUAGES = { en, de, es, fr, it, ja, pt, zh };
+export const LANGUAGES = { en, ar, de, es, fr, it, ja, pt, zh };
 
 const PLACE = /\{(\w+)(?::([^{}|]*)\|([^{}|]*))?\}/g;
 

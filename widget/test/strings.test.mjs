@@ -10,9 +10,9 @@ const PLACES = /\{(\w+)(?::[^{}|]*\|[^{}|]*)?\}/g;
 const places = (text) => [...text.matchAll(PLACES)].map((m) => m[1]).sort();
 
 test("the page's primary language subtag chooses the words; any other language is English", () => {
-  const cases = { fr: "fr", "fr-CA": "fr", "zh-Hans": "zh", "zh-Hant-TW": "zh", "pt-BR": "pt", PT_br: "pt", de: "de", "es-419": "es", it: "it", ja: "ja", en: "en", "en-GB": "en", nl: "en", ar: "en", "": "en", undefined: "en" };
+  const cases = { fr: "fr", "fr-CA": "fr", "zh-Hans": "zh", "zh-Hant-TW": "zh", "pt-BR": "pt", PT_br: "pt", de: "de", "es-419": "es", it: "it", ja: "ja", en: "en", "en-GB": "en", nl: "en", ar: "ar", "ar-EG": "ar", he: "en", fa: "en", "": "en", undefined: "en" };
   for (const [tag, lang] of Object.entries(cases)) assert.equal(languageOf(tag === "undefined" ? undefined : tag), lang, tag);
-  assert.deepEqual(Object.keys(LANGUAGES).sort(), ["de", "en", "es", "fr", "it", "ja", "pt", "zh"]);
+  assert.deepEqual(Object.keys(LANGUAGES).sort(), ["ar", "de", "en", "es", "fr", "it", "ja", "pt", "zh"]);
 });
 
 test("every language says every string, with the same values filled in", () => {
@@ -43,6 +43,9 @@ test("a French page's widget speaks French, counting as French does", () => {
   assert.equal(strings("de")("sourceCount", { n: 3 }), "3 Quellen.");
   assert.equal(strings("ja")("sourceCount", { n: 3 }), "出典 3 件。");
   assert.equal(strings("nl")("send"), "Send");
+  // Arabic counts one apart from two and more (its "zero", "two" and "few" take the other form).
+  assert.equal(strings("ar")("sourceCount", { n: 1 }), "مصدر واحد.");
+  assert.equal(strings("ar")("title"), "اسأل الوثائق");
 });
 
 test("a site owner's labels replace any string, for every language or for one", () => {
