@@ -87,3 +87,31 @@ def test_titles_of_blocks_lead_what_they_head(
         prepared = prepare(base, base.settings, question, ())
         answer = "".join(extractive.quote_prepared(prepared).pieces)
         assert quoted in answer, (question, answer)
+
+
+def test_a_highlighted_block_keeps_its_language_and_title(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    """A Material page with a snippet (read from its HTML) quoted ``` yaml title="lumen.yaml"
+    linenums="1"``` as a bare fence, its language and title gone, where the same page
+    without a snippet keeps both."""
+    site = {
+        "mkdocs.yml": (
+            "site_name: Lumen\nmarkdown_extensions:\n  - pymdownx.superfences\n"
+            "  - pymdownx.highlight:\n      anchor_linenums: true\n      line_spans: __span\n"
+            "      pygments_lang_class: true\n"
+            "  - pymdownx.snippets:\n      base_path: [includes]\n"
+        ),
+        "docs/index.md": (
+            '# Setup\n\n--8<-- "note.md"\n\n## Ports\n\nSet the port in the config:\n\n'
+            '``` yaml title="lumen.yaml" linenums="1"\nport: 8080\nhost: 0.0.0.0\n```\n\n'
+            '``` python title="start.py"\nimport lumen\nlumen.serve()\n```\n'
+        ),
+        "includes/note.md": "Read this page first.\n",
+    }
+    base = kb(make_vault(site))
+    base.index()
+    text = "\n".join(c.text for c in base.store.chunks())
+    assert "Read this page first." in text  # read from the HTML
+    assert "**lumen.yaml:**\n\n```yaml\nport: 8080\nhost: 0.0.0.0\n```" in text, text
+    assert "**start.py:**\n\n```python\nimport lumen\nlumen.serve()\n```" in text, text

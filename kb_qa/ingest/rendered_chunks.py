@@ -57,6 +57,28 @@ _BACKREF = re.compile(r'(?:&#160;|\s)*<a class="footnote-backref"[^>]*>.*?</a>',
 _FOOTNOTES = re.compile(r'<div class="footnote">\s*(?:<hr\s*/?>)?\s*<ol>(.*?)</ol>\s*</div>', re.S)
 
 
+# pymdownx.highlight names a block's language on its wrapper and writes its title above the
+# code: read as is, the fence lost its language and the title stood as a bare line (a page
+# with a snippet, read from its HTML, quoted "lumen.yaml" and an untyped fence)
+_HIGHLIGHTED = re.compile(
+    r'<div class="language-([\w+#.-]+) highlight">\s*(?:<span class="filename">(.*?)</span>)?'
+    r"\s*(<div>)?\s*<pre([^>]*)>(?:<span></span>)?<code>",
+    re.S,
+)
+# ... with line numbers, in the table's header row: moved out before the table goes
+_TABLE_TITLE = re.compile(
+    r'(<table class="highlighttable">)\s*<tr>\s*<th[^>]*class="filename"[^>]*>\s*'
+    r'(<span class="filename">.*?</span>)\s*</th>\s*</tr>',
+    re.S,
+)
+
+
+def _highlighted(match: re.Match[str]) -> str:
+    lang, title, inner, pre = match.groups()
+    code = f'<div class="highlight">{inner or ""}<pre{pre}><code class="language-{lang}">'
+    return (_lead(title.strip()) if title else "") + code
+
+
 def _lead_in(match: re.Match[str]) -> str:
     title = next(g for g in match.groups() if g is not None).strip()
     return _lead(title)
@@ -104,7 +126,8 @@ def html_to_markdown(content: str) -> str:
     import html_to_markdown as h2m
 
     content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
-    content = _LINENO_TABLE.sub(r"\1", content)
+    content = _LINENO_TABLE.sub(r"\1", _TABLE_TITLE.sub(r"\2\1", content))
+    content = _HIGHLIGHTED.sub(_highlighted, content)
     content = _footnotes(_TITLES.sub(_lead_in, _tabs_labelled(content)))
     # A definition's text as the paragraphs under its term's lead-in.
     content = _DEFINITION_LIST.sub("", _DEFINITION.sub("<div>", content)).replace("</dd>", "</div>")

@@ -61,7 +61,10 @@ if TYPE_CHECKING:
 # 24: ... nor a tab label that asks.
 # 25: a Logseq journal is titled as Logseq shows it ("Mar 12th, 2025", note_names) and its
 #     :LOGBOOK: drawers are no text of the page.
-CHUNKER_VERSION = "25"
+# 26: a page that is a symlink is rendered under its own name (it was remembered as one the
+#     build leaves out: read again), and a page read from its HTML keeps a highlighted
+#     code block's language and title.
+CHUNKER_VERSION = "26"
 
 
 @dataclass
