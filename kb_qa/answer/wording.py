@@ -5,8 +5,8 @@ The widget sends its page's ``<html lang>`` with a question (``lang`` of POST /a
 tag whose primary subtag is one of ``PHRASES`` (``fr``, ``fr-CA``, ``pt-BR``, ``zh-Hans``)
 is answered in that language, any other (or none: MCP) in English; the CLI answers in the
 question's language (``asked_language``). The widget's own strings are in
-``widget/src/strings.js``, for the same languages but Arabic and Hebrew (a site sets its
-words with ``labels``; the server's sentences follow the page's ``lang``).
+``widget/src/strings.js``, for the same languages but Hebrew (a site sets its words with
+``labels``; the server's sentences follow the page's ``lang``).
 
 A phrase counts with ``{name:one|other}``: the form for one (or, in French and Portuguese,
 none) or the other, ``#`` standing for the number, so each language words its own plurals.
