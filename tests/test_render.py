@@ -854,3 +854,42 @@ def test_a_page_that_is_a_symlink_is_rendered_under_its_own_name(
     [install] = [c for c in chunks_of(instance, "docs/index.md") if c.heading == "Install"]
     assert (install.url, install.anchor) == ("", "install")
     assert "pipx install p" in install.text
+
+
+GENERATING_HOOK = """\
+import os
+import tempfile
+
+from mkdocs.structure.files import File
+
+
+def on_files(files, config):
+    # As mkdocs-gen-files does: the page is written to a folder of its own, outside the docs
+    folder = tempfile.mkdtemp(prefix="gen-")
+    os.makedirs(os.path.join(folder, "reference"))
+    with open(os.path.join(folder, "reference", "cli.md"), "w", encoding="utf-8") as out:
+        out.write("# CLI\\n\\nRun `relay --help`.\\n")
+    files.append(File("reference/cli.md", folder, config["site_dir"], True))
+    return files
+"""
+
+
+def test_pages_a_plugin_generates_outside_the_vault_are_said_not_to_be_indexed(
+    make_vault: Callable[..., Path], kb: KB
+) -> None:
+    """pipx's CLI reference is written by mkdocs-gen-files into a temporary folder: the page
+    users need most was left out of the index without a word."""
+    vault = make_vault(
+        {
+            "mkdocs.yml": "site_name: Relay\nhooks:\n  - hooks/gen.py\n",
+            "hooks/gen.py": GENERATING_HOOK,
+            "docs/index.md": "# Relay\n\nRelay relays.\n",
+        }
+    )
+    report = kb(vault).index()
+    said = [message for _, message in report.warnings]
+    assert any(
+        "1 page(s) a plugin generates outside the vault are not indexed (reference/cli.md)" in m
+        for m in said
+    ), said
+    assert report.files == 1 and not report.skipped

@@ -220,6 +220,8 @@ def render_pages(
             return run
         failed: dict[str, list[str]] = {}
         published = render_files.listed(files, root)
+        if elsewhere := render_files.generated_elsewhere(files, root):
+            run.warnings.append((where, elsewhere))
         _render_files(run, config, files, root, wanted, parse_timeout, failed)
         # mkdocs-static-i18n builds the other languages after the first (their pages at
         # /fr/...): render each as it does, its pages at the URLs that build gives them.

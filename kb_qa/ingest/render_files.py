@@ -96,6 +96,25 @@ def listed(files: Any, root: Path) -> set[str]:
     return {path.relative_to(root).as_posix() for path in paths if path is not None}
 
 
+def generated_elsewhere(files: Any, root: Path) -> str:
+    """What to say of the pages a plugin writes outside the vault (mkdocs-gen-files' temp
+    folder: pipx's CLI reference, its `pipx ... --help` output, was left out without a
+    word), "" when there are none. Pages a plugin makes up with no file (a blog's archive)
+    are not counted: they list what the vault's pages say."""
+    names = sorted(
+        file.src_uri
+        for file in files.documentation_pages()
+        if file.abs_src_path and vault_path(file.abs_src_path, root) is None
+    )
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"{len(names)} page(s) a plugin generates outside the vault are not indexed ({shown}): "
+        "kb-qa indexes the vault's own files; commit the generated Markdown to answer from it"
+    )
+
+
 def vault_path(abs_src_path: str | None, root: Path) -> Path | None:
     """Where a page's source is in the vault (resolved ``root``), as the vault's walk names
     it: a page that is a symlink by its own name, not its target's (copier's
