@@ -99,12 +99,14 @@ def listed(files: Any, root: Path) -> set[str]:
 def generated_elsewhere(files: Any, root: Path) -> str:
     """What to say of the pages a plugin writes outside the vault (mkdocs-gen-files' temp
     folder: pipx's CLI reference, its `pipx ... --help` output, was left out without a
-    word), "" when there are none. Pages a plugin makes up with no file (a blog's archive)
-    are not counted: they list what the vault's pages say."""
+    word), "" when there are none. A blog's archive and category pages are not counted:
+    they list what the vault's posts say."""
     names = sorted(
         file.src_uri
         for file in files.documentation_pages()
-        if file.abs_src_path and vault_path(file.abs_src_path, root) is None
+        if file.abs_src_path
+        and vault_path(file.abs_src_path, root) is None
+        and not type(file.page).__module__.startswith("material.plugins.blog")
     )
     if not names:
         return ""
