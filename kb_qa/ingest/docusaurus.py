@@ -43,7 +43,9 @@ _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
 _EXPLICIT_ID = re.compile(r"\s*\{(?:#([^{}\s]+)|/\*\s*#([^{}\s]+)\s*\*/)\}\s*$")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_EMPHASIS = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1")
+# Emphasis: "*" anywhere, "_" only at a word's edges: CommonMark never reads an "_" inside a
+# word as emphasis ("## Snake_case_name" shows as written, and is #snake_case_name)
+_EMPHASIS = re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1|(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\3(?!\w)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 
 
@@ -192,8 +194,12 @@ def plain(source: str) -> str:
     """A heading's Markdown as the text it shows: no images, links as their words, no code
     ticks, emphasis marks or HTML tags."""
     text = _LINK.sub(r"\1", _IMAGE.sub("", source))
-    text = _EMPHASIS.sub(r"\2", _TAG.sub("", text.replace("`", "")))
+    text = _EMPHASIS.sub(_emphasized, _TAG.sub("", text.replace("`", "")))
     return text.strip()
+
+
+def _emphasized(match: re.Match[str]) -> str:
+    return match.group(2) if match.group(1) else match.group(4)
 
 
 def slug(text: str) -> str:
