@@ -193,11 +193,12 @@ def shown(source: str) -> str:
 
 
 def normalize_id(text: str) -> str:
-    """mdBook's normalize_id (src/utils/mod.rs, rust-lang/mdBook): alphanumerics, "_" and
-    "-" kept, ASCII letters lowercased ("Über" stays "Über"), each whitespace a "-", every
-    other character dropped: "`--passes`: add more" is "--passes-add-more"."""
+    """mdBook 0.5's normalize_id (rust-lang/mdBook): alphanumerics, "_" and "-" kept,
+    every letter lowercased ("## Über" is #über; mdBook 0.4 lowercased ASCII letters alone),
+    each whitespace a "-", every other character dropped: "`--passes`: add more" is
+    "--passes-add-more"."""
     kept = (
-        (ch.lower() if ch.isascii() else ch) if ch.isalnum() or ch in "_-" else "-"
+        ch.lower() if ch.isalnum() or ch in "_-" else "-"
         for ch in text
         if ch.isalnum() or ch in "_-" or ch.isspace()
     )
