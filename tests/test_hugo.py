@@ -14,7 +14,7 @@ from api_helpers import answered, asked
 from conftest import write_files
 from uvicorn_thread import UvicornThread
 
-from kb_qa.ingest import hugo, mdx
+from kb_qa.ingest import hugo_headings, mdx
 from kb_qa.ingest.vault import LEFT_OUT
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from kb_qa.serve.app import create_app
@@ -229,7 +229,7 @@ def test_a_config_toml_without_base_url_is_no_hugo_site(
     ],
 )
 def test_goldmark_ids(text: str, kind: str, anchor: str) -> None:
-    assert hugo.auto_id(text, kind) == anchor
+    assert hugo_headings.auto_id(text, kind) == anchor
 
 
 def test_shortcodes_are_blanked_line_for_line() -> None:

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from kb_qa.ingest import docusaurus, hugo, mdbook, vitepress
+from kb_qa.ingest import docusaurus, hugo, hugo_headings, mdbook, vitepress
 from kb_qa.types import Heading
 
 
@@ -39,9 +39,14 @@ READERS: tuple[SiteFields, ...] = (
 HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
     "docusaurus": docusaurus.headings,
     "mdbook": mdbook.headings,
+    "mdbook" + mdbook.NO_SMART_PUNCTUATION: partial(mdbook.headings, smart=False),
     "vitepress": vitepress.headings,
-    # Hugo's, by its autoHeadingIDType (hugo.GENERATORS)
-    **{name: partial(hugo.headings, id_type=kind) for kind, name in hugo.GENERATORS.items()},
+    # Hugo's, by its autoHeadingIDType (hugo.GENERATORS) and typographer
+    **{
+        name + off: partial(hugo_headings.headings, id_type=kind, typographer=not off)
+        for kind, name in hugo.GENERATORS.items()
+        for off in ("", hugo.NO_TYPOGRAPHER)
+    },
 }
 # Config files whose edit may move every page (a watch run starts on one)
 CONFIG_FILES: tuple[str, ...] = (

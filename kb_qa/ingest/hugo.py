@@ -3,7 +3,8 @@ its shortcodes read as no text. Read as notes, a Hugo site's citations opened 40
 (``install.md`` that ``slug: setup`` publishes at ``setup/``, ``_index.md`` as ``_index/``)
 and its drafts were quoted. Its config (``hugo.toml``/``.yaml``/``.json``, a ``config.toml``
 naming a ``baseURL``, ``config/_default/``) is read, never run: ``contentDir``,
-``uglyURLs``, ``disablePathToLower``, ``[permalinks]``, goldmark's ``autoHeadingIDType``.
+``uglyURLs``, ``disablePathToLower``, ``[permalinks]``, goldmark's ``autoHeadingIDType``
+and ``typographer`` (its heading ids: ``hugo_headings``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import posixpath
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -23,9 +24,7 @@ import tomllib
 import yaml
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest.docusaurus import plain
 from kb_qa.ingest.front_matter import fields
-from kb_qa.types import Heading
 
 NAMES = tuple(f"hugo.{ext}" for ext in ("toml", "yaml", "yml", "json"))
 # An older site's config.toml is Hugo's only when it names a baseURL (Zola's says base_url)
@@ -42,17 +41,15 @@ GENERATORS = {
     "github-ascii": "hugo-github-ascii",
     "blackfriday": "hugo-blackfriday",
 }
+# ...with this after it when the typographer is off: it makes "--" an en dash, which no
+# heading id keeps ("## A -- B" is #a--b with it, #a----b without)
+NO_TYPOGRAPHER = "-no-typographer"
 # ":sections[1:]" is a token with an index, not read here: the whole is one unknown token
 _TOKEN = re.compile(r":(\w+(?:\[[^\]]*\])?)")
 _TOKENS = (
     "year", "month", "day", "title", "slug", "filename", "contentbasename", "section",
     "sections", "slugorfilename", "slugorcontentbasename",
 )  # fmt: skip
-# "## Verify {#verify}", "## Verify {#verify .wide}", "## Verify {.wide}": goldmark's
-# attribute list, which is not part of the heading's text; its #id is the heading's id
-_ATTRIBUTES = re.compile(
-    r"\s*\{((?:\s*(?:#[^\s{}]+|\.[^\s{}]+|[\w-]+=(?:\"[^\"]*\"|\S+)))+)\s*\}\s*$"
-)
 _DATE_KEYS = ("date", "publishdate", "pubdate", "published", "lastmod", "modified")
 
 
@@ -226,10 +223,13 @@ def site_fields(root: Path) -> dict[str, Any] | None:
         )
         id_type = "github"
     ugly = config.get("uglyurls", False)
+    typographer = _get(config, "markup", "goldmark", "extensions").get("typographer", True)
+    if isinstance(typographer, Mapping):  # [markup.goldmark.extensions.typographer]
+        typographer = not typographer.get("disable", False)
     return {
         "docs_dir": content,
         "is_mkdocs": True,  # a site with a config: citations open its pages
-        "generator": GENERATORS[id_type],
+        "generator": GENERATORS[id_type] + ("" if typographer is not False else NO_TYPOGRAPHER),
         "config_name": config_file.name,
         "dev_addr": DEV_ADDR,
         "exclude_patterns": ("!/templates/",),  # MkDocs' rule, not Hugo's: a section here
@@ -314,54 +314,6 @@ def _permalinks(value: object, name: str, warnings: list[str]) -> tuple[tuple[st
         else:
             kept.append((kind, section.strip("/").lower(), pattern))
     return tuple(sorted(kept))
-
-
-def headings(raw: Sequence[tuple[int, str]], id_type: str = "github") -> list[Heading]:
-    """Each source heading (level, Markdown text) with its text as shown and the id Hugo's
-    goldmark gives it: its ``{#id}`` attribute, else its text's id of ``id_type``, numbered
-    -1, -2 when already on the page ("heading" for one with no letters)."""
-    seen: set[str] = set()
-    given = [_ATTRIBUTES.search(source) for _, source in raw]
-    for attributes in given:  # goldmark reserves every explicit id before it makes one
-        if attributes and (explicit := _explicit_id(attributes.group(1))):
-            seen.add(explicit)
-    found = []
-    for (level, source), attributes in zip(raw, given):
-        text = plain(source[: attributes.start()] if attributes else source)
-        anchor = _explicit_id(attributes.group(1)) if attributes else ""
-        if not anchor:
-            anchor = base = auto_id(text, id_type) or "heading"
-            number = 0
-            while anchor in seen:
-                number += 1
-                anchor = f"{base}-{number}"
-            seen.add(anchor)
-        found.append(Heading(level=level, text=text, anchor=anchor))
-    return found
-
-
-def _explicit_id(attributes: str) -> str:
-    return next((a[1:] for a in attributes.split() if a.startswith("#")), "")
-
-
-def auto_id(text: str, id_type: str = "github") -> str:
-    """goldmark's id of a heading's text in Hugo (markup/goldmark/autoid.go): github keeps
-    letters, digits and ``_`` lowercased and makes each space or ``-`` a ``-``;
-    github-ascii first drops accents and then anything not ASCII; blackfriday joins runs of
-    letters and digits with one ``-``."""
-    if id_type == "blackfriday":
-        words = re.split(r"[^\w]|_", text.lower())
-        return "-".join(w for w in words if w)
-    if id_type == "github-ascii":
-        text = unicodedata.normalize("NFD", text)
-        text = "".join(c for c in text if unicodedata.category(c) != "Mn" and c.isascii())
-    kept = []
-    for ch in text:
-        if ch in "- \t":
-            kept.append("-")
-        elif ch == "_" or unicodedata.category(ch)[0] == "L" or unicodedata.category(ch) == "Nd":
-            kept.append(ch.lower())
-    return "".join(kept)
 
 
 # {{< note >}}, {{% alert title="Warning" %}}, {{< /tabs >}}, arguments over several lines

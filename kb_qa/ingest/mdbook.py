@@ -25,6 +25,7 @@ import tomllib
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest.docusaurus import plain
+from kb_qa.ingest.heading_text import Rules, shown
 from kb_qa.ingest.page_titles import NavTitles
 from kb_qa.types import Heading
 
@@ -41,11 +42,9 @@ _GLOB = re.compile(r"([\\*?\[\]])")
 # "## Computed Signals {#computed .api}"; each part an #id, a .class or key=value
 _ATTRIBUTES = re.compile(r"[ \t]*\{([^{}\n]*)\}[ \t]*$")
 _ATTRIBUTE = re.compile(r"""#[^\s#.]+|\.[^\s#.]+|[^\s=#.]+=(?:"[^"]*"|'[^']*'|\S*)""")
-_CODE = re.compile(r"(`+)(.+?)\1")
-# What ``plain`` reads as markup, hidden inside a code span behind private-use characters
-_MARKUP = "<>[]()*_!"
-_HIDE = {ord(ch): 0xF0000 + i for i, ch in enumerate(_MARKUP)}
-_SHOW = {0xF0000 + i: ch for i, ch in enumerate(_MARKUP)}
+# ...with this after it when [output.html] smart-punctuation is off: it makes "--" an en
+# dash, which no heading id keeps ("## A -- B" is #a--b with it, #a----b without)
+NO_SMART_PUNCTUATION = "-no-smart-punctuation"
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ def site_fields(root: Path) -> dict[str, Any] | None:
     return {
         "docs_dir": src_dir,
         "is_mkdocs": True,  # a site with a config: citations open its pages
-        "generator": "mdbook",
+        "generator": "mdbook" + ("" if _smart_punctuation(book) else NO_SMART_PUNCTUATION),
         "config_name": CONFIG_FILE,
         "dev_addr": DEV_ADDR,
         # Everything but the chapters SUMMARY.md lists: mdBook builds nothing else
@@ -132,6 +131,13 @@ def _readme_index(book: dict[str, Any]) -> bool:
     return defaults is not False or (isinstance(preprocessors, dict) and "index" in preprocessors)
 
 
+def _smart_punctuation(book: dict[str, Any]) -> bool:
+    """``[output.html] smart-punctuation``: on unless false (mdBook 0.5; 0.4's was off)."""
+    output = book.get("output")
+    html = output.get("html") if isinstance(output, dict) else None
+    return not isinstance(html, dict) or html.get("smart-punctuation", True) is not False
+
+
 def _chapters(summary: Path, config: Path) -> dict[str, str]:
     """The chapters ``summary`` links (their paths relative to the src folder), each with
     its name as the book's sidebar shows it."""
@@ -157,15 +163,18 @@ def _chapters(summary: Path, config: Path) -> dict[str, str]:
     return chapters
 
 
-def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:
+def headings(raw: Sequence[tuple[int, str]], smart: bool = True) -> list[Heading]:
     """Each source heading (level, Markdown text) with its text as shown and the id mdBook
     gives it: its ``{#id}``, else ``normalize_id`` of its text, a repeat numbered -1, -2
-    (unique_id_from_content; an explicit id is not counted)."""
+    (unique_id_from_content; an explicit id is not counted). The text is read as
+    pulldown-cmark reads it: escapes and entities decoded, and with ``smart`` punctuation
+    (``--`` an en dash, which no id keeps)."""
+    rules = Rules(smart="commonmark" if smart else "")
     seen: dict[str, int] = {}
     found = []
     for level, source in raw:
         source, explicit = attributes(source)
-        text = shown(source)
+        text = shown(source, rules)
         anchor = explicit or _unique(normalize_id(text.strip().lstrip("#").strip()), seen)
         found.append(Heading(level=level, text=text, anchor=anchor))
     return found
@@ -173,23 +182,17 @@ def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:
 
 def attributes(source: str) -> tuple[str, str]:
     """A heading's Markdown without the attributes it ends with (``{#id .class}``), and
-    the id they give ("" for none). Braces holding anything else are the heading's text
-    ("Use {braces}")."""
+    the id they give ("" for none; ``id=`` as written). Braces holding anything else are
+    the heading's text ("Use {braces}")."""
     match = _ATTRIBUTES.search(source)
     if match is None or not match.group(1).strip():
         return source, ""
     parts = match.group(1).split()
     if not all(_ATTRIBUTE.fullmatch(part) for part in parts):
         return source, ""
-    ids = [part[1:] for part in parts if part.startswith("#")]
+    # id="x" is an id too: VitePress' is x, mdBook's "x", quotes and all (mdBook 0.5.4)
+    ids = [part[1 if part[0] == "#" else 3 :] for part in parts if part.startswith(("#", "id="))]
     return source[: match.start()], ids[-1] if ids else ""
-
-
-def shown(source: str) -> str:
-    """A heading's Markdown as the text it shows (``docusaurus.plain``), a code span's
-    text kept as written: "`Vec<T>`" is no HTML tag."""
-    kept = _CODE.sub(lambda m: m.group(2).strip().translate(_HIDE), source)
-    return plain(kept).translate(_SHOW)
 
 
 def normalize_id(text: str) -> str:

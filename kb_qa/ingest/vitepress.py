@@ -21,7 +21,8 @@ from typing import Any
 from urllib.parse import quote
 
 from kb_qa.errors import ConfigError
-from kb_qa.ingest.mdbook import attributes, shown
+from kb_qa.ingest.heading_text import Rules, shown
+from kb_qa.ingest.mdbook import attributes
 from kb_qa.types import Heading
 
 FOLDER = ".vitepress"
@@ -170,8 +171,10 @@ def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:
     found = []
     for level, source in raw:
         source, explicit = attributes(source)
-        text = shown(source)
-        anchor = _unique(explicit or slugify(text), seen)
+        # The id is made of the heading's text with its entities as written: "&amp;" is
+        # "amp" in it, where the page shows "&"
+        text, as_written = shown(source), shown(source, Rules(entities="none"))
+        anchor = _unique(explicit.strip("\"'") or slugify(as_written), seen)
         found.append(Heading(level=level, text=text, anchor=anchor))
     return found
 
