@@ -205,3 +205,30 @@ SLUGIFY_CASES = [
 @pytest.mark.parametrize(("text", "slug"), SLUGIFY_CASES)
 def test_slugify_matches_mdit_vues_own(text: str, slug: str) -> None:
     assert vitepress.slugify(text) == slug
+
+
+def test_dist_folders_and_src_exclude_are_not_pages(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # VitePress never builds **/dist/** and the config's srcExclude: kb-qa cited
+    # docs/dist/x.md and drafts/idea.md, pages no build writes (404s)
+    config = (
+        "export default {\n  title: 'X',\n"
+        "  srcExclude: ['**/drafts/**', \"notes.md\", './private/*.md'],\n}\n"
+    )
+    vault = make_vault(
+        {
+            ".vitepress/config.mts": config,
+            "index.md": "# Home\n\nHello.\n",
+            "guide/notes.md": "# Notes\n\nA page: srcExclude's notes.md is the root's only.\n",
+            "notes.md": "# Root notes\n\nExcluded.\n",
+            "dist/x.md": "# Built copy\n\nNot a page.\n",
+            "guide/dist/y.md": "# Nested built copy\n\nNot a page.\n",
+            "guide/drafts/idea.md": "# Idea\n\nA draft.\n",
+            "private/secret.md": "# Secret\n\nExcluded.\n",
+        }
+    )
+    opened = kb(vault)
+    report = opened.index()
+    assert not report.warnings, report.warnings
+    assert links(opened) == {"index.md": {""}, "guide/notes.md": {"guide/notes.html"}}

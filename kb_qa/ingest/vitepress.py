@@ -6,7 +6,9 @@ in its ``docs/``, is JavaScript: it is never run, only searched for ``base``, ``
 is not the site's). Every Markdown file under ``srcDir`` is a page: ``guide/signals.md`` is
 published at ``guide/signals.html``, at ``guide/signals`` with ``cleanUrls``, an
 ``index.md`` as its folder (``guide/``), all under ``base``. Heading ids are @mdit-vue's
-``slugify`` of the heading's text, or the ``{#id}`` its attributes give.
+``slugify`` of the heading's text, or the ``{#id}`` its attributes give. Not built, so not
+read: ``dist/`` and ``node_modules/`` folders, and ``srcExclude``'s globs when the config
+writes them as a list of strings.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from kb_qa.types import Heading
 FOLDER = ".vitepress"
 CONFIG_FILES = tuple(f"config.{ext}" for ext in ("js", "ts", "mjs", "mts"))
 DEV_ADDR = "localhost:5173"  # `vitepress dev`'s, whose chat kb-qa serve allows
+# What VitePress never builds, at any depth (a "docs/dist/x.md" was cited, and 404ed), and
 # MkDocs' "templates" folder (kb-qa's rule for any site) put back: VitePress builds it
-EXCLUDED = ("!/templates/",)
+EXCLUDED = ("node_modules/", "dist/", "!/templates/")
 # Where the text of strings and comments is, to search the config's code alone
 _STRING_OR_COMMENT = re.compile(
     r"""//[^\n]*|/\*.*?\*/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`""", re.S
 )
-_KEY = re.compile(r"(?<![\w$.])(base|srcDir|cleanUrls|rewrites)\s*:\s*")
+_KEY = re.compile(r"(?<![\w$.])(base|srcDir|cleanUrls|rewrites|srcExclude)\s*:\s*")
 # Keys only a config itself has: its own keys are at their depth of braces
 _OWN_KEYS = re.compile(
     r"(?<![\w$.])(title|description|lang|head|themeConfig|markdown|vite|srcDir|outDir|"
@@ -42,6 +45,9 @@ _OWN_KEYS = re.compile(
 )
 _QUOTED = re.compile(r"""(['"`])([^'"`\n$]*)\1\s*(?=[,}\n]|$)""")
 _BOOLEAN = re.compile(r"(true|false)\s*(?=[,}\n]|$)")
+# srcExclude: ['**/drafts/**', 'notes.md'], a list of quoted strings
+_STRINGS = re.compile(r"""\[\s*(?:(['"`])[^'"`\n$]*\1\s*(?:,\s*|(?=\])))*\]""")
+_STRING = re.compile(r"""(['"`])([^'"`\n$]*)\1""")
 
 # @mdit-vue/shared's slugify (packages/shared/src/slugify.ts, mdit-vue/mdit-vue), which
 # VitePress gives markdown-it-anchor: NFKD, combining marks (U+0300-U+036F) and control
@@ -113,7 +119,7 @@ def site_fields(root: Path) -> dict[str, Any] | None:
         "generator": "vitepress",
         "config_name": config.name if config is not None else FOLDER,
         "dev_addr": DEV_ADDR,
-        "exclude_patterns": EXCLUDED,
+        "exclude_patterns": EXCLUDED + _patterns(settings.get("srcExclude", ()), name, warnings),
         "routes": Routes(base=base, clean_urls=settings.get("cleanUrls") is True),
         "warnings": warnings,
     }
@@ -126,15 +132,17 @@ _ASSUMED = (
 )
 
 
-def read_settings(config: str, name: str, warnings: list[str]) -> dict[str, str | bool]:
-    """``base``, ``srcDir`` and ``cleanUrls`` as the config's text writes them among its
-    own keys; one written some way that needs running the config to know is warned about
-    and left out (its default applies), and so are ``rewrites``, which kb-qa does not
-    follow."""
+def read_settings(
+    config: str, name: str, warnings: list[str]
+) -> dict[str, str | bool | tuple[str, ...]]:
+    """``base``, ``srcDir``, ``cleanUrls`` and ``srcExclude`` as the config's text writes
+    them among its own keys; one written some way that needs running the config to know is
+    warned about and left out (its default applies), and so are ``rewrites``, which kb-qa
+    does not follow."""
     code = _STRING_OR_COMMENT.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 1), config)
     depths = _depths(code)
     own = min((depths[m.start()] for m in _OWN_KEYS.finditer(code)), default=-1)
-    found: dict[str, str | bool] = {}
+    found: dict[str, str | bool | tuple[str, ...]] = {}
     for match in _KEY.finditer(code):
         if depths[match.start()] != own:
             continue  # a sidebar group's base, a locale's settings
@@ -146,11 +154,25 @@ def read_settings(config: str, name: str, warnings: list[str]) -> dict[str, str 
             )
         elif key == "cleanUrls" and (boolean := _BOOLEAN.match(value)):
             found[key] = boolean.group(1) == "true"
-        elif key != "cleanUrls" and (quoted := _QUOTED.match(value)):
+        elif key == "srcExclude" and (strings := _STRINGS.match(value)):
+            found[key] = tuple(m.group(2) for m in _STRING.finditer(strings.group(0)))
+        elif key not in ("cleanUrls", "srcExclude") and (quoted := _QUOTED.match(value)):
             found[key] = quoted.group(2)
         else:
             warnings.append(f"{name}: {key} is not written literally; {_ASSUMED}")
     return found
+
+
+def _patterns(globs: object, name: str, warnings: list[str]) -> tuple[str, ...]:
+    """srcExclude's globs (relative to srcDir) as gitignore patterns: ``drafts/**`` is
+    ``/drafts/**``; a negated one ("!x") is warned about and left out."""
+    found = []
+    for glob in globs if isinstance(globs, tuple) else ():
+        if glob.startswith("!"):
+            warnings.append(f"{name}: srcExclude's {glob!r} is not read by kb-qa; it is left out")
+        elif glob.strip():
+            found.append("/" + glob.strip().removeprefix("./").lstrip("/"))
+    return tuple(found)
 
 
 def _depths(code: str) -> list[int]:
