@@ -248,3 +248,21 @@ def test_shortcodes_are_blanked_line_for_line() -> None:
         "{{</* note */>}}\r",
         "",
     ]
+
+
+def test_content_index_md_is_the_home_page_and_a_leaf_bundle(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # kb-qa cited content/index.md at index/; hugo 0.168 publishes it at / and, the home
+    # page being a leaf bundle then, no other page (docs/a.md is its resource)
+    vault = make_vault(
+        {
+            "hugo.toml": 'baseURL = "https://example.org/"\n',
+            "content/index.md": "---\ntitle: Home\n---\n\nThe home of sprockets.\n",
+            "content/docs/a.md": "---\ntitle: A\n---\n\nA page of sprockets.\n",
+        }
+    )
+    opened = kb(vault)
+    report = opened.index()
+    assert {c.link for c in opened.searchable_chunks()} == {""}
+    assert [path for path, _ in report.skipped] == ["content/docs/a.md"]

@@ -83,7 +83,9 @@ class Routes:
             path = self._expand(pattern, meta, parts, parts[-1] if parts else "") if pattern else ""
             path = path or "/".join(parts)
             return quote(self._cased(path) + "/") if path else ""
-        base = parts.pop() if stem == "index" and parts else stem  # a leaf bundle's folder
+        if stem == "index" and not parts:  # content/index.md: the home page, a leaf bundle
+            return ""
+        base = parts.pop() if stem == "index" else stem  # a leaf bundle's folder
         section = parts[0] if parts else ""
         if pattern := self._pattern("page", section):
             path = self._expand(pattern, meta, parts, base)
@@ -95,11 +97,12 @@ class Routes:
 
     def _in_leaf_bundle(self, folder: str, stem: str) -> bool:
         """Whether a page in ``folder`` is a resource of a leaf bundle: a folder at or above
-        it holds an index.md that is not the page itself."""
+        it holds an index.md that is not the page itself. The content folder's own index.md
+        makes the home page one: a real build then publishes no other page."""
         if self.root is None:
             return False
         parts = [p for p in folder.split("/") if p]
-        for depth in range(len(parts) - (stem == "index"), 0, -1):  # not its own index.md
+        for depth in range(len(parts) - (stem == "index"), -1, -1):  # not its own index.md
             here = self.root.joinpath(*parts[:depth])
             if (here / "index.md").is_file() or (here / "index.markdown").is_file():
                 return True
