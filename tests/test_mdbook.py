@@ -242,3 +242,21 @@ def test_kb_qa_index_reads_the_book_without_a_warning(
     assert "looks like" not in result.stdout + result.stderr
     found = run_cli("search", "Rust 1.74 rustup", "--vault", str(root), "--json", env=env)
     assert "guide/installation.html#reqs" in found.stdout, found.stdout
+
+
+def test_a_summary_link_with_a_fragment_names_another_file(
+    make_vault: Callable[..., Path], kb: Callable[..., KnowledgeBase]
+) -> None:
+    # mdbook 0.5.4 builds ref/includes.html from a file "ref/includes.md#top" (it creates
+    # it): ref/includes.md's text is on no page, and kb-qa cited it there
+    vault = make_vault(
+        {
+            "book.toml": "[book]\n",
+            "src/SUMMARY.md": "- [Intro](README.md)\n- [Includes](ref/includes.md#top)\n",
+            "src/README.md": "# Intro\n\nThe intro.\n",
+            "src/ref/includes.md": "# Includes\n\nText no page shows.\n",
+        }
+    )
+    opened = kb(vault)
+    opened.index()
+    assert {c.path for c in opened.searchable_chunks()} == {"src/README.md"}

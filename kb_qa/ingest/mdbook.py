@@ -154,7 +154,9 @@ def _chapters(summary: Path, config: Path) -> dict[str, str]:
     chapters: dict[str, str] = {}
     for part in fences:
         for match in _LINK.finditer(part):
-            target = match.group(2).strip("<>").split("#", 1)[0]
+            # "ref/a.md#top" is a file of that name to mdBook 0.5 (it creates it, and builds
+            # ref/a.html from it): ref/a.md is then no chapter, its text on no page
+            target = match.group(2).strip("<>")
             if not target or re.match(r"[A-Za-z][\w+.-]*:|/", target):
                 continue  # a draft chapter with no file yet, or a link out of the book
             path = posixpath.normpath(target)
