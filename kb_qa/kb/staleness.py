@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 # 25: a Logseq journal is titled as Logseq shows it ("Mar 12th, 2025", note_names) and its
 #     :LOGBOOK: drawers are no text of the page.
 # 26: a page that is a symlink is rendered under its own name (it was remembered as one the
-#     build leaves out: read again), and a page read from its HTML keeps a highlighted
-#     code block's language and title.
+#     build leaves out: read again), a page read from its HTML keeps a highlighted code
+#     block's language and title, and Hugo, mdBook, VitePress and Docusaurus headings get
+#     the ids their real builds write (an underscore inside a word, dashes, escapes).
 CHUNKER_VERSION = "26"
 
 
