@@ -21,7 +21,12 @@ PAGE = "# Retries\n\n## Backoff policy\n\nRelay waits 2 s, then 4 s, then 8 s.\n
         ("Sphinx", {"docs/conf.py": SPHINX_CONF, "docs/retries.md": PAGE}, "docs"),
         ("Sphinx", {"docs/source/conf.py": SPHINX_CONF, "docs/source/retries.md": PAGE}, "docs"),
         ("Jekyll", {"_config.yml": "title: Relay\n", "retries.md": PAGE}, ""),
-        ("Astro Starlight", {"astro.config.mjs": "starlight({title: 'R'})", "src/r.md": PAGE}, ""),
+        ("Starlight", {"astro.config.mjs": "starlight({title: 'R'})", "src/r.md": PAGE}, ""),
+        (
+            "Starlight",
+            {"astro.config.mjs": "starlight({})", "src/content/docs/r.md": PAGE},
+            "src/content/docs",
+        ),
     ],
 )
 def test_a_site_of_a_generator_kb_qa_does_not_read_is_said_to_be_read_as_notes(

@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import markdown
+
 from kb_qa.answer import extractive
 from kb_qa.answer.answering import prepare
+from kb_qa.ingest.rendered_chunks import html_to_markdown
 from kb_qa.kb.knowledge_base import KnowledgeBase
 
 SITE = {
@@ -115,3 +118,15 @@ def test_a_highlighted_block_keeps_its_language_and_title(
     assert "Read this page first." in text  # read from the HTML
     assert "**lumen.yaml:**\n\n```yaml\nport: 8080\nhost: 0.0.0.0\n```" in text, text
     assert "**start.py:**\n\n```python\nimport lumen\nlumen.serve()\n```" in text, text
+
+
+def test_a_block_title_leads_its_code_without_pygments_lang_class() -> None:
+    """Without ``pygments_lang_class`` (the tester's own site) the HTML names no language,
+    and the title stood as a loose line over the fence: it leads the code still."""
+    source = '``` yaml title="lumen.yaml"\nport: 8080\n```\n'
+    for config in ({}, {"linenums": True}):
+        md = markdown.Markdown(
+            extensions=["pymdownx.highlight", "pymdownx.superfences"],
+            extension_configs={"pymdownx.highlight": config},
+        )
+        assert html_to_markdown(md.convert(source)) == "**lumen.yaml:**\n\n```\nport: 8080\n```\n"

@@ -71,16 +71,22 @@ UNREAD: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Sphinx", "conf.py", _SPHINX),
     ("Sphinx", "source/conf.py", _SPHINX),
     ("Jekyll", "_config.yml", ()),
-    ("Astro Starlight", "astro.config.mjs", ("starlight",)),
-    ("Astro Starlight", "astro.config.ts", ("starlight",)),
+    ("Starlight", "astro.config.mjs", ("starlight",)),
+    ("Starlight", "astro.config.ts", ("starlight",)),
 )
+# Folders a site keeps its pages in, given alone: the marker is looked for above them too
+# (Starlight's pages are in src/content/docs, three folders below its config)
+_PAGES_FOLDERS = ("docs", "src", "content", "source")
 
 
 def unread_generator(root: Path) -> tuple[str, Path] | None:
     """The generator (its name and the file that tells it) of the site at ``root`` that kb-qa
     reads as a folder of notes, or None. A marker file that must say whose it is is read
     64 KB deep at most."""
-    for folder in (root, root.parent) if root.name in ("docs", "src", "content") else (root,):
+    folders = [root]
+    while folders[-1].name in _PAGES_FOLDERS and len(folders) < 4:
+        folders.append(folders[-1].parent)
+    for folder in folders:
         for name, marker, says in UNREAD:
             path = folder / marker
             if not path.exists() or path.is_symlink():

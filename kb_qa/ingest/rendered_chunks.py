@@ -61,7 +61,7 @@ _FOOTNOTES = re.compile(r'<div class="footnote">\s*(?:<hr\s*/?>)?\s*<ol>(.*?)</o
 # code: read as is, the fence lost its language and the title stood as a bare line (a page
 # with a snippet, read from its HTML, quoted "lumen.yaml" and an untyped fence)
 _HIGHLIGHTED = re.compile(
-    r'<div class="language-([\w+#.-]+) highlight">\s*(?:<span class="filename">(.*?)</span>)?'
+    r'<div class="(?:language-([\w+#.-]+) )?highlight">\s*(?:<span class="filename">(.*?)</span>)?'
     r"\s*(<div>)?\s*<pre([^>]*)>(?:<span></span>)?<code>",
     re.S,
 )
@@ -75,7 +75,8 @@ _TABLE_TITLE = re.compile(
 
 def _highlighted(match: re.Match[str]) -> str:
     lang, title, inner, pre = match.groups()
-    code = f'<div class="highlight">{inner or ""}<pre{pre}><code class="language-{lang}">'
+    named = f' class="language-{lang}"' if lang else ""  # with pygments_lang_class only
+    code = f'<div class="highlight">{inner or ""}<pre{pre}><code{named}>'
     return (_lead(title.strip()) if title else "") + code
 
 
