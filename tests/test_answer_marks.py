@@ -118,3 +118,35 @@ def test_an_example_admonition_is_quoted_with_the_statement_it_exemplifies() -> 
     highlighted, shown = _answer("How do I create a computed value that is not asked?", text)
     assert highlighted.startswith("Combine `default` and `when: false`.")
     assert "when: false" in shown.split("```")[0]
+
+
+def test_a_readme_s_html_details_and_table_are_quoted_as_they_show() -> None:
+    """A README's collapsible FAQ entry written without blank lines is one HTML block:
+    "What does error E1042 mean?" quoted the entry after it; an HTML table of minimum
+    versions was never quoted. Other HTML (a layout div, a banner) still is not."""
+    text = (
+        "<details>\n<summary>Error E1042: checksum mismatch</summary>\n"
+        "E1042 means the download was truncated; delete ~/.cache/frob and retry.\n"
+        "</details>\n\n"
+        "<details><summary>Error E2001: spool full</summary>\n\n"
+        "Free at least 2 GB in the spool directory.\n</details>\n\n"
+        '<p align="center"><img src="banner.png"></p>\n'
+    )
+    highlighted, shown = _answer("What does error E1042 mean?", text)
+    assert "E1042 means the download was truncated" in shown and "<summary>" not in shown
+    assert highlighted.startswith("<details>\n<summary>Error E1042")
+    table = (
+        "<table>\n  <tr><th>Platform</th><th>Minimum version</th></tr>\n"
+        "  <tr><td>macOS</td><td>12 Monterey</td></tr>\n</table>\n"
+    )
+    [block] = passages(table)
+    assert block.text.split("\n") == [
+        "| Platform | Minimum version |",
+        "| -------- | --------------- |",
+        "| macOS    | 12 Monterey     |",
+    ]
+    assert passages('<div class="grid">\nCards\n</div>\n') == []
+
+
+def test_github_emoji_shortcodes_read_as_their_emoji() -> None:
+    assert reading_text("Ship it :rocket: at 12:30:45 :+1:") == "Ship it 🚀 at 12:30:45 👍"

@@ -340,8 +340,8 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         elif token.type == "table_open":
             kind, text, scored = "table", _table_text(raw), raw
             rows = tuple(row_spans(token.map[0], raw))
-        elif token.type == "html_block" and (pre := marks.pre_block(raw)) is not None:
-            kind, text = "code", pre  # a <pre> block is code; no other raw HTML is quoted
+        elif token.type == "html_block" and (shown := marks.html_block(raw)) is not None:
+            kind, text = shown  # a <pre>, <table> or <details> block; no other raw HTML
         else:  # headings are shown as the heading path
             continue
         if text.strip():

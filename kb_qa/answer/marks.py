@@ -1,13 +1,15 @@
 """Inline markup an answer shows as the page does: pymdown-extensions' keys, icons, critic
-marks and footnote markers, HTML entities, inlinehilite's language prefix, and an HTML
-``<pre>`` block as the code it is.
+marks and footnote markers, GitHub's emoji shortcodes, HTML entities, inlinehilite's
+language prefix; and the HTML blocks a page shows as text (``<pre>``, ``<table>``,
+``<details>``).
 
 A technical writer's Material site showed ``++ctrl+c++``, ``:material-check:``,
 ``{--dims--}{++turns off++}``, ``[^hum]`` and ``&plusmn;0.5&nbsp;&deg;C`` in the chat where
 its pages show "Ctrl+C", an icon, "turns off", a footnote number and "±0.5 °C"; copier's
 docs write a file name as `` `#!jinja {{ answers_file }}.jinja` ``, which the page shows
 without ``#!jinja``, and its questionnaire example as a ``<pre>`` block, which no answer
-quoted. Every pattern is bounded (a page of unclosed marks costs no answer seconds).
+quoted (nor a README's ``<table>`` or ``<details>`` written as HTML). Every pattern is
+bounded (a page of unclosed marks costs no answer seconds).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _KEY_NAMES = {
     "page-down": "Page Down", "home": "Home", "end": "End", "insert": "Ins", "ins": "Ins",
 }  # fmt: skip
 # Material's icon shortcodes (":material-check:", ":fontawesome-brands-github:"): an icon
+_EMOJI = re.compile(r":[a-z0-9_+-]{1,60}:")
 _ICON = re.compile(r"[ \t]?:(?:material|fontawesome|octicons|simple)-[\w-]{1,80}:")
 # CriticMarkup, with its changes accepted: an insertion's text, a substitution's new text;
 # a deletion and a comment are no text of the page's meaning
@@ -43,6 +46,8 @@ _INLINE_LANG = re.compile(r"(`+)#![\w+-]{1,40}[ \t]+(.*)\1", re.S)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _PRE = re.compile(r"[ \t]{0,3}<pre\b[^>]{0,500}>", re.I)
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
+_SHOWN_HTML = re.compile(r"[ \t]{0,3}<(?:table|details)\b", re.I)
+_MAX_HTML = 20_000  # a longer HTML block is left out, as a long code block is
 
 
 def prose(text: str) -> str:
@@ -51,7 +56,7 @@ def prose(text: str) -> str:
     if "++" in text:
         text = _KEYS.sub(_keys, text)
     if ":" in text:
-        text = _ICON.sub("", text)
+        text = _EMOJI.sub(_emoji, _ICON.sub("", text))
     if "{" in text:
         text = _CRITIC.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", text)
     if "[^" in text:
@@ -63,6 +68,20 @@ def _entity(m: re.Match[str]) -> str:
     shown = html.unescape(m[0])
     # A "|" written as an entity is text in a table's cell: decoded, it would end the cell
     return m[0] if shown == "|" else shown.replace("\xa0", " ")
+
+
+def emoji(text: str) -> str:
+    """``text`` with GitHub's emoji shortcodes as their emoji (``_emoji``)."""
+    return _EMOJI.sub(_emoji, text) if ":" in text else text
+
+
+def _emoji(m: re.Match[str]) -> str:
+    """A GitHub emoji shortcode (":rocket:") as the emoji GitHub and Material show; any
+    other colon-wrapped word (a time's ":30:") as written."""
+    from pymdownx import gemoji_db  # here: pymdown-extensions' table, read once it is needed
+
+    found = gemoji_db.emoji.get(m[0])
+    return "".join(chr(int(c, 16)) for c in found["unicode"].split("-")) if found else m[0]
 
 
 def _keys(m: re.Match[str]) -> str:
@@ -82,11 +101,20 @@ def abbreviations_only(text: str) -> bool:
     return bool(_ABBREVIATIONS.fullmatch(text))
 
 
-def pre_block(raw: str) -> str | None:
-    """An HTML ``<pre>`` block as a fenced code block of the text it shows (its tags
-    removed, its entities read); None for any other HTML block, which no answer quotes."""
-    if not _PRE.match(raw):
+def html_block(raw: str) -> tuple[str, str] | None:
+    """An HTML block an answer may quote, as (kind, Markdown) of what it shows: a ``<pre>``
+    block as a fenced code block (its tags removed, its entities read); a ``<table>`` or a
+    ``<details>`` block as Markdown (a README's collapsible FAQ entry written without blank
+    lines is one HTML block: "What does error E1042 mean?" quoted the entry after it, and a
+    table of minimum versions was never quoted). None for any other HTML (layout, images)."""
+    if _PRE.match(raw):
+        shown = html.unescape(_TAG.sub("", raw)).strip("\n")
+        fence = "~~~" if "```" in shown else "```"
+        return ("code", f"{fence}\n{shown}\n{fence}") if shown.strip() else None
+    if not _SHOWN_HTML.match(raw) or len(raw) > _MAX_HTML:
         return None
-    shown = html.unescape(_TAG.sub("", raw)).strip("\n")
-    fence = "~~~" if "```" in shown else "```"
-    return f"{fence}\n{shown}\n{fence}" if shown.strip() else None
+    import html_to_markdown as h2m  # here: most sections hold no such block
+
+    options = h2m.ConversionOptions(skip_images=True, extract_metadata=False, autolinks=False)
+    shown = (h2m.convert(raw, options).content or "").strip()
+    return ("prose", shown) if shown else None
