@@ -185,7 +185,7 @@ def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:
     for level, source in raw:
         explicit = _EXPLICIT_ID.search(source)
         text = plain(source[: explicit.start()] if explicit else source)
-        anchor = (explicit.group(1) or explicit.group(2)) if explicit else _unique(text, seen)
+        anchor = (explicit.group(1) or explicit.group(2)) if explicit else unique_slug(text, seen)
         found.append(Heading(level=level, text=text, anchor=anchor))
     return found
 
@@ -209,7 +209,7 @@ def slug(text: str) -> str:
     return "".join(kept).replace(" ", "-")
 
 
-def _unique(text: str, seen: dict[str, int]) -> str:
+def unique_slug(text: str, seen: dict[str, int]) -> str:
     """``slug`` numbered as github-slugger numbers a repeat ("options-1")."""
     base = result = slug(text)
     while result in seen:

@@ -19,6 +19,8 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from kb_qa.answer import marks
+from kb_qa.ingest import docusaurus
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.linkgraph import Resolver
 from kb_qa.text import (
@@ -177,18 +179,31 @@ def _view_page(
                     href = note_link(str(child.attrGet("href") or ""), links, path)
                     if href is not None:
                         child.attrSet("href", href)
-    for token in tokens:
+    github: dict[str, int] = {}  # GitHub's ids given so far on the page
+    for n, token in enumerate(tokens):
         if token.type in _OWN_DIRECTION:  # a Hebrew or Arabic line reads right to left
             token.attrSet("dir", "auto")
         if token.type == "heading_open" and token.map is not None:
             anchor = anchors.get(first_line + token.map[0])
             if anchor:
                 token.attrSet("id", anchor)
+            _github_id(tokens[n + 1], anchor or "", github)
     title = chunks[0].heading_path[0] if chunks else path
     nav = f'<nav><a href="/">All pages</a> · {html.escape(path)}</nav>'
     if gone():
         return None
     return _page(title, nav + _RENDERER.renderer.render(tokens, _RENDERER.options, {}))
+
+
+def _github_id(inline: Token, anchor: str, seen: dict[str, int]) -> None:
+    """Give a heading GitHub's id too when it differs from the index's: a README written for
+    GitHub links ``#naming-rules-1`` and ``#contributing-``, which its view named
+    ``naming-rules_1`` and ``contributing-heart`` (the docs' own links went nowhere)."""
+    github = docusaurus.unique_slug(marks.emoji(docusaurus.plain(inline.content)), seen)
+    if github and github != anchor and inline.children is not None:
+        target = Token("html_inline", "", 0)
+        target.content = f'<a id="{html.escape(github, quote=True)}" aria-hidden="true"></a>'
+        inline.children.insert(0, target)
 
 
 def _wikilinks(children: list[Token], links: Resolver, here: str) -> list[Token]:
