@@ -28,8 +28,8 @@ _KEY_NAMES = {
     "page-down": "Page Down", "home": "Home", "end": "End", "insert": "Ins", "ins": "Ins",
 }  # fmt: skip
 # Material's icon shortcodes (":material-check:", ":fontawesome-brands-github:"): an icon
-_EMOJI = re.compile(r":[a-z0-9_+-]{1,60}:")
 _ICON = re.compile(r"[ \t]?:(?:material|fontawesome|octicons|simple)-[\w-]{1,80}:")
+_EMOJI = re.compile(r":[a-z0-9_+-]{1,60}:")  # GitHub's emoji shortcodes (":rocket:")
 # CriticMarkup, with its changes accepted: an insertion's text, a substitution's new text;
 # a deletion and a comment are no text of the page's meaning
 _CRITIC = re.compile(
