@@ -3,6 +3,7 @@ whitespace-only code spans (the reply froze the tab: 100 KB 17 s, 1 MB never cam
 The widget lays out a bounded part incrementally and says the reply was truncated. The API
 runs without its own reply cap, so the widget alone is what is tested. How long the page's main
 thread stays busy meanwhile is a figure, printed by ``bench/widget_stream.py``, not asserted.
+A model's character references are shown as the characters they name, as text.
 """
 
 from __future__ import annotations
@@ -130,3 +131,29 @@ def test_copy_answer_copies_no_bidi_override(page_and_llm: tuple[Any, LLMServer]
     copied = page.evaluate("() => navigator.clipboard.readText()")
     assert copied.startswith("Reversed txt.exe here [1]. Isolated x."), copied
     assert not any(c in copied for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def test_an_answers_character_references_show_as_their_characters(
+    page_and_llm: tuple[Any, LLMServer],
+) -> None:
+    """The chat had shown "&plusmn;0.5&nbsp;&deg;C &amp;" as written (the server decodes
+    them in no-key answers; a model copies them from a page's Markdown). They are now the
+    characters they name, as text nodes: in code they stay as written, and "&lt;img&gt;" is
+    the text "<img>", never an element."""
+    page, llm = page_and_llm
+    llm.script(
+        Reply(
+            text="Otters keep within &plusmn;0.5&nbsp;&deg;C &amp; sleep &rarr; float [1]. "
+            "Run `a &amp;&amp; b`; &lt;img src=x onerror=alert(1)&gt; &#x202e;stays.",
+            chunk_size=8,
+        )
+    )
+    answer = asked(page)
+    sync_api.expect(answer).to_have_attribute("aria-busy", "false", timeout=60_000)
+    paragraph = answer.locator(".kbq-answer p").first
+    shown = paragraph.text_content() or ""
+    assert "Otters keep within ±0.5\u00a0°C & sleep → float" in shown, shown
+    assert "Run a &amp;&amp; b; <img src=x onerror=alert(1)> stays." in shown, shown
+    assert paragraph.locator("code").text_content() == "a &amp;&amp; b"
+    assert paragraph.locator("img").count() == 0
+    assert "\u202e" not in shown
