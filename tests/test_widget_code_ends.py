@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from browser import sync_playwright_or_skip
-from widget_stack import MARKS, ROOT, loopback_context, open_page, serve_folder
+from widget_stack import MARKS, ROOT, loopback_context, open_page, served_folder
 
 sync_playwright_or_skip()
 
@@ -67,12 +67,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     shutil.copyfile(ROOT / "widget" / "kb-qa.js", folder / "kb-qa" / "kb-qa.js")
     shutil.copytree(ROOT / "widget" / "src", folder / "src")  # for fingerprint()
     (folder / "page.html").write_text(PAGE, encoding="utf-8")
-    origin, files = serve_folder(Path(folder))
-    try:
+    with served_folder(Path(folder)) as origin:
         yield origin
-    finally:
-        files.shutdown()
-        files.server_close()
 
 
 @pytest.mark.parametrize(("anchor", "quoted", "marked"), CASES, ids=[c[0] for c in CASES])

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from browser import sync_playwright_or_skip
-from widget_stack import ROOT, in_shadow, loopback_context, open_page, serve_folder
+from widget_stack import ROOT, in_shadow, loopback_context, open_page, served_folder
 
 sync_playwright_or_skip()
 
@@ -49,12 +49,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (folder / "fa.html").write_text(page_html("fa"), encoding="utf-8")
     labels = {"title": "שאלו את התיעוד", "sendQuestion": "שליחת השאלה"}
     (folder / "he.html").write_text(page_html("he", labels), encoding="utf-8")
-    origin, files = serve_folder(Path(folder))
-    try:
+    with served_folder(Path(folder)) as origin:
         yield origin
-    finally:
-        files.shutdown()
-        files.server_close()
 
 
 @pytest.mark.parametrize(

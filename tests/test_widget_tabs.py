@@ -20,7 +20,14 @@ from urllib.parse import quote
 import pytest
 import yaml
 from browser import sync_playwright_or_skip
-from widget_stack import MARKS, loopback_context, mkdocs_build, open_page, serve_folder, shot
+from widget_stack import (
+    MARKS,
+    loopback_context,
+    mkdocs_build,
+    open_page,
+    served_folder,
+    shot,
+)
 
 sync_playwright_or_skip()
 
@@ -104,12 +111,8 @@ def site(
     (vault / "mkdocs.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     result = mkdocs_build(vault, site_dir, cli_env(), "--quiet")
     assert result.returncode == 0, result.stderr
-    origin, files = serve_folder(site_dir)
-    try:
+    with served_folder(site_dir) as origin:
         yield origin
-    finally:
-        files.shutdown()
-        files.server_close()
 
 
 @pytest.mark.parametrize(
@@ -170,21 +173,19 @@ def test_a_passage_in_a_hidden_docusaurus_tab_selects_that_tab(
     for name in ("kb-qa.js", "kb-qa.css"):
         shutil.copy(WIDGET / name, folder / "kb-qa" / name)
     (folder / "index.html").write_text(DOCUSAURUS, encoding="utf-8")
-    origin, files = serve_folder(folder)
-    context = loopback_context(browser)
-    try:
-        page = context.new_page()
-        open_page(page, origin + "/")
-        link = page.evaluate(
-            "(md) => KbQa._test.fingerprint(md)", "yarn add --dev --exact prettier"
-        )
-        open_page(page, f"{origin}/?kbqa-hl={quote(link)}#install")
-        page.wait_for_function(f"{MARKS}.length > 0")
-        shot(page, "tabs-docusaurus")
-        shown = page.evaluate(f"{MARKS}.map((m) => m.getBoundingClientRect().height > 0)")
-        assert shown and all(shown), "the passage is marked in a hidden panel"
-        assert page.evaluate("document.querySelectorAll('[role=tabpanel]')[0].hidden")
-    finally:
-        context.close()
-        files.shutdown()
-        files.server_close()
+    with served_folder(folder) as origin:
+        context = loopback_context(browser)
+        try:
+            page = context.new_page()
+            open_page(page, origin + "/")
+            link = page.evaluate(
+                "(md) => KbQa._test.fingerprint(md)", "yarn add --dev --exact prettier"
+            )
+            open_page(page, f"{origin}/?kbqa-hl={quote(link)}#install")
+            page.wait_for_function(f"{MARKS}.length > 0")
+            shot(page, "tabs-docusaurus")
+            shown = page.evaluate(f"{MARKS}.map((m) => m.getBoundingClientRect().height > 0)")
+            assert shown and all(shown), "the passage is marked in a hidden panel"
+            assert page.evaluate("document.querySelectorAll('[role=tabpanel]')[0].hidden")
+        finally:
+            context.close()

@@ -123,6 +123,17 @@ def serve_folder(folder: Path, headers: dict[str, str] | None = None) -> tuple[s
     return f"http://127.0.0.1:{files.server_address[1]}", files
 
 
+@contextmanager
+def served_folder(folder: Path, headers: dict[str, str] | None = None) -> Iterator[str]:
+    """``serve_folder``'s origin while the block runs; the server is shut down after."""
+    origin, files = serve_folder(folder, headers)
+    try:
+        yield origin
+    finally:
+        files.shutdown()
+        files.server_close()
+
+
 def mkdocs_build(
     folder: Path, site_dir: Path, env: dict[str, str], *flags: str
 ) -> subprocess.CompletedProcess[str]:
