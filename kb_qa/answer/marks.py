@@ -113,8 +113,9 @@ def html_block(raw: str) -> tuple[str, str] | None:
         return ("code", f"{fence}\n{shown}\n{fence}") if shown.strip() else None
     if not _SHOWN_HTML.match(raw) or len(raw) > _MAX_HTML:
         return None
-    import html_to_markdown as h2m  # here: most sections hold no such block
+    # As a page read from its HTML reads (a summary as its title's lead-in); imported here:
+    # most sections hold no such block, and the renderer's modules cost an answer's start
+    from kb_qa.ingest.rendered_chunks import html_to_markdown
 
-    options = h2m.ConversionOptions(skip_images=True, extract_metadata=False, autolinks=False)
-    shown = (h2m.convert(raw, options).content or "").strip()
+    shown = html_to_markdown(raw).strip()
     return ("prose", shown) if shown else None
