@@ -17,6 +17,8 @@ from __future__ import annotations
 import html
 import re
 
+from kb_qa.ingest.heading_text import ENTITY
+
 # pymdownx.keys: "++ctrl+alt+del++" shows as "Ctrl+Alt+Del"; its names for common keys
 _KEYS = re.compile(r"\+\+([\w-]{1,40}(?:\+[\w-]{1,40}){0,8})\+\+")
 _KEY_NAMES = {
@@ -43,7 +45,6 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]{1,100}\](?!:)")
 _ABBREVIATIONS = re.compile(r"(?:[ \t]{0,3}\*\[[^\]\n]{1,200}\]:[^\n]{0,1000}(?:\n|$))+")
 # pymdownx.inlinehilite's language prefix: `#!python print(x)` shows as `print(x)`
 _INLINE_LANG = re.compile(r"(`+)#![\w+-]{1,40}[ \t]+(.*)\1", re.S)
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _PRE = re.compile(r"[ \t]{0,3}<pre\b[^>]{0,500}>", re.I)
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
 _SHOWN_HTML = re.compile(r"[ \t]{0,3}<(?:table|details)\b", re.I)
@@ -61,7 +62,7 @@ def prose(text: str) -> str:
         text = _CRITIC.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", text)
     if "[^" in text:
         text = _FOOTNOTE_REF.sub("", text)  # a definition keeps its label (units.FOOTNOTE)
-    return _ENTITY.sub(_entity, text) if "&" in text else text
+    return ENTITY.sub(_entity, text) if "&" in text else text
 
 
 def _entity(m: re.Match[str]) -> str:

@@ -22,7 +22,8 @@ from kb_qa.ingest.docusaurus import plain
 # an escaped backtick, which opens none
 _CODE = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation
-_ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# A character reference (answer.marks reads them in answers' prose too)
+ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 # What was read as written (a code span, an escaped or decoded character) stands in the text
 # as one private-use character while the rest is read, so "`*a*`" and "\*" are no emphasis
@@ -68,7 +69,7 @@ def shown(source: str, rules: Rules = Rules()) -> str:
         decoded = html5.get(name + ";")
         return keep(decoded) if decoded is not None and rules.entities != "none" else match.group(0)
 
-    text = _ENTITY.sub(entity, _ESCAPE.sub(lambda m: keep(m.group(1)), _CODE.sub(code, source)))
+    text = ENTITY.sub(entity, _ESCAPE.sub(lambda m: keep(m.group(1)), _CODE.sub(code, source)))
     if rules.smart:
         text = smart_punctuation(text, rules.smart)
     if rules.image_alt:
