@@ -83,10 +83,16 @@ CSP = (
 )
 
 
-def _page(title: str, body: str) -> str:
+def notice_page(title: str, body: str) -> str:
+    """A page of the vault's site that says something (a note not shown), without the chat."""
+    return _page(title, body, chat=False)
+
+
+def _page(title: str, body: str, chat: bool = True) -> str:
     # The widget this server serves, citing the notes under /view/: the tags every page kb-qa
     # writes has, its files' version included
-    widget = widget_tags("/kb-qa/kb-qa.css", "/kb-qa/kb-qa.js", {"endpoint": "", "root": "/view/"})
+    tags = {"endpoint": "", "root": "/view/"}
+    widget = widget_tags("/kb-qa/kb-qa.css", "/kb-qa/kb-qa.js", tags) if chat else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -244,11 +244,5 @@ def moved_page(vault_name: str, wanted: str, indexed: list[dict[str, str]]) -> s
 def _not_shown(wanted: str, heading: str, said: str, why: str, more: str = "") -> str:
     """A 404 page for a reader: ``said`` (HTML, its names escaped) ends with ``why``, text
     escaped here (a note's error may quote its name); ``more`` is HTML."""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<link rel="icon" href="data:,">'
-        f"<title>Not shown: {html.escape(wanted)}</title></head><body>"
-        f'<nav><a href="/">All pages</a></nav><h1>{heading}</h1>'
-        f"{said}{html.escape(why)}</p>{more}</body></html>"
-    )
+    body = f'<nav><a href="/">All pages</a></nav><h1>{heading}</h1>{said}{html.escape(why)}</p>'
+    return pages.notice_page(f"Not shown: {wanted}", body + more)
