@@ -242,7 +242,7 @@ def render_pages(
         if len(paths) == 1:
             run.warnings.append((paths[0], f"{problem}{FROM_SOURCE}"))
             continue
-        listed = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        listed = render_files.first_few(paths)
         run.warnings.append(
             (
                 where,

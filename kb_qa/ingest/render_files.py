@@ -110,11 +110,16 @@ def generated_elsewhere(files: Any, root: Path) -> str:
     )
     if not names:
         return ""
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return (
-        f"{len(names)} page(s) a plugin generates outside the vault are not indexed ({shown}): "
+        f"{len(names)} page(s) a plugin generates outside the vault are not indexed "
+        f"({first_few(names)}): "
         "kb-qa indexes the vault's own files; commit the generated Markdown to answer from it"
     )
+
+
+def first_few(paths: list[str]) -> str:
+    """The first three of ``paths`` and how many more, for a warning about many pages."""
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def vault_path(abs_src_path: str | None, root: Path) -> Path | None:
