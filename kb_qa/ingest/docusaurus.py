@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import yaml
-
 from kb_qa.errors import ConfigError
-from kb_qa.ingest.front_matter import FRONT_MATTER
+from kb_qa.ingest.front_matter import fields
 from kb_qa.types import Heading
 
 CONFIG_FILES = tuple(f"docusaurus.config.{ext}" for ext in ("js", "ts", "mjs", "mts", "cjs", "cts"))
@@ -59,7 +57,7 @@ class Routes:
     def url(self, doc_path: str, text: str) -> str | None:
         """The page's URL relative to the site's root (its ``baseUrl``), as Docusaurus
         routes it; None for a draft, which a production build leaves out."""
-        meta = _front_matter(text)
+        meta = fields(text)  # invalid YAML is reported when the page's title is read
         if meta.get("draft") is True:
             return None
         folder, name = posixpath.split(doc_path)
@@ -165,15 +163,6 @@ def _enclosing_object(text: str, at: int) -> str:
             end = i + 1
             break
     return text[start:end]
-
-
-def _front_matter(text: str) -> dict[str, Any]:
-    match = FRONT_MATTER.match(text)
-    try:
-        meta = yaml.safe_load(match.group(1) or "") if match else None
-    except yaml.YAMLError:
-        return {}  # reported when the page's title is read
-    return meta if isinstance(meta, dict) else {}
 
 
 def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:
