@@ -833,6 +833,26 @@ def test_a_how_to_question_quotes_how_not_the_default_behaviour() -> None:
     assert quoted.startswith("By default, HTTPX will **not** follow redirects")
 
 
+def test_an_faq_entry_is_quoted_with_its_solution() -> None:
+    """Pi-hole's FAQ states each problem, then a "**Solution:**" paragraph: "weird random
+    domains like yfjmdpisrvyrnq in query log" quoted the problem and its example queries and
+    stopped before "This happens when using Chrome-based browsers"."""
+    text = (
+        "You see three queries containing only random strings, like\n\n"
+        "```bash\nyfjmdpisrvyrnq\nattxnwheeeuiad\n```\n\n"
+        "**Solution:**\n\n"
+        "This happens when using Chrome-based browsers. Chrome checks whether the DNS "
+        "server answers every name.\n\n"
+        "Link to [Chromium's source code](https://example.org/) explaining the function.\n\n"
+        + "Unrelated text about blocklists and caches. " * 12
+        + "\n"
+    )
+    chunk = _page(("FAQ", "Odd random character queries in the query log"), text)
+    quoted = _quoted("weird random domains like yfjmdpisrvyrnq in query log", chunk)
+    assert quoted.startswith("You see three queries")
+    assert "This happens when using Chrome-based browsers" in quoted
+
+
 def test_a_sentence_ending_in_an_ellipsis_keeps_the_code_it_introduces() -> None:
     """httpx: "You can disable SSL verification completely..." and then the code that
     does it; the error example before it must not lead for holding "certificate"."""

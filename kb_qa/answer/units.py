@@ -141,10 +141,13 @@ def run_to_end(blocks: Sequence[Block], chosen: list[int]) -> list[int]:
 # at it: copier's "How do I recover from a broken update?" quoted the ways an update
 # breaks, not "To overcome this, use the `copier recopy` command" two paragraphs on, and
 # its credentials question the problem without "To avoid that, the simplest fix is to
-# clone using SSH"
+# clone using SSH". An FAQ that labels it ("**Solution:**", "Workaround:") gives it so too:
+# Pi-hole's "weird random domains in my query log" quoted the example queries and stopped
+# before "This happens when using Chrome-based browsers" (its dev third 12 -> 13 of 22)
 _REMEDY = re.compile(
     r"to (?:overcome|avoid|fix|solve|resolve|prevent|work ?around|get around|circumvent) "
-    r"(?:this|that|these|those|it)\b|(?:if|when|should) (?:this|that) (?:happens|occurs|fails)\b",
+    r"(?:this|that|these|those|it)\b|(?:if|when|should) (?:this|that) (?:happens|occurs|fails)\b"
+    r"|\**(?:solution|fix|workaround|resolution|remedy)\**:",
     re.IGNORECASE,
 )
 
