@@ -8,18 +8,28 @@ link printed outside the site (``kb-qa ask``, ``kb-qa search``, the MCP tools, t
 report) has no such page: it must name a version. The one a site names is the mike
 plugin's ``canonical_version`` (what mike itself puts in ``site_url``), else the version
 selector's ``extra.version.default`` (Material for MkDocs, Zensical), which is the version
-the site's root redirects to.
+the site's root redirects to. Each version is answered by its own server, run from that
+version's checkout, and its operator names the version it publishes (the ``site_version``
+setting), which wins: a server of 1.0 printed links to /latest/, another version's text.
+
+The tree mike publishes (its gh-pages branch) holds ``versions.json`` at its root, listing
+each version's folder and its aliases (``published_versions``): ``kb-qa init`` wires each
+version folder as a site of its own.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from kb_qa.ingest import zensical
 
-__all__ = ["link_base", "version_folder"]
+__all__ = ["Published", "link_base", "published_versions", "version_folder"]
+VERSIONS_FILE = "versions.json"  # what mike writes at the root of the tree it publishes
 
 
 def version_folder(config: Mapping[str, Any]) -> str:
@@ -38,10 +48,11 @@ def version_folder(config: Mapping[str, Any]) -> str:
     return str(default).strip("/ ") if isinstance(default, str | int | float) else ""
 
 
-def link_base(site_url: str, config: Mapping[str, Any]) -> str:
-    """``site_url`` with the version folder of ``version_folder`` (the address links from
-    outside the site start with); ``site_url`` itself when there is none."""
-    folder = version_folder(config)
+def link_base(site_url: str, config: Mapping[str, Any], version: str = "") -> str:
+    """``site_url`` with a version folder (the address links from outside the site start
+    with): ``version``, the one this checkout publishes (the ``site_version`` setting), else
+    that of ``version_folder``; ``site_url`` itself when there is none."""
+    folder = version.strip("/ ") or version_folder(config)
     if not site_url or not folder:
         return site_url
     return f"{site_url.rstrip('/')}/{quote(folder, safe='')}/"
@@ -61,3 +72,38 @@ def _selector(config: Mapping[str, Any]) -> Mapping[str, Any]:
     extra = config.get("extra")
     version = extra.get("version") if isinstance(extra, Mapping) else None
     return version if isinstance(version, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Published:
+    """One version in the tree mike publishes: its folder and its aliases' folders (each a
+    copy of the version's pages, a symlink to its folder, or pages that redirect there)."""
+
+    version: str
+    aliases: tuple[str, ...] = ()
+
+
+def published_versions(root: Path) -> list[Published]:
+    """The versions of the mike tree at ``root``, as its ``versions.json`` lists them (newest
+    first, as mike writes it); [] when ``root`` is no such tree: no ``versions.json``, or
+    one that is not mike's list (another tool's file of that name), or none of the version
+    folders it names is there."""
+    try:
+        listed = json.loads((root / VERSIONS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(listed, list):
+        return []
+    found = []
+    for entry in listed:
+        version = entry.get("version") if isinstance(entry, dict) else None
+        if not isinstance(version, str) or not _folder_in(root, version):
+            continue
+        aliases = entry.get("aliases") if isinstance(entry.get("aliases"), list) else []
+        found.append(Published(version, tuple(a for a in aliases if isinstance(a, str) and a)))
+    return found
+
+
+def _folder_in(root: Path, name: str) -> bool:
+    """Whether ``name`` is one folder right inside ``root`` (not a path that leads out)."""
+    return bool(name) and "/" not in name and name not in (".", "..") and (root / name).is_dir()

@@ -11,7 +11,9 @@ MkDocs, ProperDocs and Zensical all copy the docs folder's static files and hono
   ``mkdocs.yml``, ``properdocs.yml``), edited in place: only those entries change, every other
   line (comments, order, quoting) stays.
 
-A folder of built HTML pages (no config) gets the drop-in tags in every page instead.
+A folder of built HTML pages (no config) gets the drop-in tags in every page instead; in
+the tree mike publishes (``versions.json`` at its root), each version's folder is a site of
+its own, its aliases' folders wired like it.
 The kb-qa MkDocs plugin recognises a wired site (``is_wired``) and does not add a second copy.
 
 Every write is planned first and applied all or nothing (``Plan.apply``): a file where a
@@ -30,7 +32,7 @@ from typing import Any
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import versioning
-from kb_qa.wiring.changes import Change, change_of, file_changes, read_text
+from kb_qa.wiring.changes import Change, Encoding, change_of, file_changes, read_text
 from kb_qa.wiring.options import (
     ASSET_DIR,
     CSS_PATH,
@@ -242,27 +244,86 @@ def _plan_yaml(
 # --- a folder of built HTML pages -------------------------------------------------------------
 
 
+Page = tuple[Path, str, Encoding]  # a page, its text and its encoding
+
+
 def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
-    """Every page gets the drop-in tags (replacing kb-qa's older ones), the files go in kb-qa/."""
+    """Every page gets the drop-in tags (replacing kb-qa's older ones), the files go in kb-qa/;
+    in the tree mike publishes, each version folder is a site of its own."""
     result = Plan(root, "html")
-    found = sorted(p for p in root.rglob("*.html") if ASSET_DIR not in p.relative_to(root).parts)
-    pages = [  # not a link (out of the site, or to a page wired under its own name)
+    versions = versioning.published_versions(root)
+    if not versions:
+        result.changes += _wire_pages(root, _pages(root), options)
+        return result
+    if options.get("endpoint") and len(versions) > 1:
+        raise ConfigError(_one_endpoint_for_versions(root, versions, str(options["endpoint"])))
+    # Wired as one site, the tree gave every page the options of its first page (1.0/404.html:
+    # readers of 2.0 asked 1.0's server) and a root at the tree's root, where a mike site has
+    # no pages (a citation on /1.0/guides/scheduling/ opened /guides/retries/, a 404). The
+    # pages outside the version folders (the root's redirect to the default) stay as they are.
+    for published in versions:
+        folders = [root / published.version]
+        for alias in published.aliases:
+            # A symlink alias (mike's default) is the version's own folder, wired with it.
+            if (root / alias).is_dir() and not (root / alias).is_symlink():
+                folders.append(root / alias)
+        pages = {folder: _pages(folder) for folder in folders}
+        # An alias is a copy of its version: it keeps the options the version's pages carry.
+        kept = next(
+            filter(None, (options_in(before) for f in folders for _, before, _ in pages[f])),
+            None,
+        )
+        for folder in folders:
+            result.changes += _wire_pages(folder, pages[folder], options, kept)
+    return result
+
+
+def _pages(site: Path) -> list[Page]:
+    """The HTML pages of the site at ``site`` (kb-qa's own folder left out), with their text."""
+    found = sorted(p for p in site.rglob("*.html") if ASSET_DIR not in p.relative_to(site).parts)
+    return [  # not a link (out of the site, or to a page wired under its own name)
         (p, *read_text(p, page=True))
         for p in found
-        if not p.is_symlink() and p.resolve().is_relative_to(root)
+        if not p.is_symlink() and p.resolve().is_relative_to(site.resolve())
     ]
+
+
+def _wire_pages(
+    site: Path, pages: list[Page], options: dict[str, Any], kept: WidgetOptions | None = None
+) -> list[Change]:
+    """The changes that wire the pages of the site at ``site``, its root: ``kept`` options
+    (else those the first page's tags carry) with ``options`` over them."""
     # A site has no config to keep its options: run again (after each build, on a fresh
     # page or a rebuilt site), kb-qa init keeps those its pages' tags carry.
-    kept = next(filter(None, (options_in(before) for _, before, _ in pages)), None)
+    kept = kept or next(filter(None, (options_in(before) for _, before, _ in pages)), None)
     wanted = (kept or WidgetOptions()).merged(**options)
+    changes = []
     for page, before, encoding in pages:
         # The 404 page is served at any path: its links start at the site's root path.
-        base = root_path(before, root) if page == root / "404.html" else ""
-        after = html_with_tags(before, page_tags(page.relative_to(root).as_posix(), wanted, base))
+        base = root_path(before, site) if page == site / "404.html" else ""
+        after = html_with_tags(before, page_tags(page.relative_to(site).as_posix(), wanted, base))
         if after != before:
-            result.changes.append(Change(page, before, after, encoding))
+            changes.append(Change(page, before, after, encoding))
     from kb_qa_widget import ASSETS, FILES
 
     files = {name: (ASSETS / name).read_text(encoding="utf-8") for name in FILES}
-    result.changes += file_changes(root / ASSET_DIR, files)
-    return result
+    return changes + file_changes(site / ASSET_DIR, files)
+
+
+def _one_endpoint_for_versions(
+    root: Path, versions: list[versioning.Published], endpoint: str
+) -> str:
+    """Why one --endpoint for every version of a mike tree is refused, and what to run."""
+    names = ", ".join(v.version for v in versions)
+    first = versions[-1].version
+    aliases = ", ".join(f"{a} (of {v.version})" for v in versions for a in v.aliases)
+    then = f" wires the aliases, {aliases}, like their versions and" if aliases else ""
+    return (
+        f"{root} is a site versioned with mike ({versioning.VERSIONS_FILE} lists {names}): "
+        "with one --endpoint, every version's chat would be answered from the text of that "
+        f"one server ({endpoint}), whichever version its reader is on. Run one `kb-qa serve` "
+        "per version, from that version's checkout, and wire each version's folder with its "
+        f"own: `kb-qa init {root / first} --endpoint URL`, and the same for each version. "
+        f"Then `kb-qa init {root}` without --endpoint{then} keeps each version's endpoint "
+        "(run it after every `mike deploy`). See kb-qa's docs: Deployment, Versioned sites."
+    )
