@@ -66,6 +66,11 @@ class Settings:
     # Citation links: "site" (URL#anchor; the default with mkdocs.yml), "file" (path:line),
     # "vscode" (vscode://file/...), "obsidian" (obsidian://open?...); empty = automatic
     link_style: str = ""
+    # The version of a site versioned with mike that this checkout publishes ("1.0", its
+    # folder): links made outside the site (ask, search, MCP, insights, the API's url) open
+    # under it. Empty: the version the site names (canonical_version, extra.version.default),
+    # where a 1.0 checkout's server sent readers to /latest/, whose page said something else
+    site_version: str = ""
     # Whose heading-id rules apply: "mkdocs", "zensical", or empty to decide by the config
     # file (zensical.toml: Zensical's; mkdocs.yml: MkDocs'). Zensical building a mkdocs.yml
     # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
@@ -359,6 +364,8 @@ def _coerce(current: object, name: str, value: Any) -> Any:
                 "a workspace is named with ASCII letters and digits ('My Docs' is my-docs): "
                 "use a name such as docs"
             )
+        if name == "site_version" and "/" in str(value).strip("/ "):
+            raise ValueError("name the version's folder alone, such as 1.0 (as `mike deploy`)")
         if name in _CHOICES:
             said = str(value).strip().lower()
             if said not in _CHOICES[name]:

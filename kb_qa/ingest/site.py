@@ -142,7 +142,7 @@ def find_config(root: Path, generator: str = "") -> Path | None:
     return next((root / n for n in names if (root / n).is_file()), None)
 
 
-def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
+def load_site(root: Path, generator: str = "", *, render: bool = False, version: str = "") -> Site:
     """Read the site's config (see ``find_config``); otherwise describe a plain vault.
 
     ``generator`` says whose rules give heading ids: empty means Zensical's for
@@ -209,7 +209,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False) -> Site:
         exclude_patterns=tuple(line for line in str(exclude).splitlines() if line.strip()),
     )
     site.warnings += warnings
-    site.link_base = versioning.link_base(site.site_url, config)
+    site.link_base = versioning.link_base(site.site_url, config, version)
     site.nav = page_titles.read_nav(config.get("nav") if is_toml else _nav(config_file))
     if generator == "zensical":
         site.blog = zensical_blog.blog_of(config)

@@ -69,7 +69,7 @@ class IndexRun:
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
             s = self.settings
-            site = load_site(s.vault, s.generator, render=s.render)
+            site = load_site(s.vault, s.generator, render=s.render, version=s.site_version)
             prefix = f"{site.config_name}: "
             report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)
