@@ -66,9 +66,6 @@ _TRACEBACK_WORDS = re.compile(
     r"Traceback \(most recent call last\):|(?<![^ \t\n])File (?=\"[^\"\n]{0,500}\", line \d)"
     r"|(?<=\"), line \d+(?:, in (?:<module>)?)?"
 )
-# An HTML tag, not an autolink: "<https://paperless.example.com>" is a link the page shows
-# (and the widget too), "<help@example.com>" an address shown as its words.
-_HTML_TAG = re.compile(r"<(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)/?[A-Za-z][^<>]{0,1000}>")
 _EMAIL_AUTOLINK = re.compile(r"<([\w.!#$%&'*+/=?^`{|}~-]{1,200}@[A-Za-z0-9.-]{1,250})>")
 # A link's destination may hold balanced parentheses (".../wiki/Lisp_(programming_language)").
 _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
@@ -77,7 +74,8 @@ _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 # only the line, which a "how do I" answer quoted as the example.
 # FastAPI's docs include their examples so too (mdx_include's "{* ../../docs_src/a.py hl[7] *}"
 # and "{!> ../../docs_src/b.py!}"), in a paragraph or a code block of their own.
-_INCLUDE_LINE = r"[ \t]*(?:-{1,}8<-{1,}[^\n]*|\{\*[^\n]*\*\}|\{!>?[^\n]*!\})[ \t]*"
+_INCLUDE_LINE = marks.INCLUDE_LINE
+_HTML_TAG = marks.HTML_TAG  # an HTML tag (tests/hostile times it)
 _SNIPPETS_ONLY = re.compile(rf"(?:{_INCLUDE_LINE}\n|[ \t]*\n)*(?:{_INCLUDE_LINE})?")
 # A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): the
 # section holds no definition (mkdocstrings' autorefs need none), so Markdown would show it
@@ -165,7 +163,9 @@ def _flatten(markdown: str) -> tuple[str, list[int], list[int]]:
             line, lazy = line[defined.end() :], True
             stack.append((strip + 4, -1, False))
         lazy = lazy and bool(line.strip())
-        if fence or _HTML_TAG.sub("", _ATTRS.sub("", _IMAGE.sub("", line))).strip():
+        if not fence and marks.unshown(line):
+            line = ""  # a paragraph, list or table ends before it, as on the page
+        if fence or marks.without_tags(_ATTRS.sub("", _IMAGE.sub("", line))).strip():
             stack[:] = [(at, -1, boxed) for at, _, boxed in stack]  # it holds text: its title stays
         out.append(line)
         origin.append(number)
@@ -211,7 +211,7 @@ def _plain_prose(text: str) -> str:
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _ATTRS.sub("", text)
-    text = marks.prose(_HTML_TAG.sub("", _EMAIL_AUTOLINK.sub(r"\1", text)))
+    text = marks.prose(marks.without_tags(_EMAIL_AUTOLINK.sub(r"\1", text)))
     if "((" in text:
         # A Logseq block reference shows the text of the block it points to, which only the
         # page's view (or the index as a whole) knows: "Reminder of the backup:
@@ -295,7 +295,7 @@ def passages(markdown: str, header: str = "") -> list[Block]:
         elif token.type == "math_block":
             kind, text = "math", raw
         elif token.type in _PROSE:
-            if _SNIPPETS_ONLY.fullmatch(raw) or marks.abbreviations_only(raw):
+            if _SNIPPETS_ONLY.fullmatch(raw):
                 continue
             if token.type == "paragraph_open" and is_properties(raw):
                 # Logseq's page properties ("alias:: Golf, the car", "tags:: vehicle") are
@@ -383,10 +383,14 @@ def _rows_only(raw: str) -> bool:
 def _table_text(raw: str) -> str:
     """A table as shown: outside code, links as their words (a cell's relative link to a
     ".md" file opened nothing from an answer, as a paragraph's link already did not), no
-    images, no attribute lists."""
-    return _outside_verbatim(
-        raw, lambda part: marks.prose(_IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part))))
-    )
+    images, no attribute lists, inline HTML as a paragraph's (``marks.without_tags``)."""
+
+    def shown(part: str) -> str:
+        return marks.prose(
+            marks.without_tags(_IMAGE.sub("", _LINK.sub(r"\1", _ATTRS.sub("", part))))
+        )
+
+    return _outside_verbatim(raw, shown)
 
 
 def weight_of(tokens: Iterable[str], weight: Mapping[str, float]) -> float:

@@ -1,7 +1,7 @@
 """Inline markup an answer shows as the page does: pymdown-extensions' keys, icons, critic
 marks and footnote markers, GitHub's emoji shortcodes, HTML entities, inlinehilite's
-language prefix; and the HTML blocks a page shows as text (``<pre>``, ``<table>``,
-``<details>``).
+language prefix, inline HTML; the HTML blocks a page shows as text (``<pre>``, ``<table>``,
+``<details>``); and the lines it shows nowhere (``unshown``).
 
 A technical writer's Material site showed ``++ctrl+c++``, ``:material-check:``,
 ``{--dims--}{++turns off++}``, ``[^hum]`` and ``&plusmn;0.5&nbsp;&deg;C`` in the chat where
@@ -40,13 +40,32 @@ _CRITIC = re.compile(
     re.S,
 )
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]{1,100}\](?!:)")
-# An abbreviation's definition ("*[API]: Application Programming Interface"): the page
-# shows none, only a tooltip on the word
-_ABBREVIATIONS = re.compile(r"(?:[ \t]{0,3}\*\[[^\]\n]{1,200}\]:[^\n]{0,1000}(?:\n|$))+")
+# A line that includes a file: pymdownx.snippets' ``--8<-- "a.md"``, mdx_include's
+# ``{* ../a.py hl[7] *}`` and ``{!> ../b.py!}``, markdown-include's ``{!abbreviations.md!}``.
+# The page shows the file's text there, which a page read from its source does not hold.
+_INCLUDES = r"-{1,}8<-{1,}[^\n]*|\{\*[^\n]*\*\}|\{!>?[^\n]*!\}"
+INCLUDE_LINE = rf"[ \t]*(?:{_INCLUDES})[ \t]*"
+# Lines no page shows where they stand, so no passage quotes them: an abbreviation's
+# definition ("*[API]: Application Programming Interface", only a tooltip on the word), an
+# include, and the footnotes extension's place marker, where the footnotes are listed.
+# Pi-hole ends its API pages with "{!abbreviations.md!}" (a file of definitions only): the
+# paragraph before it was quoted with that line, and one followed by "*[API]: …" without a
+# blank line with the definition.
+_UNSHOWN = re.compile(
+    rf"[ \t]*(?:\*\[[^\]\n]{{1,200}}\]:[^\n]{{0,1000}}|///Footnotes Go Here///|{_INCLUDES})[ \t]*"
+)
 # pymdownx.inlinehilite's language prefix: `#!python print(x)` shows as `print(x)`
 _INLINE_LANG = re.compile(r"(`+)#![\w+-]{1,40}[ \t]+(.*)\1", re.S)
 _PRE = re.compile(r"[ \t]{0,3}<pre\b[^>]{0,500}>", re.I)
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,1000}>")
+# An HTML tag, not an autolink: "<https://paperless.example.com>" is a link the page shows
+# (and the widget too), "<help@example.com>" an address shown as its words; nor text whose
+# ">" is escaped: Mealie's table shows "Login with <OIDC_PROVIDER_NAME\>" as written.
+HTML_TAG = re.compile(r"<(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)/?[A-Za-z][^<>]{0,1000}(?<!\\)>")
+# A line break: Mealie's settings tables hold "OIDC_CLIENT_SECRET <br/> :octicons-tag-24:
+# v2.0.0" (the name, and under it the version that added it); a quoted row showed the raw
+# "<br/>", and a paragraph's "secret<br>in" read "secretin". A row is one line: a space.
+_BREAK = re.compile(r"<br[ \t]{0,20}/?>", re.I)
 _SHOWN_HTML = re.compile(r"[ \t]{0,3}<(?:table|details)\b", re.I)
 _MAX_HTML = 20_000  # a longer HTML block is left out, as a long code block is
 
@@ -97,9 +116,17 @@ def code(span: str) -> str:
     return span
 
 
-def abbreviations_only(text: str) -> bool:
-    """Whether a paragraph is nothing but abbreviation definitions (which no page shows)."""
-    return bool(_ABBREVIATIONS.fullmatch(text))
+def without_tags(text: str) -> str:
+    """Prose (its code held out) or a table's row with its inline HTML as the page shows it:
+    a tag's text without the tag (``<kbd>Ctrl</kbd>`` as "Ctrl"), a line break as a space."""
+    if "<" not in text:
+        return text
+    return HTML_TAG.sub("", _BREAK.sub(" ", text))
+
+
+def unshown(line: str) -> bool:
+    """Whether a line of a page's source shows nowhere on the page as written (``_UNSHOWN``)."""
+    return bool(_UNSHOWN.fullmatch(line))
 
 
 def html_block(raw: str) -> tuple[str, str] | None:
