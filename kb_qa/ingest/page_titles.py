@@ -16,18 +16,41 @@ letter of an all lower case name capitalised ("éclair" stays "éclair").
 A notes vault has no site: a note is titled by its front matter, its first H1, else its
 file name as written, as Obsidian shows it (Logseq's "a___b" as its page "a/b").
 
+A title is HTML where the theme shows it (MkDocs hands an H1's over escaped, a nav's as
+written): kb-qa shows its text, as the theme's ``<title>`` does (``shown_text``).
+
 Only ``nav:`` is read for titles; a nav the awesome-pages or literate-nav plugins build
 from other files is not (a page it titles is titled as if the nav did not).
 """
 
 from __future__ import annotations
 
+import html
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from kb_qa.ingest import note_names
 from kb_qa.types import Document
+
+# A tag or a comment of a title written as HTML (bounded: a title of unclosed "<" is cheap)
+_MARKUP = re.compile(r"<!--.{0,1000}?-->|</?[A-Za-z][^<>]{0,1000}>", re.S)
+
+
+def shown_text(title: str) -> str:
+    """A title written as HTML as its text: tags left out, entities decoded, blanks (a
+    no-break space too) as one space. Pi-hole's nav titles a page ``'The
+    &nbsp<samp>pihole</samp>&nbsp Command'``, which every citation label showed with its
+    tags as text; the site shows "The pihole Command". A title without markup is as written."""
+    if "<" not in title and "&" not in title:
+        return title
+    return " ".join(html.unescape(_MARKUP.sub("", title)).split())
+
+
+def shown_html(title: str) -> str:
+    """``shown_text`` escaped, as MkDocs hands over an H1's title (``RenderedPage.title``)."""
+    return html.escape(shown_text(title), quote=False)
 
 
 @dataclass(frozen=True)
@@ -72,7 +95,7 @@ def read_nav(nav: object) -> NavTitles:
     def page(title: str | None, target: str, depth: int) -> None:
         # A link ("https://…", "/abs/") names no file of docs_dir, so it matches no page.
         doc_path = PurePosixPath(target.strip()).as_posix()
-        titles.setdefault(doc_path, title)
+        titles.setdefault(doc_path, None if title is None else shown_text(title))
         if depth:
             in_section.add(doc_path)
 

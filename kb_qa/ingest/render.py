@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb_qa.ingest import render_files, snippet_guard
+from kb_qa.ingest import page_titles, render_files, snippet_guard
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render_config import SiteInputs, entry_key, plugins_to_run, site_inputs
 from kb_qa.ingest.safe_config import check_inherit
@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 GUARD = snippet_guard.NAME
 # One render at a time per process: it changes the working directory while it runs.
 _RENDER_LOCK = threading.Lock()
-_INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}|:::[ \t]*\S|///[ \t]*\S)", re.M)
+# Lines only the HTML shows the text of: a snippet, a "::: x" directive, a pymdownx block
+_INCLUDE = re.compile(r"^[ \t]*(?:;?-+8<-+|:::[ \t]*\S|/{3,}[ \t]*[\w-]+[ \t]*(?:\|.*)?$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -386,7 +387,7 @@ def _render_page(page: Any, config: Any, files: Any, rel: str) -> RenderedPage:
     return RenderedPage(
         path=rel,
         url=page.url,
-        title=str(page.title or ""),
+        title=page_titles.shown_html(str(page.title or "")),
         html=content,
         transformed=transformed(source, page.markdown or ""),
     )
@@ -394,6 +395,6 @@ def _render_page(page: Any, config: Any, files: Any, rel: str) -> RenderedPage:
 
 def transformed(source: str, markdown: str) -> bool:
     """Whether a page's Markdown changed on its way to the renderer (``source`` as read,
-    ``markdown`` after on_page_markdown), or pulls in text through an include or a block
-    directive (snippets, mkdocstrings, mkdocs-click) that only the HTML shows."""
+    ``markdown`` after on_page_markdown), or pulls in text only the HTML shows (snippets,
+    mkdocstrings, mkdocs-click, "/// tab | Name"; "///Footnotes Go Here///" is no block)."""
     return markdown != source or bool(_INCLUDE.search(markdown))
