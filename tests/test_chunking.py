@@ -115,6 +115,81 @@ def test_offsets_and_lines_point_at_the_source(
     assert by_anchor["deeper"].text.endswith("Last line without a newline")
 
 
+NESTED_CONFIG = """\
+site_name: T
+markdown_extensions:
+  - admonition
+  - pymdownx.details
+  - pymdownx.superfences
+  - pymdownx.tabbed:
+      alternate_style: true
+"""
+# Headings MkDocs renders inside an admonition, a collapsible block (tab-indented) and a
+# tab, one in an admonition in that tab; the "#" line in a fence is code.
+NESTED = """\
+# Page
+
+!!! note "Read first"
+    Intro text here.
+
+    ### Inner steps
+    - alpha step
+    - beta step
+
+    ```bash
+    # not a heading
+    ```
+
+??? tip "More"
+\t#### Tabbed in
+\tText.
+
+=== "GET"
+
+    ### GET
+    Reads a resource.
+
+    !!! warning
+        ##### Deeper
+        Deep text.
+
+## Next
+More.
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_heading_in_an_admonition_or_tab_is_a_section_at_its_lines(
+    make_vault: Callable[..., Path], newline: str
+) -> None:
+    """Mealie's upgrade guide has "### Before Upgrading" in a warning: its chunk was read
+    from the page's HTML, re-indented, at offsets 0-0, its citation on the wrong lines."""
+    root = make_vault({"mkdocs.yml": NESTED_CONFIG, "docs/index.md": NESTED.replace("\n", newline)})
+    for chunk_chars in (1500, 40):  # whole sections, and sections cut into pieces
+        doc, chunks = chunk_file(root, "docs/index.md", chunk_chars)
+        check_addresses(doc, chunks)
+        firsts = {c.anchor: c for c in chunks if c.piece == 0}
+        assert list(firsts) == ["page", "inner-steps", "tabbed-in", "get", "deeper", "next"]
+    doc, chunks = chunk_file(root, "docs/index.md")
+    by_anchor = {c.anchor: c for c in chunks}
+    steps = by_anchor["inner-steps"]
+    assert (steps.line_start, steps.line_end) == (6, 14)  # to the tip's title line
+    assert steps.text.startswith("    ### Inner steps") and "# not a heading" in steps.text
+    assert steps.heading_path == ("Page", "Inner steps")
+    assert by_anchor["page"].text.endswith("Intro text here.")
+    assert by_anchor["deeper"].heading_path == ("Page", "GET", "Deeper")
+
+
+def test_a_heading_in_an_admonition_the_site_does_not_render_is_no_section(
+    make_vault: Callable[..., Path],
+) -> None:
+    """Without the admonition extensions MkDocs shows those lines as code: no section."""
+    root = make_vault({"mkdocs.yml": "site_name: T\n", "docs/index.md": NESTED})
+    doc, chunks = chunk_file(root, "docs/index.md")
+    check_addresses(doc, chunks)
+    assert [c.anchor for c in chunks] == ["page", "next"]
+
+
 def test_front_matter_title_heads_the_path_and_is_stripped(make_vault: Callable[..., Path]) -> None:
     root = make_vault(
         {

@@ -738,10 +738,10 @@ def test_headings_after_numbered_code_are_all_chunked(
 ) -> None:
     """Pygments' line numbers are a table beside the code: converted as they are, the code
     became a table cell (and on Material's code-blocks page, inside a list, a code fence that
-    swallowed the six headings after it). The page takes the HTML route (a heading inside
-    an admonition)."""
+    swallowed the six headings after it). The page takes the HTML route (a snippet)."""
     page = (
         "# Code\n\n"
+        '--8<-- "note.md"\n\n'
         '``` py linenums="1"\ndef f():\n    return 1\n```\n\n'
         "## After the code\n\nText after.\n\n"
         '!!! note "In a note"\n\n    ### Inside the note\n\n    Noted.\n\n'
@@ -750,12 +750,15 @@ def test_headings_after_numbered_code_are_all_chunked(
     vault = make_vault(
         {
             "mkdocs.yml": "site_name: C\nmarkdown_extensions:\n  - admonition\n"
-            "  - pymdownx.highlight\n  - pymdownx.superfences\n",
+            "  - pymdownx.highlight\n  - pymdownx.superfences\n"
+            "  - pymdownx.snippets:\n      base_path: [includes]\n",
             "docs/index.md": page,
+            "includes/note.md": "Read this page first.\n",
         }
     )
     instance = kb(vault)
     instance.index()
+    assert "Read this page first." in " ".join(c.text for c in instance.store.chunks())
     anchors_ = [c.anchor for c in instance.store.chunks() if c.piece == 0]
     assert anchors_ == ["code", "after-the-code", "inside-the-note", "last"]
     [code] = [c for c in instance.store.chunks() if c.anchor == "code"]

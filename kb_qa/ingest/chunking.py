@@ -21,6 +21,7 @@ from markdown_it.token import Token
 
 from kb_qa.ingest import anchors, generators, mdx, notebooks
 from kb_qa.ingest.code_annotations import annotation_lists
+from kb_qa.ingest.containers import nested_headings, rendered_only
 from kb_qa.ingest.fences import parsed_as_mkdocs
 from kb_qa.ingest.page_titles import own_title, page_title
 from kb_qa.text import as_shown
@@ -93,6 +94,12 @@ def chunk_document(
     n_lines = len(lines) - 1
 
     raw_headings = _headings(tokens, body, line_offset)
+    # A heading in an admonition or tab is one of the page's (MkDocs renders its id): a
+    # section of its own, cut at its line. Only where Python-Markdown renders the page.
+    nested: set[int] = set()
+    if doc.generator and doc.generator not in generators.HEADINGS:
+        found = nested_headings(_PARSER, body, line_offset)
+        nested, raw_headings = {line for line, _, _ in found}, sorted(raw_headings + found)
     key = hashlib.sha1(
         "\n".join(f"{level} {raw}" for _, level, raw in raw_headings).encode()
     ).hexdigest()
@@ -105,6 +112,8 @@ def chunk_document(
     if outline is not None:
         outline.key, outline.headings = key, list(rendered)
     resolved = anchors.assign([(lvl, raw) for _, lvl, raw in raw_headings], rendered, md)
+    if nested:
+        raw_headings, resolved, nested = rendered_only(raw_headings, resolved, rendered, nested)
 
     if doc.note:  # a note's headings as Obsidian shows them: "Call with Sam", not "[[…|Sam]]"
         resolved = [dataclasses.replace(h, text=as_shown(h.text)) for h in resolved]
@@ -112,7 +121,7 @@ def chunk_document(
     opens = bool(tokens) and tokens[0].type == "heading_open" and tokens[0].tag == "h1"
     title, h1 = _title(doc, resolved, title, opens)
     sections = _sections(raw_headings, resolved, (line_offset, n_lines), (title, h1))
-    _assign_units(sections, tokens, line_offset)
+    _assign_units(sections, tokens, line_offset, nested)
 
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
@@ -201,8 +210,11 @@ def _sections(
     return sections
 
 
-def _assign_units(sections: list[_Section], tokens: Sequence[Token], line_offset: int) -> None:
-    """Attach each top-level block (split into items/rows where useful) to its section."""
+def _assign_units(
+    sections: list[_Section], tokens: Sequence[Token], line_offset: int, cuts: set[int]
+) -> None:
+    """Attach each top-level block (split into items/rows where useful) to its section; a
+    block holding a heading of ``cuts`` (in an admonition, read as code) is cut at its line."""
     starts = [s.heading_line for s in sections]
     # A code block's annotation list (tooltips inside the code on the page) is never cut
     # from it: a piece starting with it would quote a list the page does not show.
@@ -219,7 +231,12 @@ def _assign_units(sections: list[_Section], tokens: Sequence[Token], line_offset
             last = (tokens[notes[i]].map or tok.map)[1] + line_offset
             section.units.append(_Unit(first, last))
             continue
-        section.units.extend(_split_block(tokens, i, first, last, line_offset, joined))
+        for unit in _split_block(tokens, i, first, last, line_offset, joined):
+            for line in sorted(cut for cut in cuts if unit.first < cut < unit.last):
+                section.units.append(dataclasses.replace(unit, last=line))
+                section = sections[bisect.bisect_right(starts, line) - 1]
+                unit = dataclasses.replace(unit, first=line)
+            section.units.append(unit)
 
 
 def _split_block(

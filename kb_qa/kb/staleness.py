@@ -65,7 +65,9 @@ if TYPE_CHECKING:
 #     build leaves out: read again), a page read from its HTML keeps a highlighted code
 #     block's language and title, and Hugo, mdBook, VitePress and Docusaurus headings get
 #     the ids their real builds write (an underscore inside a word, dashes, escapes).
-CHUNKER_VERSION = "26"
+# 27: a heading inside an admonition, collapsible block or content tab is a section read
+#     from the source, at its lines (the page was read from its HTML).
+CHUNKER_VERSION = "27"
 
 
 @dataclass
