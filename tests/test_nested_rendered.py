@@ -14,7 +14,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import markdown
+
 from kb_qa import ask
+from kb_qa.ingest.rendered_chunks import html_to_markdown
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from tests.test_render import mkdocs_build
 
@@ -83,3 +86,11 @@ def test_a_page_with_a_heading_in_a_tab_is_read_from_its_source(
     cited = {(c.anchor, c.line_start, c.line_end) for c in reply.citations}
     assert ("inner-steps", 6, 8) in cited, reply.citations
 
+
+def test_html_of_an_abbreviation_is_read_as_its_word() -> None:
+    """A page read from its HTML keeps an abbreviation as written; its meaning is the
+    tooltip (``<abbr title>``), not text of the page."""
+    md = markdown.Markdown(extensions=["abbr"])
+    html = md.convert("The API returns 429.\n\n*[API]: Application Programming Interface\n")
+    assert "<abbr" in html
+    assert html_to_markdown(html) == "The API returns 429.\n"

@@ -55,6 +55,10 @@ _FOOTNOTE_REF = re.compile(
 _FOOTNOTE = re.compile(r'<li id="fn:([^"]+)"[^>]*>\s*(?:<p>)?(.*?)(?:</p>)?\s*</li>', re.S)
 _BACKREF = re.compile(r'(?:&#160;|\s)*<a class="footnote-backref"[^>]*>.*?</a>', re.S)
 _FOOTNOTES = re.compile(r'<div class="footnote">\s*(?:<hr\s*/?>)?\s*<ol>(.*?)</ol>\s*</div>', re.S)
+# An abbreviation (the ``abbr`` extension) is its word on the page, its meaning a tooltip:
+# converted as is, Pi-hole's API page read "API (Application Programming Interface)" at
+# every "API" it wrote.
+_ABBR = re.compile(r"<abbr(?:\s[^>]*)?>(.*?)</abbr>", re.S)
 
 
 # pymdownx.highlight names a block's language on its wrapper and writes its title above the
@@ -126,7 +130,7 @@ def html_to_markdown(content: str) -> str:
     """A page's content HTML as Markdown text: what the reader sees, in Markdown's form."""
     import html_to_markdown as h2m
 
-    content = _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content)
+    content = _ABBR.sub(r"\1", _NO_ID_HEADING.sub(r"<p><strong>\3</strong></p>", content))
     content = _LINENO_TABLE.sub(r"\1", _TABLE_TITLE.sub(r"\2\1", content))
     content = _HIGHLIGHTED.sub(_highlighted, content)
     content = _footnotes(_TITLES.sub(_lead_in, _tabs_labelled(content)))

@@ -66,7 +66,8 @@ if TYPE_CHECKING:
 #     block's language and title, and Hugo, mdBook, VitePress and Docusaurus headings get
 #     the ids their real builds write (an underscore inside a word, dashes, escapes).
 # 27: a heading inside an admonition, collapsible block or content tab is a section read
-#     from the source, at its lines (the page was read from its HTML).
+#     from the source, at its lines (the page was read from its HTML); a page read from
+#     its HTML keeps an abbreviation as its word, without its title.
 CHUNKER_VERSION = "27"
 
 
