@@ -17,6 +17,7 @@ from pathlib import Path
 import markdown
 
 from kb_qa import ask
+from kb_qa.answer.blocks import passages
 from kb_qa.ingest.rendered_chunks import html_to_markdown
 from kb_qa.kb.knowledge_base import KnowledgeBase
 from tests.test_render import mkdocs_build
@@ -84,7 +85,9 @@ def test_a_page_with_a_heading_in_a_tab_is_read_from_its_source(
     assert "(Application" not in reply.text
     reply = ask(instance, "what are the inner steps?")
     cited = {(c.anchor, c.line_start, c.line_end) for c in reply.citations}
-    assert ("inner-steps", 6, 8) in cited, reply.citations
+    # The quoted list, on lines 7-8 under its heading (line 6), as prose, not code
+    assert ("inner-steps", 7, 8) in cited, reply.citations
+    assert "- alpha step\n- beta step" in reply.text and "```" not in reply.text
 
 
 def test_html_of_an_abbreviation_is_read_as_its_word() -> None:
@@ -94,3 +97,23 @@ def test_html_of_an_abbreviation_is_read_as_its_word() -> None:
     html = md.convert("The API returns 429.\n\n*[API]: Application Programming Interface\n")
     assert "<abbr" in html
     assert html_to_markdown(html) == "The API returns 429.\n"
+
+
+def test_a_section_cut_inside_a_box_is_quoted_as_prose_not_code() -> None:
+    """Its lines keep the box's indent (the opener is in the section before), which
+    CommonMark reads as one indented code block: Pi-hole's "Is PATCH idempotent?" quoted
+    the right passage inside a code block. A tab-indented one, and its code, too."""
+    for indent in ("    ", "\t"):
+        section = (
+            f"{indent}### PATCH\n{indent}PATCH is not idempotent: a second call changes it "
+            f"again.\n\n{indent}```bash\n{indent}curl -X PATCH x\n{indent}```\n"
+        )
+        kinds = [(b.kind, b.text) for b in passages(section)]
+        assert kinds == [
+            ("prose", "PATCH is not idempotent: a second call changes it again."),
+            ("code", "```bash\ncurl -X PATCH x\n```"),
+        ]
+        for b in passages(section):  # what a citation highlights: the docs' own lines
+            assert section[b.span[0] : b.span[1]].lstrip().startswith(b.text.split("\n")[0])
+    # A page's opening indented code block is code still
+    assert [b.kind for b in passages("    pip install kb-qa\n")] == ["code"]

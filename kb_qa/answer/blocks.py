@@ -16,7 +16,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer import marks
-from kb_qa.answer.indents import columns, unindented
+from kb_qa.answer.indents import box_indent, columns, unindented
 from kb_qa.ingest import mdx
 from kb_qa.ingest.code_annotations import annotation_lists
 from kb_qa.text import (
@@ -77,14 +77,12 @@ _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 _INCLUDE_LINE = marks.INCLUDE_LINE
 _HTML_TAG = marks.HTML_TAG  # an HTML tag (tests/hostile times it)
 _SNIPPETS_ONLY = re.compile(rf"(?:{_INCLUDE_LINE}\n|[ \t]*\n)*(?:{_INCLUDE_LINE})?")
-# A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): the
-# section holds no definition (mkdocstrings' autorefs need none), so Markdown would show it
-# as typed, brackets and all; the page shows its words.
+# A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): no
+# definition in the section (autorefs need none), Markdown shows it as typed; the page, words.
 _LABEL = r"\[[^\[\]\n]{0,500}\]"
 _IMAGE = re.compile(r"!\[[^\[\]]{0,500}\](?:" + _DESTINATION + "|" + _LABEL + ")")
 _LINK = re.compile(r"(?<!!)\[([^\[\]]{1,500})\](?:" + _DESTINATION + "|" + _LABEL + ")")
-# What stands for a code span or fence line while links are read (``_outside_verbatim``): a
-# private-use character, with the part's number between two of them.
+# A code span or fence line while links are read (``_outside_verbatim``): its number in U+E000s
 _HELD = "\ue000"
 _HOLDING = re.compile(_HELD + r"(\d+)" + _HELD)
 # A callout's first line, nested ones ("> > [!info]") too.
@@ -132,6 +130,8 @@ def _flatten(markdown: str) -> tuple[str, list[int], list[int]]:
     stack: list[tuple[int, int, bool]] = []  # ..., and whether it is an admonition or tab
     fence = ""  # the fence of the code block the line is in: its lines are code, as written
     lazy = False  # in a definition's first paragraph, whose lines need no indent
+    if boxed := box_indent(markdown):  # a section cut inside an admonition or tab: dedented
+        stack.append((boxed, -1, False))
 
     def close() -> None:
         if (head := stack.pop()[1]) >= 0:

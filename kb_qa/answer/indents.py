@@ -8,7 +8,11 @@ would be; counted as one character, ``"\\tsudo systemctl …"`` de-indented by f
 
 from __future__ import annotations
 
+import re
+
 TAB_STOP = 4
+# An ATX heading indented as a box's content: a section cut inside an admonition or a tab
+_BOXED_HEADING = re.compile(r"(?: {4,}|\t)[ \t]*#{1,6}[ \t]")
 
 
 def columns(line: str) -> int:
@@ -35,3 +39,11 @@ def unindented(line: str, width: int) -> str:
         if column > width:
             return " " * (column - width) + line[at + 1 :]
     return ""
+
+
+def box_indent(section: str) -> int:
+    """The indent of a section's lines when it opens with a heading inside an admonition or
+    content tab (``ingest/containers`` cuts a section there; its box's opener is in the
+    section before), else 0. Read from its text as it stands, such a section was one
+    indented code block: Pi-hole's "Is PATCH idempotent?" was quoted as code."""
+    return columns(section) if _BOXED_HEADING.match(section) else 0
