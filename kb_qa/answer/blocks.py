@@ -16,9 +16,9 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from kb_qa.answer import marks
-from kb_qa.answer.indents import box_indent, columns, unindented
 from kb_qa.ingest import mdx
 from kb_qa.ingest.code_annotations import annotation_lists
+from kb_qa.ingest.indents import box_indent, columns, unindented
 from kb_qa.text import (
     BLOCK_REF,
     as_shown,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from kb_qa.answer.blocks import Block, reading_text
-from kb_qa.answer.indents import columns, unindented
 from kb_qa.answer.rows import rarity_score, run_around
+from kb_qa.ingest.indents import columns, unindented
 from kb_qa.text import cjk_chars, keyword_tokens
 
 __all__ = ["ITEM_CHARS", "LIST_CHARS", "is_long_list", "matching_item"]

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from markdown_it import MarkdownIt
 
 from kb_qa.ingest.fences import parsed_as_mkdocs
+from kb_qa.ingest.indents import columns, unindented
 from kb_qa.types import Heading
 
 __all__ = ["nested_headings", "rendered_only"]
@@ -29,7 +30,6 @@ _OPENER = re.compile(
 )
 _FENCE = re.compile(r"(`{3,}|~{3,})")
 _ANY_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?|===)", re.M)  # most pages: none, no second parse
-_TAB_STOP = 4  # Python-Markdown expands a tab to the next multiple of four columns
 
 
 def nested_headings(
@@ -47,10 +47,10 @@ def nested_headings(
     fence = ""  # a code fence the line is in: an opener there is an example, not a block
     for line in lines:
         if line.strip():
-            while stack and _columns(line) < stack[-1] and not fence:
+            while stack and columns(line) < stack[-1] and not fence:
                 stack.pop()
         strip = stack[-1] if stack else 0
-        text = _unindented(line, strip)
+        text = unindented(line, strip)
         inside.append(bool(stack))
         view.append(text)
         if fence:
@@ -58,8 +58,8 @@ def nested_headings(
             fence = "" if len(closing) >= len(fence) and set(closing) == {fence[0]} else fence
         elif opened := _FENCE.match(text.lstrip(" \t")):
             fence = opened.group(1)
-        elif _columns(text) < 4 and _OPENER.fullmatch(text.strip(" \t\r")):
-            stack.append(strip + _columns(text) + 4)
+        elif columns(text) < 4 and _OPENER.fullmatch(text.strip(" \t\r")):
+            stack.append(strip + columns(text) + 4)
     tokens = parsed_as_mkdocs(parser, "\n".join(view))
     found = []
     for i, tok in enumerate(tokens):
@@ -87,28 +87,3 @@ def rendered_only(
     ]
     lines = [line for line, _ in kept]
     return lines, [h for _, h in kept], nested & {line for line, _, _ in lines}
-
-
-def _columns(line: str) -> int:
-    column = 0
-    for char in line:
-        if char == " ":
-            column += 1
-        elif char == "\t":
-            column += _TAB_STOP - column % _TAB_STOP
-        else:
-            break
-    return column
-
-
-def _unindented(line: str, width: int) -> str:
-    """``line`` without ``width`` columns of its indentation (a tab reaching past them
-    leaves the columns beyond as spaces)."""
-    column = 0
-    for at, char in enumerate(line):
-        if column >= width or char not in " \t":
-            return line[at:]
-        column += 1 if char == " " else _TAB_STOP - column % _TAB_STOP
-        if column > width:
-            return " " * (column - width) + line[at + 1 :]
-    return ""
