@@ -172,7 +172,9 @@ def _staleness(kb: KnowledgeBase) -> tuple[str, int]:
     from kb_qa.kb.staleness import files_changed
 
     settings = kb.settings
-    site = load_site(settings.vault, settings.generator, render=settings.render)
+    site = load_site(
+        settings.vault, settings.generator, render=settings.render, version=settings.site_version
+    )
     return kb.pending_rebuild(site), files_changed(kb.store, site, settings)
 
 

@@ -1,12 +1,17 @@
 """A Docusaurus site: where its docs are, the URL it gives each page, its heading ids.
 
 Docusaurus' config is JavaScript (``docusaurus.config.js``/``.ts``/``.mjs``): it is never
-run, only searched for a ``routeBasePath`` written as a quoted string. Its docs plugin
+run, only searched for options written as literals (``docusaurus_config``). Its docs plugin
 routes a page at ``/<routeBasePath>/<slug>``: the slug is front matter's ``slug:``
 (``/x`` from the route base, else from the page's folder), else the folder and the doc id
 (front matter's ``id:``, else the file name without its number prefix ``01-``), and a
 folder's ``index``/``README`` page is the folder's own. Heading ids are GitHub's
 (github-slugger), or the ``{#id}`` (``{/* #id */}`` in newer Docusaurus) a heading ends with.
+
+A site with released versions (``versions.json``) serves each under its own path
+(``docusaurus_config.Versions``): docs/ at ``/docs/next/``, the last release, read from
+``versioned_docs/version-1.0/``, at ``/docs/``. The ``site_version`` setting names the
+version a server reads: docs/ by default.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kb_qa.errors import ConfigError
+from kb_qa.ingest.docusaurus_config import ASSUMED, Versions, route_base, without_comments
 from kb_qa.ingest.front_matter import fields
 from kb_qa.types import Heading
 
@@ -34,8 +40,6 @@ NOT_HERE = (
     ".ts or .mjs beside the docs folder, or above it); give kb-qa that site's folder"
 )
 DEV_ADDR = "localhost:3000"  # `docusaurus start`'s preview, whose chat kb-qa serve allows
-_ROUTE = re.compile(r"""\brouteBasePath\s*:\s*(?:(['"`])([^'"`\n]*)\1|(\S[^,\n}]*))""")
-_PATH = re.compile(r"""\bpath\s*:\s*(['"`])([^'"`\n]*)\1""")
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
 # "## Requirements {#requirements}" and MDX's comment form "## Requirements {/* #req */}"
 _EXPLICIT_ID = re.compile(r"\s*\{(?:#([^{}\s]+)|/\*\s*#([^{}\s]+)\s*\*/)\}\s*$")
@@ -88,8 +92,9 @@ def config_of(root: Path) -> Path | None:
     return None
 
 
-def site_fields(root: Path) -> dict[str, Any] | None:
-    """What ``site.Site`` holds of the Docusaurus site at ``root`` (None when it is none)."""
+def site_fields(root: Path, version: str = "") -> dict[str, Any] | None:
+    """What ``site.Site`` holds of the Docusaurus site at ``root`` (None when it is none):
+    of its ``version`` (the ``site_version`` setting) when it keeps released versions."""
     config = config_of(root)
     if config is None:
         return None
@@ -104,13 +109,20 @@ def site_fields(root: Path) -> dict[str, Any] | None:
     if config.parent != root:  # the docs folder given: its config is outside the vault, unread
         warnings.append(
             f"{config} is outside the vault, and kb-qa reads nothing outside it: give kb-qa "
-            f"{config.parent} to read its routeBasePath; meanwhile {_ASSUMED}"
+            f"{config.parent} to read its routeBasePath; meanwhile {ASSUMED}"
         )
     else:
         try:
-            text = config.read_text(encoding="utf-8", errors="replace")
+            text = without_comments(config.read_text(encoding="utf-8", errors="replace"))
         except OSError as exc:
-            warnings.append(f"{config.name} cannot be read ({exc.strerror or exc}); {_ASSUMED}")
+            warnings.append(f"{config.name} cannot be read ({exc.strerror or exc}); {ASSUMED}")
+    base = route = route_base(text, config.name, warnings)
+    if config.parent == root:  # versions.json beside the config: the version to read
+        versions = Versions.of(root, text, config.name, warnings)
+        read = versions.to_read(version)
+        docs_dir = versions.folder(root, read)
+        base = versions.url_base(route, read)
+        warnings += versions.unreleased_note(read, route)
     return {
         "docs_dir": docs_dir,
         "is_mkdocs": True,  # a site with a config: citations open its pages
@@ -118,51 +130,9 @@ def site_fields(root: Path) -> dict[str, Any] | None:
         "config_name": config.name,
         "dev_addr": DEV_ADDR,
         "exclude_patterns": EXCLUDED,
-        "routes": Routes(route_base(text, config.name, warnings)),
+        "routes": Routes(base),
         "warnings": warnings,
     }
-
-
-_ASSUMED = (
-    "citations assume the docs are served at /docs/ (Docusaurus' default); write "
-    "`routeBasePath: '/guides'` as a quoted string in the docs plugin's options if they are not"
-)
-
-
-def route_base(config: str, name: str, warnings: list[str]) -> str:
-    """routeBasePath of the docs plugin whose ``path`` is the docs folder (or unset), as
-    written in the config's text; "docs" when it is not written, with a warning when it is
-    written some way that needs running the config to know."""
-    found: set[str] = set()
-    for match in _ROUTE.finditer(config):
-        path = _PATH.search(_enclosing_object(config, match.start()))
-        if path is not None and posixpath.basename(path.group(2).rstrip("/")) != "docs":
-            continue  # another docs plugin's (typescript-eslint's rules, at /rules/)
-        if match.group(3) is not None:
-            warnings.append(f"{name}: routeBasePath is not a quoted string; {_ASSUMED}")
-            return "docs"
-        found.add(match.group(2).strip("/"))
-    if len(found) > 1:
-        shown = ", ".join(f"'/{f}'" for f in sorted(found))
-        warnings.append(f"{name}: routeBasePath is set to {shown} for docs/; {_ASSUMED}")
-    return found.pop() if len(found) == 1 else "docs"
-
-
-def _enclosing_object(text: str, at: int) -> str:
-    """The ``{...}`` literal around position ``at`` (the whole text when there is none)."""
-    depth, start = 0, 0
-    for i in range(at, -1, -1):
-        depth += {"}": 1, "{": -1}.get(text[i], 0)
-        if depth < 0:
-            start = i
-            break
-    depth, end = 0, len(text)
-    for i in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            end = i + 1
-            break
-    return text[start:end]
 
 
 def headings(raw: Sequence[tuple[int, str]]) -> list[Heading]:

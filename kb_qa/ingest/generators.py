@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from kb_qa.ingest import docusaurus, hugo, hugo_headings, mdbook, vitepress
+from kb_qa.ingest import docusaurus, docusaurus_config, hugo, hugo_headings, mdbook, vitepress
 from kb_qa.types import Heading
 
 
@@ -48,19 +48,28 @@ HEADINGS: dict[str, Callable[[Sequence[tuple[int, str]]], list[Heading]]] = {
         for off in ("", hugo.NO_TYPOGRAPHER)
     },
 }
-# Config files whose edit may move every page (a watch run starts on one)
+# Config files whose edit may move every page (a watch run starts on one); versions.json:
+# `docusaurus docs:version 2.0` moves every page of docs/ from /docs/ to /docs/next/
 CONFIG_FILES: tuple[str, ...] = (
     *docusaurus.CONFIG_FILES,
+    docusaurus_config.VERSIONS_FILE,
     *hugo.CONFIG_FILES,
     *mdbook.CONFIG_FILES,
     *vitepress.CONFIG_FILES,
 )
 
 
-def site_fields(root: Path) -> dict[str, Any] | None:
+def site_fields(root: Path, version: str = "") -> dict[str, Any] | None:
     """What ``site.Site`` holds of the site at ``root`` (or whose docs folder it is) when one
-    of ``READERS`` knows its generator; None otherwise."""
-    return next((fields for read in READERS if (fields := read(root)) is not None), None)
+    of ``READERS`` knows its generator; None otherwise. ``version`` (the ``site_version``
+    setting) is the version read of a Docusaurus site that keeps several side by side (its
+    released 1.0 in versioned_docs/); the other generators' sites keep one."""
+    for read in READERS:
+        versioned = read is docusaurus.site_fields
+        fields = docusaurus.site_fields(root, version) if versioned else read(root)
+        if fields is not None:
+            return fields
+    return None
 
 
 # Generators kb-qa does not read, told by a file or folder only they keep at a site's root

@@ -154,7 +154,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
     lead out of the vault; off (the default), and always for ``zensical.toml``, the config
     is read with ``safe_config`` and only allowlisted extensions are imported."""
     config_file = find_config(root, generator)
-    if config_file is None and (other_site := generators.site_fields(root)):
+    if config_file is None and (other_site := generators.site_fields(root, version)):
         return Site(root=root, **other_site)  # its config is JavaScript or TOML: never run
     if config_file is None:
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))

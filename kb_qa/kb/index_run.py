@@ -192,7 +192,7 @@ class IndexRun:
     def pending_rebuild(self, site: Site | None = None) -> str:
         """Why the next index run will rebuild this index ("" when it will not)."""
         s = self.settings
-        site = site or load_site(s.vault, s.generator, render=s.render)
+        site = site or load_site(s.vault, s.generator, render=s.render, version=s.site_version)
         return staleness.rebuild_reason(self.store, s, staleness.fingerprint_parts(site, s))[0]
 
     def _read_changed(
