@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kb_qa.answer import names
 from kb_qa.answer.amounts import asks_amount, states_amount, without_asking_form
 from kb_qa.answer.blocks import Block, passages, table_header, weight_of
 from kb_qa.answer.coverage import content_chars
@@ -256,8 +257,7 @@ def where(hit: Hit) -> str:
 
 
 def sections_of(ranked: Sequence[tuple[int, Hit]], limit: int) -> list[tuple[int, Hit]]:
-    """The first ``limit`` distinct sections of ``ranked`` ((excerpt number, hit), best
-    first): a section's later pieces are left out."""
+    """The first ``limit`` distinct sections of ``ranked`` ((excerpt number, hit), best first)."""
     sections: list[tuple[int, Hit]] = []
     for number, hit in ranked:
         key = (hit.chunk.path, hit.chunk.anchor)
@@ -352,9 +352,9 @@ def quote(
     if not scored:
         nearest = "".join(f"- **{where(h)}** [{n}]\n" for n, h in sections[:3])
         return Extract([f"{label}\n\n", nearest], {})
-    # Which section leads: what its passage says of the question's words and how close
-    # the whole section is to it (retrieval's order is the tie-break).
+    # Which section leads: its passage's question words, its closeness (ties: retrieval's order)
     most = max(words for *_, words, _ in scored) or 1.0
+    exact = names.named_exactly(question, [h.chunk.indexed_path for _, h, *_ in scored])
     asks = asks_amount(question)  # passages are read for an amount only when it asks
     choices = [
         _Choice(
@@ -363,11 +363,12 @@ def quote(
             text,
             words / most
             + SIMILARITY_WEIGHT * (h.similarity or 0.0)
-            + (AMOUNT_WEIGHT if asks and states_amount(text) else 0.0),
+            + (AMOUNT_WEIGHT if asks and states_amount(text) else 0.0)
+            + (names.NAME_WEIGHT if is_named else 0.0),
             span,
             words,
         )
-        for n, h, text, words, span in scored
+        for (n, h, text, words, span), is_named in zip(scored, exact, strict=True)
     ]
     first = max(choices, key=lambda c: c.score)
     home = [c for c in choices if c.hit.chunk.url == ""]
