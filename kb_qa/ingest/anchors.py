@@ -24,6 +24,15 @@ _ID_RE = re.compile(r'\sid="([^"]*)"')
 _TAG_RE = re.compile(r"<[^>]+>")
 # The permalink sign MkDocs' toc appends to a heading (`permalink: true`)
 _HEADERLINK_RE = re.compile(r'<a\s[^>]*class="headerlink"[^>]*>.*?</a>', re.DOTALL)
+# mkdocstrings' object labels (``show_labels``, on by default), rendered inside the heading
+# after the name: "Settings" read "Settings\n\n\n  \n      dataclass" on a Material site of
+# mkdocstrings-python pages, and an answer's "See also:" line broke over four lines. They
+# are badges beside the title, not its words (the section's text keeps them). Its
+# symbol-type badge (``<code class="doc-symbol ...">``) is empty: CSS draws it.
+_LABELS_RE = re.compile(
+    r'<span\s[^>]*class="[^"]*\bdoc-labels\b[^"]*"[^>]*>.*?</span>', re.DOTALL | re.IGNORECASE
+)
+_SPACE_RE = re.compile(r"[ \t\n\r\f]+")
 _ATTR_LIST_RE = re.compile(r"\s*\{:?\s*[#.][^}]*\}\s*$")
 _IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])?")
 _LINK_RE = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
@@ -47,8 +56,11 @@ def html_headings(out: str) -> list[Heading]:
         id_match = _ID_RE.search(match.group(2) or "")
         if not id_match:
             continue
-        inner = _HEADERLINK_RE.sub("", match.group(3))
-        text = html.unescape(_TAG_RE.sub("", inner)).strip()
+        inner = _LABELS_RE.sub("", _HEADERLINK_RE.sub("", match.group(3)))
+        # A heading's text as a reader reads its title: on one line, one space between words
+        # (mkdocstrings indents its heading's parts on lines of their own). HTML's white
+        # space only, as a browser collapses it: a non-breaking space stays.
+        text = html.unescape(_SPACE_RE.sub(" ", _TAG_RE.sub("", inner))).strip()
         headings.append(
             Heading(level=int(match.group(1)), text=text, anchor=html.unescape(id_match.group(1)))
         )

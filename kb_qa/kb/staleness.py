@@ -68,7 +68,9 @@ if TYPE_CHECKING:
 # 27: a heading inside an admonition, collapsible block or content tab is a section read
 #     from the source, at its lines (the page was read from its HTML); a page read from
 #     its HTML keeps an abbreviation as its word, without its title.
-CHUNKER_VERSION = "27"
+# 28: a rendered heading's text is its title on one line, without mkdocstrings' labels
+#     ("Settings", not "Settings\n\n\n  \n      dataclass"; anchors.html_headings).
+CHUNKER_VERSION = "28"
 
 
 @dataclass
