@@ -175,20 +175,26 @@ def _items_of(listed: Block, weights: Sequence[dict[str, float]], markdown: str)
 def narrowed(citation: Citation, span: tuple[int, int] | None) -> Citation:
     """``citation`` pointing at the passage ``span`` of its section (offsets in its text)
     instead of the whole section: what the page highlights. ``start``/``end`` and the lines
-    stay file offsets when the section's text is the file's bytes there."""
+    stay file offsets when the section's text is the file's bytes there; otherwise they stay
+    the section's own (``rendered_chunks``: its lines in the file, or 0 for text the site
+    generated)."""
     if span is None:
         return citation
     a, b = max(0, span[0]), min(len(citation.text), span[1])
     if a >= b:
         return citation
     text = citation.text
-    exact = citation.end - citation.start == len(text)
+    if citation.end - citation.start != len(text):
+        # Text read from the rendered page (an mkdocstrings ``:::`` section, a page a plugin
+        # rewrote): its lines are not the file's. Counted as if they were, "What does
+        # timeout default to in connect()?" cited docs/api/client.md:15-23, a file of 3 lines.
+        return replace(citation, text=text[a:b])
     line = citation.line_start + text.count("\n", 0, a)
     return replace(
         citation,
         text=text[a:b],
-        start=citation.start + a if exact else citation.start,
-        end=citation.start + b if exact else citation.end,
+        start=citation.start + a,
+        end=citation.start + b,
         line_start=line,
         line_end=line + text.count("\n", a, b),
     )
