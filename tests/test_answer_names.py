@@ -49,3 +49,16 @@ def test_only_a_name_held_inside_a_longer_one_counts() -> None:
         False,
         False,
     ]
+
+
+def test_an_enum_s_bases_line_is_not_its_answer() -> None:
+    """mkdocstrings opens a class's section with "Bases: `Enum`": "What are the values of
+    Backoff?" (no block holds "values") quoted that line alone."""
+    text = (
+        "### Backoff\n\nBases: `Enum`\n\nHow the delay between attempts grows.\n\n"
+        "Attributes:\n\n| Name | Description |\n| --- | --- |\n| `LINEAR` | Grows by `base`. |\n"
+    )
+    chunk = _section(("tidewire.retry", "Backoff"), text)
+    result = quote("What are the values of Backoff?", [(1, Hit(chunk, 0.6))])
+    a, b = result.quoted[1]
+    assert text[a:b].startswith("How the delay between attempts grows.")

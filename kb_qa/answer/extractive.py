@@ -94,12 +94,12 @@ _HOW = re.compile(
     r"|怎么|如何|怎样|どうやって|どう|方法|어떻게",
     re.IGNORECASE,
 )
-# What opens a section without being its text: an admonition's bare title ("**Tip:**") and
-# a version note ("Added in 1.5.0."). A section whose every block holds only the heading's
-# question words is quoted from its first block after these.
+# What opens a section without being its text: an admonition's bare title ("**Tip:**"), a
+# version note ("Added in 1.5.0."), mkdocstrings' "Bases: `Enum`". A section whose every block
+# holds only the heading's words is quoted from its first block after these.
 _ASIDE = re.compile(
     r"\*\*[^*\n]{1,40}\*\*:?|(?:Added|New|Changed|Deprecated|Removed)(?: in| since)?"
-    r" (?:version )?v?\d+(?:\.\d+)*\.?",
+    r" (?:version )?v?\d+(?:\.\d+)*\.?|Bases: [^\n]{1,300}",
     re.IGNORECASE,
 )
 # The ends of "what's", "don't", "they're", "I've", "we'll", "I'd", "I'm": the tokenizer
