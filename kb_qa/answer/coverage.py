@@ -90,6 +90,8 @@ def covered(question: str, hits: Sequence[Hit], embed_model: str) -> bool:
     # in words the docs may not share, not what it is about.
     wanted = [t for t in wanted if t not in _KINDS] or wanted
     held = [keyword_tokens(h.chunk.index_text) for h in hits[:3]]  # each read once
+    if _names_object(question, asked, hits[:3]) or _first_in_both(set(wanted), hits[:3], held):
+        return True
     if best < WORDS_FLOOR.get(embed_model, threshold):
         # A short fact in a longer section scores lower still ("wheel bolt torque" of a tyres
         # section's "Torque: tighten the wheel bolts to 120 Nm", 0.27): its words close
@@ -131,6 +133,62 @@ def _agreed(wanted: set[str], hits: Sequence[Hit], held: Sequence[list[str]]) ->
     return len(wanted) >= 3 and any(
         h.keyword_rank == 1 and wanted <= set(t) for h, t in zip(hits, held, strict=False)
     )
+
+
+# An identifier as a question writes it: "connect", "Client.publish", "chunk_size"; a
+# hyphen joins ("re-render" is no "render", which an API reference's render() documents).
+_IDENTIFIER = re.compile(r"[^\W\d][\w.-]*\w|[^\W\d]")
+# Written as code writes names (DeliveryMode, chunk_size, DEFAULT_PORT): no English word.
+_COMPOUND = re.compile(r"[a-z][A-Z]|_")
+
+
+def _names_object(question: str, asked: str, hits: Sequence[Hit]) -> bool:
+    """Whether one of ``hits`` documents an API object the question names as its code does
+    (an anchor such as mkdocstrings' ``tidewire.routing.bind`` under a heading ``bind``),
+    the name a compound one or the section holding half the question's other words. A QA
+    pass asked a generated reference "What does bind raise?" (cosine 0.18: a short question
+    against a parameter table, "bind" and its "Raises" a table apart) and "What are the
+    values of DeliveryMode?" (its members listed, "values" written nowhere): both were not
+    covered. The other words are counted with the kinds of thing ("What parameters does
+    Client take?" of a section with a "Parameters" table and no "take")."""
+    written: set[str] = set()
+    for word in _IDENTIFIER.findall(question):
+        written.update((word, *word.split(".")))
+    words = set(keyword_tokens(asked))
+    for h in hits:
+        head = h.chunk.heading.split()
+        module, dot, name = h.chunk.anchor.rpartition(".")
+        if not (module and dot and head and head[0] == name and name in written):
+            continue
+        if _COMPOUND.search(name):
+            return True
+        others = words - set(keyword_tokens(name))
+        held = set(keyword_tokens(h.chunk.index_text))
+        if 2 * sum(w in held for w in others) >= len(others):
+            return True
+    return False
+
+
+def _first_in_both(wanted: set[str], hits: Sequence[Hit], held: Sequence[list[str]]) -> bool:
+    """Whether the section both searches put first holds all but one of three or more of
+    the question's words, close together, one of them a name it writes as code: "What is
+    the default heartbeat interval?" of a settings table's row "`heartbeat` | Seconds
+    between heartbeats ... Defaults to 60" (cosine 0.26), whose docs never say "interval".
+    Not the code: "What language is spoken in Brazil?" of paperless-ngx's "Localization"
+    ("the language ... Brazilian Portuguese")."""
+    for h, t in zip(hits, held, strict=False):
+        if h.keyword_rank == 1 and h.vector_rank == 1 and len(wanted) >= 3:
+            found = wanted.intersection(t)
+            named = keyword_tokens(" ".join(_CODE_NAME.findall(h.chunk.text)))
+            return (
+                len(found) >= len(wanted) - 1
+                and not found.isdisjoint(named)
+                and _near(found, t, NEAR * len(found))
+            )
+    return False
+
+
+_CODE_NAME = re.compile(r"`([^\W\d][\w.]*)`")  # `heartbeat`, `Client.publish`
 
 
 _KINDS = frozenset(keyword_tokens("flag option parameter argument arg switch"))
