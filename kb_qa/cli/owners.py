@@ -134,6 +134,17 @@ def _plugin_wires(root: Path, kind: str) -> bool:
 def _next_step(root: Path, kind: str, preview: str) -> str:
     """What answers the chat once a site is wired: the pages only ask `kb-qa serve`, the
     preview's chat at ``preview`` (``--preview-endpoint``)."""
+    from kb_qa.wiring.plan import MIKE_TREE
+
+    # Without KBQA_SITE_VERSION, a cron `kb-qa index` on 1.0's checkout made every link its
+    # server prints open under the default version (/latest/), whose pages say otherwise.
+    if kind == MIKE_TREE:
+        return (
+            "Next: the chat's answers come from one `kb-qa serve` per version, each on the "
+            "checkout that version was built from, with KBQA_SITE_VERSION set to the version's "
+            "folder (for every `kb-qa index`, `watch` and `serve` there: the index's links are "
+            "made with it) and KBQA_CORS_ORIGINS to the site's origin."
+        )
     if kind == "html":
         return (
             "Next: the chat's answers come from `kb-qa serve` on the Markdown these pages were "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,14 @@ from kb_qa.wiring.options import (
     options_from,
     plugin_options,
 )
-from kb_qa.wiring.tags import entry_path, html_with_tags, options_in, page_tags, root_path
+from kb_qa.wiring.tags import (
+    entry_path,
+    html_with_tags,
+    options_of_tags,
+    page_tags,
+    root_path,
+    tag_options,
+)
 
 
 @dataclass
@@ -245,6 +253,7 @@ def _plan_yaml(
 
 
 Page = tuple[Path, str, Encoding]  # a page, its text and its encoding
+MIKE_TREE = "html, versioned with mike"  # the kind of the tree mike publishes
 
 
 def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
@@ -255,12 +264,14 @@ def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
     if not versions:
         result.changes += _wire_pages(root, _pages(root), options)
         return result
+    result.kind = MIKE_TREE
     if options.get("endpoint") and len(versions) > 1:
         raise ConfigError(_one_endpoint_for_versions(root, versions, str(options["endpoint"])))
     # Wired as one site, the tree gave every page the options of its first page (1.0/404.html:
     # readers of 2.0 asked 1.0's server) and a root at the tree's root, where a mike site has
     # no pages (a citation on /1.0/guides/scheduling/ opened /guides/retries/, a 404). The
     # pages outside the version folders (the root's redirect to the default) stay as they are.
+    blind = []
     for published in versions:
         folders = [root / published.version]
         for alias in published.aliases:
@@ -269,13 +280,31 @@ def _plan_html(root: Path, options: dict[str, Any]) -> Plan:
                 folders.append(root / alias)
         pages = {folder: _pages(folder) for folder in folders}
         # An alias is a copy of its version: it keeps the options the version's pages carry.
-        kept = next(
-            filter(None, (options_in(before) for f in folders for _, before, _ in pages[f])),
-            None,
-        )
+        kept = _kept(page for folder in folders for page in pages[folder])
+        # A new `mike deploy` replaces the version's folder with pages that carry no widget:
+        # wired then, they got endpoint "" and their readers asked the static host's /api/ask
+        # (the preview endpoint is no version's: it is this machine's, on every version). One
+        # version alone may go without, as any built site may: its origin answers for it.
+        endpoint = options_of_tags(kept).endpoint if kept is not None else ""
+        if len(versions) > 1 and not endpoint and any(pages.values()):
+            blind.append(published.version)
         for folder in folders:
             result.changes += _wire_pages(folder, pages[folder], options, kept)
+    if blind:  # all or nothing: the other versions are not wired without these
+        raise ConfigError(_versions_without_endpoint(root, blind))
     return result
+
+
+def _kept(pages: Iterable[Page]) -> dict[str, Any] | None:
+    """The options a site's pages carry in their kb-qa tags: the first page's whose tags
+    name an endpoint, else the first page's with tags (None: no page has them)."""
+    first = None
+    for _page, before, _encoding in pages:
+        data = tag_options(before)
+        if data is not None and options_of_tags(data).endpoint:
+            return data
+        first = first if first is not None else data
+    return first
 
 
 def _pages(site: Path) -> list[Page]:
@@ -289,19 +318,23 @@ def _pages(site: Path) -> list[Page]:
 
 
 def _wire_pages(
-    site: Path, pages: list[Page], options: dict[str, Any], kept: WidgetOptions | None = None
+    site: Path, pages: list[Page], options: dict[str, Any], kept: dict[str, Any] | None = None
 ) -> list[Change]:
-    """The changes that wire the pages of the site at ``site``, its root: ``kept`` options
-    (else those the first page's tags carry) with ``options`` over them."""
+    """The changes that wire the pages of the site at ``site``, its root: the ``kept``
+    options of its tags (else those its pages' tags carry) with ``options`` over them."""
     # A site has no config to keep its options: run again (after each build, on a fresh
     # page or a rebuilt site), kb-qa init keeps those its pages' tags carry.
-    kept = kept or next(filter(None, (options_in(before) for _, before, _ in pages)), None)
-    wanted = (kept or WidgetOptions()).merged(**options)
+    carried = kept if kept is not None else _kept(pages)
+    wanted = (options_of_tags(carried) if carried else WidgetOptions()).merged(**options)
+    if carried is not None and options.get("preview_endpoint"):
+        carried = {**carried, "preview_endpoint": options["preview_endpoint"]}
     changes = []
     for page, before, encoding in pages:
         # The 404 page is served at any path: its links start at the site's root path.
         base = root_path(before, site) if page == site / "404.html" else ""
-        after = html_with_tags(before, page_tags(page.relative_to(site).as_posix(), wanted, base))
+        after = html_with_tags(
+            before, page_tags(page.relative_to(site).as_posix(), wanted, base, carried)
+        )
         if after != before:
             changes.append(Change(page, before, after, encoding))
     from kb_qa_widget import ASSETS, FILES
@@ -325,5 +358,21 @@ def _one_endpoint_for_versions(
         "per version, from that version's checkout, and wire each version's folder with its "
         f"own: `kb-qa init {root / first} --endpoint URL`, and the same for each version. "
         f"Then `kb-qa init {root}` without --endpoint{then} keeps each version's endpoint "
-        "(run it after every `mike deploy`). See kb-qa's docs: Deployment, Versioned sites."
+        "(after each `mike deploy`, which leaves the version's new pages without the widget, "
+        "wire that version again first). See kb-qa's docs: Deployment, Versioned sites."
+    )
+
+
+def _versions_without_endpoint(root: Path, blind: list[str]) -> str:
+    """Why a mike tree with versions whose pages name no endpoint is not wired, and what
+    to run."""
+    names = ", ".join(blind)
+    runs = "; ".join(f"`kb-qa init {root / version} --endpoint URL`" for version in blind)
+    return (
+        f"{root} is a site versioned with mike, and no page of {names} names its endpoint "
+        "(a new `mike deploy` replaces a version's folder with pages that carry no widget): "
+        "wired so, their chat would ask the site's own host, which answers for no version. "
+        "Nothing was written. Wire each such version's folder with the URL of its own "
+        f"`kb-qa serve`: {runs}. Then `kb-qa init {root}` wires the rest, each version with "
+        "its endpoint. See kb-qa's docs: Deployment, Versioned sites."
     )

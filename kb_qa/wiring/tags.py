@@ -30,18 +30,26 @@ def entry_path(entry: Any) -> str:
     return str(getattr(entry, "path", entry))  # MkDocs' ExtraScriptValue has .path
 
 
-def page_tags(page: str, options: WidgetOptions, base: str = "") -> str:
+def page_tags(
+    page: str, options: WidgetOptions, base: str = "", carried: dict[str, Any] | None = None
+) -> str:
     """The widget's <link> and <script> for a page at ``page`` (a path under the site root);
-    from ``base``, the site root's path (``/docs/``), for a page served at any path (404)."""
+    from ``base``, the site root's path (``/docs/``), for a page served at any path (404).
+    ``carried``: the options the page's kb-qa tags carry (``tag_options``), kept beside
+    ``options``."""
     up = base or "../" * page.count("/")
-    data = {
-        "endpoint": options.endpoint,
-        # Without an endpoint, a page previewed on this machine calls `kb-qa serve` here.
-        "preview_endpoint": options.preview_endpoint,
-        "title": options.title,
-        "suggested": list(options.suggested_questions),
-        "root": up or "./",
-    }
+    data: dict[str, Any] = {"endpoint": options.endpoint}
+    # Without an endpoint, a page previewed on this machine calls `kb-qa serve` here; tags
+    # that named no preview endpoint (the MkDocs plugin's) are not given one unasked.
+    if carried is None or "preview_endpoint" in carried:
+        data["preview_endpoint"] = options.preview_endpoint
+    data["title"] = options.title
+    data["suggested"] = list(options.suggested_questions)
+    data["root"] = up or "./"
+    # Options init does not set (the plugin's site_url, shortcut, placeholder, labels) stay:
+    # re-wired, a page built by the plugin lost them all (its citations' absolute URLs were
+    # no longer mapped to the site, its Ctrl+K became the default).
+    data.update((k, v) for k, v in (carried or {}).items() if k not in data and k not in _OWN)
     return widget_tags(f"{up}{CSS_PATH}", f"{up}{ASSET_DIR}/kb-qa.js", data)
 
 
@@ -59,25 +67,33 @@ def widget_tags(css: str, js: str, options: dict[str, Any]) -> str:
 
 
 _OPTIONS_ATTR = re.compile(r'\bdata-kb-qa-options="([^"]*)"')
+# The options init sets itself from WidgetOptions and the page's place (never carried).
+_OWN = frozenset({"endpoint", "preview_endpoint", "title", "suggested", "root"})
 
 
-def options_in(page: str) -> WidgetOptions | None:
-    """The widget options a page's kb-qa tags carry (None when it has none, or they cannot
-    be read): ``kb-qa init`` run again on a built site keeps what the first run set."""
+def tag_options(page: str) -> dict[str, Any] | None:
+    """All the options a page's kb-qa tags carry, as written (None when it has none, or they
+    cannot be read)."""
     for tag in TAG_RE.findall(page):
         if found := _OPTIONS_ATTR.search(tag):
             try:
                 data = json.loads(html.unescape(found.group(1)))
             except ValueError:
                 return None
-            if not isinstance(data, dict):
-                return None
-            # The tag's names for extra.kb_qa's (a list of questions is "suggested" there)
-            raw = {k: data[k] for k in ("endpoint", "title", "preview_endpoint") if k in data}
-            if isinstance(data.get("suggested"), list):
-                raw["suggested_questions"] = data["suggested"]
-            return options_from({EXTRA_KEY: raw})
+            return data if isinstance(data, dict) else None
     return None
+
+
+def options_of_tags(data: dict[str, Any]) -> WidgetOptions:
+    """The widget options among those a page's tags carry (``tag_options``): ``kb-qa init``
+    run again on a built site keeps what the first run set."""
+    # The tag's names for extra.kb_qa's (a list of questions is "suggested" there)
+    raw: dict[str, Any] = {
+        k: data[k] for k in ("endpoint", "title", "preview_endpoint") if k in data
+    }
+    if isinstance(data.get("suggested"), list):
+        raw["suggested_questions"] = data["suggested"]
+    return options_from({EXTRA_KEY: raw}) or WidgetOptions()
 
 
 def html_with_tags(page: str, tags: str) -> str:
