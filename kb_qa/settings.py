@@ -75,6 +75,10 @@ class Settings:
     # file (zensical.toml: Zensical's; mkdocs.yml: MkDocs'). Zensical building a mkdocs.yml
     # that sets no markdown_extensions renders other ids than MkDocs: set "zensical" then.
     generator: str = ""
+    # The site's config file, relative to the vault, when it has another name than
+    # mkdocs.yml, properdocs.yml or zensical.toml (what `mkdocs build -f site.yml` builds
+    # from): a folder holding only site.yml was read as notes, citing the server's file paths
+    config_file: str = ""
     # Index an MkDocs site as it renders: run its hooks and installed plugins, expand
     # includes (kb_qa.ingest.render), read mkdocs.yml with MkDocs' loader. Off: index the Markdown
     # files as written and run nothing the site names (kb_qa.ingest.safe_config), for a vault whose

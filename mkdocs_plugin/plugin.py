@@ -221,10 +221,12 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
 
     def _start_api(self, config: MkDocsConfig) -> str:
         if self._api is None:
-            vault = Path(config.config_file_path).resolve().parent
+            vault, config_file = _site_config(config)
             # The API runs on another port than the site, so the browser needs CORS for it.
             dev_addr = f"{config.dev_addr.host}:{config.dev_addr.port}"
-            self._api = preview.start_api(vault, self._port, self._port_source, dev_addr)
+            self._api = preview.start_api(
+                vault, self._port, self._port_source, dev_addr, config_file
+            )
         elif self._port not in (0, self._told_port) and not self._api.url.endswith(
             f":{self._port}"
         ):  # mkdocs.yml edited under `mkdocs serve`: the API cannot move while it serves
@@ -312,7 +314,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
         from kb_qa import KbQaError, KnowledgeBase
         from kb_qa.serve.serving import progress_logger
 
-        vault = Path(config.config_file_path).resolve().parent
+        vault, config_file = _site_config(config)
         log.info("kb-qa: bringing the index of %s up to date…", vault)
         rendered = {}
         for src, page in self._pages.items():
@@ -322,7 +324,7 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
                 continue  # a page a plugin generated outside the site's folder
             rendered[rel] = dataclasses.replace(page, path=rel)
         try:
-            with KnowledgeBase(vault, generator="mkdocs") as kb:
+            with KnowledgeBase(vault, generator="mkdocs", config_file=config_file) as kb:
                 report = kb.index(
                     progress_logger(log, "kb-qa: "), rendered, complete=not self.dirty
                 )
@@ -343,6 +345,14 @@ class KbQaPlugin(BasePlugin[KbQaConfig]):
             self._api.stop()
             self._api = None
         _KB_QA_LOG.removeHandler(_FORWARD)
+
+
+def _site_config(config: MkDocsConfig) -> tuple[Path, str]:
+    """The vault (the config's folder) and the config file this build reads, by name: a
+    site built with `mkdocs build -f site.yml` was indexed as a folder of notes, since kb-qa
+    looked for mkdocs.yml there, and cited the server's file paths."""
+    path = Path(config.config_file_path).resolve()
+    return path.parent, path.name
 
 
 def _check_labels(labels: dict[Any, Any]) -> None:

@@ -31,10 +31,13 @@ log = logging.getLogger("mkdocs.plugins.kb-qa")
 READY_WAIT = 15.0
 
 
-def start_api(vault: Path, port: int, port_source: str, dev_addr: str) -> BackgroundServer | None:
+def start_api(
+    vault: Path, port: int, port_source: str, dev_addr: str, config_file: str = ""
+) -> BackgroundServer | None:
     """The API for the preview's chat on ``port`` (0: a free one), allowing the preview's
-    origins at ``dev_addr``; None (the chat offline, the site still served) when it cannot
-    start for another reason than a taken port, which stops ``mkdocs serve``."""
+    origins at ``dev_addr``, over the site ``config_file`` (in ``vault``) describes; None
+    (the chat offline, the site still served) when it cannot start for another reason than
+    a taken port, which stops ``mkdocs serve``."""
     from kb_qa.serve.serving import BackgroundServer, PortInUse, preview_origins, progress_logger
 
     log.info("kb-qa: bringing the chat's index of %s up to date…", vault)
@@ -47,6 +50,7 @@ def start_api(vault: Path, port: int, port_source: str, dev_addr: str) -> Backgr
             ended=_index_ready,
             cors_origins=preview_origins(dev_addr),
             generator="mkdocs",
+            config_file=config_file,
         )
     except PortInUse as exc:
         raise PluginError(

@@ -316,4 +316,10 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="auto, minilm, e5-multilingual, hash, or a litellm model",
     )
     p.add_argument("--chunk-chars", type=int, default=None, help="maximum characters per chunk")
+    p.add_argument(
+        "--config-file",
+        default=None,
+        help="the site's config in the vault folder when not mkdocs.yml, properdocs.yml or "
+        "zensical.toml, e.g. mkdocs.prod.yml (what `mkdocs build -f` builds from)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens")

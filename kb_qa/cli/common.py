@@ -36,6 +36,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
         workspace=args.workspace,
         embed_model=args.embed_model,
         chunk_chars=args.chunk_chars,
+        config_file=args.config_file,
         model=getattr(args, "model", None),
         api_base=getattr(args, "api_base", None),
         host=getattr(args, "host", None),
@@ -173,7 +174,11 @@ def _staleness(kb: KnowledgeBase) -> tuple[str, int]:
 
     settings = kb.settings
     site = load_site(
-        settings.vault, settings.generator, render=settings.render, version=settings.site_version
+        settings.vault,
+        settings.generator,
+        render=settings.render,
+        version=settings.site_version,
+        config_file=settings.config_file,
     )
     return kb.pending_rebuild(site), files_changed(kb.store, site, settings)
 

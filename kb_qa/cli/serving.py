@@ -199,7 +199,9 @@ def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
 
     if settings.cors_origins or settings.host not in LOOPBACK:
         return settings
-    site = load_site(settings.vault, settings.generator, render=settings.render)
+    site = load_site(
+        settings.vault, settings.generator, render=settings.render, config_file=settings.config_file
+    )
     if not site.dev_addr:
         return settings
     origins = preview_origins(site.dev_addr)

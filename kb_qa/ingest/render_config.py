@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb_qa.ingest.config_files import YAML_SUFFIXES
 from kb_qa.ingest.mkdocs_yaml import read_config
-from kb_qa.ingest.site import MKDOCS_FILES, Site
+from kb_qa.ingest.site import Site
 from kb_qa.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -81,10 +82,11 @@ def fingerprint(root: Path, config_file: Path, hooks: Sequence[str]) -> str:
 
 def config_file(site: Site, settings: Settings) -> Path | None:
     """The ``mkdocs.yml`` to render the site with, or None (not rendered: not an MkDocs
-    site, a Zensical one, or ``render`` is off)."""
+    site, a Zensical one, or ``render`` is off). ProperDocs' properdocs.yml is rendered
+    too, and a YAML config ``config_file`` names (``mkdocs build -f site.yml``)."""
     if not settings.render or site.generator != "mkdocs":
         return None
-    if site.config_name not in MKDOCS_FILES:  # ProperDocs' properdocs.yml is rendered too
+    if not site.config_name.lower().endswith(YAML_SUFFIXES):
         return None
     return site.root / site.config_name
 

@@ -1,9 +1,10 @@
 """What a site's configuration says about pages: where they are, their URLs, their heading ids.
 
 The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs) or ``zensical.toml`` (Zensical, which
-also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ), or another
-generator's (``generators``). A vault without one is a plain folder of notes: every Markdown
-file is a page and headings get Python-Markdown's default ids.
+also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ), the file the
+``config_file`` setting names (``config_files``), or another generator's (``generators``). A
+vault without one is a plain folder of notes: every Markdown file is a page and headings get
+Python-Markdown's default ids.
 
 Only a site kb-qa renders (``render`` on) is trusted: its ``mkdocs.yml`` is read with MkDocs'
 own loader and its markdown extensions are imported as listed. Otherwise, and always for
@@ -25,6 +26,7 @@ import markdown
 
 from kb_qa.errors import ConfigError
 from kb_qa.ingest import (
+    config_files,
     generators,
     i18n_layout,
     note_templates,
@@ -35,8 +37,10 @@ from kb_qa.ingest import (
     zensical,
     zensical_blog,
 )
+from kb_qa.ingest.config_files import CONFIG_FILES as CONFIG_FILES
+from kb_qa.ingest.config_files import MKDOCS_FILES as MKDOCS_FILES
+from kb_qa.ingest.config_files import find_config
 from kb_qa.ingest.mkdocs_yaml import read_config
-from kb_qa.settings import GENERATORS
 
 if TYPE_CHECKING:
     import pathspec
@@ -46,10 +50,6 @@ BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
 # MkDocs' own default exclusions (dotfiles and the templates folder), gitignore syntax.
 DEFAULT_EXCLUDES = (".*", "/templates/")
-# ProperDocs (a maintained MkDocs 1.6 fork) reads properdocs.yml, then mkdocs.yml.
-MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
-# The order Zensical looks for its configuration in (its main.py).
-CONFIG_FILES = (zensical.CONFIG_FILE, *MKDOCS_FILES)
 
 
 @dataclass
@@ -129,21 +129,16 @@ class Site:
         )
 
 
-def find_config(root: Path, generator: str = "") -> Path | None:
-    """The site's config file: the first of zensical.toml, mkdocs.yml, mkdocs.yaml (the
-    order Zensical uses), properdocs.yml; without zensical.toml when ``generator`` is
-    "mkdocs"."""
-    if generator and generator not in GENERATORS:
-        raise ConfigError(
-            f"Setting generator (KBQA_GENERATOR) is {generator!r}: use mkdocs, zensical or "
-            "leave it empty to decide by the config file."
-        )
-    names = MKDOCS_FILES if generator == "mkdocs" else CONFIG_FILES
-    return next((root / n for n in names if (root / n).is_file()), None)
-
-
-def load_site(root: Path, generator: str = "", *, render: bool = False, version: str = "") -> Site:
-    """Read the site's config (see ``find_config``); otherwise describe a plain vault.
+def load_site(
+    root: Path,
+    generator: str = "",
+    *,
+    render: bool = False,
+    version: str = "",
+    config_file: str = "",
+) -> Site:
+    """Read the site's config (see ``find_config``: ``config_file`` names one with another
+    name, relative to ``root``); otherwise describe a plain vault.
 
     ``generator`` says whose rules give heading ids: empty means Zensical's for
     ``zensical.toml`` and MkDocs' for ``mkdocs.yml``; "zensical" also applies Zensical's
@@ -153,10 +148,10 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
     MkDocs' loader, its extensions imported as listed) except that ``INHERIT:`` may not
     lead out of the vault; off (the default), and always for ``zensical.toml``, the config
     is read with ``safe_config`` and only allowlisted extensions are imported."""
-    config_file = find_config(root, generator)
-    if config_file is None and (other_site := generators.site_fields(root, version)):
+    config_path = find_config(root, generator, config_file)
+    if config_path is None and (other_site := generators.site_fields(root, version)):
         return Site(root=root, **other_site)  # its config is JavaScript or TOML: never run
-    if config_file is None:
+    if config_path is None:
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         # Read as notes, a site's pages cite the server's file paths, not the site's URLs.
@@ -167,24 +162,26 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
             )
         elif unread := generators.unread_warning(root):
             site.warnings.append(unread)
+        elif unnamed := config_files.unnamed_warning(root):
+            site.warnings.append(unnamed)
         return site
-    is_toml = config_file.name == zensical.CONFIG_FILE
+    is_toml = config_path.suffix.lower() == ".toml"  # zensical.toml, or one config_file names
     trusted = render and not is_toml
     if is_toml:
-        config = zensical.read_project(config_file)
+        config = zensical.read_project(config_path)
     elif trusted:
-        safe_config.check_inherit(config_file, root)
-        config = read_config(config_file)
+        safe_config.check_inherit(config_path, root)
+        config = read_config(config_path)
     else:
-        config = safe_config.load_site_yaml(config_file)
+        config = safe_config.load_site_yaml(config_path)
     if not isinstance(config, dict):
-        raise ConfigError(f"{config_file}: expected a mapping of settings at the top level.")
+        raise ConfigError(f"{config_path}: expected a mapping of settings at the top level.")
     warnings = [] if generator or is_toml else zensical.built_unannounced(root, config)
     generator = "zensical" if is_toml else (generator or "mkdocs")
     docs_dir = (root / str(config.get("docs_dir") or "docs")).resolve()
     if not docs_dir.is_dir():
         raise ConfigError(
-            f"{config_file}: docs_dir {docs_dir} does not exist. Fix docs_dir or create the folder."
+            f"{config_path}: docs_dir {docs_dir} does not exist. Fix docs_dir or create the folder."
         )
     # Drafts are left out of a build (`mkdocs serve` shows them): an answer must not quote
     # unpublished text, nor cite a page that is not there.
@@ -192,7 +189,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
     site = Site(
         root=root,
         docs_dir=docs_dir,
-        site_url=plain_site_url(config.get("site_url"), config_file, warnings),
+        site_url=plain_site_url(config.get("site_url"), config_path, warnings),
         use_directory_urls=(
             zensical.directory_urls(config)
             if generator == "zensical"
@@ -200,7 +197,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
         ),
         is_mkdocs=True,
         generator=generator,
-        config_name=config_file.name,
+        config_name=config_path.name,
         # The defaults of Zensical (its config.py) and of MkDocs.
         dev_addr=str(
             config.get("dev_addr")
@@ -210,7 +207,7 @@ def load_site(root: Path, generator: str = "", *, render: bool = False, version:
     )
     site.warnings += warnings
     site.link_base = versioning.link_base(site.site_url, config, version)
-    site.nav = page_titles.read_nav(config.get("nav") if is_toml else _nav(config_file))
+    site.nav = page_titles.read_nav(config.get("nav") if is_toml else _nav(config_path))
     if generator == "zensical":
         site.blog = zensical_blog.blog_of(config)
         entries = zensical.extension_entries(config)
@@ -353,7 +350,7 @@ def _not_loaded(source: str, name: str) -> str:
         "imports only the extensions of Python-Markdown, pymdownx, MkDocs, Material and "
         "Zensical (none that runs the project's own code)"
     )
-    if source == zensical.CONFIG_FILE:
+    if source.endswith(".toml"):  # zensical.toml, or the TOML file config_file names
         why = f"kb-qa indexes a Zensical site from its files and {allowed}"
     else:
         why = f"with rendering off kb-qa {allowed}; {safe_config.TRUST_HINT}"

@@ -1,0 +1,62 @@
+"""A site whose config has another name than mkdocs.yml (``mkdocs build -f site.yml``): the
+``config_file`` setting names it, and the site is read from it.
+
+A QA pass's docs CI built ``alt/site.yml`` (sample_site with ``docs_dir: content``) with the
+plugin's ``index_on_build``: ``--strict`` passed, and ``kb-qa serve alt`` cited
+``/tmp/.../alt/content/guides/retries.md:26``, the folder read as a notes vault.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kb_qa.errors import ConfigError
+from kb_qa.ingest.site import load_site
+from kb_qa.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_SITE = ROOT / "sample_site"
+
+
+def alt_site(folder: Path) -> Path:
+    """sample_site as ``folder/site.yml`` with its pages in ``content/``, indexed on build."""
+    shutil.copytree(SAMPLE_SITE / "docs", folder / "content")
+    config = yaml.safe_load((SAMPLE_SITE / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["docs_dir"] = "content"
+    config["plugins"] = ["search", {"kb-qa": {"index_on_build": True}}]
+    (folder / "site.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return folder
+
+
+def test_the_setting_picks_one_of_two_configs(tmp_path: Path) -> None:
+    """A repo with mkdocs.yml and mkdocs.prod.yml is read with the one named."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text("site_name: Dev\n", encoding="utf-8")
+    (tmp_path / "mkdocs.prod.yml").write_text(
+        "site_name: Prod\nsite_url: https://docs.example.com/\nuse_directory_urls: false\n",
+        encoding="utf-8",
+    )
+    assert load_site(tmp_path).site_url == ""
+    site = load_site(tmp_path, config_file="mkdocs.prod.yml")
+    assert (site.config_name, site.site_url) == ("mkdocs.prod.yml", "https://docs.example.com/")
+    assert site.is_mkdocs and site.url_for("index.md") == "index.html"
+
+
+def test_the_setting_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBQA_CONFIG_FILE", "mkdocs.prod.yml")
+    assert Settings.from_env(".").config_file == "mkdocs.prod.yml"
+
+
+def test_a_named_config_outside_the_vault_folder_is_refused(tmp_path: Path) -> None:
+    vault = alt_site(tmp_path / "alt")
+    (vault / "content" / "site.yml").write_text("site_name: Inner\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not in the vault folder"):
+        load_site(vault, config_file="content/site.yml")
+    (vault / "site.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ConfigError, match="YAML file"):
+        load_site(vault, config_file="site.json")
