@@ -133,6 +133,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vault", nargs="?", default=None, help="vault folder (default: KBQA_VAULT or .)")
     _common(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 3 when the run said warnings or skipped files (a CI gate), after listing them",
+    )
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search the index")

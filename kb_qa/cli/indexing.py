@@ -98,6 +98,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             shutil.rmtree(settings.index_path, ignore_errors=True)
         print(f"kb-qa: {no_markdown(kb.settings.vault, 'nothing to index')}", file=sys.stderr)
         return 1
+    if args.strict and (report.warnings or report.skipped):
+        # A CI gate, exit 3 as eval's: a job tells a page to fix from a run that failed (1)
+        said = f"{len(report.warnings)} warning(s) and {len(report.skipped)} skipped file(s)"
+        print(f"kb-qa: --strict: {said}; fix them (listed above) to pass", file=sys.stderr)
+        return 3
     return 0
 
 
