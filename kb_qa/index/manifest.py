@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -23,7 +23,7 @@ import numpy as np
 
 from kb_qa.errors import IndexStateError
 from kb_qa.text import HIDDEN_PROPERTY, HIGHLIGHT
-from kb_qa.types import Chunk, Heading, Outline
+from kb_qa.types import Chunk, Heading, IndexReport, Outline
 from kb_qa.verbatim import code_segments
 
 SCHEMA_VERSION = "1"
@@ -244,6 +244,33 @@ class Manifest:
                 [(p, h, r) for p, (h, r) in failed.items()],
             )
 
+    def say_warnings_again(
+        self, paths: Iterable[str], chunked: Collection[str], report: IndexReport
+    ) -> None:
+        """Add to ``report`` the warnings the files of ``paths`` gave when they were last read
+        (``remember_warnings``), but those ``chunked`` or skipped now, which said their own:
+        skipped files are said at every run, and so are these. A page whose front matter was
+        not valid YAML failed `mkdocs build --strict` once and passed the next build of the
+        same tree (the file was not read again). A file whose time changed and text did not
+        (a fresh checkout) is read but not chunked again: what it said then is said, once."""
+        stored: dict[str, list[str]] = json.loads(self.meta("file_warnings") or "{}")
+        now = set(chunked) | {path for path, _ in report.skipped}
+        said = set(report.warnings)
+        report.warnings += [
+            (p, w) for p in paths if p not in now for w in stored.get(p, ()) if (p, w) not in said
+        ]
+
+    def remember_warnings(self, files: Collection[str], said: Sequence[tuple[str, str]]) -> None:
+        """Keep the warnings ``said`` of each of the vault's ``files``, for the runs that do
+        not read them (``say_warnings_again``); written only when they changed."""
+        kept: dict[str, list[str]] = {}
+        for path, warning in said:
+            if path in files and warning not in kept.setdefault(path, []):
+                kept[path].append(warning)
+        value = json.dumps(kept, ensure_ascii=False, sort_keys=True)
+        if value != (self.meta("file_warnings") or "{}"):
+            self.set_meta(file_warnings=value)
+
     def outline(self, path: str) -> Outline:
         """The heading outline remembered for a file (empty when none)."""
         row = self.db.execute("SELECT key, headings FROM outlines WHERE path=?", (path,)).fetchone()
@@ -293,6 +320,28 @@ class Manifest:
                 (extra,),
             ).rowcount
         return int(gone)
+
+    def embed_uncached(
+        self,
+        texts: Mapping[str, str],
+        embed: Callable[[list[str]], np.ndarray],
+        batch: int,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed the texts (cache key -> text) the cache lacks, shortest first, ``batch`` at
+        a time, each batch cached when done (a run stopped keeps them); returns how many.
+        ``progress`` hears how many are done, of how many."""
+        batch = max(1, batch)
+        cached = self.cached_vectors(texts)
+        todo = sorted((k for k in texts if k not in cached), key=lambda k: len(texts[k]))
+        for i in range(0, len(todo), batch):
+            if progress:
+                progress(i, len(todo))
+            keys = todo[i : i + batch]
+            self.cache_vectors(dict(zip(keys, embed([texts[k] for k in keys]))))
+        if progress:
+            progress(len(todo), len(todo))
+        return len(todo)
 
     def cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
         """Remember embeddings (committed at once, so an interrupted run keeps them)."""

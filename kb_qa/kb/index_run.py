@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from kb_qa import __version__
 from kb_qa.errors import EmbeddingError, IndexStateError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import FileRow, embed_key
@@ -75,7 +78,10 @@ class IndexRun:
             files, skipped = vault.scan(site, self.settings)
             report.skipped += skipped
             moved = self.store.settle_workspace(explicit=bool(self.settings.workspace))
-            self._check_fingerprint(site, report)
+            if self._check_fingerprint(site, report):  # kept as built: nothing is read
+                self.store.say_warnings_again({f.path for f in files}, (), report)
+                report.files, report.chunks = len(self.store.files()), self.store.chunk_count()
+                return report
             if moved and not report.rebuilt:
                 report.rebuilt = f"{moved}: re-chunking every file once (embeddings are reused)"
                 log.debug("%s", report.rebuilt)
@@ -100,6 +106,7 @@ class IndexRun:
                 site, files, known, report, rendered or {}, inputs
             )
             removed += refused
+            self.store.say_warnings_again(current, {d.path for d in docs}, report)
             phase = Phases(report.phases, started)
             phase.done("reading")
             if rendered is not None:
@@ -131,6 +138,7 @@ class IndexRun:
             rendering = render_config.config_file(site, self.settings) is not None
             if inputs.update(docs, removed, rendering):
                 self.store.set_meta(**inputs.meta())
+            self.store.remember_warnings(current, report.warnings)
             held = self.store.chunk_count()  # a run that replaces chunks leaves vectors unused
             report.deleted += self._write(docs, chunks_by_doc, removed, outlines, steps)
             if docs or removed:
@@ -140,12 +148,12 @@ class IndexRun:
             if touched:
                 self.store.touch(touched)
             report.changed_files, report.removed_files = len(docs), len(removed)
-            report.files = len(self.store.files())
-            report.chunks = self.store.chunk_count()
+            report.files, report.chunks = len(self.store.files()), self.store.chunk_count()
             self.store.set_meta(
                 last_indexed=str(time.time()), site_url=site.link_base, link_style=link_style
             )
-            self.store.set_meta(languages=site.languages.as_json() if site.languages else "")
+            languages = site.languages.as_json() if site.languages else ""
+            self.store.set_meta(languages=languages, kb_qa_version=__version__)  # for health
             wrote = bool(docs or removed or report.rebuilt or report.repaired)
             if wrote and not (docs or removed):  # a repair: replicas reload on a new generation
                 self._bump_generation()
@@ -156,11 +164,16 @@ class IndexRun:
         self.built_for = self.store.meta("fingerprint")
         return report
 
-    def _check_fingerprint(self, site: Site, report: IndexReport) -> None:
-        """Rebuild when chunking or addressing rules changed; re-embed only if the model did."""
+    def _check_fingerprint(self, site: Site, report: IndexReport) -> str:
+        """Rebuild when chunking or addressing rules changed; re-embed only if the model did.
+        Not when this machine lacks what the index was built with: then why it is kept."""
         parts = staleness.fingerprint_parts(site, self.settings)
         fingerprint = staleness.fingerprint(parts)
-        why, re_embed = staleness.rebuild_reason(self.store, self.settings, parts)
+        why, re_embed, kept = staleness.rebuild_or_keep(self.store, site, self.settings, parts)
+        self.store.set_meta(kept_as_built=kept)
+        if kept:  # a warning: `index --strict` fails a CI job that could not re-index as built
+            report.warnings.append((site.config_name, kept))
+            return kept
         stored_model, wanted = self.store.meta("embed_model"), self.settings.embed_model
         if (re_embed and self.built_with not in ("", stored_model)) or (  # each at every edit
             why and self.built_for not in ("", self.store.meta("fingerprint"))
@@ -188,12 +201,13 @@ class IndexRun:
         self.store.set_meta(fingerprint=fingerprint, fingerprint_parts=json.dumps(parts))
         if report.rebuilt:  # said before the work, to a log (`--strict` must not abort)
             log.info("rebuilding: %s", report.rebuilt)
+        return ""
 
     def pending_rebuild(self, site: Site | None = None) -> str:
         """Why the next index run will rebuild this index ("" when it will not)."""
         s = self.settings
         site = site or load_site(s.vault, s.generator, render=s.render, version=s.site_version)
-        return staleness.rebuild_reason(self.store, s, staleness.fingerprint_parts(site, s))[0]
+        return staleness.rebuild_or_keep(self.store, site, s)[0]
 
     def _read_changed(
         self,
@@ -327,28 +341,17 @@ class IndexRun:
 
     def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> tuple[int, int]:
         """Embed chunks whose text is not cached yet, shortest first; returns (embedded, reused)."""
-        texts: dict[str, str] = {}
-        for c in chunks:
-            texts.setdefault(embed_key(c), c.index_text)
-        cached = self.store.cached_vectors(texts)
-        todo = sorted((k for k in texts if k not in cached), key=lambda k: len(texts[k]))
-        batch = max(1, self.settings.embed_batch)
-        done = 0
-        if progress:
-            progress(0, len(todo))
-        for i in range(0, len(todo), batch):
-            keys = todo[i : i + batch]
-            try:
-                vectors = self.embedder.embed_passages([texts[k] for k in keys])
-            except EmbeddingError:
-                raise
-            except Exception as exc:
-                raise EmbeddingError(f"Embedding failed: {exc}") from exc
-            self.store.cache_vectors(dict(zip(keys, vectors)))
-            done += len(keys)
-            if progress:
-                progress(done, len(todo))
-        return len(todo), len(chunks) - len(todo)
+        texts = {embed_key(c): c.index_text for c in chunks}  # a key is its text's
+        n = self.store.embed_uncached(texts, self._passages, self.settings.embed_batch, progress)
+        return n, len(chunks) - n
+
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        try:
+            return self.embedder.embed_passages(texts)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"Embedding failed: {exc}") from exc
 
     def _write(
         self,

@@ -20,7 +20,7 @@ from kb_qa.errors import VaultError
 from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION, UNSETTLED, FileRow
 from kb_qa.index.store import Store
-from kb_qa.ingest import anchors, page_includes, render_config, vault
+from kb_qa.ingest import anchors, page_includes, render_config, safe_config, vault
 from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import shown_title
@@ -195,6 +195,77 @@ def rebuild_reason(store: Store, settings: Settings, parts: Mapping[str, str]) -
         "kb-qa was updated, or the chunking settings or the site config's heading/URL rules changed"
     )
     return why, False
+
+
+# How an index kept as it was built is said: health is degraded, the server still ready
+KEPT_AS_BUILT = "this machine cannot render the site as the index was built"
+
+
+def rebuild_or_keep(
+    store: Store, site: Site, settings: Settings, parts: Mapping[str, str] | None = None
+) -> tuple[str, bool, str]:
+    """``rebuild_reason``, with why the index is kept as it was built instead (``kept_as_built``:
+    then there is no reason to rebuild); ``parts`` are ``fingerprint_parts`` of the site."""
+    parts = fingerprint_parts(site, settings) if parts is None else parts
+    why, re_embed = rebuild_reason(store, settings, parts)
+    kept = kept_as_built(store, site, parts) if why and not re_embed else ""
+    return ("", False, kept) if kept else (why, re_embed, "")
+
+
+def kept_as_built(store: Store, site: Site, parts: Mapping[str, str]) -> str:
+    """Why the index is kept as it was built, not rebuilt ("" when it is not): this machine
+    lacks what the build had, Markdown extensions the site config still lists or plugins
+    it lists that were installed then. A docs CI indexed the site on build, with its
+    requirements installed; a server with kb-qa alone re-indexed it at start ("the site
+    config's Markdown extensions changed"): 568 sections became 460, an API page's 61 one,
+    and health said ok. An extension or plugin taken out of the config is a change to index."""
+    before = built_parts(store)
+    if not before or store.meta("collection") not in ("", store.name):
+        return ""
+    lacking = [f"Markdown extension {n!r}" for n in _extensions_lost(site, before, parts)]
+    lacking += [f"plugin {n!r}" for n in _plugins_lost(before, parts)]
+    if not lacking:
+        return ""
+    return (
+        f"{KEPT_AS_BUILT}: {', '.join(lacking)} "
+        f"of {site.config_name} {'is' if len(lacking) == 1 else 'are'} not installed here. "
+        "The index is served as it was built (edits are not indexed meanwhile): install the "
+        "docs build's requirements (what `mkdocs build` runs with) beside kb-qa, then run "
+        "kb-qa index or restart the server"
+    )
+
+
+def _extensions_lost(site: Site, before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Extensions the index was built with that the config lists and that do not load here.
+    Not when ``render`` was switched (off, only allowlisted extensions are imported), nor
+    when a rendered site's config changed (an extension's options mistyped fails to load)."""
+    if ("render" in before) != ("render" in now) or site.generator != "mkdocs":
+        return []
+    if "render" in now and _config_key(before) != _config_key(now):
+        return []
+    built, usable = (set(json.loads(p.get("extensions") or "[]")) for p in (before, now))
+    if not built - usable:
+        return []
+    try:
+        config = safe_config.load_site_yaml(site.root / site.config_name)
+        entries = config.get("markdown_extensions") or []
+    except Exception:  # noqa: BLE001 - then the change is indexed, as before
+        return []
+    listed = {next(iter(e)) if isinstance(e, dict) else e for e in entries if e}
+    return sorted(n for n in built - usable if n in listed)
+
+
+def _plugins_lost(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Plugins not installed here that were when the index was built, the config and hooks
+    unchanged (``render_config.inputs_key``: their hash, then the plugins missing)."""
+    if "render" not in before or "render" not in now or _config_key(before) != _config_key(now):
+        return []
+    had, lacks = (set(p["render"].rpartition("|")[2].split(",")) for p in (before, now))
+    return sorted(lacks - had - {""})
+
+
+def _config_key(parts: Mapping[str, str]) -> str:
+    return parts["render"].rpartition("|")[0]
 
 
 def built_parts(store: Store) -> dict[str, str]:

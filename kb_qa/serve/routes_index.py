@@ -11,7 +11,9 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from kb_qa import __version__
 from kb_qa.errors import IndexStateError, KbQaError
+from kb_qa.kb.staleness import KEPT_AS_BUILT
 from kb_qa.serve import inputs
 from kb_qa.serve.first_index import RETRY_SECONDS
 from kb_qa.serve.guard import bearer_matches
@@ -129,7 +131,7 @@ class IndexRoutes:
     async def _status(self) -> dict[str, Any]:
         # On the status threads: a probe must not queue behind searches waiting for a view
         try:
-            stats = await anyio.to_thread.run_sync(self.kb.stats, limiter=self.status_limiter)
+            stats = await anyio.to_thread.run_sync(self._stats, limiter=self.status_limiter)
         except IndexStateError:  # its manifest out of reach (moved away with the vault)
             generation, chunks = self.kb.view_chunks()  # what the index serves meanwhile
             try:
@@ -144,6 +146,8 @@ class IndexRoutes:
                 "workspace": self.kb.store.workspace,
                 "generation": generation,
                 "loaded": bool(chunks),
+                "kept": "",
+                "index_version": None,
             }
         # The vector index is asked on threads of its own, and not waited for long: a
         # Chroma server that stops answering must not hang health checks or searches.
@@ -163,7 +167,7 @@ class IndexRoutes:
             problem = f"{NOT_FOLLOWED}: {freshness.unwatched}"
         if self.first is not None and self.first.error and not problem:
             problem = self.first.error  # the index serves what it held before, if anything
-        problem = problem or self.model_problem
+        problem = problem or stats["kept"] or self.model_problem
         status = "degraded" if problem else "ok" if stats["chunks"] else "empty"
         if self.first is not None and not self.first.done.is_set() and not self.first.had_pages:
             status = "indexing"  # what the index holds is not all it will hold yet
@@ -174,6 +178,10 @@ class IndexRoutes:
             "files": stats["files"],
             "chunks": stats["chunks"],
             "embed_model": stats["embed_model"],
+            # Which kb-qa built the index and which serves it: a server and a site from two
+            # builds of a docs pipeline differ here
+            "index_version": stats["index_version"],
+            "version": __version__,
             "last_indexed": stats["last_indexed"],
             "workspace": stats["workspace"],
             "generation": stats["generation"],
@@ -195,6 +203,19 @@ class IndexRoutes:
             ),
         }
 
+    def _stats(self) -> dict[str, Any]:
+        """The index's stats, with why it is kept as it was built (this machine cannot render
+        the site as the build did: ``staleness.kept_as_built``) and the kb-qa that built it."""
+        stats = self.kb.stats()
+        if self.replica:  # a workspace read from Chroma alone: no manifest
+            return {**stats, "kept": "", "index_version": None}
+        meta = self.kb.store.meta
+        return {
+            **stats,
+            "kept": meta("kept_as_built"),
+            "index_version": meta("kb_qa_version") or None,
+        }
+
     async def health(self, request: Request) -> Response:
         """GET /api/health"""
         return JSONResponse(await self._status())
@@ -203,8 +224,10 @@ class IndexRoutes:
         """GET /api/ready: for a load balancer's readiness check (health ok, index loaded)."""
         status = await self._status()
         # A watcher that cannot follow edits (the limit of watched folders, a re-pointed
-        # vault symlink) leaves a server that serves what it has: still ready.
-        serving = status["status"] == "ok" or str(status["problem"] or "").startswith(NOT_FOLLOWED)
+        # vault symlink) leaves a server that serves what it has: still ready. So does an
+        # index kept as its docs build made it (this machine lacks the site's plugins).
+        problem = str(status["problem"] or "")
+        serving = status["status"] == "ok" or problem.startswith((NOT_FOLLOWED, KEPT_AS_BUILT))
         ready = serving and status["loaded"]
         body = {"ready": ready, **{k: status[k] for k in ("status", "problem", "generation")}}
         token = self.settings.api_token.encode()
