@@ -169,17 +169,11 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> str:
 def _staleness(kb: KnowledgeBase) -> tuple[str, int]:
     """Why the next index run rebuilds ``kb``'s index, and how many indexed files changed
     since it was built: the site's config read once for both."""
-    from kb_qa.ingest.site import load_site
+    from kb_qa.ingest.site import site_of
     from kb_qa.kb.staleness import files_changed
 
     settings = kb.settings
-    site = load_site(
-        settings.vault,
-        settings.generator,
-        render=settings.render,
-        version=settings.site_version,
-        config_file=settings.config_file,
-    )
+    site = site_of(settings)
     return kb.pending_rebuild(site), files_changed(kb.store, site, settings)
 
 

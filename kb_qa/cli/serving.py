@@ -194,14 +194,12 @@ def _stop_now(*_signal: object) -> None:
 def _with_preview_origins(settings: Settings, log: logging.Logger) -> Settings:
     """On loopback with no cors_origins, allow the site generator's local preview (e.g.
     `zensical serve` at localhost:8000) to call the API: the preview runs on another port."""
-    from kb_qa.ingest.site import load_site
+    from kb_qa.ingest.site import site_of
     from kb_qa.serve.serving import LOOPBACK, preview_origins
 
     if settings.cors_origins or settings.host not in LOOPBACK:
         return settings
-    site = load_site(
-        settings.vault, settings.generator, render=settings.render, config_file=settings.config_file
-    )
+    site = site_of(settings)
     if not site.dev_addr:
         return settings
     origins = preview_origins(site.dev_addr)

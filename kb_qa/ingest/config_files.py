@@ -64,6 +64,17 @@ def named_config(root: Path, name: str) -> Path:
     return Path(root, path.name)
 
 
+def docs_folder_warning(root: Path) -> str:
+    """What ``kb-qa index`` says of the docs folder of a site given in its site's place ("" for
+    any other folder): read as notes, its pages cite file paths, not the site's URLs."""
+    if root.name != "docs" or (above := find_config(root.parent)) is None:
+        return ""
+    return (
+        f"{root} is the docs folder of the site at {root.parent} ({above.name}): give "
+        f"kb-qa {root.parent} instead, or citations link to file paths, not its pages"
+    )
+
+
 def unnamed_warning(root: Path) -> str:
     """What ``kb-qa index`` says of a folder with no default config, read as notes, that
     holds a YAML file reading like an MkDocs config ("" when none): a server started without

@@ -1,10 +1,9 @@
 """What a site's configuration says about pages: where they are, their URLs, their heading ids.
 
-The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs) or ``zensical.toml`` (Zensical, which
-also builds from ``mkdocs.yml``; ``zensical.py`` holds how its rules differ), the file the
-``config_file`` setting names (``config_files``), or another generator's (``generators``). A
-vault without one is a plain folder of notes: every Markdown file is a page and headings get
-Python-Markdown's default ids.
+The configuration is ``mkdocs.yml`` (MkDocs, ProperDocs), ``zensical.toml`` (Zensical, which
+also builds ``mkdocs.yml``: ``zensical.py``), the file ``config_file`` names (``config_files``)
+or another generator's (``generators``). Without one, a vault is a folder of notes: every
+Markdown file is a page and headings get Python-Markdown's default ids.
 
 Only a site kb-qa renders (``render`` on) is trusted: its ``mkdocs.yml`` is read with MkDocs'
 own loader and its markdown extensions are imported as listed. Otherwise, and always for
@@ -38,9 +37,9 @@ from kb_qa.ingest import (
     zensical_blog,
 )
 from kb_qa.ingest.config_files import CONFIG_FILES as CONFIG_FILES
-from kb_qa.ingest.config_files import MKDOCS_FILES as MKDOCS_FILES
 from kb_qa.ingest.config_files import find_config
 from kb_qa.ingest.mkdocs_yaml import read_config
+from kb_qa.settings import Settings
 
 if TYPE_CHECKING:
     import pathspec
@@ -129,6 +128,13 @@ class Site:
         )
 
 
+def site_of(s: Settings) -> Site:
+    """``load_site`` as the settings ``s`` say: generator, render, version, config file."""
+    return load_site(
+        s.vault, s.generator, render=s.render, version=s.site_version, config_file=s.config_file
+    )
+
+
 def load_site(
     root: Path,
     generator: str = "",
@@ -155,15 +161,12 @@ def load_site(
         site = Site(root=root, docs_dir=root, exclude_patterns=note_templates.patterns(root))
         _set_extensions(site, [], root, BUILTIN_EXTENSIONS)
         # Read as notes, a site's pages cite the server's file paths, not the site's URLs.
-        if root.name == "docs" and (above := find_config(root.parent)) is not None:
-            site.warnings.append(
-                f"{root} is the docs folder of the site at {root.parent} ({above.name}): give "
-                f"kb-qa {root.parent} instead, or citations link to file paths, not its pages"
-            )
-        elif unread := generators.unread_warning(root):
-            site.warnings.append(unread)
-        elif unnamed := config_files.unnamed_warning(root):
-            site.warnings.append(unnamed)
+        said = (
+            config_files.docs_folder_warning(root)
+            or generators.unread_warning(root)
+            or config_files.unnamed_warning(root)
+        )
+        site.warnings += [said] if said else []
         return site
     is_toml = config_path.suffix.lower() == ".toml"  # zensical.toml, or one config_file names
     trusted = render and not is_toml

@@ -24,7 +24,7 @@ from kb_qa.ingest import chunking, render, render_config, render_files, vault
 from kb_qa.ingest.deadline import ParseTimeout, deadline
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import chunk_rendered
-from kb_qa.ingest.site import Site, load_site
+from kb_qa.ingest.site import Site, site_of
 from kb_qa.kb import published, staleness
 from kb_qa.kb.phases import Phases
 from kb_qa.settings import Settings
@@ -72,7 +72,7 @@ class IndexRun:
             report.repaired = "the index folder was deleted: created it again, indexing everything"
         with self.store.writer_lock():
             s = self.settings
-            site = load_site(s.vault, s.generator, render=s.render, version=s.site_version)
+            site = site_of(s)
             prefix = f"{site.config_name}: "
             report.warnings += [(site.config_name, w.removeprefix(prefix)) for w in site.warnings]
             files, skipped = vault.scan(site, self.settings)
@@ -206,7 +206,7 @@ class IndexRun:
     def pending_rebuild(self, site: Site | None = None) -> str:
         """Why the next index run will rebuild this index ("" when it will not)."""
         s = self.settings
-        site = site or load_site(s.vault, s.generator, render=s.render, version=s.site_version)
+        site = site or site_of(s)
         return staleness.rebuild_or_keep(self.store, site, s)[0]
 
     def _read_changed(
