@@ -79,6 +79,8 @@ def test_a_build_with_another_config_name_cites_the_sites_pages(
     said = log.read_text(encoding="utf-8")
     assert "holds no mkdocs.yml, but site.yml reads like a site's config" in said
     assert "--config-file site.yml" in said
+    # ... and why it read the index again: the build's config is not the one it reads
+    assert "the site config is now the default (it was site.yml: the config_file setting" in said
 
 
 def test_the_setting_picks_one_of_two_configs(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from kb_qa.index import embeddings
 from kb_qa.index.manifest import EMBED_TEXT_VERSION, UNSETTLED, FileRow
 from kb_qa.index.store import Store
 from kb_qa.ingest import anchors, page_includes, render_config, safe_config, vault
+from kb_qa.ingest.config_files import CONFIG_FILES
 from kb_qa.ingest.page_includes import PYTHON_FILES
 from kb_qa.ingest.render import RenderedPage
 from kb_qa.ingest.rendered_chunks import shown_title
@@ -160,6 +161,10 @@ def fingerprint_parts(site: Site, settings: Settings) -> dict[str, str]:
             r" at 0x[0-9a-f]+", "", repr(sorted(site.extension_configs.items()))
         ).replace(repr(str(site.root))[1:-1], "<vault>"),
     }
+    # A config of another name (``config_file``): a server started without the setting the
+    # build had re-read that site as notes, and said only "the vault is now read as notes"
+    if site.config_name and site.config_name not in CONFIG_FILES:
+        data["config"] = site.config_name
     if site.generator not in ("", "mkdocs"):  # only then: existing indexes stay current
         data["generator"] = site.generator
     if site.routes is not None:  # another generator's, as routeBasePath: every page's URL
@@ -291,6 +296,7 @@ _PARTS = {
     "exclude": "the files left out changed (exclude_docs, SUMMARY.md, Obsidian's templates)",
     "extensions": "the site config's Markdown extensions changed",
     "configs": "the site config's Markdown extension settings changed",
+    "config": "the site config is now {new} (it was {old}: the config_file setting names it)",
     "generator": "the site generator changed",
     "blog": "the site config's blog settings changed",
     "routes": "where the site's config publishes pages changed (routeBasePath, base, cleanUrls)",
@@ -308,7 +314,9 @@ def what_changed(old: Mapping[str, str], new: Mapping[str, str]) -> str:
         changed.discard("render")
     how = "as a site" if new.get("is_mkdocs") == "true" else "as plain notes"
     return "; ".join(
-        _PARTS[key].format(old=old.get(key), new=new.get(key), how=how)
+        _PARTS[key].format(
+            old=old.get(key, "the default"), new=new.get(key, "the default"), how=how
+        )
         for key in sorted(changed, key=list(_PARTS).index)
     )
 
