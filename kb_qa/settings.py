@@ -69,7 +69,8 @@ class Settings:
     # The version of a site versioned with mike that this checkout publishes ("1.0", its
     # folder): links made outside the site (ask, search, MCP, insights, the API's url) open
     # under it. Empty: the version the site names (canonical_version, extra.version.default),
-    # where a 1.0 checkout's server sent readers to /latest/, whose page said something else
+    # where a 1.0 checkout's server sent readers to /latest/, whose page said something else.
+    # On a Docusaurus site with versions.json: the version read ("1.0": versioned_docs/version-1.0)
     site_version: str = ""
     # Whose heading-id rules apply: "mkdocs", "zensical", or empty to decide by the config
     # file (zensical.toml: Zensical's; mkdocs.yml: MkDocs'). Zensical building a mkdocs.yml
