@@ -13,22 +13,34 @@ in the ``versions`` option wins (https://docusaurus.io/docs/versioning).
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
+import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_qa.errors import ConfigError
+from kb_qa.errors import ConfigError, VaultError
 
 _ROUTE = re.compile(r"""\brouteBasePath\s*:\s*(?:(['"`])([^'"`\n]*)\1|(\S[^,\n}]*))""")
 _PATH = re.compile(r"""\bpath\s*:\s*(['"`])([^'"`\n]*)\1""")
 _STRING = re.compile(r"""\s*(['"`])([^'"`\n]*)\1\s*""")
-_KEY = re.compile(r"""(?:(['"])([^'"\n]+)\1|([\w$.-]+))\s*:""")
-# A JavaScript comment, or a string (kept: "https://acme.dev" holds no comment)
+# A key starts where a word does: tried from inside a run of 100,000 letters, it scanned
+# the rest of the run from each of them
+_KEY = re.compile(r"""(?<![\w$.'"-])(?:(['"])([^'"\n]+)\1|([\w$.-]+))\s*:""")
+# A JavaScript comment, or a string (kept: "https://acme.dev" holds no comment). An unclosed
+# block comment runs to the end, as JavaScript reads it: looked for a close from each
+# of 20,000 "/*", the scan was quadratic (60 KB of them stalled `kb-qa index` for 11 s)
 _COMMENT = re.compile(
-    r"""(['"])(?:\\.|(?!\1)[^\\\n])*\1|`(?:\\.|[^\\`])*`|(//[^\n]*|/\*.*?\*/)""", re.S
+    r"""(['"])(?:\\.|(?!\1)[^\\\n])*\1|`(?:\\.|[^\\`])*`|(//[^\n]*|/\*.*?(?:\*/|\Z))""",
+    re.S,
 )
+_BLANKS = re.compile(r"\s*")
+_BARE = re.compile(r"[^,}\]\n]*")
+LISTING_BYTES = 1 << 20  # versions.json lists a few dozen names: a bigger one is no listing
 VERSIONS_FILE = "versions.json"  # what `docusaurus docs:version 1.0` writes beside docs/
 CURRENT = "current"  # Docusaurus' name of the version in docs/
 
@@ -50,7 +62,7 @@ class Versions:
         ``getLastVersionName``): versions.json's list, ``current`` first unless
         ``includeCurrentVersion: false``, none of it with ``disableVersioning: true``, only
         ``onlyIncludeVersions`` when set; each option read where written as a literal."""
-        listed = _listed(root / VERSIONS_FILE, warnings)
+        listed = _listed(root, warnings)
         if not listed and "versions" not in config:
             return cls()  # an unversioned site, read as always
         said = _Said(config, name, warnings)
@@ -117,21 +129,63 @@ class Versions:
         ]
 
 
-def _listed(path: Path, warnings: list[str]) -> list[str]:
+def _listed(root: Path, warnings: list[str]) -> list[str]:
     """The version names ``versions.json`` lists ([] without one)."""
+    unversioned = "the site is read as unversioned: docs/ at /docs/"
     try:
-        listed = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = read_listing(root, VERSIONS_FILE)
+    except VaultError as exc:
+        warnings.append(
+            f"{VERSIONS_FILE} is not read: {exc}; {unversioned}. Replace it with the file "
+            "`docusaurus docs:version` writes"
+        )
         return []
-    except (OSError, ValueError) as exc:
+    if data is None:
+        return []
+    try:
+        listed = json.loads(data)
+    except ValueError as exc:
         listed = exc
     if isinstance(listed, list) and all(_valid_name(n) for n in listed):
         return listed
     warnings.append(
-        f"{path.name} is not a list of version names ({listed!s:.80}); the site is read as "
-        "unversioned: docs/ at /docs/. Docusaurus refuses it too: fix it"
+        f"{VERSIONS_FILE} is not a list of version names ({listed!s:.80}); {unversioned}. "
+        "Docusaurus refuses it too: fix it"
     )
     return []
+
+
+def read_listing(root: Path, name: str) -> bytes | None:
+    """The file ``name`` at the top of ``root`` (None when there is none), read under the
+    rules of the vault's ``Boundary.read_bytes`` (which this module cannot import: the vault
+    reads Docusaurus pages through it): a regular file, checked once opened, inside ``root``
+    and in no hidden folder once its links are followed, at most ``LISTING_BYTES``;
+    ``VaultError`` saying why when it is refused. Opened as it was named, a versions.json
+    that was a pipe hung `kb-qa index` for good, and one linked to a file outside the
+    vault had that file quoted in the warning saying it was no list."""
+    path = root / name
+    if not os.path.lexists(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise VaultError(f"cannot read it ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as opened:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise VaultError("not a regular file (a folder, pipe, device or socket)")
+        try:  # where the open file is (Linux), not where its name leads now
+            real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            real = path.resolve()
+        top = root.resolve()
+        if not real.is_relative_to(top):
+            raise VaultError("symlink that leads outside the vault (only files inside it are read)")
+        if any(part.startswith(".") for part in real.relative_to(top).parts):
+            raise VaultError("symlink that leads to a hidden file or folder, which is never read")
+        data = opened.read(LISTING_BYTES + 1)
+    if len(data) > LISTING_BYTES:
+        raise VaultError(f"it is bigger than {LISTING_BYTES:,} bytes, which no listing is")
+    return data
 
 
 def _valid_name(name: object) -> bool:
@@ -154,10 +208,13 @@ class _Said:
     warnings: list[str]
 
     def _written(self, key: str, assumed: str) -> str | None:
-        values = {_value(self.config, m.end()) for m in _option(self.config, key)}
-        if len(values) > 1:
-            self.warnings.append(f"{self.name}: {key} is set more than once; {assumed}")
-            return None
+        values: set[str] = set()
+        for found in _option(self.config, key):
+            # Stopped at the second value: 3,000 nested `versions: {` each read to the end
+            values.add(_value(self.config, found.end()))
+            if len(values) > 1:
+                self.warnings.append(f"{self.name}: {key} is set more than once; {assumed}")
+                return None
         return values.pop() if values else None
 
     def _unread(self, key: str, assumed: str) -> None:
@@ -251,11 +308,60 @@ def _in_docs_options(config: str, at: int) -> bool:
     """Whether position ``at`` is in the options of the docs plugin that reads docs/: its
     own ``path`` (not one inside its ``versions: {current: {path: 'next'}}``) is docs or
     unset, and it is no navbar item (a ``docsVersionDropdown`` has ``versions`` too)."""
-    options = _top_level(_enclosing_object(config, at))
-    path = _PATH.search(options)
-    if path is not None and posixpath.basename(path.group(2).rstrip("/")) != "docs":
+    nesting = _nesting(config)
+    options = nesting.object_at(at)
+    path = nesting.paths.get(options)
+    if path is not None and posixpath.basename(path.rstrip("/")) != "docs":
         return False
-    return re.search(r"(?<![\w$])type\s*:", options) is None
+    return options not in nesting.typed
+
+
+@dataclass(frozen=True)
+class _Nesting:
+    """Where a config's ``{}`` objects are, and which of them have their own ``path`` and
+    ``type``: read in one pass. Each key found used to look for its object by scanning the
+    file around it, so 3,000 lines of ``versions: {`` stalled `kb-qa index` for 38 s."""
+
+    at: list[int]  # where a bracket is, in order
+    objects: list[int]  # the "{" open after it, innermost (-1: none)
+    paths: dict[int, str]  # an object's own first ``path`` (an object is where its "{" is)
+    typed: set[int]  # the objects with a ``type`` of their own
+
+    def object_at(self, at: int) -> int:
+        """The innermost object around position ``at`` (-1: none)."""
+        i = bisect.bisect_right(self.at, at) - 1
+        return self.objects[i] if i >= 0 else -1
+
+
+@functools.lru_cache(maxsize=4)
+def _nesting(config: str) -> _Nesting:
+    at: list[int] = []
+    objects: list[int] = []
+    owners: list[int] = []  # the bracket ("{" or "[") open after each, innermost
+    opened: list[int] = []  # the brackets open, innermost last
+    braces: list[int] = []  # the "{" among them
+    for bracket in re.finditer(r"[{}\[\]]", config):
+        where = bracket.start()
+        if bracket[0] in "{[":
+            opened.append(where)
+            if bracket[0] == "{":
+                braces.append(where)
+        elif opened and config[opened.pop()] == "{":  # a "]" closes a "{" as depth counts
+            braces.pop()
+        at.append(where)
+        objects.append(braces[-1] if braces else -1)
+        owners.append(opened[-1] if opened else -1)
+
+    def owner(position: int) -> int:  # a member of an object: no "[" between them
+        i = bisect.bisect_right(at, position) - 1
+        inner = owners[i] if i >= 0 else -1
+        return inner if inner == -1 or config[inner] == "{" else -2
+
+    paths: dict[int, str] = {}
+    for path in _PATH.finditer(config):
+        paths.setdefault(owner(path.start()), path.group(2))
+    typed = {owner(t.start()) for t in re.finditer(r"(?<![\w$])type\s*:", config)}
+    return _Nesting(at, objects, paths, typed)
 
 
 def _top_level(written: str) -> str:
@@ -271,7 +377,9 @@ def _top_level(written: str) -> str:
 def _value(text: str, at: int) -> str:
     """The value written at ``at`` (after ``key:``): a balanced ``{}``/``[]`` literal, a
     string, or what stands before the next ``,``, ``}`` or line end."""
-    at += len(text[at:]) - len(text[at:].lstrip())
+    # Read from ``at``, never copied from it: 8,000 settings each copied the rest of the file
+    blanks = _BLANKS.match(text, at)
+    at = blanks.end() if blanks else at
     if text[at : at + 1] in ("{", "["):
         depth = 0
         for end in range(at, len(text)):
@@ -282,27 +390,11 @@ def _value(text: str, at: int) -> str:
     string = _STRING.match(text, at)
     if string is not None:
         return string.group(0).strip()
-    return re.split(r"[,}\]\n]", text[at:], maxsplit=1)[0].strip()
+    bare = _BARE.match(text, at)
+    return bare.group(0).strip() if bare else ""
 
 
 def without_comments(text: str) -> str:
     """The config with its comments blanked: a template's ``// lastVersion: 'current',``
     is no setting."""
     return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]) if m[2] else m[0], text)
-
-
-def _enclosing_object(text: str, at: int) -> str:
-    """The ``{...}`` literal around position ``at`` (the whole text when there is none)."""
-    depth, start = 0, 0
-    for i in range(at, -1, -1):
-        depth += {"}": 1, "{": -1}.get(text[i], 0)
-        if depth < 0:
-            start = i
-            break
-    depth, end = 0, len(text)
-    for i in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            end = i + 1
-            break
-    return text[start:end]

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from kb_qa.errors import ConfigError, VaultError
 from kb_qa.ingest import zensical
+from kb_qa.ingest.docusaurus_config import read_listing
 
 __all__ = ["Published", "link_base", "published_versions", "version_folder"]
 VERSIONS_FILE = "versions.json"  # what mike writes at the root of the tree it publishes
@@ -89,8 +91,16 @@ def published_versions(root: Path) -> list[Published]:
     one that is not mike's list (another tool's file of that name), or none of the version
     folders it names is there."""
     try:
-        listed = json.loads((root / VERSIONS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_listing(root, VERSIONS_FILE)
+    except VaultError as exc:  # a pipe hung `kb-qa init`; a link out of the tree was read
+        raise ConfigError(
+            f"{root / VERSIONS_FILE} is not read: {exc}. mike writes it to list the versions "
+            "of the site; replace it with mike's file (or remove it if the site has none), "
+            "then run kb-qa init again."
+        ) from None
+    try:
+        listed = json.loads(data) if data is not None else None
+    except ValueError:
         return []
     if not isinstance(listed, list):
         return []
@@ -100,7 +110,10 @@ def published_versions(root: Path) -> list[Published]:
         if not isinstance(version, str) or not _folder_in(root, version):
             continue
         aliases = entry.get("aliases") if isinstance(entry.get("aliases"), list) else []
-        found.append(Published(version, tuple(a for a in aliases if isinstance(a, str) and a)))
+        # An alias names a folder as a version does: "../outside" planned edits out of the
+        # tree, "." edits of every page twice
+        kept = (a for a in aliases if isinstance(a, str) and _folder_in(root, a))
+        found.append(Published(version, tuple(kept)))
     return found
 
 
