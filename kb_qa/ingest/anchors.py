@@ -21,16 +21,27 @@ from kb_qa.types import Heading
 
 _HEADING_RE = re.compile(r"<h([1-6])(\s[^>]*)?>(.*?)</h\1>", re.DOTALL | re.IGNORECASE)
 _ID_RE = re.compile(r'\sid="([^"]*)"')
-_TAG_RE = re.compile(r"<[^>]+>")
-# The permalink sign MkDocs' toc appends to a heading (`permalink: true`)
-_HEADERLINK_RE = re.compile(r'<a\s[^>]*class="headerlink"[^>]*>.*?</a>', re.DOTALL)
+# A tag ends before the next "<": with `<[^>]+>`, a heading of unclosed tags was read to
+# its end from each of them (quadratic); rendered text writes a "<" as &lt;.
+_TAG_RE = re.compile(r"<[^<>]+>")
+# The permalink sign MkDocs' toc appends to a heading (`permalink: true`); read once, as
+# _LABELS_RE below is (8,000 unclosed `<a a class="` in a heading took seconds).
+_HEADERLINK_RE = re.compile(
+    r'<a\b(?:[^<>"]|"[^<>"]*")*?\sclass="headerlink"[^<>]*>[^<]*(?:<(?!/?a\b)[^<]*)*</a>'
+)
 # mkdocstrings' object labels (``show_labels``, on by default), rendered inside the heading
 # after the name: "Settings" read "Settings\n\n\n  \n      dataclass" on a Material site of
 # mkdocstrings-python pages, and an answer's "See also:" line broke over four lines. They
 # are badges beside the title, not its words (the section's text keeps them). Its
 # symbol-type badge (``<code class="doc-symbol ...">``) is empty: CSS draws it.
+# Each part stops at the next "<" (its tag cannot reach past it, its text past the next
+# span) and its alternatives start with different characters, so a page is read once: with
+# `[^>]*` and `.*?` instead, 8,000 unclosed `<span a class="` in a heading took 12 s to
+# index, every `<span` reading on to the end of the heading.
 _LABELS_RE = re.compile(
-    r'<span\s[^>]*class="[^"]*\bdoc-labels\b[^"]*"[^>]*>.*?</span>', re.DOTALL | re.IGNORECASE
+    r'<span\b(?:[^<>"]|"[^<>"]*")*?\sclass="[^<>"]*\bdoc-labels\b[^<>"]*"[^<>]*>'
+    r"[^<]*(?:<(?!/?span\b)[^<]*)*</span>",
+    re.IGNORECASE,
 )
 _SPACE_RE = re.compile(r"[ \t\n\r\f]+")
 _ATTR_LIST_RE = re.compile(r"\s*\{:?\s*[#.][^}]*\}\s*$")
