@@ -95,12 +95,14 @@ def report_summary(report: IndexReport, vault: Path | None = None) -> str:
     if report.warnings:
         lines.append(f"{len(report.warnings)} warning(s):")
         lines += [
-            f"  {safe_text(path)}: {message}" if path else f"  {message}"
+            f"  {safe_text(path)}: {safe_warning(message)}"
+            if path
+            else f"  {safe_warning(message)}"
             for path, message in report.warnings
         ]
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)} file(s):")
-        lines += [f"  {safe_text(path)}: {reason}" for path, reason in report.skipped]
+        lines += [f"  {safe_text(path)}: {safe_warning(reason)}" for path, reason in report.skipped]
     if vault is not None and not report.files and not report.skipped:
         lines.append(no_markdown(vault, "Nothing to answer from yet"))
     return "\n".join(lines)
@@ -162,7 +164,7 @@ def require_index(chunks: int, kb: KnowledgeBase | None = None) -> str:
                 "built: these results come from it as it was. `kb-qa index` updates it."
             )
     if said:
-        print(f"kb-qa: {said}", file=sys.stderr)
+        print(f"kb-qa: {safe_warning(said)}", file=sys.stderr)
     return said
 
 
@@ -222,6 +224,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|" + BIDI_CONTROLS.pattern)
 
 def safe_text(text: str) -> str:
     return _CONTROL.sub("", text)
+
+
+# A warning quotes what a site's config or a file holds, so it is cleaned as a file name is
+# and cut short: a Docusaurus config whose version key was "\x1bc\x07" and 3,000 characters
+# more reset the terminal of `kb-qa index` and printed the whole key.
+_WARNING_CHARS = 1_000
+
+
+def safe_warning(text: str) -> str:
+    """A warning's or skip reason's message, safe to print: no control characters, at most
+    ``_WARNING_CHARS`` characters."""
+    text = safe_text(text)
+    return text if len(text) <= _WARNING_CHARS else text[: _WARNING_CHARS - 1] + "…"
 
 
 def terminal_link(target: str, text: str, tty: bool) -> str:
