@@ -34,8 +34,29 @@ def find_config(root: Path, generator: str = "", config_file: str = "") -> Path 
         )
     if config_file:
         return named_config(root, config_file)
+    path = _default_config(root, generator)
+    if path is not None:
+        _check_inside(root, path)
+    return path
+
+
+def _default_config(root: Path, generator: str = "") -> Path | None:
     names = MKDOCS_FILES if generator == "mkdocs" else CONFIG_FILES
     return next((root / n for n in names if (root / n).is_file()), None)
+
+
+def _check_inside(root: Path, path: Path) -> None:
+    """Refuse a config that is a symlink leading out of the vault, as an ``INHERIT:`` out of
+    it is refused (``safe_config.check_inherit``): ``site.yml -> /tmp/outside/site.yml`` put
+    the outside file's site_url and site_name in the index, its citations links to another
+    site, and the vault's owner had not written them."""
+    target = path.resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{path} is a link to {target}, outside the vault: kb-qa does not read a site's "
+            "configuration from outside the vault. Copy the file into the vault in the "
+            f"link's place (cp --remove-destination {target} {path})."
+        )
 
 
 def named_config(root: Path, name: str) -> Path:
@@ -61,13 +82,14 @@ def named_config(root: Path, name: str) -> Path:
             "ProperDocs) or a TOML file (.toml, for Zensical). Name the file `mkdocs build "
             "-f` builds from."
         )
+    _check_inside(root, path)
     return Path(root, path.name)
 
 
 def docs_folder_warning(root: Path) -> str:
     """What ``kb-qa index`` says of the docs folder of a site given in its site's place ("" for
     any other folder): read as notes, its pages cite file paths, not the site's URLs."""
-    if root.name != "docs" or (above := find_config(root.parent)) is None:
+    if root.name != "docs" or (above := _default_config(root.parent)) is None:
         return ""
     return (
         f"{root} is the docs folder of the site at {root.parent} ({above.name}): give "
