@@ -35,6 +35,15 @@ def test_a_question_naming_a_function_is_answered_from_it_not_a_longer_namesake(
     assert _first("What does parse raise for a url?", [url, text]) == f"{page} › parse_url › Raises"
 
 
+def test_a_module_named_after_a_function_is_no_rival() -> None:
+    """The page's heading ``tidewire.retry`` holds ``retry`` as the module holding it, not a
+    longer name: "How many retry attempts does RetryPolicy make by default?" led with the
+    ``retry`` function's parameters, not RetryPolicy's "defaults to 5"."""
+    paths = [("tidewire.retry", "retry"), ("tidewire.retry", "RetryPolicy")]
+    asked = "How many retry attempts does RetryPolicy make by default?"
+    assert named_exactly(asked, paths) == [False, False]
+
+
 def test_only_a_name_held_inside_a_longer_one_counts() -> None:
     paths = [("API", "connect_url"), ("API", "`connect()`"), ("Guide", "Connecting")]
     assert named_exactly("What are the parameters of connect?", paths) == [False, True, False]

@@ -42,5 +42,7 @@ def _names(path: Sequence[str]) -> set[str]:
 
 
 def _parts(name: str) -> set[str]:
-    """A name's parts: ``parse_url`` -> parse, url; ``tidewire.parse`` -> tidewire, parse."""
-    return set(re.split(r"[_.]", name))
+    """A snake_case name's parts: ``parse_url`` -> parse, url. A dotted path is no longer
+    name of its last part: ``tidewire.retry`` is the module holding ``retry``, and counting it
+    as a rival made "How many retry attempts does RetryPolicy make?" lead with ``retry``."""
+    return set(name.split("_"))
