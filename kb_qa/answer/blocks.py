@@ -18,6 +18,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from kb_qa.answer import marks
 from kb_qa.ingest import mdx
 from kb_qa.ingest.code_annotations import annotation_lists
+from kb_qa.ingest.fences import FENCE, closes
 from kb_qa.ingest.indents import box_indent, columns, unindented
 from kb_qa.text import (
     BLOCK_REF,
@@ -48,7 +49,6 @@ _PARSER = (
     )
     .disable("inline")
 )
-_FENCE = re.compile(r"(`{3,}|~{3,})")
 _DEFINITION = re.compile(r":[ \t]{1,3}(?=\S)")
 # Classes as Python-Markdown takes them: "!!! info inline end" is an "info" admonition
 _CONTAINER = re.compile(
@@ -75,7 +75,6 @@ _DESTINATION = r"\((?:[^()\n]|\([^()\n]{0,500}\)){0,2000}\)"
 # FastAPI's docs include their examples so too (mdx_include's "{* ../../docs_src/a.py hl[7] *}"
 # and "{!> ../../docs_src/b.py!}"), in a paragraph or a code block of their own.
 _INCLUDE_LINE = marks.INCLUDE_LINE
-_HTML_TAG = marks.HTML_TAG  # an HTML tag (tests/hostile times it)
 _SNIPPETS_ONLY = re.compile(rf"(?:{_INCLUDE_LINE}\n|[ \t]*\n)*(?:{_INCLUDE_LINE})?")
 # A reference link's label ("[Static][textual.widgets.Static]", "[docs][1]", "[Foo][]"): no
 # definition in the section (autorefs need none), Markdown shows it as typed; the page, words.
@@ -144,8 +143,8 @@ def _flatten(markdown: str) -> tuple[str, list[int], list[int]]:
         strip = stack[-1][0] if stack else 0
         line = unindented(line, strip) if indent >= strip else line.lstrip(" \t")
         if fence:
-            fence = "" if _closes(line, fence) else fence
-        elif opened := _FENCE.match(line):
+            fence = "" if closes(line, fence) else fence
+        elif opened := FENCE.match(line):
             fence = opened.group(1)
         elif m := _CONTAINER.match(line):
             kind = (m.group(2).split() or [""])[0]
@@ -324,11 +323,11 @@ def passages(markdown: str, header: str = "") -> list[Block]:
                 # ... unless it is a fenced block a tab held, in a piece of a section that
                 # opens inside the tab: fenced twice, it showed "```toml" as code and left
                 # a fence open that swallowed the answer's "See also" citations.
-                opened = _FENCE.match(dedented)
+                opened = FENCE.match(dedented)
                 closing = dedented.rsplit("\n", 1)[-1]
-                fenced = opened and "\n" in dedented and _closes(closing, opened[1])
+                fenced = opened and "\n" in dedented and closes(closing, opened[1])
                 raw = dedented if fenced else "```\n" + dedented + "\n```"
-            elif "\n" not in raw or not _closes(raw.rsplit("\n", 1)[1], token.markup):
+            elif "\n" not in raw or not closes(raw.rsplit("\n", 1)[1], token.markup):
                 # A fence the section never closes (it runs to the page's end) is closed in
                 # the answer: open, it took in all that followed, "See also" and citations.
                 raw += "\n" + token.markup
@@ -353,13 +352,6 @@ def passages(markdown: str, header: str = "") -> list[Block]:
             carried = frozenset()
             blocks.append(Block(kind, text, tokens, where, rows, note, box[token.map[0]]))
     return blocks
-
-
-def _closes(line: str, markup: str) -> bool:
-    """Whether ``line`` closes a code block fenced with ``markup`` (the same fence, at least
-    as long, alone on its line)."""
-    end = line.strip()
-    return len(end) >= len(markup) and set(end) == {markup[0]}
 
 
 def _annotations(parsed: list[Token], markdown: str, origin: list[int]) -> dict[int, int]:

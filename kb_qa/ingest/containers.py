@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 
-from kb_qa.ingest.fences import parsed_as_mkdocs
+from kb_qa.ingest.fences import FENCE, closes, parsed_as_mkdocs
 from kb_qa.ingest.indents import columns, unindented
 from kb_qa.types import Heading
 
@@ -28,7 +28,6 @@ __all__ = ["nested_headings", "rendered_only"]
 _OPENER = re.compile(
     r'(?:!!!|\?\?\?\+?|===!?\+?)[ \t]*(?:[\w-]+(?:[ \t]+[\w-]+)*)?[ \t]*(?:"[^"\n]*")?[ \t]*'
 )
-_FENCE = re.compile(r"(`{3,}|~{3,})")
 _ANY_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?|===)", re.M)  # most pages: none, no second parse
 
 
@@ -54,9 +53,8 @@ def nested_headings(
         inside.append(bool(stack))
         view.append(text)
         if fence:
-            closing = text.strip()
-            fence = "" if len(closing) >= len(fence) and set(closing) == {fence[0]} else fence
-        elif opened := _FENCE.match(text.lstrip(" \t")):
+            fence = "" if closes(text, fence) else fence
+        elif opened := FENCE.match(text.lstrip(" \t")):
             fence = opened.group(1)
         elif columns(text) < 4 and _OPENER.fullmatch(text.strip(" \t\r")):
             stack.append(strip + columns(text) + 4)

@@ -19,7 +19,10 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-__all__ = ["parsed_as_mkdocs"]
+__all__ = ["FENCE", "closes", "parsed_as_mkdocs"]
+
+# A code fence's opening: three or more backticks or tildes
+FENCE = re.compile(r"(`{3,}|~{3,})")
 
 _UNDERLINE = re.compile(r"([=-][=\s-]*?)(\s*)$")
 
@@ -61,3 +64,10 @@ def _unclosed(token: Token, lines: list[str]) -> bool:
     last = lines[end - 1].strip(" >\r\t") if end - 1 > start else ""
     marker = token.markup[0] if token.markup else "`"
     return not (len(last) >= len(token.markup) and set(last) == {marker})
+
+
+def closes(line: str, markup: str) -> bool:
+    """Whether ``line`` closes a code block fenced with ``markup`` (the same fence, at least
+    as long, alone on its line)."""
+    end = line.strip()
+    return len(end) >= len(markup) and set(end) == {markup[0]}

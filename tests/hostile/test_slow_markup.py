@@ -15,8 +15,9 @@ import re
 
 import pytest
 
-from kb_qa.answer.blocks import _ATTRS, _HTML_TAG, _IMAGE, _LINK, passages
+from kb_qa.answer.blocks import _ATTRS, _IMAGE, _LINK, passages
 from kb_qa.answer.extractive import quote
+from kb_qa.answer.marks import HTML_TAG as _HTML_TAG
 from kb_qa.types import Chunk, Hit
 
 
